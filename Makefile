@@ -1,0 +1,39 @@
+# Shipyard — the commands a developer and CI use. Every target installs what is missing first.
+SHELL := /bin/bash
+STAMP := node_modules/.install-stamp
+
+.PHONY: install run test lint typecheck codegen check-codegen ci
+
+$(STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(STAMP)
+
+## run: start the service on PORT (3000) with the embedded database under DATA_DIR (.data/),
+##      or on PostgreSQL when DATABASE_URL is set
+run: install
+	npm run --silent start
+
+## test: the test suite on the embedded database, or on PostgreSQL when DATABASE_URL is set
+test: install
+	npm test
+
+## lint: Spectral with the house ruleset over the bundled contract
+lint: install
+	npm run --silent lint
+
+typecheck: install
+	npm run --silent typecheck
+
+## codegen: bundle openapi/ and regenerate types, zod schemas and the SDK under codegen/generated
+codegen: install
+	npm run --silent codegen
+
+## check-codegen: regenerate and fail if anything under codegen/generated differs from what is committed
+check-codegen: codegen
+	@if [ -n "$$(git status --porcelain -- codegen/generated)" ]; then \
+	  echo "codegen/generated is out of date with openapi/: run 'make codegen' and commit the result" >&2; \
+	  git status --porcelain -- codegen/generated >&2; git --no-pager diff --stat -- codegen/generated >&2; exit 1; \
+	fi
+	@echo "codegen up to date"

@@ -1,0 +1,113 @@
+/**
+ * Bundles the split contract in openapi/ into one self-contained document.
+ *
+ * Convention: a `$ref` into `openapi/components/<kind>.yaml#/<Name>` becomes
+ * `#/components/<kind>/<Name>` (and the whole components file is carried over); any other
+ * external `$ref` (the path items in openapi/paths/) is inlined. The result is deterministic,
+ * committed as codegen/generated/openapi.json, and is the single document the server validates
+ * against, serves and generates code from.
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { dirname, resolve, relative, basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const specDir = resolve(root, 'openapi');
+const componentsDir = resolve(specDir, 'components');
+export const bundlePath = resolve(root, 'codegen/generated/openapi.json');
+
+const fileCache = new Map<string, Json>();
+function load(file: string): Json {
+  let doc = fileCache.get(file);
+  if (doc === undefined) {
+    doc = YAML.parse(readFileSync(file, 'utf8')) as Json;
+    fileCache.set(file, doc);
+  }
+  return doc;
+}
+
+function pointer(doc: Json, ptr: string, where: string): Json {
+  let node: Json = doc;
+  for (const raw of ptr.split('/').slice(1)) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (node === null || typeof node !== 'object' || !(key in node)) throw new Error(`unresolved $ref ${where}`);
+    node = (node as JsonObject)[key]!;
+  }
+  return node;
+}
+
+function componentKind(file: string): string | undefined {
+  return relative(componentsDir, file).startsWith('..') ? undefined : basename(file, '.yaml');
+}
+
+const used = new Map<string, Set<string>>(); // kind -> names referenced
+
+function resolveNode(node: Json, file: string): Json {
+  if (Array.isArray(node)) return node.map((n) => resolveNode(n, file));
+  if (node === null || typeof node !== 'object') return node;
+  const ref = node.$ref;
+  if (typeof ref === 'string') {
+    const [target = '', ptr = ''] = ref.split('#');
+    const targetFile = target ? resolve(dirname(file), target) : file;
+    const kind = componentKind(targetFile);
+    if (kind) {
+      const name = ptr.replace(/^\//, '');
+      pointer(load(targetFile), ptr, `${ref} in ${relative(root, file)}`);
+      if (!used.has(kind)) used.set(kind, new Set());
+      used.get(kind)!.add(name);
+      const siblings = Object.fromEntries(Object.entries(node).filter(([k]) => k !== '$ref'));
+      return { $ref: `#/components/${kind}/${name}`, ...resolveObject(siblings, file) };
+    }
+    if (!target) throw new Error(`local $ref ${ref} outside components in ${relative(root, file)}`);
+    return resolveNode(pointer(load(targetFile), ptr, `${ref} in ${relative(root, file)}`), targetFile);
+  }
+  return resolveObject(node, file);
+}
+
+function resolveObject(node: JsonObject, file: string): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'x-anchors') continue; // YAML anchor holders in the split files, not part of the contract
+    out[key] = resolveNode(value, file);
+  }
+  return out;
+}
+
+export function bundleSpec(): JsonObject {
+  fileCache.clear();
+  used.clear();
+  const rootFile = resolve(specDir, 'openapi.yaml');
+  const doc = resolveObject(load(rootFile) as JsonObject, rootFile);
+  const components = (doc.components ?? {}) as JsonObject;
+  // Carry over every component a reference reached, following references between components.
+  const done = new Set<string>();
+  for (;;) {
+    const pending = [...used].flatMap(([kind, names]) => [...names].map((n) => `${kind}/${n}`)).filter((k) => !done.has(k));
+    if (pending.length === 0) break;
+    for (const key of pending) {
+      done.add(key);
+      const [kind, name] = key.split('/') as [string, string];
+      const file = resolve(componentsDir, `${kind}.yaml`);
+      const section = (components[kind] ??= {}) as JsonObject;
+      section[name] = resolveNode(pointer(load(file), `/${name}`, key), file);
+    }
+  }
+  // Deterministic order inside each section.
+  for (const kind of Object.keys(components)) {
+    const section = components[kind] as JsonObject;
+    components[kind] = Object.fromEntries(Object.keys(section).sort().map((k) => [k, section[k]!]));
+  }
+  doc.components = components;
+  return doc;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const doc = bundleSpec();
+  mkdirSync(dirname(bundlePath), { recursive: true });
+  writeFileSync(bundlePath, JSON.stringify(doc, null, 2) + '\n');
+  console.log(`bundled ${Object.keys(doc.paths as JsonObject).length} paths -> ${relative(root, bundlePath)}`);
+}
