@@ -240,7 +240,7 @@ export type ProjectVisibility = 'public' | 'private';
 export type ScopeId = 'content.read' | 'content.write' | 'jobs.read' | 'jobs.write' | 'profile.read' | 'projects.read' | 'projects.write' | 'github.read' | 'radar.read';
 
 /**
- * A lowercase tag.
+ * A tag; stored and returned in lowercase.
  */
 export type Tag = string;
 

@@ -117,9 +117,9 @@ export const zProblem = z.object({
 });
 
 /**
- * A lowercase tag.
+ * A tag; stored and returned in lowercase.
  */
-export const zTag = z.string().regex(/^[a-z0-9][a-z0-9+#.-]{0,31}$/);
+export const zTag = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+#.-]{0,31}$/);
 
 export const zPostCreate = z.object({
     kind: zPostKind.optional(),

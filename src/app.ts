@@ -1,0 +1,43 @@
+/**
+ * The middleware in the order a request meets it:
+ *   request context (id, ORM fork, access log)
+ *   → /healthz
+ *   → /api/v1/mcp (its own auth gate and JSON-RPC errors)
+ *   → JSON body (1 MiB)
+ *   → contract validator: route match (404/405) → authenticate (401) → scope (403) → request validation (400)
+ *   → the operation's handler → presenter → response (validated against the contract)
+ *   → one problem+json error handler.
+ */
+import express, { type Express } from 'express';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from './config.js';
+import { loadContract, listOperations, basePath, type OpenApiDocument } from './http/contract.js';
+import { contractValidator } from './http/validator.js';
+import { operationsRouter } from './http/operations.js';
+import { problemHandler } from './http/errors.js';
+import { requestContext } from './http/context.js';
+import { createLogger, type Logger } from './http/log.js';
+import { allHandlers } from './routes.js';
+import { mcpRouter } from './mcp/mcp.routes.js';
+
+export type AppDeps = { orm: MikroORM; config: Pick<Config, 'validateResponses' | 'logLevel'>; log?: Logger; contract?: OpenApiDocument };
+
+export function createApp({ orm, config, log = createLogger(config.logLevel), contract = loadContract() }: AppDeps): Express {
+  const operations = listOperations(contract); // refuses to boot on an unguarded operation
+  const base = basePath(contract);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use(requestContext(orm, log));
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.use(`${base}/mcp`, mcpRouter(log));
+  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  app.use(contractValidator(contract, config));
+  app.use(base, operationsRouter(operations, allHandlers(contract)));
+  app.use(problemHandler(log));
+  return app;
+}

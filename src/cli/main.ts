@@ -1,0 +1,131 @@
+/**
+ * The operator CLI: `npx shipyard <command>`. JSON on stdout; on error a message on stderr and
+ * a non-zero exit (2 for a usage mistake, 1 otherwise). It reaches the database directly, so
+ * it runs on the server host only; it is never reachable over the network.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { openDatabase, type Database } from '../db/database.js';
+import { DatabaseLockedError } from '../db/lock.js';
+import { ProblemError } from '../http/problem.js';
+import { createUser, findUserByUsername } from '../users/users.service.js';
+import { createKey, keyStatus, listKeys, revokeKey } from '../keys/keys.service.js';
+import type { ApiKey } from '../keys/api-key.entity.js';
+import { serve } from '../main.js';
+
+const USAGE = `Usage: shipyard <command> [options]
+
+  serve                                   start the HTTP server (same as make run)
+  migrate                                 apply pending database migrations
+  users create --username U --email E [--password P] [--display-name N] [--admin]
+  keys create --username U --scopes a,b --expires-in-days N [--name NAME]
+  keys list --username U
+  keys revoke --id ID
+
+Environment: DATABASE_URL (PostgreSQL; default: the embedded database under DATA_DIR, ./.data).
+Scopes: content.read content.write jobs.read jobs.write profile.read projects.read projects.write github.read radar.read`;
+
+class UsageError extends Error {}
+
+function presentKey(key: ApiKey) {
+  return {
+    id: key.id,
+    name: key.name,
+    scopes: key.scopes,
+    last4: key.last4,
+    createdAt: key.createdAt.toISOString(),
+    expiresAt: key.expiresAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+    status: keyStatus(key),
+  };
+}
+
+function need(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+async function withDatabase<T>(command: string, fn: (db: Database) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: `shipyard ${command}`, poolMax: 2 });
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+async function run(argv: string[]): Promise<unknown> {
+  const [cmd, sub] = argv;
+  const rest = argv.slice(cmd === 'users' || cmd === 'keys' ? 2 : 1);
+  const { values } = parseArgs({
+    args: rest,
+    strict: true,
+    options: {
+      username: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' },
+      'display-name': { type: 'string' }, admin: { type: 'boolean' },
+      scopes: { type: 'string' }, 'expires-in-days': { type: 'string' }, name: { type: 'string' }, id: { type: 'string' },
+    },
+  });
+  switch (`${cmd ?? ''} ${cmd === 'users' || cmd === 'keys' ? sub ?? '' : ''}`.trim()) {
+    case 'serve':
+      await serve();
+      return undefined;
+    case 'migrate':
+      return withDatabase('migrate', async (db) => ({ database: db.kind, applied: db.applied }));
+    case 'users create':
+      return withDatabase('users create', async (db) => {
+        const user = await createUser(db.orm.em.fork(), {
+          username: need(values, 'username'), email: need(values, 'email'),
+          password: values.password as string | undefined, displayName: values['display-name'] as string | undefined,
+          admin: values.admin === true,
+        });
+        return { id: user.id, username: user.username, email: user.email, displayName: user.displayName, admin: user.isAdmin };
+      });
+    case 'keys create': {
+      const username = need(values, 'username');
+      const scopes = need(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
+      const days = Number(need(values, 'expires-in-days'));
+      return withDatabase('keys create', async (db) => {
+        const em = db.orm.em.fork();
+        const user = await findUserByUsername(em, username);
+        if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
+        const { key, token } = await createKey(em, { userId: user.id, name: (values.name as string | undefined) ?? 'CLI key', scopes, expiresInDays: days });
+        return { ...presentKey(key), username: user.username, token, note: 'The token is shown once; store it now.' };
+      });
+    }
+    case 'keys list': {
+      const username = need(values, 'username');
+      return withDatabase('keys list', async (db) => {
+        const em = db.orm.em.fork();
+        const user = await findUserByUsername(em, username);
+        if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
+        return (await listKeys(em, user.id)).map(presentKey);
+      });
+    }
+    case 'keys revoke': {
+      const id = need(values, 'id');
+      if (!/^[0-9a-f-]{36}$/i.test(id)) throw new UsageError('--id must be a key id (a UUID, from keys list)');
+      return withDatabase('keys revoke', async (db) => presentKey(await revokeKey(db.orm.em.fork(), id)));
+    }
+    default:
+      throw new UsageError(cmd ? `unknown command '${[cmd, sub].filter(Boolean).join(' ')}'` : 'no command given');
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (out) => {
+    if (out !== undefined) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+  },
+  (err: Error) => {
+    if (err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith?.('ERR_PARSE_ARGS')) {
+      process.stderr.write(`shipyard: ${err.message}\n\n${USAGE}\n`);
+      process.exit(2);
+    }
+    const message = err instanceof ProblemError || err instanceof DatabaseLockedError ? err.message : `${err.name}: ${err.message}`;
+    process.stderr.write(`shipyard: ${message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,45 @@
+/**
+ * The only reader of process.env. Everything else receives a Config.
+ */
+import { resolve } from 'node:path';
+
+export type Config = {
+  /** TCP port of the HTTP server (PORT, default 3000). */
+  port: number;
+  /** Address to bind (HOST, default 0.0.0.0). */
+  host: string;
+  /** PostgreSQL URL (DATABASE_URL); when absent, the embedded database is used. */
+  databaseUrl: string | undefined;
+  /** Where the embedded database and other local data live (DATA_DIR, default ./.data). */
+  dataDir: string;
+  /** Validate every response against the contract (VALIDATE_RESPONSES, default on; tests keep it on). */
+  validateResponses: boolean;
+  /** pino-style level for the request log (LOG_LEVEL: silent, error, info; default info). */
+  logLevel: 'silent' | 'error' | 'info';
+  /** Public base URL used in links (PUBLIC_URL, default http://localhost:PORT). */
+  publicUrl: string;
+};
+
+function intFrom(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number, got '${value}'`);
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = intFrom('PORT', env.PORT, 3000);
+  const level = env.LOG_LEVEL ?? 'info';
+  if (level !== 'silent' && level !== 'error' && level !== 'info') throw new Error(`LOG_LEVEL must be silent, error or info, got '${level}'`);
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
+  return {
+    port,
+    host: env.HOST ?? '0.0.0.0',
+    databaseUrl,
+    dataDir: resolve(env.DATA_DIR ?? '.data'),
+    validateResponses: env.VALIDATE_RESPONSES !== 'false',
+    logLevel: level,
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
+  };
+}

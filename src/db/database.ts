@@ -1,0 +1,109 @@
+/**
+ * The embedded/real database switch. One code path for both: the normal PostgreSQL driver,
+ * the same migrations, the same SQL.
+ *
+ * Embedded (no DATABASE_URL): PGlite (PostgreSQL compiled to WASM) runs in-process and is
+ * served on a loopback socket by pglite-socket with exactly one connection; the ORM's pool is
+ * one connection with an acquire timeout. More connections interleave extended-protocol
+ * messages and corrupt parameterised queries (electric-sql/pglite#1046).
+ */
+import { mkdirSync } from 'node:fs';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { entities } from './entities.js';
+import { migrationsList } from './migrations/index.js';
+import { lockDirectory, type DirLock } from './lock.js';
+
+export type Database = {
+  orm: MikroORM;
+  kind: 'postgres' | 'embedded';
+  /** Where the data lives, for the log line (never includes a password). */
+  location: string;
+  /** Migrations applied by this open (empty when the schema was current). */
+  applied: string[];
+  close: () => Promise<void>;
+};
+
+export type DatabaseOptions = {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** An in-memory embedded database (tests): no directory, no lock. */
+  inMemory?: boolean;
+  /** Apply pending migrations on open (default true). */
+  migrate?: boolean;
+  /** Who opens it, written into the directory lock. */
+  command?: string;
+  poolMax?: number;
+};
+
+/** PGlite 0.5 is PostgreSQL 18; the directory is tagged so a future major never opens it. */
+export const EMBEDDED_SUBDIR = 'pglite-pg18';
+
+function ormOptions() {
+  return {
+    entities,
+    extensions: [Migrator],
+    migrations: { migrationsList, snapshot: false, transactional: true, allOrNothing: true, silent: true },
+    discovery: { warnWhenNoEntities: false },
+    forceUtcTimezone: true,
+    allowGlobalContext: false,
+    debug: false,
+  };
+}
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  const migrate = opts.migrate ?? true;
+  if (opts.databaseUrl) {
+    const orm = await MikroORM.init({
+      ...ormOptions(),
+      clientUrl: opts.databaseUrl,
+      pool: { min: 0, max: opts.poolMax ?? 10 },
+      driverOptions: { connectionTimeoutMillis: 10_000 },
+    });
+    const applied = migrate ? (await orm.migrator.up()).map((m) => m.name) : [];
+    const url = new URL(opts.databaseUrl);
+    return { orm, kind: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, applied, close: () => orm.close(true) };
+  }
+
+  let lock: DirLock | undefined;
+  let dataPath = 'memory://';
+  if (!opts.inMemory) {
+    mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+    lock = lockDirectory(opts.dataDir, opts.command ?? 'shipyard');
+    dataPath = `${opts.dataDir}/${EMBEDDED_SUBDIR}`;
+  }
+  let db: PGlite | undefined;
+  let socket: PGLiteSocketServer | undefined;
+  try {
+    db = await PGlite.create(opts.inMemory ? undefined : dataPath);
+    socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
+    await socket.start();
+    const orm = await MikroORM.init({
+      ...ormOptions(),
+      clientUrl: `postgresql://postgres@${socket.getServerConn()}/postgres`,
+      pool: { min: 1, max: 1 },
+      driverOptions: { connectionTimeoutMillis: 10_000 },
+    });
+    const applied = migrate ? (await orm.migrator.up()).map((m) => m.name) : [];
+    const [s, d] = [socket, db];
+    return {
+      orm,
+      kind: 'embedded',
+      location: dataPath,
+      applied,
+      close: async () => {
+        await orm.close(true);
+        await s.stop();
+        await d.close();
+        lock?.release();
+      },
+    };
+  } catch (err) {
+    await socket?.stop().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+    lock?.release();
+    throw err;
+  }
+}

@@ -1,0 +1,8 @@
+// The explicit entity list (no folder discovery: fast start, nothing hidden).
+import { User } from '../users/user.entity.js';
+import { ApiKey } from '../keys/api-key.entity.js';
+import { Project, ProjectMember } from '../projects/project.entity.js';
+import { Milestone } from '../milestones/milestone.entity.js';
+import { Post } from '../posts/post.entity.js';
+
+export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post];

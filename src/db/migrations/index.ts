@@ -1,0 +1,7 @@
+// Every migration, in order. Explicit (no folder discovery), so the same list runs on the
+// embedded database and on PostgreSQL. Append; never edit one that has shipped.
+import { Migration20261122000000_core } from './Migration20261122000000_core.js';
+
+export const migrationsList = [
+  { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
+];

@@ -1,0 +1,57 @@
+/**
+ * 401 and 403, in that order, for the operation express-openapi-validator matched. These run
+ * between the validator's route matching and its request validation (see src/http/validator.ts),
+ * so an unauthenticated or under-scoped caller learns nothing from body validation.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { authenticateToken } from '../keys/keys.service.js';
+import { bearerToken, hasBearer } from './bearer.js';
+import { ProblemError } from './problem.js';
+import { ANONYMOUS } from './actor.js';
+
+export async function authenticate(req: Request, _res: Response, next: NextFunction): Promise<void> {
+  try {
+    const op = req.openapi?.schema;
+    if (!op) throw new Error('authenticate ran before the operation was matched');
+    if (op['x-public'] === true) {
+      req.actor = ANONYMOUS;
+      return next();
+    }
+    if (op['x-session-only'] === true && !hasBearer(req)) {
+      // Sessions belong to the web application (not built yet): nothing here can sign in.
+      throw new ProblemError(401, 'session-required', 'Sign-in required',
+        'This operation is for signed-in people in the web application; API keys are refused.',
+        {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+    }
+    req.actor = await authenticateToken(req.em, bearerToken(req));
+    next();
+  } catch (err) {
+    next(err);
+  }
+}
+
+export function requireScope(req: Request, _res: Response, next: NextFunction): void {
+  const op = req.openapi?.schema;
+  const actor = req.actor;
+  if (!op || !actor) return next(new Error('requireScope ran before authenticate'));
+  if (op['x-public'] === true) return next();
+  if (op['x-session-only'] === true) {
+    if (actor.via === 'key') {
+      return next(new ProblemError(403, 'session-only', 'Not available to API keys',
+        `${op.operationId} is for signed-in people in the web application only. API keys carry no account roles, so every key is refused, an administrator's included.`,
+        { grantedScopes: [...actor.scopes] },
+        { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' }));
+    }
+    return next();
+  }
+  const scope = op['x-required-scope'];
+  if (typeof scope !== 'string') return next(new Error(`operation ${op.operationId} has no scope tag`));
+  if (actor.via === 'key' && !(actor.scopes as readonly string[]).includes(scope)) {
+    return next(new ProblemError(403, 'insufficient-scope', 'Insufficient scope',
+      `${op.operationId} needs the '${scope}' scope; this key has ${actor.scopes.length ? actor.scopes.join(', ') : 'no scopes'}.`,
+      { requiredScope: scope as never, grantedScopes: [...actor.scopes] },
+      { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` }));
+  }
+  next();
+}
+

@@ -1,0 +1,25 @@
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from './log.js';
+
+/** Per request: an id, its own EntityManager fork, and one access-log line when it ends. */
+export function requestContext(orm: MikroORM, log: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    req.requestId = randomUUID().slice(0, 8);
+    req.em = orm.em.fork();
+    res.setHeader('X-Request-Id', req.requestId);
+    res.on('finish', () => {
+      log.info('request', {
+        requestId: req.requestId,
+        method: req.method,
+        path: req.path, // never the query string
+        status: res.statusCode,
+        ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+        keyId: req.actor?.keyId,
+      });
+    });
+    next();
+  };
+}

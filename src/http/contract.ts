@@ -1,0 +1,79 @@
+/**
+ * The bundled contract, loaded once: the document the validator matches against, the server
+ * serves and the scope checks read. It is the generated codegen/generated/openapi.json, so the
+ * running server and the generated types always come from the same document.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { isScopeId, type ScopeId } from '../keys/scopes.js';
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+export type OperationObject = {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  'x-required-scope'?: string;
+  'x-session-only'?: boolean;
+  'x-public'?: boolean;
+  [key: string]: unknown;
+};
+export type ScopeEntry = { id: ScopeId; label: string; description: string; opens: string[] };
+export type OpenApiDocument = {
+  openapi: string;
+  servers?: { url: string }[];
+  paths: Record<string, Partial<Record<HttpMethod, OperationObject>> & Record<string, unknown>>;
+  'x-scopes': ScopeEntry[];
+  [key: string]: unknown;
+};
+
+export type Operation = {
+  operationId: string;
+  method: HttpMethod;
+  /** The path as the spec writes it, e.g. /projects/{projectId} (under the base path). */
+  path: string;
+  access: { kind: 'scope'; scope: ScopeId } | { kind: 'session-only' } | { kind: 'public' };
+};
+
+const bundleFile = fileURLToPath(new URL('../../codegen/generated/openapi.json', import.meta.url));
+
+export function loadContract(): OpenApiDocument {
+  return JSON.parse(readFileSync(bundleFile, 'utf8')) as OpenApiDocument;
+}
+
+/**
+ * Every operation with its access rule. Fails closed: an operation with neither a known scope
+ * tag nor an explicit session-only / public marking stops the boot.
+ */
+export function listOperations(doc: OpenApiDocument): Operation[] {
+  const ops: Operation[] = [];
+  const problems: string[] = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const method of HTTP_METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const name = `${method.toUpperCase()} ${path}`;
+      if (!op.operationId) {
+        problems.push(`${name} has no operationId`);
+        continue;
+      }
+      const scope = op['x-required-scope'];
+      let access: Operation['access'] | undefined;
+      if (op['x-public'] === true && scope === undefined) access = { kind: 'public' };
+      else if (op['x-session-only'] === true && scope === undefined) access = { kind: 'session-only' };
+      else if (typeof scope === 'string' && isScopeId(scope)) access = { kind: 'scope', scope };
+      if (!access) {
+        problems.push(`${name} (${op.operationId}) has no valid x-required-scope and is not marked x-session-only or x-public`);
+        continue;
+      }
+      ops.push({ operationId: op.operationId, method, path, access });
+    }
+  }
+  if (problems.length) throw new Error(`Refusing to start: the contract has unguarded operations:\n  ${problems.join('\n  ')}`);
+  return ops;
+}
+
+export function basePath(doc: OpenApiDocument): string {
+  return new URL(doc.servers?.[0]?.url ?? '/', 'http://x').pathname.replace(/\/$/, '');
+}

@@ -1,0 +1,65 @@
+/**
+ * The one error handler: everything thrown becomes application/problem+json. Client mistakes
+ * get their 4xx with what was wrong; anything else is logged and answered with a 500 that
+ * never carries internal details.
+ */
+import type { ErrorRequestHandler } from 'express';
+import { ProblemError, PROBLEM_BASE } from './problem.js';
+import type { Logger } from './log.js';
+
+type HttpLikeError = Error & {
+  status?: number;
+  type?: string;
+  errors?: { path?: string; message?: string }[];
+  headers?: Record<string, string>;
+};
+
+const EOV_KINDS: Record<number, [slug: string, title: string]> = {
+  400: ['validation', 'Invalid request'],
+  404: ['not-found', 'Not found'],
+  405: ['method-not-allowed', 'Method not allowed'],
+  406: ['not-acceptable', 'Not acceptable'],
+  413: ['payload-too-large', 'Payload too large'],
+  415: ['unsupported-media-type', 'Unsupported media type'],
+};
+
+function fromClientError(err: HttpLikeError, path: string): ProblemError | undefined {
+  if (err.type === 'entity.parse.failed') return new ProblemError(400, 'malformed-json', 'Malformed JSON', 'The request body is not valid JSON.');
+  if (err.type === 'entity.too.large') return new ProblemError(413, 'payload-too-large', 'Payload too large', 'The request body is larger than 1 MiB.');
+  if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
+    return new ProblemError(415, 'unsupported-media-type', 'Unsupported media type', 'Send the body as UTF-8 application/json.');
+  }
+  const status = err.status;
+  if (!status || status < 400 || status >= 500 || !EOV_KINDS[status]) return undefined;
+  const [slug, title] = EOV_KINDS[status];
+  const errors = (err.errors ?? []).map((e) => ({ path: e.path ?? '', message: e.message ?? 'invalid' }));
+  let detail = err.message;
+  if (status === 400) detail = errors.length ? `The request does not match the API contract: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.` : 'The request does not match the API contract.';
+  if (status === 404) detail = `There is no ${path} in this API.`;
+  if (status === 405) detail = `${path} does not support this method.`;
+  if (status === 415) detail = 'Send the body as application/json.';
+  return new ProblemError(status, slug, title, detail, status === 400 && errors.length ? { errors } : {}, err.headers ?? {});
+}
+
+export function problemHandler(log: Logger): ErrorRequestHandler {
+  return (err: HttpLikeError, req, res, _next) => {
+    const problem = err instanceof ProblemError ? err : fromClientError(err, req.path);
+    if (res.headersSent) {
+      log.error('error after the response started', { requestId: req.requestId, error: err });
+      res.end();
+      return;
+    }
+    if (problem) {
+      res.set(problem.headers);
+      res.status(problem.status).type('application/problem+json').json(problem.toProblem(req.originalUrl.split('?')[0]));
+      return;
+    }
+    log.error('unhandled error', { requestId: req.requestId, path: req.path, error: err });
+    res.status(500).type('application/problem+json').json({
+      type: `${PROBLEM_BASE}internal`,
+      title: 'Internal error',
+      status: 500,
+      detail: `Something went wrong on our side (request ${req.requestId}).`,
+    });
+  };
+}

@@ -1,0 +1,19 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from './actor.js';
+import type { OperationObject } from './contract.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The request's own EntityManager fork (src/http/context.ts). */
+      em: EntityManager;
+      /** Who is calling, once authenticated (src/http/authenticate.ts). */
+      actor?: Actor;
+      /** Set by express-openapi-validator once it has matched the operation. */
+      openapi?: { schema: OperationObject; openApiRoute: string; expressRoute: string };
+      /** A short id for the log line and the problem's instance. */
+      requestId: string;
+    }
+  }
+}
+export {};

@@ -1,0 +1,25 @@
+import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import { User } from '../users/user.entity.js';
+
+const ApiKeySchema = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    user: () => p.manyToOne(User).deleteRule('cascade'),
+    name: p.string().length(100),
+    /** SHA-256 of the whole token, hex. The token itself is never stored. */
+    tokenHash: p.string().length(64).unique(),
+    /** The last 4 characters of the token, for display. */
+    last4: p.string().length(4),
+    scopes: p.array(),
+    expiresAt: p.datetime(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    lastUsedAt: p.datetime().nullable(),
+    revokedAt: p.datetime().nullable(),
+  },
+  indexes: [{ name: 'api_keys_user_idx', properties: ['user'] }],
+});
+export class ApiKey extends ApiKeySchema.class {}
+ApiKeySchema.setClass(ApiKey);

@@ -1,0 +1,98 @@
+/**
+ * API keys: created by a signed-in person (web, later) or the operator CLI; never over the API.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApiKey } from './api-key.entity.js';
+import { User } from '../users/user.entity.js';
+import { checkToken, generateToken, hashToken } from './tokens.js';
+import { isScopeId, SCOPE_IDS, type ScopeId } from './scopes.js';
+import { badRequest, invalidToken, notFound } from '../http/problem.js';
+import type { Actor } from '../http/actor.js';
+
+export const MAX_KEY_DAYS = 366;
+/** last_used_at is written at most this often per key. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+export type NewKey = { userId: string; name: string; scopes: string[]; expiresInDays: number };
+export type CreatedKey = { key: ApiKey; token: string };
+
+export function parseScopes(scopes: string[]): ScopeId[] {
+  const unknown = scopes.filter((s) => !isScopeId(s));
+  if (unknown.length) throw badRequest(`Unknown scope ${unknown.map((s) => `'${s}'`).join(', ')}; the scopes are ${SCOPE_IDS.join(', ')}.`);
+  if (scopes.length === 0) throw badRequest('A key needs at least one scope.');
+  return [...new Set(scopes)].sort() as ScopeId[];
+}
+
+export async function createKey(em: EntityManager, input: NewKey): Promise<CreatedKey> {
+  const scopes = parseScopes(input.scopes);
+  if (!Number.isInteger(input.expiresInDays) || input.expiresInDays < 1 || input.expiresInDays > MAX_KEY_DAYS) {
+    throw badRequest(`A key expires in 1 to ${MAX_KEY_DAYS} days; it cannot be made without an expiry.`);
+  }
+  const name = input.name.trim();
+  if (!name || name.length > 100) throw badRequest('A key needs a name of 1 to 100 characters.');
+  const token = generateToken();
+  const key = em.create(ApiKey, {
+    user: em.getReference(User, input.userId),
+    name,
+    tokenHash: hashToken(token),
+    last4: token.slice(-4),
+    scopes,
+    expiresAt: new Date(Date.now() + input.expiresInDays * 86_400_000),
+  });
+  await em.flush();
+  return { key, token };
+}
+
+export async function listKeys(em: EntityManager, userId: string): Promise<ApiKey[]> {
+  return em.find(ApiKey, { user: userId }, { orderBy: { id: 'desc' } });
+}
+
+export async function revokeKey(em: EntityManager, id: string): Promise<ApiKey> {
+  const key = await em.findOne(ApiKey, { id });
+  if (!key) throw notFound(`No API key with id ${id}.`);
+  if (!key.revokedAt) {
+    key.revokedAt = new Date();
+    await em.flush();
+  }
+  return key;
+}
+
+export function keyStatus(key: ApiKey, now = new Date()): 'active' | 'expired' | 'revoked' {
+  if (key.revokedAt) return 'revoked';
+  return key.expiresAt <= now ? 'expired' : 'active';
+}
+
+/**
+ * From a presented token to an Actor, or a 401. The shape and checksum are checked before any
+ * database read. The token is never logged.
+ */
+export async function authenticateToken(em: EntityManager, token: string): Promise<Actor> {
+  const check = checkToken(token);
+  if (!check.ok) {
+    throw invalidToken(
+      check.reason === 'checksum'
+        ? "The API key's checksum does not match: it was mistyped or truncated."
+        : 'The API key is malformed: a key is shipyard_pat_ followed by 38 letters and digits.',
+    );
+  }
+  const key = await em.findOne(ApiKey, { tokenHash: hashToken(token) });
+  if (!key) throw invalidToken('The API key is not known.');
+  const now = new Date();
+  if (key.revokedAt) throw invalidToken('The API key has been revoked.');
+  if (key.expiresAt <= now) throw invalidToken(`The API key expired at ${key.expiresAt.toISOString()}.`);
+  if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+    // Conditional, so concurrent requests write it once; no flush of anything else.
+    await em.nativeUpdate(
+      ApiKey,
+      { id: key.id, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }] },
+      { lastUsedAt: now },
+    );
+  }
+  return {
+    userId: key.user.id,
+    via: 'key',
+    keyId: key.id,
+    scopes: key.scopes.filter(isScopeId),
+    expiresAt: key.expiresAt,
+  };
+}

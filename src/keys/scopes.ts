@@ -1,0 +1,20 @@
+/** The nine scope ids of the product (product.md, fixed rule 4). Nothing implies anything else. */
+export const SCOPE_IDS = [
+  'content.read',
+  'content.write',
+  'jobs.read',
+  'jobs.write',
+  'profile.read',
+  'projects.read',
+  'projects.write',
+  'github.read',
+  'radar.read',
+] as const;
+export type ScopeId = (typeof SCOPE_IDS)[number];
+
+export function isScopeId(value: string): value is ScopeId {
+  return (SCOPE_IDS as readonly string[]).includes(value);
+}
+
+/** The MCP endpoint's outer gate: a key must hold at least one of these. */
+export const MCP_SCOPES: readonly ScopeId[] = ['projects.read', 'projects.write', 'content.write'];

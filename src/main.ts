@@ -1,0 +1,57 @@
+/**
+ * config → database → app → listen; graceful shutdown: on SIGTERM/SIGINT stop accepting,
+ * let in-flight requests finish, close the database, exit 0.
+ */
+import type { Server } from 'node:http';
+import { loadConfig, type Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { createApp } from './app.js';
+import { createLogger } from './http/log.js';
+
+export async function serve(config: Config = loadConfig()): Promise<Server> {
+  const log = createLogger(config.logLevel);
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: 'shipyard serve' });
+  if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
+  const app = createApp({ orm: db.orm, config, log });
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  }).catch(async (err) => {
+    await db.close();
+    throw err;
+  });
+  log.info('shipyard listening', {
+    url: config.publicUrl,
+    api: `${config.publicUrl}/api/v1`,
+    mcp: `${config.publicUrl}/api/v1/mcp`,
+    spec: `${config.publicUrl}/api/v1/openapi.json`,
+    database: `${db.kind} (${db.location})`,
+  });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    server.close(async () => {
+      await db.close();
+      log.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+    setTimeout(() => {
+      log.error('in-flight requests did not finish within 10 s; exiting');
+      process.exit(1);
+    }, 10_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  return server;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  serve().catch((err: Error) => {
+    process.stderr.write(`shipyard: ${err.message}\n`);
+    process.exit(1);
+  });
+}

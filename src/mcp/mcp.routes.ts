@@ -1,0 +1,97 @@
+/**
+ * POST /api/v1/mcp — Streamable HTTP, stateless, JSON responses. In order:
+ *   JSON body (parse errors as JSON-RPC -32700)
+ *   → outer gate: a valid key (401) holding projects.read, projects.write or content.write (403)
+ *   → protocol versions: exactly 2025-11-25, 2025-06-18, 2025-03-26 (initialize with another is
+ *     answered with 2025-11-25; another MCP-Protocol-Version header is a 400)
+ *   → unknown tool → JSON-RPC -32602 (the SDK 1.x would answer an isError result)
+ *   → a new McpServer + transport for this request.
+ * GET and DELETE get 405: a stateless server has no stream to open and no session to end.
+ */
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { authenticateToken } from '../keys/keys.service.js';
+import { bearerToken } from '../http/bearer.js';
+import { ProblemError } from '../http/problem.js';
+import { MCP_SCOPES } from '../keys/scopes.js';
+import type { Logger } from '../http/log.js';
+import { buildMcpServer, TOOL_NAMES } from './server.js';
+
+export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+const SUPPORTED: readonly string[] = MCP_PROTOCOL_VERSIONS;
+
+type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; protocolVersion?: unknown } };
+
+function rpcError(res: Response, status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}) {
+  res.status(status).set(headers).json({ jsonrpc: '2.0', id, error: { code, message } });
+}
+
+const messages = (body: unknown): JsonRpcMessage[] =>
+  (Array.isArray(body) ? body : [body]).filter((m): m is JsonRpcMessage => typeof m === 'object' && m !== null);
+
+async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
+  try {
+    const actor = await authenticateToken(req.em, bearerToken(req));
+    if (!actor.scopes.some((s) => MCP_SCOPES.includes(s))) {
+      return rpcError(res, 403, -32001,
+        `Forbidden: the MCP server needs a key with at least one of ${MCP_SCOPES.join(', ')}; this key has ${actor.scopes.join(', ')}.`,
+        null, { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${MCP_SCOPES.join(' ')}"` });
+    }
+    req.actor = actor;
+    next();
+  } catch (err) {
+    if (err instanceof ProblemError && err.status === 401) {
+      return rpcError(res, 401, -32001, `Unauthorized: ${err.detail}`, null, err.headers);
+    }
+    next(err);
+  }
+}
+
+function versionGate(req: Request, res: Response, next: NextFunction): void {
+  const all = messages(req.body);
+  const init = all.find((m) => isInitializeRequest(m));
+  if (init?.params && !SUPPORTED.includes(String(init.params.protocolVersion))) {
+    // Spec: answer with a version the server supports, its latest.
+    init.params.protocolVersion = MCP_PROTOCOL_VERSIONS[0];
+  }
+  const header = req.header('mcp-protocol-version');
+  if (!init && header !== undefined && !SUPPORTED.includes(header)) {
+    return rpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${header} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`);
+  }
+  next();
+}
+
+function unknownToolGate(req: Request, res: Response, next: NextFunction): void {
+  const call = messages(req.body).find((m) => m.method === 'tools/call' && !TOOL_NAMES.has(String(m.params?.name)));
+  if (call) return rpcError(res, 200, -32602, `Unknown tool: ${String(call.params?.name)}`, call.id ?? null);
+  next();
+}
+
+export function mcpRouter(log: Logger): Router {
+  const router = Router();
+  router.use(express.json({ limit: '1mb' }));
+  router.post('/', outerGate, versionGate, unknownToolGate, async (req: Request, res: Response) => {
+    const server = buildMcpServer({ em: req.em, actor: req.actor! }, log, req.requestId);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (err) {
+      log.error('mcp request failed', { requestId: req.requestId, error: err });
+      if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
+    }
+  });
+  router.all('/', (_req, res) => rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, { Allow: 'POST' }));
+  router.use((err: Error & { type?: string }, req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === 'entity.parse.failed') return rpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+    if (err.type === 'entity.too.large') return rpcError(res, 413, -32600, 'Request body too large (limit 1 MiB)');
+    log.error('mcp error', { requestId: req.requestId, error: err });
+    rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
+  });
+  return router;
+}

@@ -1,0 +1,26 @@
+/**
+ * What an area declares for the MCP server: a tool's name, the one scope it needs, its
+ * schemas (built once, from the generated zod of the contract) and what it runs (the area's
+ * own service and presenter; there is no second business layer).
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type * as z from 'zod';
+import type { Actor } from '../http/actor.js';
+import type { ScopeId } from '../keys/scopes.js';
+
+export type ToolContext = { em: EntityManager; actor: Actor };
+
+export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> = {
+  name: string;
+  scope: ScopeId;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  annotations: ToolAnnotations;
+  run: (args: z.infer<I>, ctx: ToolContext) => Promise<z.infer<O>>;
+};
+
+/** Keeps each tool's argument and result types tied to its own schemas. */
+export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(def: ToolDef<I, O>): ToolDef => def as unknown as ToolDef;

@@ -1,0 +1,34 @@
+import type { SomeHandlers } from '../http/handler.js';
+import {
+  createMilestone, deleteMilestone, getMilestone, listMilestones, reorderMilestones, updateMilestone,
+} from './milestones.service.js';
+import { presentMilestone } from './milestones.presenter.js';
+
+type Ops = 'listMilestones' | 'createMilestone' | 'getMilestone' | 'updateMilestone' | 'deleteMilestone' | 'reorderMilestones';
+
+export const milestonesHandlers = {
+  listMilestones: async ({ em, actor, path, query }) => ({
+    status: 200,
+    body: await listMilestones(em, actor, path.projectId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+  }),
+  createMilestone: async ({ em, actor, path, body, req }) => {
+    const m = await createMilestone(em, actor, path.projectId, body);
+    return { status: 201, body: presentMilestone(m), headers: { Location: `${req.baseUrl}/projects/${path.projectId}/milestones/${m.id}` } };
+  },
+  getMilestone: async ({ em, actor, path }) => ({
+    status: 200,
+    body: presentMilestone(await getMilestone(em, actor, path.projectId, path.milestoneId)),
+  }),
+  updateMilestone: async ({ em, actor, path, body }) => ({
+    status: 200,
+    body: presentMilestone(await updateMilestone(em, actor, path.projectId, path.milestoneId, body)),
+  }),
+  deleteMilestone: async ({ em, actor, path }) => {
+    await deleteMilestone(em, actor, path.projectId, path.milestoneId);
+    return { status: 204 };
+  },
+  reorderMilestones: async ({ em, actor, path, body }) => ({
+    status: 200,
+    body: await reorderMilestones(em, actor, path.projectId, body.milestoneIds, 100),
+  }),
+} satisfies SomeHandlers<Ops>;

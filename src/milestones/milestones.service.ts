@@ -1,0 +1,137 @@
+/**
+ * The roadmap: milestones in a clean 1..n display order. Every write takes the project row
+ * lock (SELECT … FOR UPDATE) first, so concurrent writers queue up instead of racing for
+ * positions; the unique (project_id, position) constraint is deferred to commit inside the
+ * transaction so a range can shift in any order, and it still guards the end state.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { MilestoneCreate, MilestoneUpdate, Milestone as MilestoneDto } from '../../codegen/generated/api/types.gen.js';
+import { Milestone } from './milestone.entity.js';
+import { Project } from '../projects/project.entity.js';
+import type { Actor } from '../http/actor.js';
+import { notFound, unprocessable } from '../http/problem.js';
+import { decodeCursor, pageOf, type Page } from '../http/cursor.js';
+import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
+import { presentMilestone } from './milestones.presenter.js';
+
+const isPositionCursor = (v: unknown): v is { position: number } =>
+  typeof v === 'object' && v !== null && Number.isInteger((v as { position?: unknown }).position);
+
+export async function listMilestones(
+  em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
+): Promise<Page<MilestoneDto>> {
+  await assertCanReadProject(em, actor, projectId);
+  const after = decodeCursor(query.cursor, isPositionCursor);
+  const rows = await em.find(
+    Milestone,
+    { project: projectId, ...(after ? { position: { $gt: after.position } } : {}) },
+    { orderBy: { position: 'asc' }, limit: query.limit + 1 },
+  );
+  return pageOf(rows, query.limit, presentMilestone, (m) => ({ position: m.position }));
+}
+
+export async function getMilestone(em: EntityManager, actor: Actor, projectId: string, milestoneId: string): Promise<Milestone> {
+  await assertCanReadProject(em, actor, projectId);
+  const milestone = await em.findOne(Milestone, { id: milestoneId, project: projectId });
+  if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
+  return milestone;
+}
+
+/** Inside a transaction: lock the project row and defer the position constraint. Returns the milestone count. */
+async function lockRoadmap(tem: EntityManager, projectId: string): Promise<number> {
+  const locked = await tem.execute('select id from projects where id = ? for update', [projectId]);
+  if (locked.length === 0) throw notFound(`No project with id ${projectId}.`);
+  await tem.execute('set constraints milestones_project_position_unique deferred');
+  const [row] = await tem.execute<{ n: number }[]>('select count(*)::int as n from milestones where project_id = ?', [projectId]);
+  return Number(row?.n ?? 0);
+}
+
+const shift = (tem: EntityManager, projectId: string, by: 1 | -1, from: number, to: number) =>
+  tem.execute('update milestones set position = position + ? where project_id = ? and position between ? and ?', [by, projectId, from, to]);
+
+function completedAtFor(status: Milestone['status'], previous: Milestone['status'] | undefined, current: Date | null | undefined): Date | null {
+  if (status !== 'done') return null;
+  return previous === 'done' && current ? current : new Date();
+}
+
+export async function createMilestone(em: EntityManager, actor: Actor, projectId: string, input: MilestoneCreate): Promise<Milestone> {
+  await assertCanManageProject(em, actor, projectId);
+  return em.transactional(async (tem) => {
+    const count = await lockRoadmap(tem, projectId);
+    const position = input.position ?? count + 1;
+    if (position > count + 1) throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${count} milestones.`);
+    if (position <= count) await shift(tem, projectId, 1, position, count);
+    const status = input.status ?? 'planned';
+    const milestone = tem.create(Milestone, {
+      project: tem.getReference(Project, projectId),
+      title: input.title,
+      description: input.description ?? null,
+      status,
+      dueDate: input.dueDate ?? null,
+      completedAt: completedAtFor(status, undefined, null),
+      position,
+    });
+    await tem.flush();
+    return milestone;
+  });
+}
+
+export async function updateMilestone(
+  em: EntityManager, actor: Actor, projectId: string, milestoneId: string, input: MilestoneUpdate,
+): Promise<Milestone> {
+  await assertCanManageProject(em, actor, projectId);
+  return em.transactional(async (tem) => {
+    const count = await lockRoadmap(tem, projectId);
+    const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
+    if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
+    if (input.position !== undefined && input.position !== milestone.position) {
+      if (input.position > count) throw unprocessable(`position must be between 1 and ${count}: the roadmap has ${count} milestones.`);
+      const from = milestone.position;
+      if (input.position > from) await shift(tem, projectId, -1, from + 1, input.position);
+      else await shift(tem, projectId, 1, input.position, from - 1);
+      milestone.position = input.position;
+    }
+    if (input.title !== undefined) milestone.title = input.title;
+    if (input.description !== undefined) milestone.description = input.description;
+    if (input.dueDate !== undefined) milestone.dueDate = input.dueDate;
+    if (input.status !== undefined) {
+      milestone.completedAt = completedAtFor(input.status, milestone.status, milestone.completedAt);
+      milestone.status = input.status;
+    }
+    await tem.flush();
+    return milestone;
+  });
+}
+
+export async function deleteMilestone(em: EntityManager, actor: Actor, projectId: string, milestoneId: string): Promise<void> {
+  await assertCanManageProject(em, actor, projectId);
+  await em.transactional(async (tem) => {
+    const count = await lockRoadmap(tem, projectId);
+    const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
+    if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
+    await tem.nativeDelete(Milestone, { id: milestoneId });
+    if (milestone.position < count) await shift(tem, projectId, -1, milestone.position + 1, count);
+  });
+}
+
+export async function reorderMilestones(
+  em: EntityManager, actor: Actor, projectId: string, milestoneIds: string[], limit: number,
+): Promise<Page<MilestoneDto>> {
+  await assertCanManageProject(em, actor, projectId);
+  await em.transactional(async (tem) => {
+    await lockRoadmap(tem, projectId);
+    const current = await tem.find(Milestone, { project: projectId }, { fields: ['id', 'position'] });
+    const known = new Set(current.map((m) => m.id));
+    const missing = current.filter((m) => !milestoneIds.includes(m.id)).map((m) => m.id);
+    const foreign = milestoneIds.filter((id) => !known.has(id));
+    if (missing.length || foreign.length || milestoneIds.length !== current.length) {
+      throw unprocessable(
+        `milestoneIds must name each of the project's ${current.length} milestones exactly once` +
+          (missing.length ? `; missing: ${missing.join(', ')}` : '') +
+          (foreign.length ? `; not in this project: ${foreign.join(', ')}` : '') + '.',
+      );
+    }
+    for (const [i, id] of milestoneIds.entries()) await tem.nativeUpdate(Milestone, { id }, { position: i + 1, updatedAt: new Date() });
+  });
+  return listMilestones(em, actor, projectId, { limit });
+}

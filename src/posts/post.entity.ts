@@ -1,0 +1,30 @@
+import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import { User } from '../users/user.entity.js';
+import { Project } from '../projects/project.entity.js';
+
+export const POST_KINDS = ['post', 'build_log'] as const;
+
+const PostSchema = defineEntity({
+  name: 'Post',
+  tableName: 'posts',
+  properties: {
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    author: () => p.manyToOne(User).deleteRule('cascade'),
+    kind: p.enum(POST_KINDS).default('post'),
+    title: p.string().length(200),
+    body: p.text(),
+    tags: p.array().default([]),
+    project: () => p.manyToOne(Project).nullable().deleteRule('set null'),
+    commentCount: p.integer().default(0),
+    hiddenAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+  indexes: [
+    { name: 'posts_project_kind_idx', properties: ['project', 'kind', 'id'] },
+    { name: 'posts_author_idx', properties: ['author'] },
+  ],
+});
+export class Post extends PostSchema.class {}
+PostSchema.setClass(Post);

@@ -1,0 +1,75 @@
+/**
+ * Posts. A build log is a post of kind build_log attached to a project: written with
+ * content.write by the project's owner or a member, listed with projects.read.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { PostCreate, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
+import { Post } from './post.entity.js';
+import { User } from '../users/user.entity.js';
+import type { Actor } from '../http/actor.js';
+import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../http/problem.js';
+import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
+import { assertCanContributeToProject, assertCanReadProject } from '../projects/projects.service.js';
+import { presentPost } from './posts.presenter.js';
+import { normaliseTags } from './tags.js';
+
+export async function createPost(em: EntityManager, actor: Actor, input: PostCreate): Promise<Post> {
+  const kind = input.kind ?? 'post';
+  let project = null;
+  if (kind === 'build_log') {
+    if (!input.projectId) throw badRequest('A build log needs a projectId.', [{ path: '/body/projectId', message: 'required when kind is build_log' }]);
+    try {
+      project = await assertCanContributeToProject(em, actor, input.projectId);
+    } catch (err) {
+      // The project is referenced from the body, not the URL: an invisible one is unprocessable, not "not found".
+      if (err instanceof ProblemError && err.status === 404) throw unprocessable(`There is no project with id ${input.projectId}.`);
+      throw err;
+    }
+  } else if (input.projectId !== undefined) {
+    throw badRequest('Only a build log belongs to a project: send kind build_log, or leave projectId out.', [
+      { path: '/body/projectId', message: 'only allowed when kind is build_log' },
+    ]);
+  }
+  const post = em.create(Post, {
+    author: em.getReference(User, actor.userId),
+    kind,
+    title: input.title.trim(),
+    body: input.body,
+    tags: normaliseTags(input.tags),
+    project,
+  });
+  await em.flush();
+  await em.populate(post, ['author']);
+  return post;
+}
+
+/** A project's build logs, newest first. Hidden ones are shown only to their author. */
+export async function listBuildLogs(
+  em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
+): Promise<Page<PostDto>> {
+  await assertCanReadProject(em, actor, projectId);
+  const after = decodeCursor(query.cursor, isIdCursor);
+  const rows = await em.find(
+    Post,
+    {
+      project: projectId,
+      kind: 'build_log',
+      $or: [{ hiddenAt: null }, { author: actor.userId }],
+      ...(after ? { id: { $lt: after.id } } : {}),
+    },
+    { orderBy: { id: 'desc' }, limit: query.limit + 1, populate: ['author'] },
+  );
+  return pageOf(rows, query.limit, presentPost, (p) => ({ id: p.id }));
+}
+
+/** Moderation: an administrator signed in to the web application. Never an API key. */
+export async function hidePost(em: EntityManager, actor: Actor, postId: string): Promise<Post> {
+  if (actor.via !== 'session') throw forbidden('Moderation is for signed-in administrators only.');
+  const admin = await em.findOne(User, { id: actor.userId });
+  if (!admin?.isAdmin) throw forbidden('Only administrators may hide posts.');
+  const post = await em.findOne(Post, { id: postId }, { populate: ['author'] });
+  if (!post) throw notFound(`No post with id ${postId}.`);
+  post.hiddenAt ??= new Date();
+  await em.flush();
+  return post;
+}

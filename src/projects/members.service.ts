@@ -1,0 +1,57 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import type { Member as MemberDto } from '../../codegen/generated/api/types.gen.js';
+import { ProjectMember } from './project.entity.js';
+import { User } from '../users/user.entity.js';
+import type { Actor } from '../http/actor.js';
+import { conflict, forbidden, notFound, unprocessable } from '../http/problem.js';
+import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
+import { assertCanManageProject, assertCanReadProject } from './projects.service.js';
+import { presentMember, presentOwnerAsMember } from './projects.presenter.js';
+
+/** The owner first (on the first page), then members in the order they joined. */
+export async function listMembers(
+  em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
+): Promise<Page<MemberDto>> {
+  const { project } = await assertCanReadProject(em, actor, projectId);
+  const after = decodeCursor(query.cursor, isIdCursor);
+  const owner = after ? [] : [presentOwnerAsMember(project)];
+  const limit = query.limit - owner.length;
+  const rows = await em.find(
+    ProjectMember,
+    { project: projectId, ...(after ? { id: { $gt: after.id } } : {}) },
+    { orderBy: { id: 'asc' }, limit: limit + 1, populate: ['user'] },
+  );
+  const page = pageOf(rows, limit, presentMember, (m) => ({ id: m.id }));
+  return { items: [...owner, ...page.items], nextCursor: page.nextCursor };
+}
+
+export async function addMember(em: EntityManager, actor: Actor, projectId: string, username: string): Promise<ProjectMember> {
+  const project = await assertCanManageProject(em, actor, projectId);
+  const user = await em.findOne(User, { username: username.toLowerCase() });
+  if (!user) throw unprocessable(`There is no user named '${username}'.`);
+  if (user.id === project.owner.id) throw conflict(`${user.username} owns this project already.`);
+  const member = em.create(ProjectMember, { project, user });
+  try {
+    await em.flush();
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) throw conflict(`${user.username} is already a member of this project.`);
+    throw err;
+  }
+  return member;
+}
+
+/** The owner removes a member, or a member leaves. */
+export async function removeMember(em: EntityManager, actor: Actor, projectId: string, username: string): Promise<void> {
+  const { project, role } = await assertCanReadProject(em, actor, projectId);
+  const target = username.toLowerCase();
+  if (target === project.owner.username) throw conflict('The owner cannot be removed from their own project.');
+  const member = await em.findOne(ProjectMember, { project: projectId, user: { username: target } }, { populate: ['user'] });
+  const leaving = member !== null && member.user.id === actor.userId;
+  if (role !== 'owner' && !leaving) {
+    throw forbidden(`Only the owner of project ${projectId} may remove members; a member may only remove themselves.`);
+  }
+  if (!member) throw notFound(`${username} is not a member of project ${projectId}.`);
+  em.remove(member);
+  await em.flush();
+}

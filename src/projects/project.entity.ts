@@ -1,0 +1,46 @@
+import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import { User } from '../users/user.entity.js';
+
+export const PROJECT_STAGES = ['idea', 'building', 'launched', 'paused'] as const;
+export const PROJECT_VISIBILITIES = ['public', 'private'] as const;
+export type ProjectLinkValue = { label: string; url: string };
+
+const ProjectSchema = defineEntity({
+  name: 'Project',
+  tableName: 'projects',
+  properties: {
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    owner: () => p.manyToOne(User).deleteRule('cascade'),
+    name: p.string().length(100),
+    slug: p.string().length(64),
+    tagline: p.string().length(140).default(''),
+    description: p.text().default(''),
+    stage: p.enum(PROJECT_STAGES).default('idea'),
+    visibility: p.enum(PROJECT_VISIBILITIES).default('public'),
+    tags: p.array().default([]),
+    links: p.json<ProjectLinkValue[]>().default([]),
+    lookingForCollaborators: p.boolean().default(false),
+    wantedSkills: p.array().default([]),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+  uniques: [{ name: 'projects_owner_slug_unique', properties: ['owner', 'slug'] }],
+});
+export class Project extends ProjectSchema.class {}
+ProjectSchema.setClass(Project);
+
+const ProjectMemberSchema = defineEntity({
+  name: 'ProjectMember',
+  tableName: 'project_members',
+  properties: {
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    project: () => p.manyToOne(Project).deleteRule('cascade'),
+    user: () => p.manyToOne(User).deleteRule('cascade'),
+    addedAt: p.datetime().onCreate(() => new Date()),
+  },
+  uniques: [{ name: 'project_members_project_user_unique', properties: ['project', 'user'] }],
+  indexes: [{ name: 'project_members_user_idx', properties: ['user'] }],
+});
+export class ProjectMember extends ProjectMemberSchema.class {}
+ProjectMemberSchema.setClass(ProjectMember);

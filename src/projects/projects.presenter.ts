@@ -1,0 +1,30 @@
+import type { Project as ProjectDto, Member as MemberDto } from '../../codegen/generated/api/types.gen.js';
+import type { Project, ProjectMember } from './project.entity.js';
+import { presentUserSummary } from '../users/users.presenter.js';
+
+export function presentProject(project: Project): ProjectDto {
+  return {
+    id: project.id,
+    name: project.name,
+    slug: project.slug,
+    tagline: project.tagline,
+    description: project.description,
+    stage: project.stage,
+    visibility: project.visibility,
+    tags: project.tags,
+    links: project.links.map((l) => ({ label: l.label, url: l.url })),
+    lookingForCollaborators: project.lookingForCollaborators,
+    wantedSkills: project.wantedSkills,
+    owner: presentUserSummary(project.owner),
+    createdAt: project.createdAt.toISOString(),
+    updatedAt: project.updatedAt.toISOString(),
+  };
+}
+
+export function presentOwnerAsMember(project: Project): MemberDto {
+  return { user: presentUserSummary(project.owner), role: 'owner', addedAt: project.createdAt.toISOString() };
+}
+
+export function presentMember(member: ProjectMember): MemberDto {
+  return { user: presentUserSummary(member.user), role: 'member', addedAt: member.addedAt.toISOString() };
+}

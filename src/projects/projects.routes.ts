@@ -1,0 +1,42 @@
+import type { SomeHandlers } from '../http/handler.js';
+import { createProject, deleteProject, listProjects, updateProject, assertCanReadProject } from './projects.service.js';
+import { addMember, listMembers, removeMember } from './members.service.js';
+import { presentMember, presentProject } from './projects.presenter.js';
+
+type Ops = 'listProjects' | 'createProject' | 'getProject' | 'updateProject' | 'deleteProject'
+  | 'listProjectMembers' | 'addProjectMember' | 'removeProjectMember';
+
+export const projectsHandlers = {
+  listProjects: async ({ em, actor, query }) => ({
+    status: 200,
+    body: await listProjects(em, actor, { owner: query?.owner, limit: query?.limit ?? 20, cursor: query?.cursor }),
+  }),
+  createProject: async ({ em, actor, body, req }) => {
+    const project = await createProject(em, actor, body);
+    return { status: 201, body: presentProject(project), headers: { Location: `${req.baseUrl}/projects/${project.id}` } };
+  },
+  getProject: async ({ em, actor, path }) => ({
+    status: 200,
+    body: presentProject((await assertCanReadProject(em, actor, path.projectId)).project),
+  }),
+  updateProject: async ({ em, actor, path, body }) => ({
+    status: 200,
+    body: presentProject(await updateProject(em, actor, path.projectId, body)),
+  }),
+  deleteProject: async ({ em, actor, path }) => {
+    await deleteProject(em, actor, path.projectId);
+    return { status: 204 };
+  },
+  listProjectMembers: async ({ em, actor, path, query }) => ({
+    status: 200,
+    body: await listMembers(em, actor, path.projectId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+  }),
+  addProjectMember: async ({ em, actor, path, body }) => ({
+    status: 201,
+    body: presentMember(await addMember(em, actor, path.projectId, body.username)),
+  }),
+  removeProjectMember: async ({ em, actor, path }) => {
+    await removeMember(em, actor, path.projectId, path.username);
+    return { status: 204 };
+  },
+} satisfies SomeHandlers<Ops>;

@@ -1,0 +1,156 @@
+/**
+ * Projects and the named authorization checks every area uses on them: read (visibility and
+ * membership), manage (owner only) and contribute (owner or member). A private project is a
+ * 404 to everyone else, never a 403 that would confirm it exists.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import type { ProjectCreate, ProjectUpdate } from '../../codegen/generated/api/types.gen.js';
+import { Project, ProjectMember } from './project.entity.js';
+import { User } from '../users/user.entity.js';
+import { Post } from '../posts/post.entity.js';
+import type { Actor } from '../http/actor.js';
+import { conflict, forbidden, notFound } from '../http/problem.js';
+import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
+import { presentProject } from './projects.presenter.js';
+import { normaliseTags } from '../posts/tags.js';
+import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
+
+export type ProjectRole = 'owner' | 'member' | 'none';
+
+async function roleIn(em: EntityManager, project: Project, userId: string): Promise<ProjectRole> {
+  if (project.owner.id === userId) return 'owner';
+  const member = await em.count(ProjectMember, { project: project.id, user: userId });
+  return member > 0 ? 'member' : 'none';
+}
+
+/** The project if the actor may see it (public, or owner/member), else 404. */
+export async function assertCanReadProject(em: EntityManager, actor: Actor, projectId: string): Promise<{ project: Project; role: ProjectRole }> {
+  const project = await em.findOne(Project, { id: projectId }, { populate: ['owner'] });
+  if (!project) throw notFound(`No project with id ${projectId}.`);
+  const role = await roleIn(em, project, actor.userId);
+  if (project.visibility === 'private' && role === 'none') throw notFound(`No project with id ${projectId}.`);
+  return { project, role };
+}
+
+/** Owner only: changing the project, its members and its roadmap. */
+export async function assertCanManageProject(em: EntityManager, actor: Actor, projectId: string): Promise<Project> {
+  const { project, role } = await assertCanReadProject(em, actor, projectId);
+  if (role !== 'owner') throw forbidden(`Only the owner of project ${projectId} (${project.owner.username}) may change it.`);
+  return project;
+}
+
+/** Owner or member: posting build logs. */
+export async function assertCanContributeToProject(em: EntityManager, actor: Actor, projectId: string): Promise<Project> {
+  const { project, role } = await assertCanReadProject(em, actor, projectId);
+  if (role === 'none') throw forbidden(`Only the owner and members of project ${projectId} may post build logs to it.`);
+  return project;
+}
+
+export function slugify(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
+  return slug || 'project';
+}
+
+async function freeSlug(em: EntityManager, ownerId: string, base: string): Promise<string> {
+  const taken = new Set(
+    (await em.find(Project, { owner: ownerId, slug: { $like: `${base}%` } }, { fields: ['slug'] })).map((p) => p.slug),
+  );
+  if (!taken.has(base)) return base;
+  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
+}
+
+async function flushOrConflict(em: EntityManager, slug: string): Promise<void> {
+  try {
+    await em.flush();
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) throw conflict(`You already have a project with the slug '${slug}'.`);
+    throw err;
+  }
+}
+
+export async function createProject(em: EntityManager, actor: Actor, input: ProjectCreate): Promise<Project> {
+  const slug = input.slug ?? (await freeSlug(em, actor.userId, slugify(input.name)));
+  const project = em.create(Project, {
+    owner: em.getReference(User, actor.userId),
+    name: input.name.trim(),
+    slug,
+    tagline: input.tagline ?? '',
+    description: input.description ?? '',
+    stage: input.stage ?? 'idea',
+    visibility: input.visibility ?? 'public',
+    tags: normaliseTags(input.tags),
+    links: input.links ?? [],
+    lookingForCollaborators: input.lookingForCollaborators ?? false,
+    wantedSkills: normaliseTags(input.wantedSkills),
+  });
+  await flushOrConflict(em, slug);
+  await em.populate(project, ['owner']);
+  return project;
+}
+
+export async function updateProject(em: EntityManager, actor: Actor, projectId: string, input: ProjectUpdate): Promise<Project> {
+  const project = await assertCanManageProject(em, actor, projectId);
+  if (input.name !== undefined) project.name = input.name.trim();
+  if (input.slug !== undefined) project.slug = input.slug;
+  if (input.tagline !== undefined) project.tagline = input.tagline;
+  if (input.description !== undefined) project.description = input.description;
+  if (input.stage !== undefined) project.stage = input.stage;
+  if (input.visibility !== undefined) project.visibility = input.visibility;
+  if (input.tags !== undefined) project.tags = normaliseTags(input.tags);
+  if (input.links !== undefined) project.links = input.links;
+  if (input.lookingForCollaborators !== undefined) project.lookingForCollaborators = input.lookingForCollaborators;
+  if (input.wantedSkills !== undefined) project.wantedSkills = normaliseTags(input.wantedSkills);
+  await flushOrConflict(em, project.slug);
+  return project;
+}
+
+export async function deleteProject(em: EntityManager, actor: Actor, projectId: string): Promise<void> {
+  await assertCanManageProject(em, actor, projectId);
+  await em.transactional(async (tem) => {
+    // Build logs outlive their project as plain posts: their authors wrote them.
+    await tem.nativeUpdate(Post, { project: projectId }, { project: null, kind: 'post' });
+    await tem.nativeDelete(Project, { id: projectId }); // milestones and memberships cascade
+  });
+}
+
+export type ProjectListQuery = { owner?: string; limit: number; cursor?: string };
+
+export async function listProjects(em: EntityManager, actor: Actor, query: ProjectListQuery): Promise<Page<ProjectDto>> {
+  const after = decodeCursor(query.cursor, isIdCursor);
+  const memberOf = (await em.find(ProjectMember, { user: actor.userId }, { fields: ['project'] })).map((m) => m.project.id);
+  let ownerId: string | undefined;
+  if (query.owner !== undefined) {
+    if (query.owner === 'me') ownerId = actor.userId;
+    else {
+      const owner = await em.findOne(User, { username: query.owner.toLowerCase() }, { fields: ['id'] });
+      if (!owner) return { items: [], nextCursor: null };
+      ownerId = owner.id;
+    }
+  }
+  const rows = await em.find(
+    Project,
+    {
+      $and: [
+        { $or: [{ visibility: 'public' }, { owner: actor.userId }, ...(memberOf.length ? [{ id: { $in: memberOf } }] : [])] },
+        ...(ownerId ? [{ owner: ownerId }] : []),
+        ...(after ? [{ id: { $lt: after.id } }] : []),
+      ],
+    },
+    { orderBy: { id: 'desc' }, limit: query.limit + 1, populate: ['owner'] },
+  );
+  return pageOf(rows, query.limit, presentProject, (p) => ({ id: p.id }));
+}
+
+/** The projects the actor owns (MCP list_my_projects). */
+export async function listOwnedProjects(em: EntityManager, actor: Actor, query: { limit: number; cursor?: string }): Promise<Page<ProjectDto>> {
+  return listProjects(em, actor, { ...query, owner: 'me' });
+}
+

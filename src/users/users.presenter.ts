@@ -1,0 +1,17 @@
+import type { User as UserDto, UserSummary } from '../../codegen/generated/api/types.gen.js';
+import type { User } from './user.entity.js';
+
+export function presentUser(user: User): UserDto {
+  return {
+    id: user.id,
+    username: user.username,
+    displayName: user.displayName,
+    bio: user.bio,
+    skills: user.skills,
+    createdAt: user.createdAt.toISOString(),
+  };
+}
+
+export function presentUserSummary(user: User): UserSummary {
+  return { id: user.id, username: user.username, displayName: user.displayName };
+}

@@ -1,0 +1,66 @@
+import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import { User } from './user.entity.js';
+import { conflict, notFound, badRequest } from '../http/problem.js';
+
+const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
+const SCRYPT = { N: 16384, r: 8, p: 1 };
+export const USERNAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$/;
+
+/** scrypt, a memory-hard function: `scrypt$N$r$p$salt$hash` (base64url). */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(password, salt, 32, { ...SCRYPT, maxmem: 64 * 1024 * 1024 });
+  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [kind, n, r, p, salt, hash] = stored.split('$');
+  if (kind !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, {
+    N: Number(n), r: Number(r), p: Number(p), maxmem: 64 * 1024 * 1024,
+  });
+  return timingSafeEqual(actual, expected);
+}
+
+export type NewUser = { username: string; email: string; displayName?: string; password?: string; admin?: boolean };
+
+export async function createUser(em: EntityManager, input: NewUser): Promise<User> {
+  const username = input.username.trim().toLowerCase();
+  if (!USERNAME_PATTERN.test(username)) {
+    throw badRequest(`'${input.username}' is not a valid username: lowercase letters, digits and inner hyphens, at most 39.`);
+  }
+  const email = input.email.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) throw badRequest(`'${input.email}' is not an email address.`);
+  if (input.password !== undefined && input.password.length < 10) throw badRequest('A password needs at least 10 characters.');
+  const user = em.create(User, {
+    username,
+    email,
+    displayName: input.displayName?.trim() || username,
+    passwordHash: input.password === undefined ? null : await hashPassword(input.password),
+    isAdmin: input.admin ?? false,
+  });
+  try {
+    await em.flush();
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) {
+      em.clear();
+      throw conflict(`A user with that username or email already exists.`);
+    }
+    throw err;
+  }
+  return user;
+}
+
+export async function getUserById(em: EntityManager, id: string): Promise<User> {
+  const user = await em.findOne(User, { id });
+  if (!user) throw notFound('No such user.');
+  return user;
+}
+
+export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {
+  return em.findOne(User, { username: username.toLowerCase() });
+}
