@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, keyFor, type TestServer } from './harness.js';
+import { ApiKey } from '../src/keys/api-key.entity.js';
+import { authenticateToken, revokeKey, createKey } from '../src/keys/keys.service.js';
+import { generateToken, TOKEN_PREFIX } from '../src/keys/tokens.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startServer();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+function expect401(res: Awaited<ReturnType<typeof raw>>, detail: RegExp) {
+  expect(res.status).toBe(401);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+  expect(res.json).toMatchObject({ type: 'https://shipyard.dev/problems/invalid-token', status: 401 });
+  expect(res.json.detail).toMatch(detail);
+}
+
+describe('authentication (401)', () => {
+  it('accepts a valid key', async () => {
+    const { token } = await userWithKey(t, ['profile.read']);
+    const res = await raw(t, 'GET', '/users/me', { token });
+    expect(res.status).toBe(200);
+  });
+
+  it('refuses a missing header', async () => {
+    expect401(await raw(t, 'GET', '/users/me'), /needs an API key/);
+  });
+
+  it('refuses another scheme, and a scheme that only contains "bearer"', async () => {
+    const { token } = await userWithKey(t, ['profile.read']);
+    expect401(await raw(t, 'GET', '/users/me', { headers: { authorization: `Basic ${token}` } }), /Bearer scheme/);
+    expect401(await raw(t, 'GET', '/users/me', { headers: { authorization: `xbearerx ${token}` } }), /Bearer scheme/);
+  });
+
+  it('refuses a malformed key', async () => {
+    expect401(await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_nope' }), /malformed/);
+    expect401(await raw(t, 'GET', '/users/me', { token: 'ghp_0123456789abcdef' }), /malformed/);
+  });
+
+  it('refuses a wrong checksum without reading the database', async () => {
+    const token = generateToken();
+    const bad = token.slice(0, -1) + (token.endsWith('0') ? '1' : '0');
+    expect401(await raw(t, 'GET', '/users/me', { token: bad }), /checksum/);
+    // The same check, with an EntityManager that fails on any use: it is never touched.
+    const untouchable = new Proxy({}, { get: () => { throw new Error('database read'); } }) as EntityManager;
+    await expect(authenticateToken(untouchable, bad)).rejects.toMatchObject({ status: 401, slug: 'invalid-token' });
+  });
+
+  it('refuses an unknown key that is well formed', async () => {
+    expect401(await raw(t, 'GET', '/users/me', { token: generateToken() }), /not known/);
+  });
+
+  it('refuses an expired key', async () => {
+    const { user } = await userWithKey(t, ['profile.read']);
+    const token = await keyFor(t, user.id, ['profile.read']);
+    const em = t.db.orm.em.fork();
+    await em.nativeUpdate(ApiKey, { last4: token.slice(-4), user: user.id }, { expiresAt: new Date(Date.now() - 1000) });
+    expect401(await raw(t, 'GET', '/users/me', { token }), /expired/);
+  });
+
+  it('refuses a revoked key at once', async () => {
+    const em = t.db.orm.em.fork();
+    const { user, token } = await userWithKey(t, ['profile.read']);
+    expect((await raw(t, 'GET', '/users/me', { token })).status).toBe(200);
+    const key = await em.findOneOrFail(ApiKey, { user: user.id });
+    await revokeKey(em, key.id);
+    expect401(await raw(t, 'GET', '/users/me', { token }), /revoked/);
+  });
+
+  it('never takes a key from the query string or a cookie', async () => {
+    const { token } = await userWithKey(t, ['profile.read']);
+    const inQuery = await raw(t, 'GET', `/users/me?access_token=${token}`);
+    expect(inQuery.status).toBe(401);
+    const inCookie = await raw(t, 'GET', '/users/me', { headers: { cookie: `token=${token}; shipyard_session=${token}` } });
+    expect(inCookie.status).toBe(401);
+  });
+
+  it('writes last-used-at at most once a minute', async () => {
+    const { user, token } = await userWithKey(t, ['profile.read']);
+    const em = t.db.orm.em.fork();
+    expect((await em.findOneOrFail(ApiKey, { user: user.id })).lastUsedAt).toBeNull();
+    await raw(t, 'GET', '/users/me', { token });
+    const first = (await em.fork().findOneOrFail(ApiKey, { user: user.id })).lastUsedAt;
+    expect(first).toBeInstanceOf(Date);
+    await raw(t, 'GET', '/users/me', { token });
+    const second = (await em.fork().findOneOrFail(ApiKey, { user: user.id })).lastUsedAt;
+    expect(second!.getTime()).toBe(first!.getTime());
+    await em.nativeUpdate(ApiKey, { user: user.id }, { lastUsedAt: new Date(Date.now() - 61_000) });
+    await raw(t, 'GET', '/users/me', { token });
+    const third = (await em.fork().findOneOrFail(ApiKey, { user: user.id })).lastUsedAt;
+    expect(third!.getTime()).toBeGreaterThan(Date.now() - 10_000);
+  });
+});
+
+describe('keys at rest', () => {
+  it('stores only a hash and the last 4 characters', async () => {
+    const { user } = await userWithKey(t, ['profile.read']);
+    const em = t.db.orm.em.fork();
+    const { key, token } = await createKey(em, { userId: user.id, name: 'k', scopes: ['projects.read'], expiresInDays: 1 });
+    const [row] = await em.execute('select * from api_keys where id = ?', [key.id]);
+    const stored = JSON.stringify(row);
+    expect(stored).not.toContain(token.slice(TOKEN_PREFIX.length));
+    expect(row.last4).toBe(token.slice(-4));
+    expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('always expires, at most 366 days ahead', async () => {
+    const { user } = await userWithKey(t, ['profile.read']);
+    const em = t.db.orm.em.fork();
+    await expect(createKey(em, { userId: user.id, name: 'k', scopes: ['projects.read'], expiresInDays: 367 })).rejects.toMatchObject({ status: 400 });
+    await expect(createKey(em, { userId: user.id, name: 'k', scopes: ['projects.read'], expiresInDays: 0 })).rejects.toMatchObject({ status: 400 });
+    await expect(createKey(em, { userId: user.id, name: 'k', scopes: ['admin' as never], expiresInDays: 5 })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('keys carry no roles', () => {
+  it("refuses the session-only admin operation to an administrator's key holding every scope", async () => {
+    const admin = await userWithKey(t, undefined, { admin: true });
+    const res = await raw(t, 'POST', '/admin/posts/0196a3f9-1c2d-7e3f-9a4b-5c6d7e8f9a01/hide', { token: admin.token });
+    expect(res.status).toBe(403);
+    expect(res.json).toMatchObject({ type: 'https://shipyard.dev/problems/session-only', status: 403 });
+    expect(res.headers.get('www-authenticate')).toMatch(/insufficient_scope/);
+  });
+
+  it('asks for a sign-in when there is no key at all', async () => {
+    const res = await raw(t, 'POST', '/admin/posts/0196a3f9-1c2d-7e3f-9a4b-5c6d7e8f9a01/hide');
+    expect(res.status).toBe(401);
+  });
+});
