@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { Milestone } from '../src/milestones/milestone.entity.js';
+
+let t: TestServer;
+let ada: TestUser;
+let grace: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  [ada, grace] = [await userWithKey(t), await userWithKey(t)];
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function project(): Promise<string> {
+  const { data } = await api.createProject({ client: ada.client, body: { name: uniqueName('Roadmap') } });
+  return data!.id;
+}
+async function add(projectId: string, title: string, extra: Partial<api.CreateMilestoneData['body']> = {}) {
+  const res = await api.createMilestone({ client: ada.client, path: { projectId }, body: { title, ...extra } });
+  expect(res.response.status, JSON.stringify(res.error)).toBe(201);
+  return res.data!;
+}
+async function order(projectId: string): Promise<string[]> {
+  const { data } = await api.listMilestones({ client: grace.client, path: { projectId }, query: { limit: 100 } });
+  data!.items.forEach((m, i) => expect(m.position).toBe(i + 1));
+  return data!.items.map((m) => m.title);
+}
+
+describe('roadmap', () => {
+  it('appends, inserts at a position, moves, and deletes, keeping 1..n', async () => {
+    const p = await project();
+    const a = await add(p, 'A');
+    await add(p, 'B');
+    await add(p, 'C');
+    expect(a).toMatchObject({ title: 'A', position: 1, status: 'planned', dueDate: null, description: null, completedAt: null });
+    await add(p, 'Z', { position: 1 });
+    expect(await order(p)).toEqual(['Z', 'A', 'B', 'C']);
+
+    const moved = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id }, body: { position: 4 } });
+    expect(moved.data!.position).toBe(4);
+    expect(await order(p)).toEqual(['Z', 'B', 'C', 'A']);
+    await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id }, body: { position: 1 } });
+    expect(await order(p)).toEqual(['A', 'Z', 'B', 'C']);
+
+    const del = await api.deleteMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id } });
+    expect(del.response.status).toBe(204);
+    expect(await order(p)).toEqual(['Z', 'B', 'C']);
+    expect(await t.db.orm.em.fork().count(Milestone, { id: a.id })).toBe(0);
+    const again = await api.getMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id } });
+    expect(again.response.status).toBe(404);
+
+    const far = await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'far', position: 9 } });
+    expect(far.response.status).toBe(422);
+  });
+
+  it('keeps omitted fields, clears nullable ones sent as null, and stamps completion', async () => {
+    const p = await project();
+    const m = await add(p, 'Ship', { description: 'all of it', dueDate: '2026-12-31' });
+    const status = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id }, body: { status: 'done' } });
+    expect(status.data).toMatchObject({ title: 'Ship', description: 'all of it', dueDate: '2026-12-31', status: 'done' });
+    expect(status.data!.completedAt).not.toBeNull();
+    const cleared = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id }, body: { dueDate: null, description: null } });
+    expect(cleared.data).toMatchObject({ title: 'Ship', description: null, dueDate: null, status: 'done', completedAt: status.data!.completedAt });
+    const reopened = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id }, body: { status: 'in_progress' } });
+    expect(reopened.data!.completedAt).toBeNull();
+  });
+
+  it('reorders the whole roadmap, refusing an incomplete list with 422', async () => {
+    const p = await project();
+    const ms = [await add(p, 'A'), await add(p, 'B'), await add(p, 'C')];
+    const res = await api.reorderMilestones({ client: ada.client, path: { projectId: p }, body: { milestoneIds: [ms[2]!.id, ms[0]!.id, ms[1]!.id] } });
+    expect(res.data!.items.map((m) => m.title)).toEqual(['C', 'A', 'B']);
+    const partial = await api.reorderMilestones({ client: ada.client, path: { projectId: p }, body: { milestoneIds: [ms[0]!.id] } });
+    expect(partial.response.status).toBe(422);
+    expect(await order(p)).toEqual(['C', 'A', 'B']);
+  });
+
+  it('lets only the owner write the roadmap', async () => {
+    const p = await project();
+    const m = await add(p, 'A');
+    await api.addProjectMember({ client: ada.client, path: { projectId: p }, body: { username: grace.user.username } });
+    const calls = [
+      await api.createMilestone({ client: grace.client, path: { projectId: p }, body: { title: 'x' } }),
+      await api.updateMilestone({ client: grace.client, path: { projectId: p, milestoneId: m.id }, body: { title: 'x' } }),
+      await api.deleteMilestone({ client: grace.client, path: { projectId: p, milestoneId: m.id } }),
+    ];
+    expect(calls.map((c) => c.response.status)).toEqual([403, 403, 403]);
+    expect(await order(p)).toEqual(['A']);
+  });
+
+  it('refuses bad input with 400 and changes nothing', async () => {
+    const p = await project();
+    const m = await add(p, 'A');
+    const bad = [
+      await raw(t, 'POST', `/projects/${p}/milestones`, { token: ada.token, body: { title: '' } }),
+      await raw(t, 'POST', `/projects/${p}/milestones`, { token: ada.token, body: { title: 'x', dueDate: '31/12/2026' } }),
+      await raw(t, 'POST', `/projects/${p}/milestones`, { token: ada.token, body: { title: 'x', status: 'maybe' } }),
+      await raw(t, 'POST', `/projects/${p}/milestones`, { token: ada.token, body: { title: 'x', position: 0 } }),
+      await raw(t, 'PATCH', `/projects/${p}/milestones/${m.id}`, { token: ada.token, body: { projectId: p } }),
+      await raw(t, 'PATCH', `/projects/${p}/milestones/${m.id}`, { token: ada.token, body: { title: null } }),
+    ];
+    expect(bad.map((r) => r.status)).toEqual([400, 400, 400, 400, 400, 400]);
+    expect(await order(p)).toEqual(['A']);
+  });
+
+  it('keeps a clean order under 20 concurrent creates', async () => {
+    const p = await project();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: `M${i}` } })),
+    );
+    expect(results.map((r) => r.response.status)).toEqual(Array(20).fill(201));
+    const positions = results.map((r) => r.data!.position).sort((a, b) => a - b);
+    expect(positions).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect((await order(p)).length).toBe(20);
+  });
+
+  it('keeps a clean order under concurrent inserts, moves and deletes', async () => {
+    const p = await project();
+    const base = [];
+    for (let i = 0; i < 6; i++) base.push(await add(p, `B${i}`));
+    await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: `N${i}`, position: 1 } })),
+      api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: base[0]!.id }, body: { position: 3 } }),
+      api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: base[5]!.id }, body: { position: 1 } }),
+      api.deleteMilestone({ client: ada.client, path: { projectId: p, milestoneId: base[2]!.id } }),
+    ]);
+    const titles = await order(p);
+    expect(titles.length).toBe(11);
+    expect(new Set(titles).size).toBe(11);
+  });
+});

@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { Project } from '../src/projects/project.entity.js';
+
+let t: TestServer;
+let ada: TestUser;
+let grace: TestUser;
+let eve: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  [ada, grace, eve] = [await userWithKey(t), await userWithKey(t), await userWithKey(t)];
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const newProject = async (who: TestUser, extra: Partial<api.CreateProjectData['body']> = {}) => {
+  const { data, error, response } = await api.createProject({ client: who.client, body: { name: uniqueName('Engine'), ...extra } });
+  expect(error, JSON.stringify(error)).toBeUndefined();
+  expect(response.status).toBe(201);
+  return data!;
+};
+
+describe('projects', () => {
+  it('creates, reads, updates and deletes a project through the SDK', async () => {
+    const created = await newProject(ada, { name: 'Analytical Engine', tags: ['Hardware', 'hardware', 'Rust'], visibility: 'public' });
+    expect(created).toMatchObject({ name: 'Analytical Engine', slug: 'analytical-engine', stage: 'idea', tags: ['hardware', 'rust'] });
+    expect(created.owner.username).toBe(ada.user.username);
+
+    const got = await api.getProject({ client: grace.client, path: { projectId: created.id } });
+    expect(got.data).toEqual(created);
+
+    const updated = await api.updateProject({ client: ada.client, path: { projectId: created.id }, body: { stage: 'launched' } });
+    expect(updated.data).toMatchObject({ stage: 'launched', name: 'Analytical Engine', tags: ['hardware', 'rust'] });
+
+    const del = await api.deleteProject({ client: ada.client, path: { projectId: created.id } });
+    expect(del.response.status).toBe(204);
+    const gone = await api.getProject({ client: ada.client, path: { projectId: created.id } });
+    expect(gone.response.status).toBe(404);
+    expect(gone.error).toMatchObject({ type: 'https://shipyard.dev/problems/not-found' });
+  });
+
+  it('derives a free slug, and refuses a taken one with 409', async () => {
+    const name = uniqueName('Same Name');
+    const a = await newProject(ada, { name });
+    const b = await newProject(ada, { name });
+    expect(b.slug).toBe(`${a.slug}-2`);
+    const clash = await api.createProject({ client: ada.client, body: { name: 'x', slug: a.slug } });
+    expect(clash.response.status).toBe(409);
+    // Another owner may use the same slug.
+    const other = await api.createProject({ client: grace.client, body: { name: 'x', slug: a.slug } });
+    expect(other.response.status).toBe(201);
+  });
+
+  it('lets only the owner change or delete it (403 for others)', async () => {
+    const p = await newProject(ada);
+    const patch = await api.updateProject({ client: grace.client, path: { projectId: p.id }, body: { name: 'mine now' } });
+    expect(patch.response.status).toBe(403);
+    const del = await api.deleteProject({ client: grace.client, path: { projectId: p.id } });
+    expect(del.response.status).toBe(403);
+    expect((await api.getProject({ client: ada.client, path: { projectId: p.id } })).data!.name).toBe(p.name);
+  });
+
+  it('hides a private project from everyone but its owner and members (404)', async () => {
+    const p = await newProject(ada, { visibility: 'private' });
+    for (const call of [
+      () => api.getProject({ client: eve.client, path: { projectId: p.id } }),
+      () => api.listMilestones({ client: eve.client, path: { projectId: p.id } }),
+      () => api.listProjectMembers({ client: eve.client, path: { projectId: p.id } }),
+      () => api.listBuildLogs({ client: eve.client, path: { projectId: p.id } }),
+      () => api.updateProject({ client: eve.client, path: { projectId: p.id }, body: { name: 'x' } }),
+      () => api.createMilestone({ client: eve.client, path: { projectId: p.id }, body: { title: 'x' } }),
+    ]) {
+      expect((await call()).response.status).toBe(404);
+    }
+    const listed = await api.listProjects({ client: eve.client, query: { owner: ada.user.username, limit: 100 } });
+    expect(listed.data!.items.map((i) => i.id)).not.toContain(p.id);
+
+    await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: grace.user.username } });
+    expect((await api.getProject({ client: grace.client, path: { projectId: p.id } })).response.status).toBe(200);
+    const graceList = await api.listProjects({ client: grace.client, query: { owner: ada.user.username, limit: 100 } });
+    expect(graceList.data!.items.map((i) => i.id)).toContain(p.id);
+  });
+
+  it('pages through a list with a cursor, newest first', async () => {
+    const owner = await userWithKey(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await newProject(owner)).id);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await api.listProjects({ client: owner.client, query: { owner: 'me', limit: 2, cursor } });
+      expect(page.data!.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.data!.items.map((p) => p.id));
+      cursor = page.data!.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual([...ids].reverse());
+  });
+
+  it('refuses a tampered cursor and an out-of-range limit with 400', async () => {
+    const bad = await raw(t, 'GET', '/projects?cursor=bm90LWEtY3Vyc29y', { token: ada.token });
+    expect(bad.status).toBe(400);
+    expect(bad.json.type).toBe('https://shipyard.dev/problems/invalid-cursor');
+    expect((await raw(t, 'GET', '/projects?limit=1000', { token: ada.token })).status).toBe(400);
+    expect((await raw(t, 'GET', '/projects?limit=abc', { token: ada.token })).status).toBe(400);
+  });
+
+  it('refuses unknown fields (mass assignment) with 400 and stores nothing', async () => {
+    const name = uniqueName('Sneaky');
+    const res = await raw(t, 'POST', '/projects', { token: ada.token, body: { name, owner: grace.user.id, id: '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10' } });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.json.errors.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['/body/owner']));
+    expect(await t.db.orm.em.fork().count(Project, { name })).toBe(0);
+
+    const p = await newProject(ada);
+    const patch = await raw(t, 'PATCH', `/projects/${p.id}`, { token: ada.token, body: { createdAt: '2000-01-01T00:00:00Z' } });
+    expect(patch.status).toBe(400);
+  });
+
+  it('answers malformed input with clear problems, never a 500', async () => {
+    const cases = [
+      await raw(t, 'POST', '/projects', { token: ada.token, body: '{"name": ' }),
+      await raw(t, 'POST', '/projects', { token: ada.token, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      await raw(t, 'POST', '/projects', { token: ada.token, body: {} }),
+      await raw(t, 'POST', '/projects', { token: ada.token, body: { name: '' } }),
+      await raw(t, 'POST', '/projects', { token: ada.token, body: { name: 'x', links: [{ label: 'a', url: 'javascript:alert(1)' }] } }),
+      await raw(t, 'GET', '/projects/not-a-uuid', { token: ada.token }),
+      await raw(t, 'PATCH', `/projects/${(await newProject(ada)).id}`, { token: ada.token, body: {} }),
+      await raw(t, 'POST', '/projects', { token: ada.token, body: { name: 'x'.repeat(2_000_000) } }),
+    ];
+    expect(cases.map((c) => c.status)).toEqual([400, 415, 400, 400, 400, 400, 400, 413]);
+    for (const c of cases) expect(c.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  it('answers an unknown route with 404 and a wrong method with 405', async () => {
+    expect((await raw(t, 'GET', '/nothing-here', { token: ada.token })).status).toBe(404);
+    const put = await raw(t, 'PUT', '/projects', { token: ada.token, body: {} });
+    expect(put.status).toBe(405);
+    expect(put.json.type).toBe('https://shipyard.dev/problems/method-not-allowed');
+  });
+});
+
+describe('members', () => {
+  it('adds by username, lists owner first, removes; a member may leave', async () => {
+    const p = await newProject(ada);
+    const added = await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: grace.user.username } });
+    expect(added.response.status).toBe(201);
+    expect(added.data).toMatchObject({ role: 'member', user: { username: grace.user.username } });
+
+    const list = await api.listProjectMembers({ client: eve.client, path: { projectId: p.id } });
+    expect(list.data!.items.map((m) => [m.user.username, m.role])).toEqual([
+      [ada.user.username, 'owner'],
+      [grace.user.username, 'member'],
+    ]);
+
+    const again = await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: grace.user.username } });
+    expect(again.response.status).toBe(409);
+    const nobody = await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: 'no-such-user-here' } });
+    expect(nobody.response.status).toBe(422);
+    const byMember = await api.addProjectMember({ client: grace.client, path: { projectId: p.id }, body: { username: eve.user.username } });
+    expect(byMember.response.status).toBe(403);
+
+    const kick = await api.removeProjectMember({ client: eve.client, path: { projectId: p.id, username: grace.user.username } });
+    expect(kick.response.status).toBe(403);
+    const leave = await api.removeProjectMember({ client: grace.client, path: { projectId: p.id, username: grace.user.username } });
+    expect(leave.response.status).toBe(204);
+    const owner = await api.removeProjectMember({ client: ada.client, path: { projectId: p.id, username: ada.user.username } });
+    expect(owner.response.status).toBe(409);
+    const notMember = await api.removeProjectMember({ client: ada.client, path: { projectId: p.id, username: eve.user.username } });
+    expect(notMember.response.status).toBe(404);
+  });
+});
