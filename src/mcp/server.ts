@@ -25,7 +25,7 @@ const validator = new AjvJsonSchemaValidator();
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 
 /** Scope check, then the tool; every failure becomes an isError result with a clear, safe text. */
-async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, log: Logger, requestId: string): Promise<CallToolResult> {
+export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, log: Logger, requestId: string): Promise<CallToolResult> {
   if (!(ctx.actor.scopes as readonly string[]).includes(tool.scope)) {
     return errorResult(
       `Forbidden: ${tool.name} needs the '${tool.scope}' scope; this API key has ${ctx.actor.scopes.join(', ') || 'no scopes'}. ` +

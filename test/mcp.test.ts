@@ -1,0 +1,256 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as z from 'zod';
+import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { Milestone } from '../src/milestones/milestone.entity.js';
+import { runTool } from '../src/mcp/server.js';
+import { defineTool } from '../src/mcp/tool.js';
+import { createLogger } from '../src/http/log.js';
+import { SCOPE_IDS, type ScopeId } from '../src/keys/scopes.js';
+
+const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+const TOOL_NAMES = ['create_build_log', 'create_milestone', 'delete_milestone', 'get_roadmap', 'list_build_logs', 'list_my_projects', 'update_milestone'];
+
+let t: TestServer;
+let ada: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  ada = await userWithKey(t);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** An SDK client; `offer` rewrites the protocol version the client offers in initialize. */
+async function connect(token: string, offer?: string) {
+  const rewrite: typeof fetch = async (input, init) => {
+    if (offer && typeof init?.body === 'string' && init.body.includes('"initialize"')) {
+      const msg = JSON.parse(init.body);
+      msg.params.protocolVersion = offer;
+      init = { ...init, body: JSON.stringify(msg) };
+    }
+    return fetch(input, init);
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(`${t.apiUrl}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    fetch: rewrite,
+  });
+  const client = new Client({ name: 'shipyard-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+type ToolResult = { isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] };
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as ToolResult;
+
+async function rawMcp(body: unknown, headers: Record<string, string> = {}, method = 'POST') {
+  const res = await fetch(`${t.apiUrl}/mcp`, {
+    method,
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+}
+const listTools = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+
+describe('MCP through the SDK client', () => {
+  for (const version of VERSIONS) {
+    it(`negotiates ${version} and serves the seven tools`, async () => {
+      const { client, transport } = await connect(ada.token, version);
+      expect(transport.protocolVersion).toBe(version);
+      expect(transport.sessionId).toBeUndefined();
+      const { tools } = await client.listTools();
+      expect(tools.map((x) => x.name).sort()).toEqual(TOOL_NAMES);
+      for (const tool of tools) {
+        expect(tool.outputSchema, tool.name).toBeDefined();
+        expect(tool.annotations?.readOnlyHint, tool.name).toBe(['get_roadmap', 'list_build_logs', 'list_my_projects'].includes(tool.name));
+      }
+      expect(tools.find((x) => x.name === 'delete_milestone')!.annotations!.destructiveHint).toBe(true);
+      const listed = await call(client, 'list_my_projects');
+      expect(listed.isError).toBeFalsy();
+      expect(listed.structuredContent.items).toBeInstanceOf(Array);
+      expect(JSON.parse(listed.content[0]!.text)).toEqual(listed.structuredContent);
+      await client.close();
+    });
+  }
+
+  it('answers an initialize with another version with 2025-11-25', async () => {
+    for (const offer of ['2024-11-05', '2026-07-28']) {
+      const res = await rawMcp({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: offer, capabilities: {}, clientInfo: { name: 'x', version: '1' } } }, { authorization: `Bearer ${ada.token}` });
+      expect(res.status).toBe(200);
+      expect(res.json.result.protocolVersion).toBe('2025-11-25');
+    }
+  });
+
+  it('runs the roadmap and build-log workflow with the same ids as REST', async () => {
+    const project = await api.createProject({ client: ada.client, body: { name: uniqueName('Mcp') } });
+    const projectId = project.data!.id;
+    const { client } = await connect(ada.token);
+
+    const mine = await call(client, 'list_my_projects', { limit: 100 });
+    expect(mine.structuredContent.items.map((p: { id: string }) => p.id)).toContain(projectId);
+
+    const created = await call(client, 'create_milestone', { projectId, title: 'Alpha', description: 'first cut', dueDate: '2027-01-15' });
+    expect(created.isError).toBeFalsy();
+    const milestoneId = created.structuredContent.id;
+    const viaRest = await api.getMilestone({ client: ada.client, path: { projectId, milestoneId } });
+    expect(viaRest.data).toEqual(created.structuredContent);
+
+    const second = await call(client, 'create_milestone', { projectId, title: 'Beta', position: 1 });
+    expect(second.structuredContent.position).toBe(1);
+
+    const updated = await call(client, 'update_milestone', { projectId, milestoneId, status: 'in_progress' });
+    expect(updated.structuredContent).toMatchObject({ title: 'Alpha', description: 'first cut', dueDate: '2027-01-15', status: 'in_progress', position: 2 });
+    const cleared = await call(client, 'update_milestone', { projectId, milestoneId, dueDate: null, description: null });
+    expect(cleared.structuredContent).toMatchObject({ title: 'Alpha', description: null, dueDate: null, status: 'in_progress' });
+    const nothing = await call(client, 'update_milestone', { projectId, milestoneId });
+    expect(nothing.isError).toBe(true);
+
+    const roadmap = await call(client, 'get_roadmap', { projectId });
+    expect(roadmap.structuredContent.items.map((m: { title: string }) => m.title)).toEqual(['Beta', 'Alpha']);
+
+    const deleted = await call(client, 'delete_milestone', { projectId, milestoneId });
+    expect(deleted.structuredContent).toEqual({ deleted: true, milestoneId });
+    expect(await t.db.orm.em.fork().count(Milestone, { id: milestoneId })).toBe(0);
+    const after = await call(client, 'get_roadmap', { projectId });
+    expect(after.structuredContent.items.map((m: { title: string; position: number }) => [m.title, m.position])).toEqual([['Beta', 1]]);
+
+    const log = await call(client, 'create_build_log', { projectId, title: 'Day 1', body: 'Set up the **roadmap**.', tags: ['MCP'] });
+    expect(log.structuredContent).toMatchObject({ kind: 'build_log', projectId, tags: ['mcp'] });
+    const logs = await call(client, 'list_build_logs', { projectId });
+    expect(logs.structuredContent.items[0].id).toBe(log.structuredContent.id);
+    const viaRestLogs = await api.listBuildLogs({ client: ada.client, path: { projectId } });
+    expect(viaRestLogs.data!.items[0]!.id).toBe(log.structuredContent.id);
+    await client.close();
+  });
+
+  it('checks each tool for its own scope, as an isError result naming it', async () => {
+    const project = await api.createProject({ client: ada.client, body: { name: uniqueName('Scoped') } });
+    const readOnly = await userWithKey(t, ['projects.read']);
+    const { client } = await connect(readOnly.token);
+    const res = await call(client, 'create_milestone', { projectId: project.data!.id, title: 'x' });
+    expect(res.isError).toBe(true);
+    expect(res.content[0]!.text).toContain("'projects.write'");
+    expect(res.content[0]!.text).toContain('projects.read');
+
+    const writer = await userWithKey(t, ['projects.write']);
+    const w = await connect(writer.token);
+    const read = await call(w.client, 'get_roadmap', { projectId: project.data!.id });
+    expect(read.isError).toBe(true);
+    expect(read.content[0]!.text).toContain("'projects.read'");
+    const log = await call(w.client, 'create_build_log', { projectId: project.data!.id, title: 't', body: 'b' });
+    expect(log.content[0]!.text).toContain("'content.write'");
+  });
+
+  it('enforces owner and member rules with a clear reason', async () => {
+    const project = await api.createProject({ client: ada.client, body: { name: uniqueName('Owned') } });
+    const projectId = project.data!.id;
+    const member = await userWithKey(t);
+    const stranger = await userWithKey(t);
+    await api.addProjectMember({ client: ada.client, path: { projectId }, body: { username: member.user.username } });
+
+    const m = await connect(member.token);
+    const add = await call(m.client, 'create_milestone', { projectId, title: 'not mine' });
+    expect(add.isError).toBe(true);
+    expect(add.content[0]!.text).toMatch(/Only the owner/);
+    const log = await call(m.client, 'create_build_log', { projectId, title: 'member log', body: 'ok' });
+    expect(log.isError).toBeFalsy();
+
+    const s = await connect(stranger.token);
+    const slog = await call(s.client, 'create_build_log', { projectId, title: 'nope', body: 'no' });
+    expect(slog.isError).toBe(true);
+    expect(slog.content[0]!.text).toMatch(/owner and members/);
+    const missing = await call(s.client, 'get_roadmap', { projectId: '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10' });
+    expect(missing.isError).toBe(true);
+    expect(missing.content[0]!.text).toMatch(/No project/);
+  });
+
+  it('refuses unknown arguments and bad values as tool errors, changing nothing', async () => {
+    const project = await api.createProject({ client: ada.client, body: { name: uniqueName('Strict') } });
+    const { client } = await connect(ada.token);
+    const extra = await call(client, 'create_milestone', { projectId: project.data!.id, title: 'x', ownerId: 'me' });
+    expect(extra.isError).toBe(true);
+    const bad = await call(client, 'create_milestone', { projectId: project.data!.id, title: '' });
+    expect(bad.isError).toBe(true);
+    expect(await t.db.orm.em.fork().count(Milestone, { project: project.data!.id })).toBe(0);
+  });
+
+  it('answers an unknown tool with JSON-RPC error -32602', async () => {
+    const { client } = await connect(ada.token);
+    await expect(client.callTool({ name: 'drop_database', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('serves concurrent requests (one server per request)', async () => {
+    const project = await api.createProject({ client: ada.client, body: { name: uniqueName('Busy') } });
+    const clients = await Promise.all(Array.from({ length: 5 }, () => connect(ada.token)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call(clients[i % 5]!.client, 'create_milestone', { projectId: project.data!.id, title: `C${i}` })),
+    );
+    expect(results.filter((r) => r.isError)).toEqual([]);
+    const roadmap = await api.listMilestones({ client: ada.client, path: { projectId: project.data!.id }, query: { limit: 100 } });
+    expect(roadmap.data!.items.map((m) => m.position)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it('never leaks a thrown error message', async () => {
+    const boom = defineTool({
+      name: 'boom', scope: 'projects.read', title: 'b', description: 'b',
+      input: z.object({}), output: z.object({}), annotations: {},
+      run: async () => { throw new Error('password=hunter2 at db.internal:5432'); },
+    });
+    const res = await runTool(boom, {}, { em: t.db.orm.em.fork(), actor: { userId: ada.user.id, via: 'key', scopes: SCOPE_IDS } }, createLogger('silent'), 'req1');
+    expect(res.isError).toBe(true);
+    expect(JSON.stringify(res)).not.toContain('hunter2');
+    expect((res.content[0] as { text: string }).text).toMatch(/Internal error while running boom \(request req1\)/);
+  });
+});
+
+describe('MCP at the HTTP level', () => {
+  it('401 without a valid key', async () => {
+    const none = await rawMcp(listTools);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(none.json.error.code).toBe(-32001);
+    const bad = await rawMcp(listTools, { authorization: 'Bearer shipyard_pat_0000' });
+    expect(bad.status).toBe(401);
+  });
+
+  it('403 for a valid key with none of the MCP scopes', async () => {
+    const outsider = await userWithKey(t, SCOPE_IDS.filter((s): s is ScopeId => !['projects.read', 'projects.write', 'content.write'].includes(s)));
+    const res = await rawMcp(listTools, { authorization: `Bearer ${outsider.token}` });
+    expect(res.status).toBe(403);
+    expect(res.headers.get('www-authenticate')).toMatch(/insufficient_scope/);
+    for (const scope of ['projects.read', 'projects.write', 'content.write'] as const) {
+      const one = await userWithKey(t, [scope]);
+      expect((await rawMcp(listTools, { authorization: `Bearer ${one.token}` })).status).toBe(200);
+    }
+  });
+
+  it('400 for an unsupported MCP-Protocol-Version header', async () => {
+    for (const v of ['2024-11-05', '2024-10-07', 'garbage']) {
+      const res = await rawMcp(listTools, { authorization: `Bearer ${ada.token}`, 'mcp-protocol-version': v });
+      expect(res.status).toBe(400);
+      expect(res.json.error.message).toMatch(/Unsupported protocol version/);
+    }
+    for (const v of VERSIONS) {
+      expect((await rawMcp(listTools, { authorization: `Bearer ${ada.token}`, 'mcp-protocol-version': v })).status).toBe(200);
+    }
+  });
+
+  it('405 for GET and DELETE', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await rawMcp(undefined, { authorization: `Bearer ${ada.token}` }, method);
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+    }
+  });
+
+  it('400 -32700 for malformed JSON', async () => {
+    const res = await rawMcp('{"jsonrpc": "2.0", ', { authorization: `Bearer ${ada.token}` });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe(-32700);
+  });
+});
