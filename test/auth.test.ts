@@ -106,8 +106,8 @@ describe('keys at rest', () => {
     const [row] = await em.execute('select * from api_keys where id = ?', [key.id]);
     const stored = JSON.stringify(row);
     expect(stored).not.toContain(token.slice(TOKEN_PREFIX.length));
-    expect(row.last4).toBe(token.slice(-4));
-    expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row!.last4).toBe(token.slice(-4));
+    expect(row!.token_hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('always expires, at most 366 days ahead', async () => {

@@ -27,11 +27,11 @@ describe('build logs', () => {
   it('are written by the owner and members, and listed newest first', async () => {
     const p = await project();
     const a = await log(owner, p, 'by owner');
-    expect(a.response.status).toBe(201);
+    expect(a.response?.status).toBe(201);
     expect(a.data).toMatchObject({ kind: 'build_log', projectId: p, tags: ['progress'], commentCount: 0, hidden: false });
-    expect(a.response.headers.get('location')).toBe(`/api/v1/posts/${a.data!.id}`);
+    expect(a.response?.headers.get('location')).toBe(`/api/v1/posts/${a.data!.id}`);
     const b = await log(member, p, 'by member');
-    expect(b.response.status).toBe(201);
+    expect(b.response?.status).toBe(201);
 
     const list = await api.listBuildLogs({ client: stranger.client, path: { projectId: p } });
     expect(list.data!.items.map((x) => x.title)).toEqual(['by member', 'by owner']);
@@ -41,10 +41,10 @@ describe('build logs', () => {
   it('refuses a stranger (403 on a public project, 422 on an invisible one) and stores nothing', async () => {
     const pub = await project('public');
     const res = await log(stranger, pub, 'intruder');
-    expect(res.response.status).toBe(403);
+    expect(res.response?.status).toBe(403);
     const priv = await project('private');
     const hidden = await log(stranger, priv, 'intruder');
-    expect(hidden.response.status).toBe(422);
+    expect(hidden.response?.status).toBe(422);
     expect(await t.db.orm.em.fork().count(Post, { title: 'intruder' })).toBe(0);
   });
 

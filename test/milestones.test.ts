@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
+import type * as types from '../codegen/generated/api/types.gen.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
 
 let t: TestServer;
@@ -18,9 +19,9 @@ async function project(): Promise<string> {
   const { data } = await api.createProject({ client: ada.client, body: { name: uniqueName('Roadmap') } });
   return data!.id;
 }
-async function add(projectId: string, title: string, extra: Partial<api.CreateMilestoneData['body']> = {}) {
+async function add(projectId: string, title: string, extra: Partial<types.CreateMilestoneData['body']> = {}) {
   const res = await api.createMilestone({ client: ada.client, path: { projectId }, body: { title, ...extra } });
-  expect(res.response.status, JSON.stringify(res.error)).toBe(201);
+  expect(res.response?.status, JSON.stringify(res.error)).toBe(201);
   return res.data!;
 }
 async function order(projectId: string): Promise<string[]> {
@@ -46,14 +47,14 @@ describe('roadmap', () => {
     expect(await order(p)).toEqual(['A', 'Z', 'B', 'C']);
 
     const del = await api.deleteMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id } });
-    expect(del.response.status).toBe(204);
+    expect(del.response?.status).toBe(204);
     expect(await order(p)).toEqual(['Z', 'B', 'C']);
     expect(await t.db.orm.em.fork().count(Milestone, { id: a.id })).toBe(0);
     const again = await api.getMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id } });
-    expect(again.response.status).toBe(404);
+    expect(again.response?.status).toBe(404);
 
     const far = await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'far', position: 9 } });
-    expect(far.response.status).toBe(422);
+    expect(far.response?.status).toBe(422);
   });
 
   it('keeps omitted fields, clears nullable ones sent as null, and stamps completion', async () => {
@@ -74,7 +75,7 @@ describe('roadmap', () => {
     const res = await api.reorderMilestones({ client: ada.client, path: { projectId: p }, body: { milestoneIds: [ms[2]!.id, ms[0]!.id, ms[1]!.id] } });
     expect(res.data!.items.map((m) => m.title)).toEqual(['C', 'A', 'B']);
     const partial = await api.reorderMilestones({ client: ada.client, path: { projectId: p }, body: { milestoneIds: [ms[0]!.id] } });
-    expect(partial.response.status).toBe(422);
+    expect(partial.response?.status).toBe(422);
     expect(await order(p)).toEqual(['C', 'A', 'B']);
   });
 
@@ -87,7 +88,7 @@ describe('roadmap', () => {
       await api.updateMilestone({ client: grace.client, path: { projectId: p, milestoneId: m.id }, body: { title: 'x' } }),
       await api.deleteMilestone({ client: grace.client, path: { projectId: p, milestoneId: m.id } }),
     ];
-    expect(calls.map((c) => c.response.status)).toEqual([403, 403, 403]);
+    expect(calls.map((c) => c.response?.status)).toEqual([403, 403, 403]);
     expect(await order(p)).toEqual(['A']);
   });
 
@@ -111,7 +112,7 @@ describe('roadmap', () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) => api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: `M${i}` } })),
     );
-    expect(results.map((r) => r.response.status)).toEqual(Array(20).fill(201));
+    expect(results.map((r) => r.response?.status)).toEqual(Array(20).fill(201));
     const positions = results.map((r) => r.data!.position).sort((a, b) => a - b);
     expect(positions).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     expect((await order(p)).length).toBe(20);

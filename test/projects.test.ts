@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
+import type * as types from '../codegen/generated/api/types.gen.js';
 import { Project } from '../src/projects/project.entity.js';
 
 let t: TestServer;
@@ -15,10 +16,10 @@ afterAll(async () => {
   await t?.close();
 });
 
-const newProject = async (who: TestUser, extra: Partial<api.CreateProjectData['body']> = {}) => {
+const newProject = async (who: TestUser, extra: Partial<types.CreateProjectData['body']> = {}) => {
   const { data, error, response } = await api.createProject({ client: who.client, body: { name: uniqueName('Engine'), ...extra } });
   expect(error, JSON.stringify(error)).toBeUndefined();
-  expect(response.status).toBe(201);
+  expect(response?.status).toBe(201);
   return data!;
 };
 
@@ -35,9 +36,9 @@ describe('projects', () => {
     expect(updated.data).toMatchObject({ stage: 'launched', name: 'Analytical Engine', tags: ['hardware', 'rust'] });
 
     const del = await api.deleteProject({ client: ada.client, path: { projectId: created.id } });
-    expect(del.response.status).toBe(204);
+    expect(del.response?.status).toBe(204);
     const gone = await api.getProject({ client: ada.client, path: { projectId: created.id } });
-    expect(gone.response.status).toBe(404);
+    expect(gone.response?.status).toBe(404);
     expect(gone.error).toMatchObject({ type: 'https://shipyard.dev/problems/not-found' });
   });
 
@@ -47,18 +48,18 @@ describe('projects', () => {
     const b = await newProject(ada, { name });
     expect(b.slug).toBe(`${a.slug}-2`);
     const clash = await api.createProject({ client: ada.client, body: { name: 'x', slug: a.slug } });
-    expect(clash.response.status).toBe(409);
+    expect(clash.response?.status).toBe(409);
     // Another owner may use the same slug.
     const other = await api.createProject({ client: grace.client, body: { name: 'x', slug: a.slug } });
-    expect(other.response.status).toBe(201);
+    expect(other.response?.status).toBe(201);
   });
 
   it('lets only the owner change or delete it (403 for others)', async () => {
     const p = await newProject(ada);
     const patch = await api.updateProject({ client: grace.client, path: { projectId: p.id }, body: { name: 'mine now' } });
-    expect(patch.response.status).toBe(403);
+    expect(patch.response?.status).toBe(403);
     const del = await api.deleteProject({ client: grace.client, path: { projectId: p.id } });
-    expect(del.response.status).toBe(403);
+    expect(del.response?.status).toBe(403);
     expect((await api.getProject({ client: ada.client, path: { projectId: p.id } })).data!.name).toBe(p.name);
   });
 
@@ -72,13 +73,13 @@ describe('projects', () => {
       () => api.updateProject({ client: eve.client, path: { projectId: p.id }, body: { name: 'x' } }),
       () => api.createMilestone({ client: eve.client, path: { projectId: p.id }, body: { title: 'x' } }),
     ]) {
-      expect((await call()).response.status).toBe(404);
+      expect((await call()).response?.status).toBe(404);
     }
     const listed = await api.listProjects({ client: eve.client, query: { owner: ada.user.username, limit: 100 } });
     expect(listed.data!.items.map((i) => i.id)).not.toContain(p.id);
 
     await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: grace.user.username } });
-    expect((await api.getProject({ client: grace.client, path: { projectId: p.id } })).response.status).toBe(200);
+    expect((await api.getProject({ client: grace.client, path: { projectId: p.id } })).response?.status).toBe(200);
     const graceList = await api.listProjects({ client: grace.client, query: { owner: ada.user.username, limit: 100 } });
     expect(graceList.data!.items.map((i) => i.id)).toContain(p.id);
   });
@@ -146,7 +147,7 @@ describe('members', () => {
   it('adds by username, lists owner first, removes; a member may leave', async () => {
     const p = await newProject(ada);
     const added = await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: grace.user.username } });
-    expect(added.response.status).toBe(201);
+    expect(added.response?.status).toBe(201);
     expect(added.data).toMatchObject({ role: 'member', user: { username: grace.user.username } });
 
     const list = await api.listProjectMembers({ client: eve.client, path: { projectId: p.id } });
@@ -156,19 +157,19 @@ describe('members', () => {
     ]);
 
     const again = await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: grace.user.username } });
-    expect(again.response.status).toBe(409);
+    expect(again.response?.status).toBe(409);
     const nobody = await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: 'no-such-user-here' } });
-    expect(nobody.response.status).toBe(422);
+    expect(nobody.response?.status).toBe(422);
     const byMember = await api.addProjectMember({ client: grace.client, path: { projectId: p.id }, body: { username: eve.user.username } });
-    expect(byMember.response.status).toBe(403);
+    expect(byMember.response?.status).toBe(403);
 
     const kick = await api.removeProjectMember({ client: eve.client, path: { projectId: p.id, username: grace.user.username } });
-    expect(kick.response.status).toBe(403);
+    expect(kick.response?.status).toBe(403);
     const leave = await api.removeProjectMember({ client: grace.client, path: { projectId: p.id, username: grace.user.username } });
-    expect(leave.response.status).toBe(204);
+    expect(leave.response?.status).toBe(204);
     const owner = await api.removeProjectMember({ client: ada.client, path: { projectId: p.id, username: ada.user.username } });
-    expect(owner.response.status).toBe(409);
+    expect(owner.response?.status).toBe(409);
     const notMember = await api.removeProjectMember({ client: ada.client, path: { projectId: p.id, username: eve.user.username } });
-    expect(notMember.response.status).toBe(404);
+    expect(notMember.response?.status).toBe(404);
   });
 });
