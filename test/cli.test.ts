@@ -1,0 +1,108 @@
+/**
+ * The operator CLI as an operator runs it: a separate process, JSON on stdout, exit codes.
+ * On the embedded database (a temporary DATA_DIR) unless DATABASE_URL is set.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { uniqueName } from './harness.js';
+import { checkToken } from '../src/keys/tokens.js';
+import { lockDirectory } from '../src/db/lock.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-cli-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+function cli(args: string[], env: Record<string, string | undefined> = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string; json: any }>((resolve) => {
+    const child = spawn(process.execPath, ['bin/shipyard.mjs', ...args], {
+      env: { ...process.env, DATA_DIR: dataDir, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => {
+      let json: any;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+  });
+}
+
+describe('shipyard CLI', () => {
+  const username = uniqueName('op');
+  beforeAll(async () => {
+    const migrate = await cli(['migrate']);
+    expect(migrate.code, migrate.stderr).toBe(0);
+  });
+
+  it('creates a user, then refuses the same username', async () => {
+    const res = await cli(['users', 'create', '--username', username, '--email', `${username}@example.test`, '--password', 'correct horse battery']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.json).toMatchObject({ username, admin: false });
+    expect(res.stdout).not.toContain('correct horse');
+    const again = await cli(['users', 'create', '--username', username, '--email', `other-${username}@example.test`]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already exists/);
+  });
+
+  it('creates, lists and revokes keys; the token is shown once', async () => {
+    const created = await cli(['keys', 'create', '--username', username, '--scopes', 'projects.read,content.write', '--expires-in-days', '30', '--name', 'laptop']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(checkToken(created.json.token)).toEqual({ ok: true });
+    expect(created.json).toMatchObject({ name: 'laptop', scopes: ['content.write', 'projects.read'], status: 'active', last4: created.json.token.slice(-4) });
+    const days = (Date.parse(created.json.expiresAt) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect(days).toBeLessThanOrEqual(30);
+
+    const list = await cli(['keys', 'list', '--username', username]);
+    expect(list.code).toBe(0);
+    expect(list.json.map((k: { id: string }) => k.id)).toContain(created.json.id);
+    expect(list.stdout).not.toContain(created.json.token);
+
+    const revoked = await cli(['keys', 'revoke', '--id', created.json.id]);
+    expect(revoked.code).toBe(0);
+    expect(revoked.json).toMatchObject({ id: created.json.id, status: 'revoked' });
+  });
+
+  it('refuses keys without an expiry, beyond 366 days, or with unknown scopes', async () => {
+    const noExpiry = await cli(['keys', 'create', '--username', username, '--scopes', 'projects.read']);
+    expect(noExpiry.code).toBe(2);
+    expect(noExpiry.stderr).toMatch(/--expires-in-days is required/);
+    const tooLong = await cli(['keys', 'create', '--username', username, '--scopes', 'projects.read', '--expires-in-days', '400']);
+    expect(tooLong.code).toBe(1);
+    expect(tooLong.stderr).toMatch(/1 to 366 days/);
+    const badScope = await cli(['keys', 'create', '--username', username, '--scopes', 'projects.read,admin', '--expires-in-days', '5']);
+    expect(badScope.code).toBe(1);
+    expect(badScope.stderr).toMatch(/Unknown scope 'admin'/);
+    const nobody = await cli(['keys', 'create', '--username', 'no-such-user', '--scopes', 'projects.read', '--expires-in-days', '5']);
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toMatch(/no user named/);
+  });
+
+  it('explains usage mistakes with exit code 2', async () => {
+    const res = await cli(['keys', 'frobnicate']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/unknown command 'keys frobnicate'/);
+    expect(res.stderr).toMatch(/Usage: shipyard/);
+  });
+
+  it.skipIf(Boolean(process.env.DATABASE_URL))('says clearly that a running server holds the embedded database', async () => {
+    const lock = lockDirectory(dataDir, 'shipyard serve');
+    try {
+      const res = await cli(['keys', 'list', '--username', username]);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toMatch(/in use by another process \(pid \d+, shipyard serve\)/);
+    } finally {
+      lock.release();
+    }
+    expect((await cli(['keys', 'list', '--username', username])).code).toBe(0);
+  });
+});
