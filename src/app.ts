@@ -5,6 +5,7 @@
  *   → /api/v1/mcp (its own auth gate and JSON-RPC errors)
  *   → JSON body (1 MiB)
  *   → contract validator: route match (404/405) → authenticate (401) → scope (403) → request validation (400)
+ *   → text with U+0000 refused (400: PostgreSQL cannot store it)
  *   → the operation's handler → presenter → response (validated against the contract)
  *   → one problem+json error handler.
  */
@@ -15,6 +16,7 @@ import { loadContract, listOperations, basePath, type OpenApiDocument } from './
 import { contractValidator } from './http/validator.js';
 import { operationsRouter } from './http/operations.js';
 import { problemHandler } from './http/errors.js';
+import { refuseNulInBody } from './http/nul.js';
 import { requestContext } from './http/context.js';
 import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
@@ -37,6 +39,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.use(`${base}/mcp`, mcpRouter(log));
   app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
   app.use(contractValidator(contract, config));
+  app.use(refuseNulInBody);
   app.use(base, operationsRouter(operations, allHandlers(contract)));
   app.use(problemHandler(log));
   return app;

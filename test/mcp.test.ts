@@ -176,6 +176,9 @@ describe('MCP through the SDK client', () => {
     expect(extra.isError).toBe(true);
     const bad = await call(client, 'create_milestone', { projectId: project.data!.id, title: '' });
     expect(bad.isError).toBe(true);
+    const nul = await call(client, 'create_milestone', { projectId: project.data!.id, title: 'a\u0000b' });
+    expect(nul.isError).toBe(true);
+    expect(nul.content[0]!.text).toMatch(/NUL/);
     expect(await t.db.orm.em.fork().count(Milestone, { project: project.data!.id })).toBe(0);
   });
 

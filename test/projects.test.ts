@@ -173,3 +173,16 @@ describe('members', () => {
     expect(notMember.response?.status).toBe(404);
   });
 });
+
+describe('text the database cannot hold', () => {
+  it('refuses U+0000 anywhere in a body with 400, after authentication', async () => {
+    const res = await raw(t, 'POST', '/projects', { token: ada.token, body: '{"name":"a\\u0000b"}' });
+    expect(res.status).toBe(400);
+    expect(res.json.errors).toEqual([{ path: '/body/name', message: 'must not contain NUL (\\u0000) characters' }]);
+    const p = await newProject(ada);
+    const nested = await raw(t, 'PATCH', `/projects/${p.id}`, { token: ada.token, body: { links: [{ label: 'x\u0000', url: 'https://a.example' }] } });
+    expect(nested.status).toBe(400);
+    expect(nested.json.errors[0].path).toBe('/body/links/0/label');
+    expect((await raw(t, 'POST', '/projects', { body: '{"name":"a\\u0000b"}' })).status).toBe(401);
+  });
+});

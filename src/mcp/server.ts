@@ -7,6 +7,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ProblemError } from '../http/problem.js';
+import { findNul } from '../http/nul.js';
 import type { Logger } from '../http/log.js';
 import type { ToolContext, ToolDef } from './tool.js';
 import { projectsTools } from '../projects/projects.tools.js';
@@ -32,6 +33,8 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, lo
         'Create a key with that scope under Settings → Manage API keys.',
     );
   }
+  const nul = findNul(args, '');
+  if (nul !== undefined) return errorResult(`Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`);
   try {
     const data = (await tool.run(args as never, ctx)) as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
