@@ -9,6 +9,7 @@ import { usersHandlers } from './users/users.routes.js';
 import { projectsHandlers } from './projects/projects.routes.js';
 import { milestonesHandlers } from './milestones/milestones.routes.js';
 import { postsHandlers } from './posts/posts.routes.js';
+import { commentsHandlers } from './comments/comments.routes.js';
 
 export function allHandlers(doc: OpenApiDocument): Handlers {
   return {
@@ -17,5 +18,6 @@ export function allHandlers(doc: OpenApiDocument): Handlers {
     ...projectsHandlers,
     ...milestonesHandlers,
     ...postsHandlers,
+    ...commentsHandlers,
   } satisfies Handlers;
 }

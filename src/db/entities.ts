@@ -4,5 +4,6 @@ import { ApiKey } from '../keys/api-key.entity.js';
 import { Project, ProjectMember } from '../projects/project.entity.js';
 import { Milestone } from '../milestones/milestone.entity.js';
 import { Post } from '../posts/post.entity.js';
+import { Comment } from '../comments/comment.entity.js';
 
-export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post];
+export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment];

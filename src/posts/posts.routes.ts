@@ -1,8 +1,20 @@
 import type { SomeHandlers } from '../http/handler.js';
-import { createPost, hidePost, listBuildLogs } from './posts.service.js';
+import { assertCanReadPost, createPost, deletePost, hidePost, listBuildLogs, listPosts, updatePost } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
 
 export const postsHandlers = {
+  listPosts: async ({ em, actor, query }) => ({
+    status: 200,
+    body: await listPosts(em, actor, {
+      author: query?.author, tag: query?.tag, kind: query?.kind, projectId: query?.projectId, limit: query?.limit ?? 20, cursor: query?.cursor,
+    }),
+  }),
+  getPost: async ({ em, actor, path }) => ({ status: 200, body: presentPost(await assertCanReadPost(em, actor, path.postId)) }),
+  updatePost: async ({ em, actor, path, body }) => ({ status: 200, body: presentPost(await updatePost(em, actor, path.postId, body)) }),
+  deletePost: async ({ em, actor, path }) => {
+    await deletePost(em, actor, path.postId);
+    return { status: 204 };
+  },
   createPost: async ({ em, actor, body, req }) => {
     const post = await createPost(em, actor, body);
     return { status: 201, body: presentPost(post), headers: { Location: `${req.baseUrl}/posts/${post.id}` } };
@@ -12,4 +24,4 @@ export const postsHandlers = {
     body: await listBuildLogs(em, actor, path.projectId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
   }),
   hidePost: async ({ em, actor, path }) => ({ status: 200, body: presentPost(await hidePost(em, actor, path.postId)) }),
-} satisfies SomeHandlers<'createPost' | 'listBuildLogs' | 'hidePost'>;
+} satisfies SomeHandlers<'listPosts' | 'getPost' | 'createPost' | 'updatePost' | 'deletePost' | 'listBuildLogs' | 'hidePost'>;

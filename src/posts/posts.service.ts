@@ -1,17 +1,50 @@
 /**
  * Posts. A build log is a post of kind build_log attached to a project: written with
  * content.write by the project's owner or a member, listed with projects.read.
+ * Who may read a post: anyone, unless it is hidden (its author only) or on a private project
+ * (its owner and members only). To everyone else it does not exist (404).
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PostCreate, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
+import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import type { PostCreate, PostUpdate, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 import { Post } from './post.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { assertCanContributeToProject, assertCanReadProject } from '../projects/projects.service.js';
+import { assertCanContributeToProject, assertCanReadProject, memberProjectIds } from '../projects/projects.service.js';
 import { presentPost } from './posts.presenter.js';
 import { normaliseTags } from './tags.js';
+
+/** The filter for "posts this actor may read". */
+export async function readablePosts(em: EntityManager, actor: Actor): Promise<FilterQuery<Post>> {
+  const memberOf = await memberProjectIds(em, actor.userId);
+  return {
+    $and: [
+      { $or: [{ hiddenAt: null }, { author: actor.userId }] },
+      {
+        $or: [
+          { project: null },
+          { project: { visibility: 'public' } },
+          { project: { owner: actor.userId } },
+          ...(memberOf.length ? [{ project: { $in: memberOf } }] : []),
+        ],
+      },
+    ],
+  };
+}
+
+export async function assertCanReadPost(em: EntityManager, actor: Actor, postId: string): Promise<Post> {
+  const post = await em.findOne(Post, { $and: [{ id: postId }, await readablePosts(em, actor)] }, { populate: ['author'] });
+  if (!post) throw notFound(`No post with id ${postId}.`);
+  return post;
+}
+
+/** The author only: editing and deleting. */
+export async function assertCanEditPost(em: EntityManager, actor: Actor, postId: string): Promise<Post> {
+  const post = await assertCanReadPost(em, actor, postId);
+  if (post.author.id !== actor.userId) throw forbidden(`Only the author (${post.author.username}) may change post ${postId}.`);
+  return post;
+}
 
 export async function createPost(em: EntityManager, actor: Actor, input: PostCreate): Promise<Post> {
   const kind = input.kind ?? 'post';
@@ -41,6 +74,37 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
   await em.flush();
   await em.populate(post, ['author']);
   return post;
+}
+
+export async function updatePost(em: EntityManager, actor: Actor, postId: string, input: PostUpdate): Promise<Post> {
+  const post = await assertCanEditPost(em, actor, postId);
+  if (input.title !== undefined) post.title = input.title.trim();
+  if (input.body !== undefined) post.body = input.body;
+  if (input.tags !== undefined) post.tags = normaliseTags(input.tags);
+  await em.flush();
+  return post;
+}
+
+export async function deletePost(em: EntityManager, actor: Actor, postId: string): Promise<void> {
+  await assertCanEditPost(em, actor, postId);
+  await em.nativeDelete(Post, { id: postId }); // comments cascade
+}
+
+export type PostListQuery = { author?: string; tag?: string; kind?: Post['kind']; projectId?: string; limit: number; cursor?: string };
+
+export async function listPosts(em: EntityManager, actor: Actor, query: PostListQuery): Promise<Page<PostDto>> {
+  const after = decodeCursor(query.cursor, isIdCursor);
+  const where: FilterQuery<Post>[] = [await readablePosts(em, actor)];
+  if (query.author !== undefined) {
+    if (query.author === 'me') where.push({ author: actor.userId });
+    else where.push({ author: { username: query.author.toLowerCase() } });
+  }
+  if (query.tag !== undefined) where.push({ tags: { $contains: [query.tag.toLowerCase()] } });
+  if (query.kind !== undefined) where.push({ kind: query.kind });
+  if (query.projectId !== undefined) where.push({ project: query.projectId });
+  if (after) where.push({ id: { $lt: after.id } });
+  const rows = await em.find(Post, { $and: where }, { orderBy: { id: 'desc' }, limit: query.limit + 1, populate: ['author'] });
+  return pageOf(rows, query.limit, presentPost, (p) => ({ id: p.id }));
 }
 
 /** A project's build logs, newest first. Hidden ones are shown only to their author. */

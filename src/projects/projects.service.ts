@@ -121,11 +121,16 @@ export async function deleteProject(em: EntityManager, actor: Actor, projectId: 
   });
 }
 
+/** Ids of the projects the user is a member of (not those they own). */
+export async function memberProjectIds(em: EntityManager, userId: string): Promise<string[]> {
+  return (await em.find(ProjectMember, { user: userId }, { fields: ['project'] })).map((m) => m.project.id);
+}
+
 export type ProjectListQuery = { owner?: string; limit: number; cursor?: string };
 
 export async function listProjects(em: EntityManager, actor: Actor, query: ProjectListQuery): Promise<Page<ProjectDto>> {
   const after = decodeCursor(query.cursor, isIdCursor);
-  const memberOf = (await em.find(ProjectMember, { user: actor.userId }, { fields: ['project'] })).map((m) => m.project.id);
+  const memberOf = await memberProjectIds(em, actor.userId);
   let ownerId: string | undefined;
   if (query.owner !== undefined) {
     if (query.owner === 'me') ownerId = actor.userId;

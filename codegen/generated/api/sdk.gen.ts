@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetProjectData, GetProjectErrors, GetProjectResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.js';
+import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -251,6 +251,19 @@ export const updateMilestone = <ThrowOnError extends boolean = false>(options: O
 });
 
 /**
+ * List posts
+ *
+ * Posts and build logs the caller can read, newest first. Posts on a private project are listed only for its owner and members; a hidden post only for its author.
+ *
+ * Required scope: `content.read`
+ */
+export const listPosts = <ThrowOnError extends boolean = false>(options?: Options<ListPostsData, ThrowOnError>): RequestResult<ListPostsResponses, ListPostsErrors, ThrowOnError> => (options?.client ?? client).get<ListPostsResponses, ListPostsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/posts',
+    ...options
+});
+
+/**
  * Write a post or a build log
  *
  * Publishes a post by the caller. With `kind: build_log` and a `projectId`, it is a build log of that project; only the project's owner and members may post one.
@@ -260,6 +273,122 @@ export const updateMilestone = <ThrowOnError extends boolean = false>(options: O
 export const createPost = <ThrowOnError extends boolean = false>(options: Options<CreatePostData, ThrowOnError>): RequestResult<CreatePostResponses, CreatePostErrors, ThrowOnError> => (options.client ?? client).post<CreatePostResponses, CreatePostErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/posts',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a post
+ *
+ * Deletes the post with its comments, for good. Only the author.
+ *
+ * Required scope: `content.write`
+ */
+export const deletePost = <ThrowOnError extends boolean = false>(options: Options<DeletePostData, ThrowOnError>): RequestResult<DeletePostResponses, DeletePostErrors, ThrowOnError> => (options.client ?? client).delete<DeletePostResponses, DeletePostErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/posts/{postId}',
+    ...options
+});
+
+/**
+ * Get a post
+ *
+ * One post. A post on a private project, or a hidden one, is a 404 to those who may not read it.
+ *
+ * Required scope: `content.read`
+ */
+export const getPost = <ThrowOnError extends boolean = false>(options: Options<GetPostData, ThrowOnError>): RequestResult<GetPostResponses, GetPostErrors, ThrowOnError> => (options.client ?? client).get<GetPostResponses, GetPostErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/posts/{postId}',
+    ...options
+});
+
+/**
+ * Edit a post
+ *
+ * Changes the title, body or tags. Only the author.
+ *
+ * Required scope: `content.write`
+ */
+export const updatePost = <ThrowOnError extends boolean = false>(options: Options<UpdatePostData, ThrowOnError>): RequestResult<UpdatePostResponses, UpdatePostErrors, ThrowOnError> => (options.client ?? client).patch<UpdatePostResponses, UpdatePostErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/posts/{postId}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * A post's comments
+ *
+ * Every comment of the post in the order they were written (oldest first), each with its `parentId` and `depth`, so a client can lay out the threads.
+ *
+ * Required scope: `content.read`
+ */
+export const listComments = <ThrowOnError extends boolean = false>(options: Options<ListCommentsData, ThrowOnError>): RequestResult<ListCommentsResponses, ListCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListCommentsResponses, ListCommentsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/posts/{postId}/comments',
+    ...options
+});
+
+/**
+ * Comment on a post
+ *
+ * Adds a comment to the post, or a reply to one of its comments (`parentId`). Threads are at most 5 levels deep.
+ *
+ * Required scope: `content.write`
+ */
+export const createComment = <ThrowOnError extends boolean = false>(options: Options<CreateCommentData, ThrowOnError>): RequestResult<CreateCommentResponses, CreateCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateCommentResponses, CreateCommentErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/posts/{postId}/comments',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a comment
+ *
+ * Deletes the comment. One with replies stays as a "deleted" placeholder so the thread stays readable; one without replies is removed. Only the author.
+ *
+ * Required scope: `content.write`
+ */
+export const deleteComment = <ThrowOnError extends boolean = false>(options: Options<DeleteCommentData, ThrowOnError>): RequestResult<DeleteCommentResponses, DeleteCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteCommentResponses, DeleteCommentErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/comments/{commentId}',
+    ...options
+});
+
+/**
+ * Get a comment
+ *
+ * One comment, if its post is readable by the caller.
+ *
+ * Required scope: `content.read`
+ */
+export const getComment = <ThrowOnError extends boolean = false>(options: Options<GetCommentData, ThrowOnError>): RequestResult<GetCommentResponses, GetCommentErrors, ThrowOnError> => (options.client ?? client).get<GetCommentResponses, GetCommentErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/comments/{commentId}',
+    ...options
+});
+
+/**
+ * Edit a comment
+ *
+ * Replaces the body. Only the author; a deleted comment cannot be edited.
+ *
+ * Required scope: `content.write`
+ */
+export const updateComment = <ThrowOnError extends boolean = false>(options: Options<UpdateCommentData, ThrowOnError>): RequestResult<UpdateCommentResponses, UpdateCommentErrors, ThrowOnError> => (options.client ?? client).patch<UpdateCommentResponses, UpdateCommentErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/comments/{commentId}',
     ...options,
     headers: {
         'Content-Type': 'application/json',

@@ -5,6 +5,55 @@ export type ClientOptions = {
 };
 
 /**
+ * A comment on a post, or a reply to another comment (`parentId`). A deleted comment that has replies stays as a placeholder (`deleted: true`, no body, no author) so the thread stays readable.
+ */
+export type Comment = {
+    id: Id;
+    postId: Id;
+    /**
+     * The comment this one replies to; null for a top-level comment.
+     */
+    parentId: string | null;
+    /**
+     * 0 for a top-level comment; threads are at most 5 levels deep.
+     */
+    depth: number;
+    /**
+     * Markdown; null for a deleted or hidden comment.
+     */
+    body: string | null;
+    /**
+     * Null for a deleted comment.
+     */
+    author: UserSummary | null;
+    deleted: boolean;
+    /**
+     * Hidden by a moderator; its author still sees the body.
+     */
+    hidden: boolean;
+    replyCount: number;
+    createdAt: Timestamp;
+    updatedAt: Timestamp;
+};
+
+export type CommentCreate = {
+    body: string;
+    /**
+     * Reply to this comment (of the same post).
+     */
+    parentId?: string;
+};
+
+export type CommentPage = {
+    items: Array<Comment>;
+    nextCursor: Cursor;
+};
+
+export type CommentUpdate = {
+    body: string;
+};
+
+/**
  * Pass as `cursor` to read the next page; null on the last page.
  */
 export type Cursor = string | null;
@@ -145,6 +194,15 @@ export type PostPage = {
 };
 
 /**
+ * Only the fields sent change. The kind and the project of a post never change.
+ */
+export type PostUpdate = {
+    title?: string;
+    body?: string;
+    tags?: Array<Tag>;
+};
+
+/**
  * An RFC 9457 problem document.
  */
 export type Problem = {
@@ -271,6 +329,11 @@ export type UserSummary = {
  * Lowercase letters, digits and inner hyphens, like a GitHub login.
  */
 export type Username = string;
+
+/**
+ * The comment's id.
+ */
+export type CommentId = string;
 
 /**
  * The `nextCursor` of the previous page.
@@ -1147,6 +1210,68 @@ export type UpdateMilestoneResponses = {
 
 export type UpdateMilestoneResponse = UpdateMilestoneResponses[keyof UpdateMilestoneResponses];
 
+export type ListPostsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * A username, or `me`.
+         */
+        author?: Username;
+        /**
+         * Only posts with this tag (case-insensitive).
+         */
+        tag?: Tag;
+        /**
+         * Only posts of this kind.
+         */
+        kind?: PostKind;
+        /**
+         * Only build logs of this project.
+         */
+        projectId?: string;
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/posts';
+};
+
+export type ListPostsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListPostsError = ListPostsErrors[keyof ListPostsErrors];
+
+export type ListPostsResponses = {
+    /**
+     * A page of posts.
+     */
+    200: PostPage;
+};
+
+export type ListPostsResponse = ListPostsResponses[keyof ListPostsResponses];
+
 export type CreatePostData = {
     body: PostCreate;
     path?: never;
@@ -1195,6 +1320,415 @@ export type CreatePostResponses = {
 };
 
 export type CreatePostResponse = CreatePostResponses[keyof CreatePostResponses];
+
+export type DeletePostData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id.
+         */
+        postId: string;
+    };
+    query?: never;
+    url: '/posts/{postId}';
+};
+
+export type DeletePostErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type DeletePostError = DeletePostErrors[keyof DeletePostErrors];
+
+export type DeletePostResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeletePostResponse = DeletePostResponses[keyof DeletePostResponses];
+
+export type GetPostData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id.
+         */
+        postId: string;
+    };
+    query?: never;
+    url: '/posts/{postId}';
+};
+
+export type GetPostErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetPostError = GetPostErrors[keyof GetPostErrors];
+
+export type GetPostResponses = {
+    /**
+     * The post.
+     */
+    200: Post;
+};
+
+export type GetPostResponse = GetPostResponses[keyof GetPostResponses];
+
+export type UpdatePostData = {
+    body: PostUpdate;
+    path: {
+        /**
+         * The post's id.
+         */
+        postId: string;
+    };
+    query?: never;
+    url: '/posts/{postId}';
+};
+
+export type UpdatePostErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The request body is not application/json.
+     */
+    415: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type UpdatePostError = UpdatePostErrors[keyof UpdatePostErrors];
+
+export type UpdatePostResponses = {
+    /**
+     * The edited post.
+     */
+    200: Post;
+};
+
+export type UpdatePostResponse = UpdatePostResponses[keyof UpdatePostResponses];
+
+export type ListCommentsData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id.
+         */
+        postId: string;
+    };
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/posts/{postId}/comments';
+};
+
+export type ListCommentsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListCommentsError = ListCommentsErrors[keyof ListCommentsErrors];
+
+export type ListCommentsResponses = {
+    /**
+     * A page of comments.
+     */
+    200: CommentPage;
+};
+
+export type ListCommentsResponse = ListCommentsResponses[keyof ListCommentsResponses];
+
+export type CreateCommentData = {
+    body: CommentCreate;
+    path: {
+        /**
+         * The post's id.
+         */
+        postId: string;
+    };
+    query?: never;
+    url: '/posts/{postId}/comments';
+};
+
+export type CreateCommentErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The request body is not application/json.
+     */
+    415: Problem;
+    /**
+     * The request is well formed but refers to something that does not fit (an unknown user, an incomplete order).
+     */
+    422: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type CreateCommentError = CreateCommentErrors[keyof CreateCommentErrors];
+
+export type CreateCommentResponses = {
+    /**
+     * The created comment.
+     */
+    201: Comment;
+};
+
+export type CreateCommentResponse = CreateCommentResponses[keyof CreateCommentResponses];
+
+export type DeleteCommentData = {
+    body?: never;
+    path: {
+        /**
+         * The comment's id.
+         */
+        commentId: string;
+    };
+    query?: never;
+    url: '/comments/{commentId}';
+};
+
+export type DeleteCommentErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type DeleteCommentError = DeleteCommentErrors[keyof DeleteCommentErrors];
+
+export type DeleteCommentResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteCommentResponse = DeleteCommentResponses[keyof DeleteCommentResponses];
+
+export type GetCommentData = {
+    body?: never;
+    path: {
+        /**
+         * The comment's id.
+         */
+        commentId: string;
+    };
+    query?: never;
+    url: '/comments/{commentId}';
+};
+
+export type GetCommentErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetCommentError = GetCommentErrors[keyof GetCommentErrors];
+
+export type GetCommentResponses = {
+    /**
+     * The comment.
+     */
+    200: Comment;
+};
+
+export type GetCommentResponse = GetCommentResponses[keyof GetCommentResponses];
+
+export type UpdateCommentData = {
+    body: CommentUpdate;
+    path: {
+        /**
+         * The comment's id.
+         */
+        commentId: string;
+    };
+    query?: never;
+    url: '/comments/{commentId}';
+};
+
+export type UpdateCommentErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The request body is not application/json.
+     */
+    415: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type UpdateCommentError = UpdateCommentErrors[keyof UpdateCommentErrors];
+
+export type UpdateCommentResponses = {
+    /**
+     * The edited comment.
+     */
+    200: Comment;
+};
+
+export type UpdateCommentResponse = UpdateCommentResponses[keyof UpdateCommentResponses];
 
 export type HidePostData = {
     body?: never;

@@ -2,6 +2,15 @@
 
 import * as z from 'zod';
 
+export const zCommentCreate = z.object({
+    body: z.string().min(1).max(10000),
+    parentId: z.uuid().optional()
+});
+
+export const zCommentUpdate = z.object({
+    body: z.string().min(1).max(10000)
+});
+
 /**
  * Pass as `cursor` to read the next page; null on the last page.
  */
@@ -129,6 +138,15 @@ export const zPostCreate = z.object({
     projectId: z.uuid().optional()
 });
 
+/**
+ * Only the fields sent change. The kind and the project of a post never change.
+ */
+export const zPostUpdate = z.object({
+    title: z.string().min(1).max(200).optional(),
+    body: z.string().min(1).max(100000).optional(),
+    tags: z.array(zTag).max(10).optional()
+});
+
 export const zProjectCreate = z.object({
     name: zProjectName,
     slug: zProjectSlug.optional(),
@@ -208,6 +226,28 @@ export const zUserSummary = z.object({
     displayName: z.string()
 });
 
+/**
+ * A comment on a post, or a reply to another comment (`parentId`). A deleted comment that has replies stays as a placeholder (`deleted: true`, no body, no author) so the thread stays readable.
+ */
+export const zComment = z.object({
+    id: zId,
+    postId: zId,
+    parentId: z.uuid().nullable(),
+    depth: z.int().gte(0).lte(4),
+    body: z.string().nullable(),
+    author: zUserSummary.nullable(),
+    deleted: z.boolean(),
+    hidden: z.boolean(),
+    replyCount: z.int().gte(0),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp
+});
+
+export const zCommentPage = z.object({
+    items: z.array(zComment),
+    nextCursor: zCursor
+});
+
 export const zMember = z.object({
     user: zUserSummary,
     role: zMemberRole,
@@ -259,6 +299,11 @@ export const zProjectPage = z.object({
     items: z.array(zProject),
     nextCursor: zCursor
 });
+
+/**
+ * The comment's id.
+ */
+export const zCommentId = z.uuid();
 
 /**
  * The `nextCursor` of the previous page.
@@ -459,12 +504,109 @@ export const zUpdateMilestonePath = z.object({
  */
 export const zUpdateMilestoneResponse = zMilestone;
 
+export const zListPostsQuery = z.object({
+    author: zUsername.optional(),
+    tag: zTag.optional(),
+    kind: zPostKind.optional(),
+    projectId: z.uuid().optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * A page of posts.
+ */
+export const zListPostsResponse = zPostPage;
+
 export const zCreatePostBody = zPostCreate;
 
 /**
  * The created post.
  */
 export const zCreatePostResponse = zPost;
+
+export const zDeletePostPath = z.object({
+    postId: z.uuid()
+});
+
+/**
+ * Deleted.
+ */
+export const zDeletePostResponse = z.void();
+
+export const zGetPostPath = z.object({
+    postId: z.uuid()
+});
+
+/**
+ * The post.
+ */
+export const zGetPostResponse = zPost;
+
+export const zUpdatePostBody = zPostUpdate;
+
+export const zUpdatePostPath = z.object({
+    postId: z.uuid()
+});
+
+/**
+ * The edited post.
+ */
+export const zUpdatePostResponse = zPost;
+
+export const zListCommentsPath = z.object({
+    postId: z.uuid()
+});
+
+export const zListCommentsQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * A page of comments.
+ */
+export const zListCommentsResponse = zCommentPage;
+
+export const zCreateCommentBody = zCommentCreate;
+
+export const zCreateCommentPath = z.object({
+    postId: z.uuid()
+});
+
+/**
+ * The created comment.
+ */
+export const zCreateCommentResponse = zComment;
+
+export const zDeleteCommentPath = z.object({
+    commentId: z.uuid()
+});
+
+/**
+ * Deleted.
+ */
+export const zDeleteCommentResponse = z.void();
+
+export const zGetCommentPath = z.object({
+    commentId: z.uuid()
+});
+
+/**
+ * The comment.
+ */
+export const zGetCommentResponse = zComment;
+
+export const zUpdateCommentBody = zCommentUpdate;
+
+export const zUpdateCommentPath = z.object({
+    commentId: z.uuid()
+});
+
+/**
+ * The edited comment.
+ */
+export const zUpdateCommentResponse = zComment;
 
 export const zHidePostPath = z.object({
     postId: z.uuid()

@@ -1,7 +1,9 @@
 // Every migration, in order. Explicit (no folder discovery), so the same list runs on the
 // embedded database and on PostgreSQL. Append; never edit one that has shipped.
 import { Migration20261122000000_core } from './Migration20261122000000_core.js';
+import { Migration20261122162636_comments } from './Migration20261122162636_comments.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
+  { name: 'Migration20261122162636_comments', class: Migration20261122162636_comments },
 ];

@@ -1,0 +1,28 @@
+import type { SomeHandlers } from '../http/handler.js';
+import { assertCanReadComment, createComment, deleteComment, listComments, updateComment } from './comments.service.js';
+import { presentComment } from './comments.presenter.js';
+
+type Ops = 'listComments' | 'createComment' | 'getComment' | 'updateComment' | 'deleteComment';
+
+export const commentsHandlers = {
+  listComments: async ({ em, actor, path, query }) => ({
+    status: 200,
+    body: await listComments(em, actor, path.postId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+  }),
+  createComment: async ({ em, actor, path, body, req }) => {
+    const comment = await createComment(em, actor, path.postId, body);
+    return { status: 201, body: presentComment(comment, actor.userId), headers: { Location: `${req.baseUrl}/comments/${comment.id}` } };
+  },
+  getComment: async ({ em, actor, path }) => ({
+    status: 200,
+    body: presentComment(await assertCanReadComment(em, actor, path.commentId), actor.userId),
+  }),
+  updateComment: async ({ em, actor, path, body }) => ({
+    status: 200,
+    body: presentComment(await updateComment(em, actor, path.commentId, body.body), actor.userId),
+  }),
+  deleteComment: async ({ em, actor, path }) => {
+    await deleteComment(em, actor, path.commentId);
+    return { status: 204 };
+  },
+} satisfies SomeHandlers<Ops>;

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { Post } from '../src/posts/post.entity.js';
+
+let t: TestServer;
+let ada: TestUser;
+let grace: TestUser;
+let eve: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  [ada, grace, eve] = [await userWithKey(t), await userWithKey(t), await userWithKey(t)];
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const write = async (who: TestUser, body: Partial<Parameters<typeof api.createPost>[0]['body']> = {}) => {
+  const res = await api.createPost({ client: who.client, body: { title: uniqueName('t'), body: 'hello', ...body } });
+  expect(res.response?.status, JSON.stringify(res.error)).toBe(201);
+  return res.data!;
+};
+
+describe('posts', () => {
+  it('reads, edits and deletes a post; only the author may change it', async () => {
+    const post = await write(ada, { tags: ['Rust', 'WASM'] });
+    expect((await api.getPost({ client: eve.client, path: { postId: post.id } })).data).toEqual(post);
+
+    const denied = await api.updatePost({ client: eve.client, path: { postId: post.id }, body: { title: 'mine' } });
+    expect(denied.response?.status).toBe(403);
+    const edited = await api.updatePost({ client: ada.client, path: { postId: post.id }, body: { body: 'edited', tags: ['Go'] } });
+    expect(edited.data).toMatchObject({ title: post.title, body: 'edited', tags: ['go'] });
+    const kind = await raw(t, 'PATCH', `/posts/${post.id}`, { token: ada.token, body: { kind: 'build_log' } });
+    expect(kind.status).toBe(400);
+
+    expect((await api.deletePost({ client: eve.client, path: { postId: post.id } })).response?.status).toBe(403);
+    expect((await api.deletePost({ client: ada.client, path: { postId: post.id } })).response?.status).toBe(204);
+    expect((await api.getPost({ client: ada.client, path: { postId: post.id } })).response?.status).toBe(404);
+  });
+
+  it('lists newest first with author, tag, kind and project filters', async () => {
+    const author = await userWithKey(t);
+    const project = (await api.createProject({ client: author.client, body: { name: uniqueName('P') } })).data!;
+    const a = await write(author, { tags: ['alpha'] });
+    const b = await write(author, { tags: ['beta', 'alpha'] });
+    const c = await write(author, { kind: 'build_log', projectId: project.id });
+    const ids = async (query: NonNullable<Parameters<typeof api.listPosts>[0]>['query']) =>
+      (await api.listPosts({ client: eve.client, query: { limit: 100, ...query } })).data!.items.map((p) => p.id);
+    expect(await ids({ author: author.user.username })).toEqual([c.id, b.id, a.id]);
+    expect(await ids({ author: author.user.username, tag: 'ALPHA' })).toEqual([b.id, a.id]);
+    expect(await ids({ author: author.user.username, kind: 'build_log' })).toEqual([c.id]);
+    expect(await ids({ projectId: project.id })).toEqual([c.id]);
+    const mine = (await api.listPosts({ client: author.client, query: { author: 'me', limit: 2 } })).data!;
+    expect(mine.items.map((p) => p.id)).toEqual([c.id, b.id]);
+    const next = (await api.listPosts({ client: author.client, query: { author: 'me', limit: 2, cursor: mine.nextCursor! } })).data!;
+    expect(next.items.map((p) => p.id)).toEqual([a.id]);
+    expect(next.nextCursor).toBeNull();
+  });
+
+  it('never shows a post on a private project or a hidden post to those who may not read it', async () => {
+    const priv = (await api.createProject({ client: ada.client, body: { name: uniqueName('Secret'), visibility: 'private' } })).data!;
+    await api.addProjectMember({ client: ada.client, path: { projectId: priv.id }, body: { username: grace.user.username } });
+    const secret = await write(ada, { kind: 'build_log', projectId: priv.id, title: uniqueName('secret') });
+    const hidden = await write(grace, { title: uniqueName('hidden') });
+    await t.db.orm.em.fork().nativeUpdate(Post, { id: hidden.id }, { hiddenAt: new Date() });
+
+    expect((await api.getPost({ client: eve.client, path: { postId: secret.id } })).response?.status).toBe(404);
+    expect((await api.getPost({ client: grace.client, path: { postId: secret.id } })).response?.status).toBe(200);
+    expect((await api.getPost({ client: eve.client, path: { postId: hidden.id } })).response?.status).toBe(404);
+    expect((await api.getPost({ client: grace.client, path: { postId: hidden.id } })).data!.hidden).toBe(true);
+    expect((await api.listComments({ client: eve.client, path: { postId: secret.id } })).response?.status).toBe(404);
+    expect((await api.createComment({ client: eve.client, path: { postId: hidden.id }, body: { body: 'x' } })).response?.status).toBe(404);
+
+    const eveSees = (await api.listPosts({ client: eve.client, query: { limit: 100 } })).data!.items.map((p) => p.id);
+    expect(eveSees).not.toContain(secret.id);
+    expect(eveSees).not.toContain(hidden.id);
+    const byAuthor = (await api.listPosts({ client: eve.client, query: { author: ada.user.username, limit: 100 } })).data!.items.map((p) => p.id);
+    expect(byAuthor).not.toContain(secret.id);
+  });
+});
