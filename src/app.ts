@@ -17,6 +17,7 @@ import { contractValidator } from './http/validator.js';
 import { operationsRouter } from './http/operations.js';
 import { problemHandler } from './http/errors.js';
 import { refuseNulInBody } from './http/nul.js';
+import { REQUEST_BODY_BYTES } from './http/limits.js';
 import { requestContext } from './http/context.js';
 import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
@@ -37,7 +38,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
     res.json({ status: 'ok' });
   });
   app.use(`${base}/mcp`, mcpRouter(log));
-  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use(contractValidator(contract, config));
   app.use(refuseNulInBody);
   app.use(base, operationsRouter(operations, allHandlers(contract)));

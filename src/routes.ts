@@ -10,6 +10,7 @@ import { projectsHandlers } from './projects/projects.routes.js';
 import { milestonesHandlers } from './milestones/milestones.routes.js';
 import { postsHandlers } from './posts/posts.routes.js';
 import { commentsHandlers } from './comments/comments.routes.js';
+import { platformHandlers } from './platform/platform.routes.js';
 
 export function allHandlers(doc: OpenApiDocument): Handlers {
   return {
@@ -19,5 +20,6 @@ export function allHandlers(doc: OpenApiDocument): Handlers {
     ...milestonesHandlers,
     ...postsHandlers,
     ...commentsHandlers,
+    ...platformHandlers(doc),
   } satisfies Handlers;
 }

@@ -15,10 +15,11 @@ import { authenticateToken } from '../keys/keys.service.js';
 import { bearerToken } from '../http/bearer.js';
 import { ProblemError } from '../http/problem.js';
 import { MCP_SCOPES } from '../keys/scopes.js';
+import { REQUEST_BODY_BYTES } from '../http/limits.js';
 import type { Logger } from '../http/log.js';
 import { buildMcpServer, TOOL_NAMES } from './server.js';
+import { MCP_PROTOCOL_VERSIONS } from './versions.js';
 
-export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 const SUPPORTED: readonly string[] = MCP_PROTOCOL_VERSIONS;
 
 type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; protocolVersion?: unknown } };
@@ -70,7 +71,7 @@ function unknownToolGate(req: Request, res: Response, next: NextFunction): void 
 
 export function mcpRouter(log: Logger): Router {
   const router = Router();
-  router.use(express.json({ limit: '1mb' }));
+  router.use(express.json({ limit: REQUEST_BODY_BYTES }));
   router.post('/', outerGate, versionGate, unknownToolGate, async (req: Request, res: Response) => {
     const server = buildMcpServer({ em: req.em, actor: req.actor! }, log, req.requestId);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.js';
+import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListScopesData, ListScopesErrors, ListScopesResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -394,6 +394,84 @@ export const updateComment = <ThrowOnError extends boolean = false>(options: Opt
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * The scopes and what each opens
+ *
+ * Every scope an API key can carry, with its label and the operations it opens, read from this specification.
+ *
+ * Required scope: `content.read`
+ */
+export const listScopes = <ThrowOnError extends boolean = false>(options?: Options<ListScopesData, ThrowOnError>): RequestResult<ListScopesResponses, ListScopesErrors, ThrowOnError> => (options?.client ?? client).get<ListScopesResponses, ListScopesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/platform/scopes',
+    ...options
+});
+
+/**
+ * Limits
+ *
+ * The limits this server enforces.
+ *
+ * Required scope: `content.read`
+ */
+export const getLimits = <ThrowOnError extends boolean = false>(options?: Options<GetLimitsData, ThrowOnError>): RequestResult<GetLimitsResponses, GetLimitsErrors, ThrowOnError> => (options?.client ?? client).get<GetLimitsResponses, GetLimitsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/platform/limits',
+    ...options
+});
+
+/**
+ * Supported versions
+ *
+ * The version of this API and the MCP protocol versions the MCP server speaks.
+ *
+ * Required scope: `content.read`
+ */
+export const getVersions = <ThrowOnError extends boolean = false>(options?: Options<GetVersionsData, ThrowOnError>): RequestResult<GetVersionsResponses, GetVersionsErrors, ThrowOnError> => (options?.client ?? client).get<GetVersionsResponses, GetVersionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/platform/versions',
+    ...options
+});
+
+/**
+ * Popular tags
+ *
+ * The tags most used on public posts and projects, with how often, most used first.
+ *
+ * Required scope: `content.read`
+ */
+export const listPopularTags = <ThrowOnError extends boolean = false>(options?: Options<ListPopularTagsData, ThrowOnError>): RequestResult<ListPopularTagsResponses, ListPopularTagsErrors, ThrowOnError> => (options?.client ?? client).get<ListPopularTagsResponses, ListPopularTagsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/platform/tags',
+    ...options
+});
+
+/**
+ * Popular skills
+ *
+ * The skills people list and public projects look for, with how often, most used first.
+ *
+ * Required scope: `content.read`
+ */
+export const listPopularSkills = <ThrowOnError extends boolean = false>(options?: Options<ListPopularSkillsData, ThrowOnError>): RequestResult<ListPopularSkillsResponses, ListPopularSkillsErrors, ThrowOnError> => (options?.client ?? client).get<ListPopularSkillsResponses, ListPopularSkillsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/platform/skills',
+    ...options
+});
+
+/**
+ * Platform counts
+ *
+ * Counts of public things on the platform.
+ *
+ * Required scope: `content.read`
+ */
+export const getStats = <ThrowOnError extends boolean = false>(options?: Options<GetStatsData, ThrowOnError>): RequestResult<GetStatsResponses, GetStatsErrors, ThrowOnError> => (options?.client ?? client).get<GetStatsResponses, GetStatsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/platform/stats',
+    ...options
 });
 
 /**

@@ -63,6 +63,26 @@ export type Cursor = string | null;
  */
 export type Id = string;
 
+export type Limits = {
+    pageSize: {
+        default: number;
+        max: number;
+    };
+    /**
+     * Largest JSON request body.
+     */
+    requestBodyBytes: number;
+    /**
+     * The longest an API key may live.
+     */
+    keyLifetimeDays: number;
+    /**
+     * How deep a comment thread may go.
+     */
+    commentDepth: number;
+    tagsPerItem: number;
+};
+
 export type Member = {
     user: UserSummary;
     role: MemberRole;
@@ -297,10 +317,63 @@ export type ProjectVisibility = 'public' | 'private';
 
 export type ScopeId = 'content.read' | 'content.write' | 'jobs.read' | 'jobs.write' | 'profile.read' | 'projects.read' | 'projects.write' | 'github.read' | 'radar.read';
 
+export type ScopeInfo = {
+    id: ScopeId;
+    label: string;
+    description: string;
+    /**
+     * The method and path patterns the scope opens (`**` = the path or any sub-path).
+     */
+    routes: Array<string>;
+    /**
+     * The operations of this API that need this scope.
+     */
+    operations: Array<{
+        operationId: string;
+        method: string;
+        path: string;
+        summary: string;
+    }>;
+};
+
+export type ScopeList = {
+    items: Array<ScopeInfo>;
+};
+
+/**
+ * Counts of public things.
+ */
+export type Stats = {
+    users: number;
+    /**
+     * Public projects.
+     */
+    projects: number;
+    /**
+     * Milestones of public projects.
+     */
+    milestones: number;
+    /**
+     * Visible posts (build logs included).
+     */
+    posts: number;
+    buildLogs: number;
+    comments: number;
+};
+
 /**
  * A tag; stored and returned in lowercase.
  */
 export type Tag = string;
+
+export type TermCount = {
+    name: Tag;
+    count: number;
+};
+
+export type TermCountList = {
+    items: Array<TermCount>;
+};
 
 /**
  * RFC 3339 timestamp in UTC.
@@ -329,6 +402,11 @@ export type UserSummary = {
  * Lowercase letters, digits and inner hyphens, like a GitHub login.
  */
 export type Username = string;
+
+export type Versions = {
+    apiVersion: string;
+    mcpProtocolVersions: Array<string>;
+};
 
 /**
  * The comment's id.
@@ -1729,6 +1807,238 @@ export type UpdateCommentResponses = {
 };
 
 export type UpdateCommentResponse = UpdateCommentResponses[keyof UpdateCommentResponses];
+
+export type ListScopesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/platform/scopes';
+};
+
+export type ListScopesErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListScopesError = ListScopesErrors[keyof ListScopesErrors];
+
+export type ListScopesResponses = {
+    /**
+     * The nine scopes.
+     */
+    200: ScopeList;
+};
+
+export type ListScopesResponse = ListScopesResponses[keyof ListScopesResponses];
+
+export type GetLimitsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/platform/limits';
+};
+
+export type GetLimitsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetLimitsError = GetLimitsErrors[keyof GetLimitsErrors];
+
+export type GetLimitsResponses = {
+    /**
+     * The limits.
+     */
+    200: Limits;
+};
+
+export type GetLimitsResponse = GetLimitsResponses[keyof GetLimitsResponses];
+
+export type GetVersionsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/platform/versions';
+};
+
+export type GetVersionsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetVersionsError = GetVersionsErrors[keyof GetVersionsErrors];
+
+export type GetVersionsResponses = {
+    /**
+     * The versions.
+     */
+    200: Versions;
+};
+
+export type GetVersionsResponse = GetVersionsResponses[keyof GetVersionsResponses];
+
+export type ListPopularTagsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+    };
+    url: '/platform/tags';
+};
+
+export type ListPopularTagsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListPopularTagsError = ListPopularTagsErrors[keyof ListPopularTagsErrors];
+
+export type ListPopularTagsResponses = {
+    /**
+     * Tags with counts.
+     */
+    200: TermCountList;
+};
+
+export type ListPopularTagsResponse = ListPopularTagsResponses[keyof ListPopularTagsResponses];
+
+export type ListPopularSkillsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+    };
+    url: '/platform/skills';
+};
+
+export type ListPopularSkillsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListPopularSkillsError = ListPopularSkillsErrors[keyof ListPopularSkillsErrors];
+
+export type ListPopularSkillsResponses = {
+    /**
+     * Skills with counts.
+     */
+    200: TermCountList;
+};
+
+export type ListPopularSkillsResponse = ListPopularSkillsResponses[keyof ListPopularSkillsResponses];
+
+export type GetStatsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/platform/stats';
+};
+
+export type GetStatsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetStatsError = GetStatsErrors[keyof GetStatsErrors];
+
+export type GetStatsResponses = {
+    /**
+     * The counts.
+     */
+    200: Stats;
+};
+
+export type GetStatsResponse = GetStatsResponses[keyof GetStatsResponses];
 
 export type HidePostData = {
     body?: never;

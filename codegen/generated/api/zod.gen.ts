@@ -21,6 +21,17 @@ export const zCursor = z.string().nullable();
  */
 export const zId = z.uuid();
 
+export const zLimits = z.object({
+    pageSize: z.object({
+        default: z.int(),
+        max: z.int()
+    }),
+    requestBodyBytes: z.int(),
+    keyLifetimeDays: z.int(),
+    commentDepth: z.int(),
+    tagsPerItem: z.int()
+});
+
 export const zMemberRole = z.enum(['owner', 'member']);
 
 export const zMilestoneDescription = z.string().max(5000).nullable();
@@ -125,6 +136,35 @@ export const zProblem = z.object({
     grantedScopes: z.array(zScopeId).optional()
 });
 
+export const zScopeInfo = z.object({
+    id: zScopeId,
+    label: z.string(),
+    description: z.string(),
+    routes: z.array(z.string()),
+    operations: z.array(z.object({
+        operationId: z.string(),
+        method: z.string(),
+        path: z.string(),
+        summary: z.string()
+    }))
+});
+
+export const zScopeList = z.object({
+    items: z.array(zScopeInfo)
+});
+
+/**
+ * Counts of public things.
+ */
+export const zStats = z.object({
+    users: z.int(),
+    projects: z.int(),
+    milestones: z.int(),
+    posts: z.int(),
+    buildLogs: z.int(),
+    comments: z.int()
+});
+
 /**
  * A tag; stored and returned in lowercase.
  */
@@ -174,6 +214,15 @@ export const zProjectUpdate = z.object({
     links: z.array(zProjectLink).max(10).optional(),
     lookingForCollaborators: z.boolean().optional(),
     wantedSkills: z.array(zTag).max(20).optional()
+});
+
+export const zTermCount = z.object({
+    name: zTag,
+    count: z.int().gte(1)
+});
+
+export const zTermCountList = z.object({
+    items: z.array(zTermCount)
 });
 
 /**
@@ -298,6 +347,11 @@ export const zProject = z.object({
 export const zProjectPage = z.object({
     items: z.array(zProject),
     nextCursor: zCursor
+});
+
+export const zVersions = z.object({
+    apiVersion: z.string(),
+    mcpProtocolVersions: z.array(z.string())
 });
 
 /**
@@ -607,6 +661,44 @@ export const zUpdateCommentPath = z.object({
  * The edited comment.
  */
 export const zUpdateCommentResponse = zComment;
+
+/**
+ * The nine scopes.
+ */
+export const zListScopesResponse = zScopeList;
+
+/**
+ * The limits.
+ */
+export const zGetLimitsResponse = zLimits;
+
+/**
+ * The versions.
+ */
+export const zGetVersionsResponse = zVersions;
+
+export const zListPopularTagsQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20)
+});
+
+/**
+ * Tags with counts.
+ */
+export const zListPopularTagsResponse = zTermCountList;
+
+export const zListPopularSkillsQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20)
+});
+
+/**
+ * Skills with counts.
+ */
+export const zListPopularSkillsResponse = zTermCountList;
+
+/**
+ * The counts.
+ */
+export const zGetStatsResponse = zStats;
 
 export const zHidePostPath = z.object({
     postId: z.uuid()

@@ -1,0 +1,95 @@
+/**
+ * Public facts about the platform. The scope list is read from the contract itself (the
+ * x-scopes table and each operation's x-required-scope), never kept by hand.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Limits, ScopeList, Stats, TermCountList, Versions } from '../../codegen/generated/api/types.gen.js';
+import { basePath, listOperations, type OpenApiDocument } from '../http/contract.js';
+import { MAX_KEY_DAYS } from '../keys/keys.service.js';
+import { MAX_COMMENT_DEPTH } from '../comments/comment.entity.js';
+import { REQUEST_BODY_BYTES, TAGS_PER_ITEM } from '../http/limits.js';
+import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
+
+export function scopeList(doc: OpenApiDocument): ScopeList {
+  const base = basePath(doc);
+  const ops = listOperations(doc);
+  return {
+    items: doc['x-scopes'].map((scope) => ({
+      id: scope.id,
+      label: scope.label,
+      description: scope.description,
+      routes: scope.opens,
+      operations: ops
+        .filter((op) => op.access.kind === 'scope' && op.access.scope === scope.id)
+        .map((op) => ({
+          operationId: op.operationId,
+          method: op.method.toUpperCase(),
+          path: base + op.path,
+          summary: String(doc.paths[op.path]![op.method]!.summary ?? ''),
+        })),
+    })),
+  };
+}
+
+export function limits(doc: OpenApiDocument): Limits {
+  const limit = (doc.components as { parameters: Record<string, { schema: { default: number; maximum: number } }> }).parameters.Limit!.schema;
+  return {
+    pageSize: { default: limit.default, max: limit.maximum },
+    requestBodyBytes: REQUEST_BODY_BYTES,
+    keyLifetimeDays: MAX_KEY_DAYS,
+    commentDepth: MAX_COMMENT_DEPTH,
+    tagsPerItem: TAGS_PER_ITEM,
+  };
+}
+
+export function versions(doc: OpenApiDocument): Versions {
+  return { apiVersion: String((doc.info as { version: string }).version), mcpProtocolVersions: [...MCP_PROTOCOL_VERSIONS] };
+}
+
+/** Tags of visible posts (not hidden, not on a private project) and of public projects. */
+export async function popularTags(em: EntityManager, limit: number): Promise<TermCountList> {
+  const rows = await em.execute<{ name: string; count: number }[]>(
+    `select tag as name, count(*)::int as count from (
+       select unnest(p.tags) as tag from posts p left join projects pr on pr.id = p.project_id
+        where p.hidden_at is null and (p.project_id is null or pr.visibility = 'public')
+       union all
+       select unnest(tags) from projects where visibility = 'public'
+     ) t group by tag order by count desc, tag asc limit ?`,
+    [limit],
+  );
+  return { items: rows.map((r) => ({ name: r.name, count: Number(r.count) })) };
+}
+
+/** Skills people list and public projects look for. */
+export async function popularSkills(em: EntityManager, limit: number): Promise<TermCountList> {
+  const rows = await em.execute<{ name: string; count: number }[]>(
+    `select skill as name, count(*)::int as count from (
+       select unnest(skills) as skill from users
+       union all
+       select unnest(wanted_skills) from projects where visibility = 'public'
+     ) s group by skill order by count desc, skill asc limit ?`,
+    [limit],
+  );
+  return { items: rows.map((r) => ({ name: r.name, count: Number(r.count) })) };
+}
+
+export async function stats(em: EntityManager): Promise<Stats> {
+  const [row] = await em.execute<Record<keyof Stats, number>[]>(
+    `with visible_posts as (
+       select p.id, p.kind from posts p left join projects pr on pr.id = p.project_id
+        where p.hidden_at is null and (p.project_id is null or pr.visibility = 'public')
+     )
+     select
+       (select count(*) from users)::int as users,
+       (select count(*) from projects where visibility = 'public')::int as projects,
+       (select count(*) from milestones m join projects pr on pr.id = m.project_id where pr.visibility = 'public')::int as milestones,
+       (select count(*) from visible_posts)::int as posts,
+       (select count(*) from visible_posts where kind = 'build_log')::int as "buildLogs",
+       (select count(*) from comments c join visible_posts v on v.id = c.post_id
+         where c.deleted_at is null and c.hidden_at is null)::int as comments`,
+  );
+  return {
+    users: Number(row!.users), projects: Number(row!.projects), milestones: Number(row!.milestones),
+    posts: Number(row!.posts), buildLogs: Number(row!.buildLogs), comments: Number(row!.comments),
+  };
+}

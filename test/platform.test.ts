@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { loadContract, listOperations } from '../src/http/contract.js';
+import { SCOPE_IDS } from '../src/keys/scopes.js';
+import { Post } from '../src/posts/post.entity.js';
+
+let t: TestServer;
+let ada: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  ada = await userWithKey(t);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('platform', () => {
+  it('lists the nine scopes with exactly the operations the spec tags with each', async () => {
+    const { data } = await api.listScopes({ client: ada.client });
+    expect(data!.items.map((s) => s.id)).toEqual([...SCOPE_IDS]);
+    expect(data!.items.find((s) => s.id === 'projects.write')!.label).toBe('Write projects');
+    const ops = listOperations(loadContract()).filter((o) => o.access.kind === 'scope');
+    const listed = data!.items.flatMap((s) => s.operations.map((o) => `${s.id} ${o.operationId}`)).sort();
+    expect(listed).toEqual(ops.map((o) => `${(o.access as { scope: string }).scope} ${o.operationId}`).sort());
+    const getProject = data!.items.find((s) => s.id === 'projects.read')!.operations.find((o) => o.operationId === 'getProject');
+    expect(getProject).toEqual({ operationId: 'getProject', method: 'GET', path: '/api/v1/projects/{projectId}', summary: 'Get a project' });
+  });
+
+  it('tells the limits it enforces and the versions it speaks', async () => {
+    expect((await api.getLimits({ client: ada.client })).data).toEqual({
+      pageSize: { default: 20, max: 100 }, requestBodyBytes: 1048576, keyLifetimeDays: 366, commentDepth: 5, tagsPerItem: 10,
+    });
+    expect((await api.getVersions({ client: ada.client })).data).toEqual({ apiVersion: '1.0.0', mcpProtocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26'] });
+  });
+
+  it('counts popular tags from visible posts and public projects only', async () => {
+    const popular = uniqueName('tag').replace('-', '');
+    const secret = uniqueName('tag').replace('-', '');
+    for (let i = 0; i < 3; i++) await api.createPost({ client: ada.client, body: { title: 't', body: 'b', tags: [popular] } });
+    await api.createProject({ client: ada.client, body: { name: uniqueName('P'), tags: [popular.toUpperCase()] } });
+    const priv = (await api.createProject({ client: ada.client, body: { name: uniqueName('P'), visibility: 'private', tags: [secret] } })).data!;
+    await api.createPost({ client: ada.client, body: { kind: 'build_log', projectId: priv.id, title: 't', body: 'b', tags: [secret] } });
+    const hidden = (await api.createPost({ client: ada.client, body: { title: 't', body: 'b', tags: [secret] } })).data!;
+    await t.db.orm.em.fork().nativeUpdate(Post, { id: hidden.id }, { hiddenAt: new Date() });
+
+    const { data } = await api.listPopularTags({ client: ada.client, query: { limit: 100 } });
+    expect(data!.items.find((x) => x.name === popular)?.count).toBe(4);
+    expect(data!.items.find((x) => x.name === secret)).toBeUndefined();
+    const counts = data!.items.map((x) => x.count);
+    expect(counts).toEqual([...counts].sort((a, b) => b - a));
+  });
+
+  it('counts popular skills', async () => {
+    const skill = uniqueName('skill').replace('-', '');
+    await api.createProject({ client: ada.client, body: { name: uniqueName('P'), wantedSkills: [skill] } });
+    await api.createProject({ client: ada.client, body: { name: uniqueName('P'), wantedSkills: [skill] } });
+    const { data } = await api.listPopularSkills({ client: ada.client, query: { limit: 100 } });
+    expect(data!.items.find((x) => x.name === skill)?.count).toBe(2);
+  });
+
+  it('counts public things', async () => {
+    const before = (await api.getStats({ client: ada.client })).data!;
+    const pub = (await api.createProject({ client: ada.client, body: { name: uniqueName('P') } })).data!;
+    const priv = (await api.createProject({ client: ada.client, body: { name: uniqueName('P'), visibility: 'private' } })).data!;
+    await api.createMilestone({ client: ada.client, path: { projectId: pub.id }, body: { title: 'm' } });
+    await api.createMilestone({ client: ada.client, path: { projectId: priv.id }, body: { title: 'm' } });
+    const log = (await api.createPost({ client: ada.client, body: { kind: 'build_log', projectId: pub.id, title: 't', body: 'b' } })).data!;
+    await api.createPost({ client: ada.client, body: { kind: 'build_log', projectId: priv.id, title: 't', body: 'b' } });
+    await api.createComment({ client: ada.client, path: { postId: log.id }, body: { body: 'c' } });
+    await userWithKey(t);
+    const after = (await api.getStats({ client: ada.client })).data!;
+    expect({
+      users: after.users - before.users, projects: after.projects - before.projects, milestones: after.milestones - before.milestones,
+      posts: after.posts - before.posts, buildLogs: after.buildLogs - before.buildLogs, comments: after.comments - before.comments,
+    }).toEqual({ users: 1, projects: 1, milestones: 1, posts: 1, buildLogs: 1, comments: 1 });
+  });
+});
