@@ -16,7 +16,7 @@ import { loadContract, listOperations, basePath, type OpenApiDocument } from './
 import { contractValidator } from './http/validator.js';
 import { operationsRouter } from './http/operations.js';
 import { problemHandler } from './http/errors.js';
-import { refuseNulInBody } from './http/nul.js';
+import { refuseNul } from './http/nul.js';
 import { REQUEST_BODY_BYTES } from './http/limits.js';
 import { requestContext } from './http/context.js';
 import { createLogger, type Logger } from './http/log.js';
@@ -40,7 +40,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.use(`${base}/mcp`, mcpRouter(log));
   app.use(express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use(contractValidator(contract, config));
-  app.use(refuseNulInBody);
+  app.use(refuseNul);
   app.use(base, operationsRouter(operations, allHandlers(contract)));
   app.use(problemHandler(log));
   return app;

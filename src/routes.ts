@@ -11,6 +11,7 @@ import { milestonesHandlers } from './milestones/milestones.routes.js';
 import { postsHandlers } from './posts/posts.routes.js';
 import { commentsHandlers } from './comments/comments.routes.js';
 import { platformHandlers } from './platform/platform.routes.js';
+import { searchHandlers } from './search/search.routes.js';
 
 export function allHandlers(doc: OpenApiDocument): Handlers {
   return {
@@ -21,5 +22,6 @@ export function allHandlers(doc: OpenApiDocument): Handlers {
     ...postsHandlers,
     ...commentsHandlers,
     ...platformHandlers(doc),
+    ...searchHandlers,
   } satisfies Handlers;
 }

@@ -22,8 +22,8 @@ export function findNul(value: unknown, path: string): string | undefined {
   return undefined;
 }
 
-export const refuseNulInBody: RequestHandler = (req, _res, next) => {
-  const at = findNul(req.body, '/body');
+export const refuseNul: RequestHandler = (req, _res, next) => {
+  const at = findNul(req.query, '/query') ?? findNul(req.body, '/body');
   if (at) return next(badRequest('Text must not contain NUL (\\u0000) characters.', [{ path: at, message: 'must not contain NUL (\\u0000) characters' }]));
   next();
 };

@@ -18,12 +18,15 @@ const PostSchema = defineEntity({
     project: () => p.manyToOne(Project).nullable().deleteRule('set null'),
     commentCount: p.integer().default(0),
     hiddenAt: p.datetime().nullable(),
+    /** Full-text search vector kept by PostgreSQL (migration ..._search); written as PostgreSQL prints it so the schema diff stays clean. */
+    search: p.type('tsvector').generated(`(((setweight(to_tsvector('english'::regconfig, (COALESCE(title, ''::character varying))::text), 'A'::"char") || setweight(to_tsvector('english'::regconfig, shipyard_words(tags)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(body, ''::text)), 'C'::"char"))) stored`).lazy().nullable().hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
   indexes: [
     { name: 'posts_project_kind_idx', properties: ['project', 'kind', 'id'] },
     { name: 'posts_author_idx', properties: ['author'] },
+    { name: 'posts_search_idx', properties: ['search'], type: 'gin' },
   ],
 });
 export class Post extends PostSchema.class {}

@@ -22,10 +22,13 @@ const ProjectSchema = defineEntity({
     links: p.json<ProjectLinkValue[]>().default([]),
     lookingForCollaborators: p.boolean().default(false),
     wantedSkills: p.array().default([]),
+    /** Full-text search vector kept by PostgreSQL (migration ..._search); written as PostgreSQL prints it so the schema diff stays clean. */
+    search: p.type('tsvector').generated(`(((setweight(to_tsvector('english'::regconfig, (COALESCE(name, ''::character varying))::text), 'A'::"char") || setweight(to_tsvector('english'::regconfig, (((COALESCE(tagline, ''::character varying))::text || ' '::text) || shipyard_words(tags))), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(description, ''::text)), 'C'::"char"))) stored`).lazy().nullable().hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
   uniques: [{ name: 'projects_owner_slug_unique', properties: ['owner', 'slug'] }],
+  indexes: [{ name: 'projects_search_idx', properties: ['search'], type: 'gin' }],
 });
 export class Project extends ProjectSchema.class {}
 ProjectSchema.setClass(Project);

@@ -340,6 +340,34 @@ export type ScopeList = {
     items: Array<ScopeInfo>;
 };
 
+export type SearchPage = {
+    items: Array<SearchResult>;
+    nextCursor: Cursor;
+};
+
+export type SearchResult = {
+    type: SearchResultType;
+    id: Id;
+    /**
+     * The post title
+     */
+    title: string;
+    /**
+     * A short excerpt, HTML-escaped, with the matched words wrapped in `<mark>…</mark>`.
+     */
+    snippet: string;
+    /**
+     * Relevance; higher is better.
+     */
+    score: number;
+    /**
+     * Where to read it in this API.
+     */
+    path: string;
+};
+
+export type SearchResultType = 'post' | 'project' | 'user';
+
 /**
  * Counts of public things.
  */
@@ -1807,6 +1835,60 @@ export type UpdateCommentResponses = {
 };
 
 export type UpdateCommentResponse = UpdateCommentResponses[keyof UpdateCommentResponses];
+
+export type SearchData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * The words to look for.
+         */
+        q: string;
+        /**
+         * Only results of this type.
+         */
+        type?: SearchResultType;
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/search';
+};
+
+export type SearchErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type SearchError = SearchErrors[keyof SearchErrors];
+
+export type SearchResponses = {
+    /**
+     * A page of results, best first.
+     */
+    200: SearchPage;
+};
+
+export type SearchResponse = SearchResponses[keyof SearchResponses];
 
 export type ListScopesData = {
     body?: never;

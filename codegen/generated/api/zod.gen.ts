@@ -153,6 +153,26 @@ export const zScopeList = z.object({
     items: z.array(zScopeInfo)
 });
 
+export const zSearchResultType = z.enum([
+    'post',
+    'project',
+    'user'
+]);
+
+export const zSearchResult = z.object({
+    type: zSearchResultType,
+    id: zId,
+    title: z.string(),
+    snippet: z.string(),
+    score: z.number(),
+    path: z.string()
+});
+
+export const zSearchPage = z.object({
+    items: z.array(zSearchResult),
+    nextCursor: zCursor
+});
+
 /**
  * Counts of public things.
  */
@@ -661,6 +681,18 @@ export const zUpdateCommentPath = z.object({
  * The edited comment.
  */
 export const zUpdateCommentResponse = zComment;
+
+export const zSearchQuery = z.object({
+    q: z.string().min(1).max(200),
+    type: zSearchResultType.optional(),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * A page of results, best first.
+ */
+export const zSearchResponse = zSearchPage;
 
 /**
  * The nine scopes.

@@ -1,0 +1,94 @@
+/**
+ * One ranked query across posts, projects and people, on the generated tsvector columns
+ * (GIN-indexed). The visibility rules are the same as for reading each thing directly, inside
+ * the SQL, so a result the caller could not open is never counted, ranked or shown.
+ * Snippets are computed only for the page being returned.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SearchPage, SearchResultType } from '../../codegen/generated/api/types.gen.js';
+import type { Actor } from '../http/actor.js';
+import { ProblemError } from '../http/problem.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
+
+const MAX_OFFSET = 10_000;
+const MARK_START = '\u0001';
+const MARK_END = '\u0002';
+const HEADLINE = `StartSel=${MARK_START},StopSel=${MARK_END},MaxWords=30,MinWords=10,MaxFragments=2,FragmentDelimiter=" … "`;
+
+const isOffsetCursor = (v: unknown): v is { o: number } =>
+  typeof v === 'object' && v !== null && Number.isInteger((v as { o?: unknown }).o) && (v as { o: number }).o > 0 && (v as { o: number }).o <= MAX_OFFSET;
+
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
+/** HTML-escaped, with the matched words in <mark>. */
+export function markSnippet(raw: string): string {
+  return escapeHtml(raw.replace(/\s+/g, ' ').trim()).replaceAll(MARK_START, '<mark>').replaceAll(MARK_END, '</mark>');
+}
+
+const badQuery = (detail: string) =>
+  new ProblemError(400, 'invalid-query', 'Invalid search query', detail, { errors: [{ path: '/query/q', message: detail }] });
+
+export type SearchQuery = { q: string; type?: SearchResultType; limit: number; cursor?: string };
+
+export async function search(em: EntityManager, actor: Actor, query: SearchQuery): Promise<SearchPage> {
+  const offset = decodeCursor(query.cursor, isOffsetCursor)?.o ?? 0;
+  const [check] = await em.execute<{ n: number }[]>(`select numnode(websearch_to_tsquery('english', ?)) as n`, [query.q]);
+  if (!check || Number(check.n) === 0) {
+    throw badQuery('The query has no words to search for (only punctuation, operators or very common words).');
+  }
+  const me = actor.userId;
+  const arms: string[] = [];
+  const params: unknown[] = [query.q, query.q, me];
+  if (!query.type || query.type === 'post') {
+    arms.push(`select 'post'::text as type, p.id, ts_rank(p.search, q.query) as score
+      from posts p cross join q left join projects pr on pr.id = p.project_id
+      where p.search @@ q.query
+        and (p.hidden_at is null or p.author_id = ?)
+        and (p.project_id is null or pr.visibility = 'public' or pr.owner_id = ? or p.project_id in (select project_id from member))`);
+    params.push(me, me);
+  }
+  if (!query.type || query.type === 'project') {
+    arms.push(`select 'project'::text as type, pr.id, ts_rank(pr.search, q.query) as score
+      from projects pr cross join q
+      where pr.search @@ q.query and (pr.visibility = 'public' or pr.owner_id = ? or pr.id in (select project_id from member))`);
+    params.push(me);
+  }
+  if (!query.type || query.type === 'user') {
+    arms.push(`select 'user'::text as type, u.id, greatest(ts_rank(u.search, q.query), ts_rank(u.search, q.simple)) as score
+      from users u cross join q
+      where u.search @@ q.query or u.search @@ q.simple`);
+  }
+  params.push(query.limit + 1, offset, HEADLINE, HEADLINE, HEADLINE);
+  const rows = await em.execute<{ type: SearchResultType; id: string; score: number; title: string; username: string | null; snippet: string }[]>(
+    `with q as (select websearch_to_tsquery('english', ?) as query, websearch_to_tsquery('simple', ?) as simple),
+     member as (select project_id from project_members where user_id = ?),
+     ranked as (${arms.join(' union all ')} order by score desc, id desc limit ? offset ?)
+     select r.type, r.id, r.score,
+       coalesce(p.title, pr.name, u.display_name) as title, u.username,
+       case r.type
+         when 'post' then ts_headline('english', p.title || ' — ' || p.body, q.query, ?)
+         when 'project' then ts_headline('english', pr.name || ' — ' || pr.tagline || ' ' || pr.description, q.query, ?)
+         else ts_headline('simple', u.display_name || ' (@' || u.username || ') ' || u.bio || ' ' || shipyard_words(u.skills), q.simple, ?)
+       end as snippet
+     from ranked r cross join q
+     left join posts p on r.type = 'post' and p.id = r.id
+     left join projects pr on r.type = 'project' and pr.id = r.id
+     left join users u on r.type = 'user' and u.id = r.id
+     order by r.score desc, r.id desc`,
+    params,
+  );
+  const more = rows.length > query.limit;
+  const page = more ? rows.slice(0, query.limit) : rows;
+  const next = offset + page.length;
+  return {
+    items: page.map((r) => ({
+      type: r.type,
+      id: r.id,
+      title: r.title,
+      snippet: markSnippet(r.snippet ?? ''),
+      score: Math.round(Number(r.score) * 10_000) / 10_000,
+      path: r.type === 'user' ? `/api/v1/users/${r.username}` : `/api/v1/${r.type}s/${r.id}`,
+    })),
+    nextCursor: more && next <= MAX_OFFSET ? encodeCursor({ o: next }) : null,
+  };
+}
