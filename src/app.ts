@@ -22,10 +22,17 @@ import { requestContext } from './http/context.js';
 import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
+import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 
-export type AppDeps = { orm: MikroORM; config: Pick<Config, 'validateResponses' | 'logLevel'>; log?: Logger; contract?: OpenApiDocument };
+export type AppDeps = {
+  orm: MikroORM;
+  config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir'>;
+  log?: Logger;
+  contract?: OpenApiDocument;
+  storage?: MediaStorage;
+};
 
-export function createApp({ orm, config, log = createLogger(config.logLevel), contract = loadContract() }: AppDeps): Express {
+export function createApp({ orm, config, log = createLogger(config.logLevel), contract = loadContract(), storage = new LocalDiskStorage(config.mediaDir) }: AppDeps): Express {
   const operations = listOperations(contract); // refuses to boot on an unguarded operation
   const base = basePath(contract);
   const app = express();
@@ -41,7 +48,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.use(express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use(contractValidator(contract, config));
   app.use(refuseNul);
-  app.use(base, operationsRouter(operations, allHandlers(contract)));
-  app.use(problemHandler(log));
+  app.use(base, operationsRouter(operations, allHandlers(contract, { storage, uploadMaxBytes: config.uploadMaxBytes })));
+  app.use(problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes }));
   return app;
 }

@@ -12,6 +12,10 @@ export type Config = {
   databaseUrl: string | undefined;
   /** Where the embedded database and other local data live (DATA_DIR, default ./.data). */
   dataDir: string;
+  /** Where uploaded images are stored, content-addressed (DATA_DIR/media). */
+  mediaDir: string;
+  /** Largest image upload in bytes (UPLOAD_MAX_BYTES, default 5 MiB). */
+  uploadMaxBytes: number;
   /** Validate every response against the contract (VALIDATE_RESPONSES, default on; tests keep it on). */
   validateResponses: boolean;
   /** pino-style level for the request log (LOG_LEVEL: silent, error, info; default info). */
@@ -27,6 +31,13 @@ function intFrom(name: string, value: string | undefined, fallback: number): num
   return n;
 }
 
+function positiveInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got '${value}'`);
+  return n;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = intFrom('PORT', env.PORT, 3000);
   const level = env.LOG_LEVEL ?? 'info';
@@ -38,6 +49,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST ?? '0.0.0.0',
     databaseUrl,
     dataDir: resolve(env.DATA_DIR ?? '.data'),
+    mediaDir: resolve(env.DATA_DIR ?? '.data', 'media'),
+    uploadMaxBytes: positiveInt('UPLOAD_MAX_BYTES', env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024),
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
     logLevel: level,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),

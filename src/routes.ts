@@ -12,8 +12,10 @@ import { postsHandlers } from './posts/posts.routes.js';
 import { commentsHandlers } from './comments/comments.routes.js';
 import { platformHandlers } from './platform/platform.routes.js';
 import { searchHandlers } from './search/search.routes.js';
+import { mediaHandlers } from './media/media.routes.js';
+import type { MediaStorage } from './media/storage.js';
 
-export function allHandlers(doc: OpenApiDocument): Handlers {
+export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage; uploadMaxBytes: number }): Handlers {
   return {
     ...metaHandlers(doc),
     ...usersHandlers,
@@ -21,7 +23,8 @@ export function allHandlers(doc: OpenApiDocument): Handlers {
     ...milestonesHandlers,
     ...postsHandlers,
     ...commentsHandlers,
-    ...platformHandlers(doc),
+    ...platformHandlers(doc, deps.uploadMaxBytes),
     ...searchHandlers,
+    ...mediaHandlers(deps.storage),
   } satisfies Handlers;
 }

@@ -6,8 +6,12 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { createApp } from '../src/app.js';
+import { LocalDiskStorage, type MediaStorage } from '../src/media/storage.js';
 import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
 import { createKey } from '../src/keys/keys.service.js';
@@ -15,17 +19,23 @@ import type { User } from '../src/users/user.entity.js';
 import { createClient, type Client } from '../codegen/generated/api/client/index.js';
 import { SCOPE_IDS, type ScopeId } from '../src/keys/scopes.js';
 
+/** Small, so the 413 is cheap to reach. */
+export const UPLOAD_MAX_BYTES = 256 * 1024;
+
 export type TestServer = {
   baseUrl: string;
   apiUrl: string;
   db: Database;
+  storage: MediaStorage;
   close: () => Promise<void>;
 };
 
 export async function startServer(): Promise<TestServer> {
   const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: '', inMemory: true });
   const log = createLogger(process.env.TEST_LOG === '1' ? 'info' : 'error');
-  const app = createApp({ orm: db.orm, config: { validateResponses: true, logLevel: 'error' }, log });
+  const mediaDir = mkdtempSync(join(tmpdir(), 'shipyard-media-'));
+  const storage = new LocalDiskStorage(mediaDir);
+  const app = createApp({ orm: db.orm, config: { validateResponses: true, logLevel: 'error', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir }, log, storage });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -35,10 +45,12 @@ export async function startServer(): Promise<TestServer> {
     baseUrl,
     apiUrl: `${baseUrl}/api/v1`,
     db,
+    storage,
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await db.close();
+      rmSync(mediaDir, { recursive: true, force: true });
     },
   };
 }
@@ -65,15 +77,24 @@ export function sdkClient(t: TestServer, token: string): Client {
 }
 
 /** Plain fetch for the cases the SDK cannot express (raw headers, bad JSON). */
+/** A multipart/form-data body with one file field. */
+export function fileForm(bytes: Buffer, filename = 'image.png', field = 'file', type = 'application/octet-stream'): FormData {
+  const form = new FormData();
+  form.append(field, new Blob([new Uint8Array(bytes)], { type }), filename);
+  return form;
+}
+
 export async function raw(t: TestServer, method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
   let body: string | undefined;
-  if (init.body !== undefined) {
+  let form: FormData | undefined;
+  if (init.body instanceof FormData) form = init.body;
+  else if (init.body !== undefined) {
     body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(`${t.apiUrl}${path}`, { method, headers, body });
+  const res = await fetch(`${t.apiUrl}${path}`, { method, headers, body: form ?? body });
   const text = await res.text();
   let json: any;
   try {

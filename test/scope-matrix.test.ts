@@ -3,7 +3,10 @@
  * one gets 403, and a key holding only the required one gets past the scope check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, keyFor, uniqueName, type TestServer } from './harness.js';
+import { startServer, userWithKey, raw, keyFor, uniqueName, fileForm, type TestServer } from './harness.js';
+import { uploadMedia } from '../src/media/media.service.js';
+import { png } from './fixtures/images.js';
+
 import { loadContract, listOperations, type Operation } from '../src/http/contract.js';
 import { SCOPE_IDS } from '../src/keys/scopes.js';
 import { createProject } from '../src/projects/projects.service.js';
@@ -38,11 +41,13 @@ async function requestFor(op: Operation) {
   await addMember(em.fork(), actor, project.id, memberName);
   const post = await createPost(em.fork(), actor, { kind: 'build_log', projectId: project.id, title: 't', body: 'b' });
   const comment = await createComment(em.fork(), actor, post.id, { body: 'first' });
+  const media = await uploadMedia(em.fork(), t.storage, actor, png(2, 2));
   const newcomer = uniqueName('n');
   await createUser(em, { username: newcomer, email: `${newcomer}@example.test` });
 
-  const params: Record<string, string> = { projectId: project.id, milestoneId: milestone.id, postId: post.id, commentId: comment.id, username: memberName };
-  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!);
+  const params: Record<string, string> = { projectId: project.id, milestoneId: milestone.id, postId: post.id, commentId: comment.id, mediaId: media.id, username: memberName };
+  const query: Record<string, string> = { search: '?q=first' };
+  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!) + (query[op.operationId] ?? '');
   const item = contract.paths[op.path]![op.method] as { requestBody?: { content: Record<string, { example?: any }> } };
   let body = item.requestBody?.content['application/json']?.example;
   if (body) {
@@ -51,6 +56,7 @@ async function requestFor(op: Operation) {
     if (op.operationId === 'addProjectMember') body.username = newcomer;
     if (op.operationId === 'reorderMilestones') body.milestoneIds = [milestone.id];
   }
+  if (item.requestBody?.content['multipart/form-data']) body = fileForm(png(4, 4));
   return { owner, path, body };
 }
 

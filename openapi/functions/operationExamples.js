@@ -1,5 +1,7 @@
-// An operation shows an example of its request body and of each success response with a body.
-const hasExample = (media) => media && (media.example !== undefined || (media.examples && Object.keys(media.examples).length > 0));
+// An operation shows an example of its request body and of each success response with a body
+// (raw bytes, `format: binary`, need none).
+const hasExample = (media) =>
+  media && (media.example !== undefined || (media.examples && Object.keys(media.examples).length > 0) || media.schema?.format === 'binary');
 
 export default (op) => {
   const results = [];

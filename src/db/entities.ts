@@ -5,5 +5,6 @@ import { Project, ProjectMember } from '../projects/project.entity.js';
 import { Milestone } from '../milestones/milestone.entity.js';
 import { Post } from '../posts/post.entity.js';
 import { Comment } from '../comments/comment.entity.js';
+import { Media } from '../media/media.entity.js';
 
-export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment];
+export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media];

@@ -3,7 +3,7 @@
  * get their 4xx with what was wrong; anything else is logged and answered with a 500 that
  * never carries internal details.
  */
-import type { ErrorRequestHandler } from 'express';
+import type { ErrorRequestHandler, Request } from 'express';
 import { ProblemError, PROBLEM_BASE } from './problem.js';
 import type { Logger } from './log.js';
 
@@ -23,7 +23,8 @@ const EOV_KINDS: Record<number, [slug: string, title: string]> = {
   415: ['unsupported-media-type', 'Unsupported media type'],
 };
 
-function fromClientError(err: HttpLikeError, path: string): ProblemError | undefined {
+function fromClientError(err: HttpLikeError, req: Request, limits: { uploadMaxBytes: number }): ProblemError | undefined {
+  const path = req.path;
   if (err.type === 'entity.parse.failed') return new ProblemError(400, 'malformed-json', 'Malformed JSON', 'The request body is not valid JSON.');
   if (err.type === 'entity.too.large') return new ProblemError(413, 'payload-too-large', 'Payload too large', 'The request body is larger than 1 MiB.');
   if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
@@ -37,13 +38,17 @@ function fromClientError(err: HttpLikeError, path: string): ProblemError | undef
   if (status === 400) detail = errors.length ? `The request does not match the API contract: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.` : 'The request does not match the API contract.';
   if (status === 404) detail = `There is no ${path} in this API.`;
   if (status === 405) detail = `${path} does not support this method.`;
-  if (status === 415) detail = 'Send the body as application/json.';
+  if (status === 415) {
+    const accepted = Object.keys((req.openapi?.schema.requestBody as { content?: object } | undefined)?.content ?? {});
+    detail = accepted.length ? `This operation takes a body of type ${accepted.join(' or ')}.` : 'This operation takes no body of that type.';
+  }
+  if (status === 413) detail = /file too large/i.test(err.message) ? `The upload is larger than ${limits.uploadMaxBytes} bytes.` : 'The request body is too large.';
   return new ProblemError(status, slug, title, detail, status === 400 && errors.length ? { errors } : {}, err.headers ?? {});
 }
 
-export function problemHandler(log: Logger): ErrorRequestHandler {
+export function problemHandler(log: Logger, limits: { uploadMaxBytes: number }): ErrorRequestHandler {
   return (err: HttpLikeError, req, res, _next) => {
-    const problem = err instanceof ProblemError ? err : fromClientError(err, req.path);
+    const problem = err instanceof ProblemError ? err : fromClientError(err, req, limits);
     if (res.headersSent) {
       log.error('error after the response started', { requestId: req.requestId, error: err });
       res.end();

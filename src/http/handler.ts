@@ -3,6 +3,7 @@
  * a handler receives are the generated request types, and what it replies is the generated
  * success response type. A missing handler is a compile error (see src/routes.ts).
  */
+import type { Readable } from 'node:stream';
 import type { Request, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type * as sdk from '../../codegen/generated/api/sdk.gen.js';
@@ -29,7 +30,10 @@ export type Reply<Op extends OperationId> =
   | { status: 200 | 201; body: SuccessBody<Op>; headers?: Record<string, string> }
   | { status: 204 }
   /** A body that is not JSON (the YAML spec). */
-  | { status: 200; text: string; contentType: string };
+  | { status: 200; text: string; contentType: string }
+  /** Bytes streamed as they are (media content); the headers carry the type and length. */
+  | { status: 200; stream: Readable; headers: Record<string, string> }
+  | { status: 304; headers: Record<string, string> };
 
 export type Handler<Op extends OperationId> = (input: HandlerInput<Op>) => Promise<Reply<Op>>;
 export type Handlers = { [Op in OperationId]: Handler<Op> };

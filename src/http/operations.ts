@@ -2,6 +2,7 @@
  * Binds each operation of the contract to its handler: the Express routes are exactly the
  * spec's operations, none missing and none extra.
  */
+import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type Response } from 'express';
 import type { Handler, Handlers, OperationId } from './handler.js';
 import type { Operation } from './contract.js';
@@ -22,6 +23,15 @@ export function operationsRouter(operations: Operation[], handlers: Handlers): R
       } as never);
       if (reply.status === 204) {
         res.status(204).end();
+        return;
+      }
+      if (reply.status === 304) {
+        res.status(304).set(reply.headers).end();
+        return;
+      }
+      if ('stream' in reply) {
+        res.status(reply.status).set(reply.headers);
+        await pipeline(reply.stream, res);
         return;
       }
       if ('text' in reply) {

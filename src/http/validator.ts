@@ -7,8 +7,9 @@ import type { RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { OpenApiDocument } from './contract.js';
 import { authenticate, requireScope } from './authenticate.js';
+import { badRequest } from './problem.js';
 
-export function contractValidator(doc: OpenApiDocument, opts: { validateResponses: boolean }): RequestHandler[] {
+export function contractValidator(doc: OpenApiDocument, opts: { validateResponses: boolean; uploadMaxBytes: number }): RequestHandler[] {
   const chain = OpenApiValidator.middleware({
     apiSpec: doc as never,
     validateApiSpec: true,
@@ -17,11 +18,32 @@ export function contractValidator(doc: OpenApiDocument, opts: { validateResponse
     validateSecurity: false,
     ignoreUndocumented: false,
     validateFormats: true,
+    // Multipart bodies (image uploads) are held in memory up to the upload limit: one file, no other parts.
+    fileUploader: { limits: { fileSize: opts.uploadMaxBytes, files: 1, fields: 0, parts: 1 } },
   }) as unknown as RequestHandler[];
   const at = chain.findIndex((mw) => mw.name === 'securityMiddleware');
   if (at < 0 || chain[at - 1]?.name !== 'metadataMiddleware') {
     throw new Error('express-openapi-validator changed its middleware chain: cannot place authentication');
   }
   chain.splice(at, 1, authenticate as RequestHandler, requireScope as RequestHandler);
+  const multipart = chain.findIndex((mw) => mw.name === 'multipartMiddleware');
+  if (multipart < 0) throw new Error('express-openapi-validator changed its middleware chain: no multipart stage');
+  chain[multipart] = clientMultipartErrors(chain[multipart]!);
   return chain;
+}
+
+/**
+ * The validator answers 500 for a multipart body it cannot parse (cut short, no boundary…):
+ * that is the client's malformed request, so it becomes a 400.
+ */
+function clientMultipartErrors(inner: RequestHandler): RequestHandler {
+  return function multipartMiddleware(req, res, next) {
+    return inner(req, res, (err?: unknown) => {
+      const e = err as { status?: number } | undefined;
+      if (e && (e.status === undefined || e.status >= 500)) {
+        return next(badRequest('The multipart/form-data body could not be read: it is malformed or cut short.'));
+      }
+      next(err as Error | undefined);
+    });
+  };
 }

@@ -4,11 +4,11 @@ import { limits, popularSkills, popularTags, scopeList, stats, versions } from '
 
 type Ops = 'listScopes' | 'getLimits' | 'getVersions' | 'listPopularTags' | 'listPopularSkills' | 'getStats';
 
-export function platformHandlers(doc: OpenApiDocument) {
+export function platformHandlers(doc: OpenApiDocument, uploadBytes: number) {
   const scopes = scopeList(doc);
   return {
     listScopes: async () => ({ status: 200, body: scopes }),
-    getLimits: async () => ({ status: 200, body: limits(doc) }),
+    getLimits: async () => ({ status: 200, body: limits(doc, uploadBytes) }),
     getVersions: async () => ({ status: 200, body: versions(doc) }),
     listPopularTags: async ({ em, query }) => ({ status: 200, body: await popularTags(em, query?.limit ?? 20) }),
     listPopularSkills: async ({ em, query }) => ({ status: 200, body: await popularSkills(em, query?.limit ?? 20) }),

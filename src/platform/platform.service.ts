@@ -31,11 +31,12 @@ export function scopeList(doc: OpenApiDocument): ScopeList {
   };
 }
 
-export function limits(doc: OpenApiDocument): Limits {
+export function limits(doc: OpenApiDocument, uploadBytes: number): Limits {
   const limit = (doc.components as { parameters: Record<string, { schema: { default: number; maximum: number } }> }).parameters.Limit!.schema;
   return {
     pageSize: { default: limit.default, max: limit.maximum },
     requestBodyBytes: REQUEST_BODY_BYTES,
+    uploadBytes,
     keyLifetimeDays: MAX_KEY_DAYS,
     commentDepth: MAX_COMMENT_DEPTH,
     tagsPerItem: TAGS_PER_ITEM,

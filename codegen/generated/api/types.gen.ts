@@ -73,6 +73,10 @@ export type Limits = {
      */
     requestBodyBytes: number;
     /**
+     * Largest image upload.
+     */
+    uploadBytes: number;
+    /**
      * The longest an API key may live.
      */
     keyLifetimeDays: number;
@@ -81,6 +85,34 @@ export type Limits = {
      */
     commentDepth: number;
     tagsPerItem: number;
+};
+
+export type Media = {
+    id: Id;
+    /**
+     * Recognised from the bytes, not from the file name.
+     */
+    contentType: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+    byteSize: number;
+    width: number;
+    height: number;
+    /**
+     * The content's SHA-256 (also its ETag).
+     */
+    sha256: string;
+    uploader: UserSummary;
+    /**
+     * Where to fetch the bytes.
+     */
+    contentPath: string;
+    createdAt: Timestamp;
+};
+
+export type MediaUpload = {
+    /**
+     * A PNG, JPEG, GIF or WebP image.
+     */
+    file: Blob | File;
 };
 
 export type Member = {
@@ -450,6 +482,11 @@ export type Cursor2 = string;
  * How many items to return (1-100).
  */
 export type Limit = number;
+
+/**
+ * The media's id.
+ */
+export type MediaId = string;
 
 /**
  * The milestone's id.
@@ -1835,6 +1872,149 @@ export type UpdateCommentResponses = {
 };
 
 export type UpdateCommentResponse = UpdateCommentResponses[keyof UpdateCommentResponses];
+
+export type UploadMediaData = {
+    body: MediaUpload;
+    path?: never;
+    query?: never;
+    url: '/media';
+};
+
+export type UploadMediaErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The upload is not a PNG, JPEG, GIF or WebP image (judged from its bytes), or the body is not multipart/form-data.
+     */
+    415: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type UploadMediaError = UploadMediaErrors[keyof UploadMediaErrors];
+
+export type UploadMediaResponses = {
+    /**
+     * The stored image's metadata.
+     */
+    201: Media;
+};
+
+export type UploadMediaResponse = UploadMediaResponses[keyof UploadMediaResponses];
+
+export type GetMediaData = {
+    body?: never;
+    path: {
+        /**
+         * The media's id.
+         */
+        mediaId: string;
+    };
+    query?: never;
+    url: '/media/{mediaId}';
+};
+
+export type GetMediaErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetMediaError = GetMediaErrors[keyof GetMediaErrors];
+
+export type GetMediaResponses = {
+    /**
+     * The metadata.
+     */
+    200: Media;
+};
+
+export type GetMediaResponse = GetMediaResponses[keyof GetMediaResponses];
+
+export type GetMediaContentData = {
+    body?: never;
+    headers?: {
+        /**
+         * An ETag from an earlier response.
+         */
+        'If-None-Match'?: string;
+    };
+    path: {
+        /**
+         * The media's id.
+         */
+        mediaId: string;
+    };
+    query?: never;
+    url: '/media/{mediaId}/content';
+};
+
+export type GetMediaContentErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetMediaContentError = GetMediaContentErrors[keyof GetMediaContentErrors];
+
+export type GetMediaContentResponses = {
+    /**
+     * The image bytes.
+     */
+    200: Blob | File;
+};
+
+export type GetMediaContentResponse = GetMediaContentResponses[keyof GetMediaContentResponses];
 
 export type SearchData = {
     body?: never;

@@ -27,9 +27,14 @@ export const zLimits = z.object({
         max: z.int()
     }),
     requestBodyBytes: z.int(),
+    uploadBytes: z.int(),
     keyLifetimeDays: z.int(),
     commentDepth: z.int(),
     tagsPerItem: z.int()
+});
+
+export const zMediaUpload = z.object({
+    file: z.string()
 });
 
 export const zMemberRole = z.enum(['owner', 'member']);
@@ -317,6 +322,23 @@ export const zCommentPage = z.object({
     nextCursor: zCursor
 });
 
+export const zMedia = z.object({
+    id: zId,
+    contentType: z.enum([
+        'image/png',
+        'image/jpeg',
+        'image/gif',
+        'image/webp'
+    ]),
+    byteSize: z.int().gte(1),
+    width: z.int().gte(1),
+    height: z.int().gte(1),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    uploader: zUserSummary,
+    contentPath: z.string(),
+    createdAt: zTimestamp
+});
+
 export const zMember = z.object({
     user: zUserSummary,
     role: zMemberRole,
@@ -388,6 +410,11 @@ export const zCursor2 = z.string().min(1).max(200);
  * How many items to return (1-100).
  */
 export const zLimit = z.int().gte(1).lte(100).default(20);
+
+/**
+ * The media's id.
+ */
+export const zMediaId = z.uuid();
 
 /**
  * The milestone's id.
@@ -681,6 +708,35 @@ export const zUpdateCommentPath = z.object({
  * The edited comment.
  */
 export const zUpdateCommentResponse = zComment;
+
+export const zUploadMediaBody = zMediaUpload;
+
+/**
+ * The stored image's metadata.
+ */
+export const zUploadMediaResponse = zMedia;
+
+export const zGetMediaPath = z.object({
+    mediaId: z.uuid()
+});
+
+/**
+ * The metadata.
+ */
+export const zGetMediaResponse = zMedia;
+
+export const zGetMediaContentHeaders = z.object({
+    'If-None-Match': z.string().max(1000).optional()
+});
+
+export const zGetMediaContentPath = z.object({
+    mediaId: z.uuid()
+});
+
+/**
+ * The image bytes.
+ */
+export const zGetMediaContentResponse = z.string();
 
 export const zSearchQuery = z.object({
     q: z.string().min(1).max(200),

@@ -1,0 +1,24 @@
+import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import { User } from '../users/user.entity.js';
+
+export const MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+
+const MediaSchema = defineEntity({
+  name: 'Media',
+  tableName: 'media',
+  properties: {
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    uploader: () => p.manyToOne(User).deleteRule('cascade'),
+    /** The storage key: bytes live at a path derived only from this hash. */
+    sha256: p.string().length(64),
+    contentType: p.enum(MEDIA_TYPES),
+    byteSize: p.integer(),
+    width: p.integer(),
+    height: p.integer(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+  indexes: [{ name: 'media_uploader_idx', properties: ['uploader'] }, { name: 'media_sha256_idx', properties: ['sha256'] }],
+});
+export class Media extends MediaSchema.class {}
+MediaSchema.setClass(Media);

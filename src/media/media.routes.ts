@@ -1,0 +1,33 @@
+import type { SomeHandlers } from '../http/handler.js';
+import type { MediaStorage } from './storage.js';
+import { getMedia, openMedia, uploadMedia } from './media.service.js';
+import { presentMedia } from './media.presenter.js';
+
+type UploadedFile = { fieldname: string; buffer: Buffer };
+
+/** Whether an If-None-Match header names this ETag (or is `*`). */
+const matches = (header: string | undefined, etag: string) =>
+  header !== undefined && header.split(',').map((s) => s.trim().replace(/^W\//, '')).some((t) => t === etag || t === '*');
+
+export function mediaHandlers(storage: MediaStorage) {
+  return {
+    uploadMedia: async ({ em, actor, req }) => {
+      const files = (req as unknown as { files?: UploadedFile[] }).files ?? [];
+      const media = await uploadMedia(em, storage, actor, files.find((f) => f.fieldname === 'file')?.buffer);
+      return { status: 201, body: presentMedia(media), headers: { Location: `${req.baseUrl}/media/${media.id}` } };
+    },
+    getMedia: async ({ em, path }) => ({ status: 200, body: presentMedia(await getMedia(em, path.mediaId)) }),
+    getMediaContent: async ({ em, path, req }) => {
+      const media = await getMedia(em, path.mediaId);
+      const etag = `"${media.sha256}"`;
+      // Content-addressed, so it never changes: cache for a year.
+      const headers = { ETag: etag, 'Cache-Control': 'private, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' };
+      if (matches(req.header('if-none-match'), etag)) return { status: 304, headers };
+      return {
+        status: 200,
+        stream: await openMedia(storage, media),
+        headers: { ...headers, 'Content-Type': media.contentType, 'Content-Length': String(media.byteSize), 'Content-Disposition': 'inline' },
+      };
+    },
+  } satisfies SomeHandlers<'uploadMedia' | 'getMedia' | 'getMediaContent'>;
+}

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, fileForm, UPLOAD_MAX_BYTES, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { Media } from '../src/media/media.entity.js';
+import { gif1x1, jpeg1x1, png, script, webp1x1 } from './fixtures/images.js';
+
+let t: TestServer;
+let ada: TestUser;
+let eve: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  [ada, eve] = [await userWithKey(t), await userWithKey(t)];
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const upload = (form: FormData, token = ada.token) => raw(t, 'POST', '/media', { token, body: form });
+const mediaCount = () => t.db.orm.em.fork().count(Media, { uploader: ada.user.id });
+
+describe('media', () => {
+  it('uploads a PNG through the SDK and serves its metadata and bytes', async () => {
+    const bytes = png(32, 16);
+    const res = await api.uploadMedia({ client: ada.client, body: { file: new Blob([new Uint8Array(bytes)]) } });
+    expect(res.response?.status, JSON.stringify(res.error)).toBe(201);
+    const media = res.data!;
+    expect(media).toMatchObject({ contentType: 'image/png', width: 32, height: 16, byteSize: bytes.length, uploader: { username: ada.user.username } });
+    expect(res.response?.headers.get('location')).toBe(`/api/v1/media/${media.id}`);
+
+    expect((await api.getMedia({ client: eve.client, path: { mediaId: media.id } })).data).toEqual(media);
+
+    const content = await fetch(`${t.baseUrl}${media.contentPath}`, { headers: { authorization: `Bearer ${eve.token}` } });
+    expect(content.status).toBe(200);
+    expect(content.headers.get('content-type')).toBe('image/png');
+    expect(content.headers.get('content-length')).toBe(String(bytes.length));
+    expect(content.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(content.headers.get('etag')).toBe(`"${media.sha256}"`);
+    expect(Buffer.from(await content.arrayBuffer()).equals(bytes)).toBe(true);
+
+    const again = await fetch(`${t.baseUrl}${media.contentPath}`, { headers: { authorization: `Bearer ${eve.token}`, 'if-none-match': `"${media.sha256}"` } });
+    expect(again.status).toBe(304);
+    expect((await again.arrayBuffer()).byteLength).toBe(0);
+    const other = await fetch(`${t.baseUrl}${media.contentPath}`, { headers: { authorization: `Bearer ${eve.token}`, 'if-none-match': '"nope"' } });
+    expect(other.status).toBe(200);
+  });
+
+  it('recognises JPEG, GIF and WebP from the bytes, whatever the name says', async () => {
+    for (const [bytes, type] of [[jpeg1x1, 'image/jpeg'], [gif1x1, 'image/gif'], [webp1x1, 'image/webp']] as const) {
+      const res = await upload(fileForm(bytes, 'notes.txt', 'file', 'text/plain'));
+      expect(res.status).toBe(201);
+      expect(res.json).toMatchObject({ contentType: type, width: 1, height: 1 });
+    }
+  });
+
+  it('refuses a script named .png (415) and stores nothing', async () => {
+    const before = await mediaCount();
+    const res = await upload(fileForm(script, 'avatar.png', 'file', 'image/png'));
+    expect(res.status).toBe(415);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.json.detail).toMatch(/not a PNG, JPEG, GIF or WebP/);
+    const truncated = await upload(fileForm(png(8, 8).subarray(0, 20)));
+    expect(truncated.status).toBe(415);
+    expect(await mediaCount()).toBe(before);
+  });
+
+  it('refuses an upload over the limit with 413 problem+json', async () => {
+    const before = await mediaCount();
+    const big = Buffer.concat([png(4, 4), Buffer.alloc(UPLOAD_MAX_BYTES)]);
+    const res = await upload(fileForm(big));
+    expect(res.status).toBe(413);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.json.detail).toBe(`The upload is larger than ${UPLOAD_MAX_BYTES} bytes.`);
+    expect(await mediaCount()).toBe(before);
+  });
+
+  it('answers malformed uploads with 4xx, never a 500', async () => {
+    const wrongField = await upload(fileForm(png(2, 2), 'a.png', 'image'));
+    expect(wrongField.status).toBe(400);
+    const json = await raw(t, 'POST', '/media', { token: ada.token, body: { file: 'iVBORw0KGgo=' } });
+    expect(json.status).toBe(415);
+    expect(json.json.detail).toBe('This operation takes a body of type multipart/form-data.');
+    const cut = await raw(t, 'POST', '/media', {
+      token: ada.token,
+      body: '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\n\x89PNG',
+      headers: { 'content-type': 'multipart/form-data; boundary=xyz' },
+    });
+    expect(cut.status).toBe(400);
+    const noBoundary = await raw(t, 'POST', '/media', { token: ada.token, body: 'x', headers: { 'content-type': 'multipart/form-data' } });
+    expect(noBoundary.status).toBe(400);
+    const two = new FormData();
+    two.append('file', new Blob([new Uint8Array(png(2, 2))]), 'a.png');
+    two.append('file', new Blob([new Uint8Array(png(2, 2))]), 'b.png');
+    expect((await upload(two)).status).toBeGreaterThanOrEqual(400);
+    expect((await upload(two)).status).toBeLessThan(500);
+  });
+
+  it('keeps client paths away from the file system', async () => {
+    expect((await raw(t, 'GET', '/media/..%2F..%2Fetc%2Fpasswd/content', { token: ada.token })).status).toBe(400);
+    expect((await raw(t, 'GET', '/media/0196a3fb-3e4f-7051-9c6d-7e8f9a0b1c23/content', { token: ada.token })).status).toBe(404);
+  });
+
+  it('stores the same bytes once (content-addressed)', async () => {
+    const bytes = png(5, 5);
+    const a = (await upload(fileForm(bytes))).json;
+    const b = (await upload(fileForm(bytes))).json;
+    expect(a.id).not.toBe(b.id);
+    expect(a.sha256).toBe(b.sha256);
+  });
+});
