@@ -107,3 +107,19 @@ describe('media', () => {
     expect(a.sha256).toBe(b.sha256);
   });
 });
+
+describe('posts show images by id', () => {
+  it("accepts the author's own uploads and refuses anyone else's (422)", async () => {
+    const mine = (await upload(fileForm(png(3, 3)))).json;
+    const theirs = (await upload(fileForm(png(6, 6)), eve.token)).json;
+    const post = await api.createPost({ client: ada.client, body: { title: 'with image', body: 'look', mediaIds: [mine.id] } });
+    expect(post.response?.status).toBe(201);
+    expect(post.data!.mediaIds).toEqual([mine.id]);
+    const stolen = await api.createPost({ client: ada.client, body: { title: 'x', body: 'y', mediaIds: [theirs.id] } });
+    expect(stolen.response?.status).toBe(422);
+    const cleared = await api.updatePost({ client: ada.client, path: { postId: post.data!.id }, body: { mediaIds: [] } });
+    expect(cleared.data!.mediaIds).toEqual([]);
+    const bad = await raw(t, 'PATCH', `/posts/${post.data!.id}`, { token: ada.token, body: { mediaIds: ['not-a-uuid'] } });
+    expect(bad.status).toBe(400);
+  });
+});

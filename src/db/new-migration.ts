@@ -20,7 +20,11 @@ if (up.length === 0) {
   process.stdout.write('the schema is up to date: nothing to write\n');
   process.exit(0);
 }
-const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
+// Names sort in the order they must run: never before the newest existing one.
+const existing = readFileSync(fileURLToPath(new URL('./migrations/index.ts', import.meta.url)), 'utf8').match(/Migration(\d{14})_/g) ?? [];
+const latest = existing.map((m) => m.slice(9, 23)).sort().at(-1) ?? '0';
+const now = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
+const stamp = now > latest ? now : String(BigInt(latest) + 1n);
 const cls = `Migration${stamp}_${name}`;
 const dir = fileURLToPath(new URL('./migrations/', import.meta.url));
 const q = (sql: string) => '    this.addSql(`' + sql.replace(/;$/, '').replace(/`/g, '\\`') + '`);';

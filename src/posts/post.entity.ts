@@ -15,6 +15,8 @@ const PostSchema = defineEntity({
     title: p.string().length(200),
     body: p.text(),
     tags: p.array().default([]),
+    /** Ids of images (media) shown with the post, in order; all uploaded by the author. */
+    mediaIds: p.array().default([]),
     project: () => p.manyToOne(Project).nullable().deleteRule('set null'),
     commentCount: p.integer().default(0),
     hiddenAt: p.datetime().nullable(),

@@ -9,6 +9,7 @@ export function presentPost(post: Post): PostDto {
     title: post.title,
     body: post.body,
     tags: post.tags,
+    mediaIds: post.mediaIds,
     author: presentUserSummary(post.author),
     projectId: post.project?.id ?? null,
     commentCount: post.commentCount,

@@ -14,6 +14,7 @@ import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { assertCanContributeToProject, assertCanReadProject, memberProjectIds } from '../projects/projects.service.js';
 import { presentPost } from './posts.presenter.js';
 import { normaliseTags } from './tags.js';
+import { ownMediaIds } from '../media/media.service.js';
 
 /** The filter for "posts this actor may read". */
 export async function readablePosts(em: EntityManager, actor: Actor): Promise<FilterQuery<Post>> {
@@ -46,6 +47,15 @@ export async function assertCanEditPost(em: EntityManager, actor: Actor, postId:
   return post;
 }
 
+/** A post shows only images its author uploaded. */
+async function checkMedia(em: EntityManager, actor: Actor, ids: string[] | undefined): Promise<string[]> {
+  if (!ids?.length) return [];
+  const own = await ownMediaIds(em, actor.userId, ids);
+  const unknown = ids.filter((id) => !own.has(id));
+  if (unknown.length) throw unprocessable(`No image you uploaded has the id ${unknown.join(', ')}; upload it first (POST /media).`);
+  return ids;
+}
+
 export async function createPost(em: EntityManager, actor: Actor, input: PostCreate): Promise<Post> {
   const kind = input.kind ?? 'post';
   let project = null;
@@ -69,6 +79,7 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
     title: input.title.trim(),
     body: input.body,
     tags: normaliseTags(input.tags),
+    mediaIds: await checkMedia(em, actor, input.mediaIds),
     project,
   });
   await em.flush();
@@ -81,6 +92,7 @@ export async function updatePost(em: EntityManager, actor: Actor, postId: string
   if (input.title !== undefined) post.title = input.title.trim();
   if (input.body !== undefined) post.body = input.body;
   if (input.tags !== undefined) post.tags = normaliseTags(input.tags);
+  if (input.mediaIds !== undefined) post.mediaIds = await checkMedia(em, actor, input.mediaIds);
   await em.flush();
   return post;
 }

@@ -210,6 +210,10 @@ export type Post = {
      */
     body: string;
     tags: Array<Tag>;
+    /**
+     * Images shown with the post (GET /media/{mediaId}).
+     */
+    mediaIds: Array<Id>;
     author: UserSummary;
     /**
      * The project of a build log; null for a plain post.
@@ -229,6 +233,10 @@ export type PostCreate = {
     title: string;
     body: string;
     tags?: Array<Tag>;
+    /**
+     * Images to show with the post, uploaded by its author (POST /media).
+     */
+    mediaIds?: Array<string>;
     /**
      * Required for a build log; the author must own the project or be a member of it.
      */
@@ -252,6 +260,10 @@ export type PostUpdate = {
     title?: string;
     body?: string;
     tags?: Array<Tag>;
+    /**
+     * Images to show with the post, uploaded by its author (POST /media).
+     */
+    mediaIds?: Array<string>;
 };
 
 /**

@@ -200,6 +200,7 @@ export const zPostCreate = z.object({
     title: z.string().min(1).max(200),
     body: z.string().min(1).max(100000),
     tags: z.array(zTag).max(10).optional(),
+    mediaIds: z.array(z.uuid()).max(10).optional(),
     projectId: z.uuid().optional()
 });
 
@@ -209,7 +210,8 @@ export const zPostCreate = z.object({
 export const zPostUpdate = z.object({
     title: z.string().min(1).max(200).optional(),
     body: z.string().min(1).max(100000).optional(),
-    tags: z.array(zTag).max(10).optional()
+    tags: z.array(zTag).max(10).optional(),
+    mediaIds: z.array(z.uuid()).max(10).optional()
 });
 
 export const zProjectCreate = z.object({
@@ -356,6 +358,7 @@ export const zPost = z.object({
     title: z.string(),
     body: z.string(),
     tags: z.array(zTag),
+    mediaIds: z.array(zId),
     author: zUserSummary,
     projectId: z.uuid().nullable(),
     commentCount: z.int().gte(0),

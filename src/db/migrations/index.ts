@@ -4,10 +4,12 @@ import { Migration20261122000000_core } from './Migration20261122000000_core.js'
 import { Migration20261122162636_comments } from './Migration20261122162636_comments.js';
 import { Migration20261122170000_search } from './Migration20261122170000_search.js';
 import { Migration20261122171000_media } from './Migration20261122171000_media.js';
+import { Migration20261122172000_post_media } from './Migration20261122172000_post_media.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
   { name: 'Migration20261122162636_comments', class: Migration20261122162636_comments },
   { name: 'Migration20261122170000_search', class: Migration20261122170000_search },
   { name: 'Migration20261122171000_media', class: Migration20261122171000_media },
+  { name: 'Migration20261122172000_post_media', class: Migration20261122172000_post_media },
 ];
