@@ -10,6 +10,7 @@ import { projectsHandlers } from './projects/projects.routes.js';
 import { milestonesHandlers } from './milestones/milestones.routes.js';
 import { postsHandlers } from './posts/posts.routes.js';
 import { commentsHandlers } from './comments/comments.routes.js';
+import { reactionsHandlers } from './reactions/reactions.routes.js';
 import { platformHandlers } from './platform/platform.routes.js';
 import { searchHandlers } from './search/search.routes.js';
 import { mediaHandlers } from './media/media.routes.js';
@@ -23,6 +24,7 @@ export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage;
     ...milestonesHandlers,
     ...postsHandlers,
     ...commentsHandlers,
+    ...reactionsHandlers,
     ...platformHandlers(doc, deps.uploadMaxBytes),
     ...searchHandlers,
     ...mediaHandlers(deps.storage),

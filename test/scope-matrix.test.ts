@@ -14,6 +14,7 @@ import { addMember } from '../src/projects/members.service.js';
 import { createMilestone } from '../src/milestones/milestones.service.js';
 import { createPost } from '../src/posts/posts.service.js';
 import { createComment } from '../src/comments/comments.service.js';
+import { addReaction } from '../src/reactions/reactions.service.js';
 import { createUser } from '../src/users/users.service.js';
 import type { Actor } from '../src/http/actor.js';
 
@@ -41,11 +42,12 @@ async function requestFor(op: Operation) {
   await addMember(em.fork(), actor, project.id, memberName);
   const post = await createPost(em.fork(), actor, { kind: 'build_log', projectId: project.id, title: 't', body: 'b' });
   const comment = await createComment(em.fork(), actor, post.id, { body: 'first' });
+  await addReaction(em.fork(), actor, post.id, 'rocket');
   const media = await uploadMedia(em.fork(), t.storage, actor, png(2, 2));
   const newcomer = uniqueName('n');
   await createUser(em, { username: newcomer, email: `${newcomer}@example.test` });
 
-  const params: Record<string, string> = { projectId: project.id, milestoneId: milestone.id, postId: post.id, commentId: comment.id, mediaId: media.id, username: memberName };
+  const params: Record<string, string> = { projectId: project.id, milestoneId: milestone.id, postId: post.id, commentId: comment.id, mediaId: media.id, username: memberName, kind: 'rocket' };
   const query: Record<string, string> = { search: '?q=first' };
   const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!) + (query[op.operationId] ?? '');
   const item = contract.paths[op.path]![op.method] as { requestBody?: { content: Record<string, { example?: any }> } };

@@ -6,5 +6,6 @@ import { Milestone } from '../milestones/milestone.entity.js';
 import { Post } from '../posts/post.entity.js';
 import { Comment } from '../comments/comment.entity.js';
 import { Media } from '../media/media.entity.js';
+import { Reaction } from '../reactions/reaction.entity.js';
 
-export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media];
+export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media, Reaction];

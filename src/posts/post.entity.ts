@@ -19,6 +19,7 @@ const PostSchema = defineEntity({
     mediaIds: p.array().default([]),
     project: () => p.manyToOne(Project).nullable().deleteRule('set null'),
     commentCount: p.integer().default(0),
+    reactionCount: p.integer().default(0),
     hiddenAt: p.datetime().nullable(),
     /** Full-text search vector kept by PostgreSQL (migration ..._search); written as PostgreSQL prints it so the schema diff stays clean. */
     search: p.type('tsvector').generated(`(((setweight(to_tsvector('english'::regconfig, (COALESCE(title, ''::character varying))::text), 'A'::"char") || setweight(to_tsvector('english'::regconfig, shipyard_words(tags)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(body, ''::text)), 'C'::"char"))) stored`).lazy().nullable().hidden(),

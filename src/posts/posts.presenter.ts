@@ -13,6 +13,7 @@ export function presentPost(post: Post): PostDto {
     author: presentUserSummary(post.author),
     projectId: post.project?.id ?? null,
     commentCount: post.commentCount,
+    reactionCount: post.reactionCount,
     hidden: post.hiddenAt != null,
     createdAt: post.createdAt.toISOString(),
     updatedAt: post.updatedAt.toISOString(),

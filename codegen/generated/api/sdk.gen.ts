@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListScopesData, ListScopesErrors, ListScopesResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, SearchData, SearchErrors, SearchResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
+import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListScopesData, ListScopesErrors, ListScopesResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, SearchData, SearchErrors, SearchResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -351,6 +351,49 @@ export const createComment = <ThrowOnError extends boolean = false>(options: Opt
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * A post's reactions
+ *
+ * The reactions on a post, counted by kind, and which ones are the caller's.
+ *
+ * Required scope: `content.read`
+ */
+export const getReactions = <ThrowOnError extends boolean = false>(options: Options<GetReactionsData, ThrowOnError>): RequestResult<GetReactionsResponses, GetReactionsErrors, ThrowOnError> => (options.client ?? client).get<GetReactionsResponses, GetReactionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/posts/{postId}/reactions',
+    ...options
+});
+
+/**
+ * React to a post
+ *
+ * Adds the caller's reaction of this kind. Idempotent — 201 when it is new, 200 when it was already there.
+ *
+ * Required scope: `content.write`
+ */
+export const addReaction = <ThrowOnError extends boolean = false>(options: Options<AddReactionData, ThrowOnError>): RequestResult<AddReactionResponses, AddReactionErrors, ThrowOnError> => (options.client ?? client).post<AddReactionResponses, AddReactionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/posts/{postId}/reactions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Take back a reaction
+ *
+ * Removes the caller's reaction of this kind (404 if there was none).
+ *
+ * Required scope: `content.write`
+ */
+export const removeReaction = <ThrowOnError extends boolean = false>(options: Options<RemoveReactionData, ThrowOnError>): RequestResult<RemoveReactionResponses, RemoveReactionErrors, ThrowOnError> => (options.client ?? client).delete<RemoveReactionResponses, RemoveReactionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/posts/{postId}/reactions/{kind}',
+    ...options
 });
 
 /**

@@ -221,6 +221,10 @@ export type Post = {
     projectId: string | null;
     commentCount: number;
     /**
+     * All reactions of all kinds.
+     */
+    reactionCount: number;
+    /**
      * Hidden by a moderator; only its author still sees it.
      */
     hidden: boolean;
@@ -358,6 +362,30 @@ export type ProjectUpdate = {
  * A private project is visible only to its owner and members; to everyone else it does not exist (404).
  */
 export type ProjectVisibility = 'public' | 'private';
+
+export type ReactionCreate = {
+    kind: ReactionKind;
+};
+
+export type ReactionKind = 'like' | 'heart' | 'celebrate' | 'rocket' | 'eyes' | 'laugh';
+
+/**
+ * A post's reactions, counted by kind, and the caller's own.
+ */
+export type Reactions = {
+    postId: Id;
+    total: number;
+    /**
+     * How many of each kind (kinds nobody used are left out).
+     */
+    counts: {
+        [key in ReactionKind]?: number;
+    };
+    /**
+     * The kinds the caller reacted with.
+     */
+    mine: Array<ReactionKind>;
+};
 
 export type ScopeId = 'content.read' | 'content.write' | 'jobs.read' | 'jobs.write' | 'profile.read' | 'projects.read' | 'projects.write' | 'github.read' | 'radar.read';
 
@@ -1734,6 +1762,160 @@ export type CreateCommentResponses = {
 };
 
 export type CreateCommentResponse = CreateCommentResponses[keyof CreateCommentResponses];
+
+export type GetReactionsData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id.
+         */
+        postId: string;
+    };
+    query?: never;
+    url: '/posts/{postId}/reactions';
+};
+
+export type GetReactionsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetReactionsError = GetReactionsErrors[keyof GetReactionsErrors];
+
+export type GetReactionsResponses = {
+    /**
+     * The reactions.
+     */
+    200: Reactions;
+};
+
+export type GetReactionsResponse = GetReactionsResponses[keyof GetReactionsResponses];
+
+export type AddReactionData = {
+    body: ReactionCreate;
+    path: {
+        /**
+         * The post's id.
+         */
+        postId: string;
+    };
+    query?: never;
+    url: '/posts/{postId}/reactions';
+};
+
+export type AddReactionErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The request body is not application/json.
+     */
+    415: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type AddReactionError = AddReactionErrors[keyof AddReactionErrors];
+
+export type AddReactionResponses = {
+    /**
+     * Already there; the reactions as they are.
+     */
+    200: Reactions;
+    /**
+     * Added; the reactions now.
+     */
+    201: Reactions;
+};
+
+export type AddReactionResponse = AddReactionResponses[keyof AddReactionResponses];
+
+export type RemoveReactionData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id.
+         */
+        postId: string;
+        /**
+         * The kind of reaction to take back.
+         */
+        kind: ReactionKind;
+    };
+    query?: never;
+    url: '/posts/{postId}/reactions/{kind}';
+};
+
+export type RemoveReactionErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type RemoveReactionError = RemoveReactionErrors[keyof RemoveReactionErrors];
+
+export type RemoveReactionResponses = {
+    /**
+     * Removed.
+     */
+    204: void;
+};
+
+export type RemoveReactionResponse = RemoveReactionResponses[keyof RemoveReactionResponses];
 
 export type DeleteCommentData = {
     body?: never;

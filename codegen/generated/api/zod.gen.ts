@@ -112,6 +112,29 @@ export const zProjectStage = z.enum([
  */
 export const zProjectVisibility = z.enum(['public', 'private']);
 
+export const zReactionKind = z.enum([
+    'like',
+    'heart',
+    'celebrate',
+    'rocket',
+    'eyes',
+    'laugh'
+]);
+
+export const zReactionCreate = z.object({
+    kind: zReactionKind
+});
+
+/**
+ * A post's reactions, counted by kind, and the caller's own.
+ */
+export const zReactions = z.object({
+    postId: zId,
+    total: z.int().gte(0),
+    counts: z.record(z.string(), z.int().gte(1)),
+    mine: z.array(zReactionKind)
+});
+
 export const zScopeId = z.enum([
     'content.read',
     'content.write',
@@ -362,6 +385,7 @@ export const zPost = z.object({
     author: zUserSummary,
     projectId: z.uuid().nullable(),
     commentCount: z.int().gte(0),
+    reactionCount: z.int().gte(0),
     hidden: z.boolean(),
     createdAt: zTimestamp,
     updatedAt: zTimestamp
@@ -682,6 +706,36 @@ export const zCreateCommentPath = z.object({
  * The created comment.
  */
 export const zCreateCommentResponse = zComment;
+
+export const zGetReactionsPath = z.object({
+    postId: z.uuid()
+});
+
+/**
+ * The reactions.
+ */
+export const zGetReactionsResponse = zReactions;
+
+export const zAddReactionBody = zReactionCreate;
+
+export const zAddReactionPath = z.object({
+    postId: z.uuid()
+});
+
+/**
+ * Already there; the reactions as they are.
+ */
+export const zAddReactionResponse = zReactions;
+
+export const zRemoveReactionPath = z.object({
+    postId: z.uuid(),
+    kind: zReactionKind
+});
+
+/**
+ * Removed.
+ */
+export const zRemoveReactionResponse = z.void();
 
 export const zDeleteCommentPath = z.object({
     commentId: z.uuid()

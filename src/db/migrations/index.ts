@@ -5,6 +5,7 @@ import { Migration20261122162636_comments } from './Migration20261122162636_comm
 import { Migration20261122170000_search } from './Migration20261122170000_search.js';
 import { Migration20261122171000_media } from './Migration20261122171000_media.js';
 import { Migration20261122172000_post_media } from './Migration20261122172000_post_media.js';
+import { Migration20261122172001_reactions } from './Migration20261122172001_reactions.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -12,4 +13,5 @@ export const migrationsList = [
   { name: 'Migration20261122170000_search', class: Migration20261122170000_search },
   { name: 'Migration20261122171000_media', class: Migration20261122171000_media },
   { name: 'Migration20261122172000_post_media', class: Migration20261122172000_post_media },
+  { name: 'Migration20261122172001_reactions', class: Migration20261122172001_reactions },
 ];
