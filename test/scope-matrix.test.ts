@@ -3,64 +3,24 @@
  * one gets 403, and a key holding only the required one gets past the scope check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, keyFor, uniqueName, fileForm, type TestServer } from './harness.js';
-import { uploadMedia } from '../src/media/media.service.js';
-import { png } from './fixtures/images.js';
+import { startServer, raw, keyFor, type TestServer } from './harness.js';
+import { operationRequest } from './operation-request.js';
 
 import { loadContract, listOperations, type Operation } from '../src/http/contract.js';
 import { SCOPE_IDS } from '../src/keys/scopes.js';
-import { createProject } from '../src/projects/projects.service.js';
-import { addMember } from '../src/projects/members.service.js';
-import { createMilestone } from '../src/milestones/milestones.service.js';
-import { createPost } from '../src/posts/posts.service.js';
-import { createComment } from '../src/comments/comments.service.js';
-import { addReaction } from '../src/reactions/reactions.service.js';
-import { createUser } from '../src/users/users.service.js';
-import type { Actor } from '../src/http/actor.js';
 
 const contract = loadContract();
 const operations = listOperations(contract);
 const scoped = operations.filter((op): op is Operation & { access: { kind: 'scope' } } => op.access.kind === 'scope');
 
 let t: TestServer;
+const requestFor = (op: Operation) => operationRequest(t, contract, op);
 beforeAll(async () => {
   t = await startServer();
 });
 afterAll(async () => {
   await t?.close();
 });
-
-/** A fresh owner with a project (one milestone, one member, one build log) and a request for `op`. */
-async function requestFor(op: Operation) {
-  const owner = await userWithKey(t);
-  const actor: Actor = { userId: owner.user.id, via: 'key', scopes: SCOPE_IDS };
-  const em = t.db.orm.em.fork();
-  const project = await createProject(em, actor, { name: uniqueName('p') });
-  const milestone = await createMilestone(em.fork(), actor, project.id, { title: 'First' });
-  const memberName = uniqueName('m');
-  await createUser(em, { username: memberName, email: `${memberName}@example.test` });
-  await addMember(em.fork(), actor, project.id, memberName);
-  const post = await createPost(em.fork(), actor, { kind: 'build_log', projectId: project.id, title: 't', body: 'b' });
-  const comment = await createComment(em.fork(), actor, post.id, { body: 'first' });
-  await addReaction(em.fork(), actor, post.id, 'rocket');
-  const media = await uploadMedia(em.fork(), t.storage, actor, png(2, 2));
-  const newcomer = uniqueName('n');
-  await createUser(em, { username: newcomer, email: `${newcomer}@example.test` });
-
-  const params: Record<string, string> = { projectId: project.id, milestoneId: milestone.id, postId: post.id, commentId: comment.id, mediaId: media.id, username: memberName, kind: 'rocket' };
-  const query: Record<string, string> = { search: '?q=first' };
-  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!) + (query[op.operationId] ?? '');
-  const item = contract.paths[op.path]![op.method] as { requestBody?: { content: Record<string, { example?: any }> } };
-  let body = item.requestBody?.content['application/json']?.example;
-  if (body) {
-    body = structuredClone(body);
-    if (op.operationId === 'createPost') body.projectId = project.id;
-    if (op.operationId === 'addProjectMember') body.username = newcomer;
-    if (op.operationId === 'reorderMilestones') body.milestoneIds = [milestone.id];
-  }
-  if (item.requestBody?.content['multipart/form-data']) body = fileForm(png(4, 4));
-  return { owner, path, body };
-}
 
 describe('scope matrix (from the spec)', () => {
   it('covers every scoped operation of the contract', () => {

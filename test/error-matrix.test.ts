@@ -1,0 +1,76 @@
+/**
+ * Generated from the contract: every operation answers 401 without a key, 400 for a request
+ * that breaks the contract, and 404 when an id in its path names nothing — each as
+ * application/problem+json, and each status declared in the spec for that operation.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { startServer, raw, type TestServer } from './harness.js';
+import { operationRequest } from './operation-request.js';
+import { loadContract, listOperations } from '../src/http/contract.js';
+
+const contract = loadContract();
+const operations = listOperations(contract).filter((op) => op.access.kind !== 'public');
+const withKeys = operations.filter((op) => op.access.kind === 'scope');
+const declared = (op: (typeof operations)[number], status: number) =>
+  Object.keys((contract.paths[op.path]![op.method] as { responses: object }).responses).includes(String(status));
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startServer();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+function expectProblem(res: Awaited<ReturnType<typeof raw>>, status: number) {
+  expect(res.status, JSON.stringify(res.json)).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(res.json).toMatchObject({ status, type: expect.stringMatching(/^https:\/\/shipyard\.dev\/problems\//) });
+}
+
+describe('401 for every operation without a key', () => {
+  for (const op of operations) {
+    it(`${op.operationId}`, async () => {
+      const { path, body } = await operationRequest(t, contract, op);
+      const res = await raw(t, op.method.toUpperCase(), path, { body });
+      expectProblem(res, 401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      expect(declared(op, 401)).toBe(true);
+    });
+  }
+});
+
+describe('400 for every operation given a request outside the contract', () => {
+  for (const op of withKeys) {
+    it(`${op.operationId}: unknown query parameter`, async () => {
+      const { owner, path, body } = await operationRequest(t, contract, op);
+      const res = await raw(t, op.method.toUpperCase(), `${path}${path.includes('?') ? '&' : '?'}bogus=1`, { token: owner.token, body });
+      expectProblem(res, 400);
+      expect(res.json.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: '/query/bogus' })]));
+      expect(declared(op, 400)).toBe(true);
+    });
+  }
+  for (const op of withKeys.filter((o) => /\{\w+Id\}/.test(o.path))) {
+    it(`${op.operationId}: malformed id`, async () => {
+      const { owner, body, params } = await operationRequest(t, contract, op);
+      const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => (name.endsWith('Id') ? 'not-an-id' : params[name]!));
+      expectProblem(await raw(t, op.method.toUpperCase(), path, { token: owner.token, body }), 400);
+    });
+  }
+});
+
+describe('404 for every id in a path that names nothing', () => {
+  for (const op of withKeys) {
+    const names = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).filter((n) => n.endsWith('Id') || n === 'username');
+    for (const name of names) {
+      it(`${op.operationId}: unknown ${name}`, async () => {
+        const { owner, body, params } = await operationRequest(t, contract, op);
+        const unknown = name === 'username' ? 'nobody-at-all' : randomUUID();
+        const path = op.path.replace(/\{(\w+)\}/g, (_, n: string) => (n === name ? unknown : params[n]!)) + (op.operationId === 'search' ? '?q=x' : '');
+        expectProblem(await raw(t, op.method.toUpperCase(), path, { token: owner.token, body }), 404);
+        expect(declared(op, 404)).toBe(true);
+      });
+    }
+  }
+});
