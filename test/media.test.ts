@@ -123,3 +123,16 @@ describe('posts show images by id', () => {
     expect(bad.status).toBe(400);
   });
 });
+
+describe('profiles show a picture by id', () => {
+  it("takes the user's own upload as avatar and shows it on the profile", async () => {
+    const { setAvatar } = await import('../src/users/users.service.js');
+    const mine = (await upload(fileForm(png(7, 7)))).json;
+    const theirs = (await upload(fileForm(png(9, 9)), eve.token)).json;
+    await expect(setAvatar(t.db.orm.em.fork(), ada.user.id, theirs.id)).rejects.toMatchObject({ status: 422 });
+    await setAvatar(t.db.orm.em.fork(), ada.user.id, mine.id);
+    expect((await api.getCurrentUser({ client: ada.client })).data!.avatarMediaId).toBe(mine.id);
+    await setAvatar(t.db.orm.em.fork(), ada.user.id, null);
+    expect((await api.getCurrentUser({ client: ada.client })).data!.avatarMediaId).toBeNull();
+  });
+});

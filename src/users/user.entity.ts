@@ -11,6 +11,8 @@ const UserSchema = defineEntity({
     displayName: p.string().length(100),
     bio: p.text().default(''),
     skills: p.array().default([]),
+    /** The profile picture: an image this user uploaded (not a relation, to keep users independent of media). */
+    avatarMediaId: p.uuid().nullable(),
     /** scrypt hash (`scrypt$N$r$p$salt$hash`), null for an account that cannot sign in yet. */
     passwordHash: p.string().length(255).nullable().hidden(),
     isAdmin: p.boolean().default(false),

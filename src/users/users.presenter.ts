@@ -8,6 +8,7 @@ export function presentUser(user: User): UserDto {
     displayName: user.displayName,
     bio: user.bio,
     skills: user.skills,
+    avatarMediaId: user.avatarMediaId ?? null,
     createdAt: user.createdAt.toISOString(),
   };
 }

@@ -3,7 +3,8 @@ import { promisify } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { User } from './user.entity.js';
-import { conflict, notFound, badRequest } from '../http/problem.js';
+import { conflict, notFound, badRequest, unprocessable } from '../http/problem.js';
+import { ownMediaIds } from '../media/media.service.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const SCRYPT = { N: 16384, r: 8, p: 1 };
@@ -58,6 +59,17 @@ export async function createUser(em: EntityManager, input: NewUser): Promise<Use
 export async function getUserById(em: EntityManager, id: string): Promise<User> {
   const user = await em.findOne(User, { id });
   if (!user) throw notFound('No such user.');
+  return user;
+}
+
+/** A profile picture must be an image the user uploaded; null removes it. (Set from Settings → Profile.) */
+export async function setAvatar(em: EntityManager, userId: string, mediaId: string | null): Promise<User> {
+  const user = await getUserById(em, userId);
+  if (mediaId !== null && !(await ownMediaIds(em, userId, [mediaId])).has(mediaId)) {
+    throw unprocessable(`No image you uploaded has the id ${mediaId}; upload it first (POST /media).`);
+  }
+  user.avatarMediaId = mediaId;
+  await em.flush();
   return user;
 }
 

@@ -488,6 +488,10 @@ export type User = {
     username: Username;
     displayName: string;
     bio: string;
+    /**
+     * The profile picture, an image the user uploaded (GET /media/{mediaId}); null when none.
+     */
+    avatarMediaId: string | null;
     skills: Array<Tag>;
     createdAt: Timestamp;
 };

@@ -315,6 +315,7 @@ export const zUser = z.object({
     username: zUsername,
     displayName: z.string(),
     bio: z.string(),
+    avatarMediaId: z.uuid().nullable(),
     skills: z.array(zTag),
     createdAt: zTimestamp
 });

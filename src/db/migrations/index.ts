@@ -6,6 +6,7 @@ import { Migration20261122170000_search } from './Migration20261122170000_search
 import { Migration20261122171000_media } from './Migration20261122171000_media.js';
 import { Migration20261122172000_post_media } from './Migration20261122172000_post_media.js';
 import { Migration20261122172001_reactions } from './Migration20261122172001_reactions.js';
+import { Migration20261122172002_user_avatar } from './Migration20261122172002_user_avatar.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -14,4 +15,5 @@ export const migrationsList = [
   { name: 'Migration20261122171000_media', class: Migration20261122171000_media },
   { name: 'Migration20261122172000_post_media', class: Migration20261122172000_post_media },
   { name: 'Migration20261122172001_reactions', class: Migration20261122172001_reactions },
+  { name: 'Migration20261122172002_user_avatar', class: Migration20261122172002_user_avatar },
 ];
