@@ -2,9 +2,11 @@
  * The middleware in the order a request meets it:
  *   request context (id, ORM fork, access log)
  *   → /healthz
- *   → /api/v1/mcp (its own auth gate and JSON-RPC errors)
+ *   → failed-authentication budget per client address (429)
+ *   → /api/v1/mcp (its own auth gate, per-key budget and JSON-RPC errors)
  *   → JSON body (1 MiB)
- *   → contract validator: route match (404/405) → authenticate (401) → scope (403) → request validation (400)
+ *   → contract validator: route match (404/405) → authenticate (401) → per-key budget (429)
+ *     → scope (403) → request validation (400)
  *   → text with U+0000 refused (400: PostgreSQL cannot store it)
  *   → the operation's handler → presenter → response (validated against the contract)
  *   → one problem+json error handler.
@@ -23,10 +25,11 @@ import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
+import { createRateLimiters, type RateLimits } from './http/rate-limit.js';
 
 export type AppDeps = {
   orm: MikroORM;
-  config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir'>;
+  config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>;
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
@@ -40,15 +43,19 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  const limits: RateLimits = { requestsPerMinutePerKey: config.rateLimitPerMinute, failedAuthPerMinutePerAddress: config.failedAuthPerMinute };
+  const limiters = createRateLimiters(limits);
+
   app.use(requestContext(orm, log));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.use(`${base}/mcp`, mcpRouter(log));
+  app.use(base, limiters.failedAuthPerAddress);
+  app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey));
   app.use(express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }));
-  app.use(contractValidator(contract, config));
+  app.use(contractValidator(contract, { ...config, perKeyLimit: limiters.perKey }));
   app.use(refuseNul);
-  app.use(base, operationsRouter(operations, allHandlers(contract, { storage, uploadMaxBytes: config.uploadMaxBytes })));
+  app.use(base, operationsRouter(operations, allHandlers(contract, { storage, uploadMaxBytes: config.uploadMaxBytes, limits })));
   app.use(problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes }));
   return app;
 }

@@ -15,8 +15,9 @@ import { platformHandlers } from './platform/platform.routes.js';
 import { searchHandlers } from './search/search.routes.js';
 import { mediaHandlers } from './media/media.routes.js';
 import type { MediaStorage } from './media/storage.js';
+import type { RateLimits } from './http/rate-limit.js';
 
-export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage; uploadMaxBytes: number }): Handlers {
+export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage; uploadMaxBytes: number; limits: RateLimits }): Handlers {
   return {
     ...metaHandlers(doc),
     ...usersHandlers,
@@ -25,7 +26,7 @@ export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage;
     ...postsHandlers,
     ...commentsHandlers,
     ...reactionsHandlers,
-    ...platformHandlers(doc, deps.uploadMaxBytes),
+    ...platformHandlers(doc, deps.uploadMaxBytes, deps.limits),
     ...searchHandlers,
     ...mediaHandlers(deps.storage),
   } satisfies Handlers;

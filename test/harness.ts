@@ -30,12 +30,20 @@ export type TestServer = {
   close: () => Promise<void>;
 };
 
-export async function startServer(): Promise<TestServer> {
+export type ServerOptions = { rateLimitPerMinute?: number; failedAuthPerMinute?: number };
+
+/** Budgets far above what a test sends, unless a test asks for a small one. */
+export const TEST_RATE_LIMIT = 100_000;
+
+export async function startServer(opts: ServerOptions = {}): Promise<TestServer> {
   const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: '', inMemory: true });
   const log = createLogger(process.env.TEST_LOG === '1' ? 'info' : 'error');
   const mediaDir = mkdtempSync(join(tmpdir(), 'shipyard-media-'));
   const storage = new LocalDiskStorage(mediaDir);
-  const app = createApp({ orm: db.orm, config: { validateResponses: true, logLevel: 'error', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir }, log, storage });
+  const app = createApp({ orm: db.orm, config: {
+      validateResponses: true, logLevel: 'error', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir,
+      rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT, failedAuthPerMinute: opts.failedAuthPerMinute ?? TEST_RATE_LIMIT,
+    }, log, storage });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

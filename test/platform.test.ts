@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { startServer, userWithKey, uniqueName, TEST_RATE_LIMIT, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { loadContract, listOperations } from '../src/http/contract.js';
 import { SCOPE_IDS } from '../src/keys/scopes.js';
@@ -29,6 +29,7 @@ describe('platform', () => {
 
   it('tells the limits it enforces and the versions it speaks', async () => {
     expect((await api.getLimits({ client: ada.client })).data).toEqual({
+      rateLimit: { requestsPerMinutePerKey: TEST_RATE_LIMIT, failedAuthPerMinutePerAddress: TEST_RATE_LIMIT },
       pageSize: { default: 20, max: 100 }, requestBodyBytes: 1048576, uploadBytes: 262144, keyLifetimeDays: 366, commentDepth: 5, tagsPerItem: 10,
     });
     expect((await api.getVersions({ client: ada.client })).data).toEqual({ apiVersion: '1.0.0', mcpProtocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26'] });

@@ -14,6 +14,9 @@ export default (op) => {
       results.push({ message: `response ${status} must use the Problem schema (type, title, status, detail)`, path: ['responses', status] });
     }
   }
+  if (op?.['x-public'] !== true && !op?.responses?.['429']) {
+    results.push({ message: 'the operation does not document 429 (rate limit)', path: ['responses'] });
+  }
   if (!Object.keys(op?.responses ?? {}).some((s) => /^[45]/.test(s))) {
     results.push({ message: 'the operation documents no error response', path: ['responses'] });
   }

@@ -9,7 +9,7 @@ import { bearerToken, hasBearer } from './bearer.js';
 import { ProblemError } from './problem.js';
 import { ANONYMOUS } from './actor.js';
 
-export async function authenticate(req: Request, _res: Response, next: NextFunction): Promise<void> {
+export async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
   try {
     const op = req.openapi?.schema;
     if (!op) throw new Error('authenticate ran before the operation was matched');
@@ -24,6 +24,8 @@ export async function authenticate(req: Request, _res: Response, next: NextFunct
         {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
     }
     req.actor = await authenticateToken(req.em, bearerToken(req));
+    // Like GitHub's token-expiration header: every response tells the key's expiry.
+    if (req.actor.expiresAt) res.setHeader('Shipyard-Key-Expiration', req.actor.expiresAt.toISOString());
     next();
   } catch (err) {
     next(err);

@@ -1,7 +1,7 @@
 /**
  * express-openapi-validator, with our authentication and scope check placed where its own
  * security stage would run: after it has matched the operation (404/405 for unknown routes),
- * before it validates the request (400). Request order is therefore 404/405 → 401 → 403 → 400.
+ * before it validates the request (400). Request order is therefore 404/405 → 401 → 429 → 403 → 400.
  */
 import type { RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -9,7 +9,10 @@ import type { OpenApiDocument } from './contract.js';
 import { authenticate, requireScope } from './authenticate.js';
 import { badRequest } from './problem.js';
 
-export function contractValidator(doc: OpenApiDocument, opts: { validateResponses: boolean; uploadMaxBytes: number }): RequestHandler[] {
+export function contractValidator(
+  doc: OpenApiDocument,
+  opts: { validateResponses: boolean; uploadMaxBytes: number; perKeyLimit: RequestHandler },
+): RequestHandler[] {
   const chain = OpenApiValidator.middleware({
     apiSpec: doc as never,
     validateApiSpec: true,
@@ -25,7 +28,7 @@ export function contractValidator(doc: OpenApiDocument, opts: { validateResponse
   if (at < 0 || chain[at - 1]?.name !== 'metadataMiddleware') {
     throw new Error('express-openapi-validator changed its middleware chain: cannot place authentication');
   }
-  chain.splice(at, 1, authenticate as RequestHandler, requireScope as RequestHandler);
+  chain.splice(at, 1, authenticate as RequestHandler, opts.perKeyLimit, requireScope as RequestHandler);
   const multipart = chain.findIndex((mw) => mw.name === 'multipartMiddleware');
   if (multipart < 0) throw new Error('express-openapi-validator changed its middleware chain: no multipart stage');
   chain[multipart] = clientMultipartErrors(chain[multipart]!);

@@ -2,13 +2,14 @@
  * POST /api/v1/mcp — Streamable HTTP, stateless, JSON responses. In order:
  *   JSON body (parse errors as JSON-RPC -32700)
  *   → outer gate: a valid key (401) holding projects.read, projects.write or content.write (403)
+ *   → the key's request budget, shared with REST (429)
  *   → protocol versions: exactly 2025-11-25, 2025-06-18, 2025-03-26 (initialize with another is
  *     answered with 2025-11-25; another MCP-Protocol-Version header is a 400)
  *   → unknown tool → JSON-RPC -32602 (the SDK 1.x would answer an isError result)
  *   → a new McpServer + transport for this request.
  * GET and DELETE get 405: a stateless server has no stream to open and no session to end.
  */
-import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { authenticateToken } from '../keys/keys.service.js';
@@ -69,10 +70,10 @@ function unknownToolGate(req: Request, res: Response, next: NextFunction): void 
   next();
 }
 
-export function mcpRouter(log: Logger): Router {
+export function mcpRouter(log: Logger, perKeyLimit: RequestHandler): Router {
   const router = Router();
   router.use(express.json({ limit: REQUEST_BODY_BYTES }));
-  router.post('/', outerGate, versionGate, unknownToolGate, async (req: Request, res: Response) => {
+  router.post('/', outerGate, perKeyLimit, versionGate, unknownToolGate, async (req: Request, res: Response) => {
     const server = buildMcpServer({ em: req.em, actor: req.actor! }, log, req.requestId);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
@@ -89,6 +90,7 @@ export function mcpRouter(log: Logger): Router {
   });
   router.all('/', (_req, res) => rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, { Allow: 'POST' }));
   router.use((err: Error & { type?: string }, req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof ProblemError && err.status === 429) return rpcError(res, 429, -32000, err.detail);
     if (err.type === 'entity.parse.failed') return rpcError(res, 400, -32700, 'Parse error: Invalid JSON');
     if (err.type === 'entity.too.large') return rpcError(res, 413, -32600, 'Request body too large (limit 1 MiB)');
     log.error('mcp error', { requestId: req.requestId, error: err });

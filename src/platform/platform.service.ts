@@ -9,6 +9,7 @@ import { MAX_KEY_DAYS } from '../keys/keys.service.js';
 import { MAX_COMMENT_DEPTH } from '../comments/comment.entity.js';
 import { REQUEST_BODY_BYTES, TAGS_PER_ITEM } from '../http/limits.js';
 import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
+import type { RateLimits } from '../http/rate-limit.js';
 
 export function scopeList(doc: OpenApiDocument): ScopeList {
   const base = basePath(doc);
@@ -31,9 +32,10 @@ export function scopeList(doc: OpenApiDocument): ScopeList {
   };
 }
 
-export function limits(doc: OpenApiDocument, uploadBytes: number): Limits {
+export function limits(doc: OpenApiDocument, uploadBytes: number, rateLimit: RateLimits): Limits {
   const limit = (doc.components as { parameters: Record<string, { schema: { default: number; maximum: number } }> }).parameters.Limit!.schema;
   return {
+    rateLimit: { ...rateLimit },
     pageSize: { default: limit.default, max: limit.maximum },
     requestBodyBytes: REQUEST_BODY_BYTES,
     uploadBytes,

@@ -64,6 +64,16 @@ export type Cursor = string | null;
 export type Id = string;
 
 export type Limits = {
+    rateLimit: {
+        /**
+         * Requests one API key may make per minute (REST and MCP together).
+         */
+        requestsPerMinutePerKey: number;
+        /**
+         * Requests with a missing or bad key one client address may make per minute.
+         */
+        failedAuthPerMinutePerAddress: number;
+    };
     pageSize: {
         default: number;
         max: number;
@@ -573,6 +583,10 @@ export type GetCurrentUserErrors = {
      */
     403: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -623,6 +637,10 @@ export type ListProjectsErrors = {
      */
     403: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -672,6 +690,10 @@ export type CreateProjectErrors = {
      */
     415: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -718,6 +740,10 @@ export type DeleteProjectErrors = {
      */
     404: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -763,6 +789,10 @@ export type GetProjectErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -822,6 +852,10 @@ export type UpdateProjectErrors = {
      */
     415: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -876,6 +910,10 @@ export type ListProjectMembersErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -939,6 +977,10 @@ export type AddProjectMemberErrors = {
      */
     422: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -992,6 +1034,10 @@ export type RemoveProjectMemberErrors = {
      * The request conflicts with the current state of the resource.
      */
     409: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -1048,6 +1094,10 @@ export type ListBuildLogsErrors = {
      */
     404: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1102,6 +1152,10 @@ export type ListMilestonesErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -1161,6 +1215,10 @@ export type CreateMilestoneErrors = {
      */
     422: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1219,6 +1277,10 @@ export type ReorderMilestonesErrors = {
      */
     422: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1269,6 +1331,10 @@ export type DeleteMilestoneErrors = {
      */
     404: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1318,6 +1384,10 @@ export type GetMilestoneErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -1381,6 +1451,10 @@ export type UpdateMilestoneErrors = {
      */
     422: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1443,6 +1517,10 @@ export type ListPostsErrors = {
      */
     403: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1492,6 +1570,10 @@ export type CreatePostErrors = {
      */
     422: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1538,6 +1620,10 @@ export type DeletePostErrors = {
      */
     404: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1583,6 +1669,10 @@ export type GetPostErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -1638,6 +1728,10 @@ export type UpdatePostErrors = {
      */
     415: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1692,6 +1786,10 @@ export type ListCommentsErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -1751,6 +1849,10 @@ export type CreateCommentErrors = {
      */
     422: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1796,6 +1898,10 @@ export type GetReactionsErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -1851,6 +1957,10 @@ export type AddReactionErrors = {
      */
     415: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1905,6 +2015,10 @@ export type RemoveReactionErrors = {
      */
     404: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1951,6 +2065,10 @@ export type DeleteCommentErrors = {
      */
     404: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -1996,6 +2114,10 @@ export type GetCommentErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -2055,6 +2177,10 @@ export type UpdateCommentErrors = {
      */
     415: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -2099,6 +2225,10 @@ export type UploadMediaErrors = {
      * The upload is not a PNG, JPEG, GIF or WebP image (judged from its bytes), or the body is not multipart/form-data.
      */
     415: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -2145,6 +2275,10 @@ export type GetMediaErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -2197,6 +2331,10 @@ export type GetMediaContentErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -2252,6 +2390,10 @@ export type SearchErrors = {
      */
     403: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -2288,6 +2430,10 @@ export type ListScopesErrors = {
      * The API key lacks the operation's scope, or the caller may not do this to this resource.
      */
     403: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -2326,6 +2472,10 @@ export type GetLimitsErrors = {
      */
     403: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -2362,6 +2512,10 @@ export type GetVersionsErrors = {
      * The API key lacks the operation's scope, or the caller may not do this to this resource.
      */
     403: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -2405,6 +2559,10 @@ export type ListPopularTagsErrors = {
      */
     403: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -2447,6 +2605,10 @@ export type ListPopularSkillsErrors = {
      */
     403: Problem;
     /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
@@ -2483,6 +2645,10 @@ export type GetStatsErrors = {
      * The API key lacks the operation's scope, or the caller may not do this to this resource.
      */
     403: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */
@@ -2529,6 +2695,10 @@ export type HidePostErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
     /**
      * Something failed on the server; the request may not have been applied.
      */

@@ -22,6 +22,10 @@ export const zCursor = z.string().nullable();
 export const zId = z.uuid();
 
 export const zLimits = z.object({
+    rateLimit: z.object({
+        requestsPerMinutePerKey: z.int(),
+        failedAuthPerMinutePerAddress: z.int()
+    }),
     pageSize: z.object({
         default: z.int(),
         max: z.int()

@@ -1,0 +1,49 @@
+/**
+ * Request budgets, in memory (one process). Two limiters:
+ * - per API key, on every authenticated request (REST and MCP share the budget), with the
+ *   IETF draft-8 `RateLimit` / `RateLimit-Policy` headers on every response;
+ * - per client address, counting only requests refused for a missing or bad key (401), so
+ *   guessing keys is slow while well-behaved clients never meet it.
+ * Over budget: 429 problem+json with Retry-After.
+ */
+import type { RequestHandler } from 'express';
+import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
+import { ProblemError } from './problem.js';
+
+export type RateLimits = { requestsPerMinutePerKey: number; failedAuthPerMinutePerAddress: number };
+export type RateLimiters = { perKey: RequestHandler; failedAuthPerAddress: RequestHandler };
+
+const WINDOW_MS = 60_000;
+
+function tooMany(detail: string, retryAfter: string | undefined): ProblemError {
+  return new ProblemError(429, 'rate-limited', 'Too many requests', `${detail}; retry in ${retryAfter ?? 'a few'} seconds.`);
+}
+
+export function createRateLimiters(limits: RateLimits): RateLimiters {
+  const perKey = rateLimit({
+    windowMs: WINDOW_MS,
+    limit: limits.requestsPerMinutePerKey,
+    identifier: 'per-key',
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    // Runs after authentication; the key id is the budget's name (never the token).
+    keyGenerator: (req) => (req.actor?.keyId ? `key:${req.actor.keyId}` : `ip:${ipKeyGenerator(req.ip ?? '')}`),
+    handler: (_req, res, next) =>
+      next(tooMany(`This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute`, res.getHeader('Retry-After')?.toString())),
+  });
+  const failedAuthPerAddress = rateLimit({
+    windowMs: WINDOW_MS,
+    limit: limits.failedAuthPerMinutePerAddress,
+    identifier: 'failed-auth',
+    standardHeaders: false,
+    legacyHeaders: false,
+    skipSuccessfulRequests: true,
+    requestWasSuccessful: (_req, res) => res.statusCode !== 401,
+    keyGenerator: (req) => ipKeyGenerator(req.ip ?? ''),
+    handler: (_req, res, next) => {
+      res.setHeader('Retry-After', Math.ceil(WINDOW_MS / 1000));
+      next(tooMany(`Too many requests with a missing or invalid API key from this address`, res.getHeader('Retry-After')?.toString()));
+    },
+  });
+  return { perKey, failedAuthPerAddress };
+}

@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, type TestServer } from './harness.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startServer({ rateLimitPerMinute: 5, failedAuthPerMinute: 3 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('rate limits', () => {
+  it('gives each key its own budget, in RateLimit headers, then 429 with Retry-After', async () => {
+    const ada = await userWithKey(t, ['profile.read', 'projects.read']);
+    const first = await raw(t, 'GET', '/users/me', { token: ada.token });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('ratelimit-policy')).toMatch(/^"per-key"; q=5; w=60; pk=:[A-Za-z0-9+/=]+:$/);
+    expect(first.headers.get('ratelimit')).toMatch(/^"per-key"; r=4; t=\d+/);
+    expect(first.headers.get('shipyard-key-expiration')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    for (let i = 0; i < 4; i++) expect((await raw(t, 'GET', '/users/me', { token: ada.token })).status).toBe(200);
+    const over = await raw(t, 'GET', '/projects', { token: ada.token });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(over.json).toMatchObject({ type: 'https://shipyard.dev/problems/rate-limited', status: 429 });
+
+    // The MCP endpoint spends the same budget.
+    const mcp = await fetch(`${t.apiUrl}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(mcp.status).toBe(429);
+
+    const grace = await userWithKey(t, ['profile.read']);
+    expect((await raw(t, 'GET', '/users/me', { token: grace.token })).status).toBe(200);
+  });
+
+  it('slows down guessing keys from one address', async () => {
+    for (let i = 0; i < 3; i++) expect((await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess' })).status).toBe(401);
+    const blocked = await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess' });
+    expect(blocked.status).toBe(429);
+    expect(blocked.headers.get('retry-after')).toBe('60');
+  });
+});
