@@ -14,6 +14,7 @@ import { reactionsHandlers } from './reactions/reactions.routes.js';
 import { platformHandlers } from './platform/platform.routes.js';
 import { searchHandlers } from './search/search.routes.js';
 import { mediaHandlers } from './media/media.routes.js';
+import { jobsHandlers } from './jobs/jobs.routes.js';
 import type { MediaStorage } from './media/storage.js';
 import type { RateLimits } from './http/rate-limit.js';
 
@@ -28,6 +29,7 @@ export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage;
     ...reactionsHandlers,
     ...platformHandlers(doc, deps.uploadMaxBytes, deps.limits),
     ...searchHandlers,
+    ...jobsHandlers,
     ...mediaHandlers(deps.storage),
   } satisfies Handlers;
 }

@@ -14,6 +14,7 @@ import { createComment } from '../src/comments/comments.service.js';
 import { addReaction } from '../src/reactions/reactions.service.js';
 import { createUser } from '../src/users/users.service.js';
 import { uploadMedia } from '../src/media/media.service.js';
+import { createJob } from '../src/jobs/jobs.service.js';
 import type { Actor } from '../src/http/actor.js';
 import { png } from './fixtures/images.js';
 
@@ -30,10 +31,13 @@ export async function operationRequest(t: TestServer, contract: OpenApiDocument,
   const comment = await createComment(em.fork(), actor, post.id, { body: 'first' });
   await addReaction(em.fork(), actor, post.id, 'rocket');
   const media = await uploadMedia(em.fork(), t.storage, actor, png(2, 2));
+  const job = await createJob(em.fork(), actor, {
+    title: 'Engineer', company: 'Engines', description: 'Build', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://jobs.example/1',
+  });
   const newcomer = uniqueName('n');
   await createUser(em, { username: newcomer, email: `${newcomer}@example.test` });
 
-  const params: Record<string, string> = { projectId: project.id, milestoneId: milestone.id, postId: post.id, commentId: comment.id, mediaId: media.id, username: memberName, kind: 'rocket' };
+  const params: Record<string, string> = { projectId: project.id, milestoneId: milestone.id, postId: post.id, commentId: comment.id, mediaId: media.id, jobId: job.id, username: memberName, kind: 'rocket' };
   const query: Record<string, string> = { search: '?q=first' };
   const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!) + (query[op.operationId] ?? '');
   const item = contract.paths[op.path]![op.method] as { requestBody?: { content: Record<string, { example?: any }> } };

@@ -78,11 +78,23 @@ describe('search', () => {
     expect(statuses[5]).toBe(400);
     expect(statuses[6]).toBe(200);
     expect((await raw(t, 'GET', '/search', { token: eve.token })).status).toBe(400);
-    expect((await raw(t, 'GET', `/search?q=x&type=job`, { token: eve.token })).status).toBe(400);
+    expect((await raw(t, 'GET', `/search?q=x&type=spaceship`, { token: eve.token })).status).toBe(400);
     expect((await raw(t, 'GET', `/search?q=gears&cursor=eyJvIjo5OTk5OTl9`, { token: eve.token })).status).toBe(400);
   });
 
   it('escapes snippets: only <mark> is markup', () => {
     expect(markSnippet('<script>alert(1)</script> \u0001gear\u0002')).toBe('&lt;script&gt;alert(1)&lt;/script&gt; <mark>gear</mark>');
+  });
+});
+
+describe('search and scopes', () => {
+  it('returns each kind of result only to keys that could read it directly', async () => {
+    const word = `${w}scoped`;
+    await api.createProject({ client: ada.client, body: { name: `${word} project` } });
+    await post(ada, `${word} post`, 'x');
+    await api.createJob({ client: ada.client, body: { title: `${word} job`, company: 'c', description: 'd', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://a.example/j' } });
+    const contentOnly = await userWithKey(t, ['content.read']);
+    expect(new Set((await find(contentOnly, word)).map((r) => r.type))).toEqual(new Set(['post']));
+    expect(new Set((await find(eve, word)).map((r) => r.type))).toEqual(new Set(['post', 'project', 'job']));
   });
 });

@@ -7,5 +7,6 @@ import { Post } from '../posts/post.entity.js';
 import { Comment } from '../comments/comment.entity.js';
 import { Media } from '../media/media.entity.js';
 import { Reaction } from '../reactions/reaction.entity.js';
+import { Job } from '../jobs/job.entity.js';
 
-export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media, Reaction];
+export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media, Reaction, Job];

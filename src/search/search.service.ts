@@ -2,13 +2,15 @@
  * One ranked query across posts, projects and people, on the generated tsvector columns
  * (GIN-indexed). The visibility rules are the same as for reading each thing directly, inside
  * the SQL, so a result the caller could not open is never counted, ranked or shown.
- * Snippets are computed only for the page being returned.
+ * Snippets are computed only for the page being returned. Each kind of result also needs the
+ * scope that reads it directly: projects need projects.read, jobs jobs.read, people profile.read.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SearchPage, SearchResultType } from '../../codegen/generated/api/types.gen.js';
 import type { Actor } from '../http/actor.js';
 import { ProblemError } from '../http/problem.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import type { ScopeId } from '../keys/scopes.js';
 
 const MAX_OFFSET = 10_000;
 const MARK_START = '\u0001';
@@ -39,7 +41,10 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
   const me = actor.userId;
   const arms: string[] = [];
   const params: unknown[] = [query.q, query.q, me];
-  if (!query.type || query.type === 'post') {
+  // Each kind of result also needs the scope that reads it directly (search itself needs content.read).
+  const may = (scope: ScopeId) => (actor.scopes as readonly string[]).includes(scope);
+  const wants = (type: SearchResultType, scope: ScopeId) => (!query.type || query.type === type) && may(scope);
+  if (wants('post', 'content.read')) {
     arms.push(`select 'post'::text as type, p.id, ts_rank(p.search, q.query) as score
       from posts p cross join q left join projects pr on pr.id = p.project_id
       where p.search @@ q.query
@@ -47,32 +52,40 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
         and (p.project_id is null or pr.visibility = 'public' or pr.owner_id = ? or p.project_id in (select project_id from member))`);
     params.push(me, me);
   }
-  if (!query.type || query.type === 'project') {
+  if (wants('project', 'projects.read')) {
     arms.push(`select 'project'::text as type, pr.id, ts_rank(pr.search, q.query) as score
       from projects pr cross join q
       where pr.search @@ q.query and (pr.visibility = 'public' or pr.owner_id = ? or pr.id in (select project_id from member))`);
     params.push(me);
   }
-  if (!query.type || query.type === 'user') {
+  if (wants('job', 'jobs.read')) {
+    arms.push(`select 'job'::text as type, j.id, ts_rank(j.search, q.query) as score
+      from jobs j cross join q
+      where j.search @@ q.query and j.status = 'open' and j.expires_at > now()`);
+  }
+  if (wants('user', 'profile.read')) {
     arms.push(`select 'user'::text as type, u.id, greatest(ts_rank(u.search, q.query), ts_rank(u.search, q.simple)) as score
       from users u cross join q
       where u.search @@ q.query or u.search @@ q.simple`);
   }
-  params.push(query.limit + 1, offset, HEADLINE, HEADLINE, HEADLINE);
+  if (arms.length === 0) return { items: [], nextCursor: null };
+  params.push(query.limit + 1, offset, HEADLINE, HEADLINE, HEADLINE, HEADLINE);
   const rows = await em.execute<{ type: SearchResultType; id: string; score: number; title: string; username: string | null; snippet: string }[]>(
     `with q as (select websearch_to_tsquery('english', ?) as query, websearch_to_tsquery('simple', ?) as simple),
      member as (select project_id from project_members where user_id = ?),
      ranked as (${arms.join(' union all ')} order by score desc, id desc limit ? offset ?)
      select r.type, r.id, r.score,
-       coalesce(p.title, pr.name, u.display_name) as title, u.username,
+       coalesce(p.title, pr.name, j.title, u.display_name) as title, u.username,
        case r.type
          when 'post' then ts_headline('english', p.title || ' — ' || p.body, q.query, ?)
          when 'project' then ts_headline('english', pr.name || ' — ' || pr.tagline || ' ' || pr.description, q.query, ?)
+         when 'job' then ts_headline('english', j.title || ' — ' || j.company || ': ' || j.description, q.query, ?)
          else ts_headline('simple', u.display_name || ' (@' || u.username || ') ' || u.bio || ' ' || shipyard_words(u.skills), q.simple, ?)
        end as snippet
      from ranked r cross join q
      left join posts p on r.type = 'post' and p.id = r.id
      left join projects pr on r.type = 'project' and pr.id = r.id
+     left join jobs j on r.type = 'job' and j.id = r.id
      left join users u on r.type = 'user' and u.id = r.id
      order by r.score desc, r.id desc`,
     params,

@@ -13,6 +13,10 @@ const UserSchema = defineEntity({
     skills: p.array().default([]),
     /** The profile picture: an image this user uploaded (not a relation, to keep users independent of media). */
     avatarMediaId: p.uuid().nullable(),
+    location: p.string().length(200).nullable(),
+    website: p.string().length(500).nullable(),
+    /** The linked GitHub account (GitHub Insight). */
+    githubLogin: p.string().length(39).nullable(),
     /** scrypt hash (`scrypt$N$r$p$salt$hash`), null for an account that cannot sign in yet. */
     passwordHash: p.string().length(255).nullable().hidden(),
     isAdmin: p.boolean().default(false),

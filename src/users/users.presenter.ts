@@ -9,6 +9,9 @@ export function presentUser(user: User): UserDto {
     bio: user.bio,
     skills: user.skills,
     avatarMediaId: user.avatarMediaId ?? null,
+    location: user.location ?? null,
+    website: user.website ?? null,
+    githubLogin: user.githubLogin ?? null,
     createdAt: user.createdAt.toISOString(),
   };
 }

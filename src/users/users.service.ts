@@ -8,6 +8,8 @@ import { ownMediaIds } from '../media/media.service.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const SCRYPT = { N: 16384, r: 8, p: 1 };
+/** `me` names the caller in paths (GET /users/me, ?owner=me). */
+const RESERVED_USERNAMES = new Set(['me']);
 export const USERNAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$/;
 
 /** scrypt, a memory-hard function: `scrypt$N$r$p$salt$hash` (base64url). */
@@ -34,6 +36,7 @@ export async function createUser(em: EntityManager, input: NewUser): Promise<Use
   if (!USERNAME_PATTERN.test(username)) {
     throw badRequest(`'${input.username}' is not a valid username: lowercase letters, digits and inner hyphens, at most 39.`);
   }
+  if (RESERVED_USERNAMES.has(username)) throw badRequest(`'${username}' is reserved; choose another username.`);
   const email = input.email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) throw badRequest(`'${input.email}' is not an email address.`);
   if (input.password !== undefined && input.password.length < 10) throw badRequest('A password needs at least 10 characters.');

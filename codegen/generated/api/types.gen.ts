@@ -54,14 +54,103 @@ export type CommentUpdate = {
 };
 
 /**
+ * An ISO 4217 currency code.
+ */
+export type Currency = string;
+
+/**
  * Pass as `cursor` to read the next page; null on the last page.
  */
 export type Cursor = string | null;
+
+export type EmploymentType = 'full_time' | 'part_time' | 'contract' | 'internship' | 'freelance';
 
 /**
  * An opaque identifier.
  */
 export type Id = string;
+
+export type Job = {
+    id: Id;
+    title: string;
+    company: string;
+    /**
+     * Markdown.
+     */
+    description: string;
+    location: string | null;
+    remotePolicy: RemotePolicy;
+    employmentType: EmploymentType;
+    salaryMin: number | null;
+    salaryMax: number | null;
+    salaryCurrency: Currency | null;
+    skills: Array<Tag>;
+    applyUrl: string;
+    status: JobStatus;
+    expiresAt: Timestamp;
+    /**
+     * The expiry has passed; the job is no longer listed by default.
+     */
+    expired: boolean;
+    poster: UserSummary;
+    createdAt: Timestamp;
+    updatedAt: Timestamp;
+};
+
+/**
+ * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.
+ */
+export type JobCreate = {
+    title: string;
+    company: string;
+    description: string;
+    location?: string | null;
+    remotePolicy: RemotePolicy;
+    employmentType: EmploymentType;
+    salaryMin?: number | null;
+    salaryMax?: number | null;
+    salaryCurrency?: Currency | null;
+    skills?: Array<Tag>;
+    /**
+     * An https URL.
+     */
+    applyUrl: string;
+    /**
+     * When the listing ends; in the future, at most 365 days ahead. Default 30 days from now.
+     */
+    expiresAt?: string;
+};
+
+export type JobPage = {
+    items: Array<Job>;
+    nextCursor: Cursor;
+};
+
+export type JobStatus = 'open' | 'closed';
+
+/**
+ * Only the fields sent change. Salary fields go together (all three; null clears the salary).
+ */
+export type JobUpdate = {
+    title?: string;
+    company?: string;
+    description?: string;
+    location?: string | null;
+    remotePolicy?: RemotePolicy;
+    employmentType?: EmploymentType;
+    salaryMin?: number | null;
+    salaryMax?: number | null;
+    salaryCurrency?: Currency | null;
+    skills?: Array<Tag>;
+    /**
+     * An https URL.
+     */
+    applyUrl?: string;
+    /**
+     * When the listing ends; in the future, at most 365 days ahead. Default 30 days from now.
+     */
+    expiresAt?: string;
+};
 
 export type Limits = {
     rateLimit: {
@@ -397,6 +486,8 @@ export type Reactions = {
     mine: Array<ReactionKind>;
 };
 
+export type RemotePolicy = 'onsite' | 'hybrid' | 'remote';
+
 export type ScopeId = 'content.read' | 'content.write' | 'jobs.read' | 'jobs.write' | 'profile.read' | 'projects.read' | 'projects.write' | 'github.read' | 'radar.read';
 
 export type ScopeInfo = {
@@ -448,7 +539,7 @@ export type SearchResult = {
     path: string;
 };
 
-export type SearchResultType = 'post' | 'project' | 'user';
+export type SearchResultType = 'post' | 'project' | 'user' | 'job';
 
 /**
  * Counts of public things.
@@ -502,6 +593,12 @@ export type User = {
      * The profile picture, an image the user uploaded (GET /media/{mediaId}); null when none.
      */
     avatarMediaId: string | null;
+    location: string | null;
+    website: string | null;
+    /**
+     * The linked GitHub account.
+     */
+    githubLogin: string | null;
     skills: Array<Tag>;
     createdAt: Timestamp;
 };
@@ -531,6 +628,11 @@ export type CommentId = string;
  * The `nextCursor` of the previous page.
  */
 export type Cursor2 = string;
+
+/**
+ * The job's id.
+ */
+export type JobId = string;
 
 /**
  * How many items to return (1-100).
@@ -602,6 +704,509 @@ export type GetCurrentUserResponses = {
 };
 
 export type GetCurrentUserResponse = GetCurrentUserResponses[keyof GetCurrentUserResponses];
+
+export type GetUserData = {
+    body?: never;
+    path: {
+        /**
+         * A user's username.
+         */
+        username: Username;
+    };
+    query?: never;
+    url: '/users/{username}';
+};
+
+export type GetUserErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetUserError = GetUserErrors[keyof GetUserErrors];
+
+export type GetUserResponses = {
+    /**
+     * The profile.
+     */
+    200: User;
+};
+
+export type GetUserResponse = GetUserResponses[keyof GetUserResponses];
+
+export type ListUserProjectsData = {
+    body?: never;
+    path: {
+        /**
+         * A user's username.
+         */
+        username: Username;
+    };
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/users/{username}/projects';
+};
+
+export type ListUserProjectsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListUserProjectsError = ListUserProjectsErrors[keyof ListUserProjectsErrors];
+
+export type ListUserProjectsResponses = {
+    /**
+     * A page of projects.
+     */
+    200: ProjectPage;
+};
+
+export type ListUserProjectsResponse = ListUserProjectsResponses[keyof ListUserProjectsResponses];
+
+export type ListUserPostsData = {
+    body?: never;
+    path: {
+        /**
+         * A user's username.
+         */
+        username: Username;
+    };
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/users/{username}/posts';
+};
+
+export type ListUserPostsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListUserPostsError = ListUserPostsErrors[keyof ListUserPostsErrors];
+
+export type ListUserPostsResponses = {
+    /**
+     * A page of posts.
+     */
+    200: PostPage;
+};
+
+export type ListUserPostsResponse = ListUserPostsResponses[keyof ListUserPostsResponses];
+
+export type ListJobsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this remote policy.
+         */
+        remotePolicy?: RemotePolicy;
+        /**
+         * Only this employment type.
+         */
+        employmentType?: EmploymentType;
+        /**
+         * Only jobs asking for this skill (case-insensitive).
+         */
+        skill?: Tag;
+        /**
+         * Only jobs whose location contains this text (case-insensitive).
+         */
+        location?: string;
+        /**
+         * Words to find in the title, company, description or skills (full-text, English stemming).
+         */
+        q?: string;
+        /**
+         * Only jobs posted by this username, or `me`.
+         */
+        postedBy?: Username;
+        /**
+         * `open` (default: open and not expired) or `all`.
+         */
+        status?: 'open' | 'all';
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/jobs';
+};
+
+export type ListJobsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListJobsError = ListJobsErrors[keyof ListJobsErrors];
+
+export type ListJobsResponses = {
+    /**
+     * A page of jobs.
+     */
+    200: JobPage;
+};
+
+export type ListJobsResponse = ListJobsResponses[keyof ListJobsResponses];
+
+export type CreateJobData = {
+    body: JobCreate;
+    path?: never;
+    query?: never;
+    url: '/jobs';
+};
+
+export type CreateJobErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The request body is not application/json.
+     */
+    415: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type CreateJobError = CreateJobErrors[keyof CreateJobErrors];
+
+export type CreateJobResponses = {
+    /**
+     * The job.
+     */
+    201: Job;
+};
+
+export type CreateJobResponse = CreateJobResponses[keyof CreateJobResponses];
+
+export type DeleteJobData = {
+    body?: never;
+    path: {
+        /**
+         * The job's id.
+         */
+        jobId: string;
+    };
+    query?: never;
+    url: '/jobs/{jobId}';
+};
+
+export type DeleteJobErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type DeleteJobError = DeleteJobErrors[keyof DeleteJobErrors];
+
+export type DeleteJobResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteJobResponse = DeleteJobResponses[keyof DeleteJobResponses];
+
+export type GetJobData = {
+    body?: never;
+    path: {
+        /**
+         * The job's id.
+         */
+        jobId: string;
+    };
+    query?: never;
+    url: '/jobs/{jobId}';
+};
+
+export type GetJobErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetJobError = GetJobErrors[keyof GetJobErrors];
+
+export type GetJobResponses = {
+    /**
+     * The job.
+     */
+    200: Job;
+};
+
+export type GetJobResponse = GetJobResponses[keyof GetJobResponses];
+
+export type UpdateJobData = {
+    body: JobUpdate;
+    path: {
+        /**
+         * The job's id.
+         */
+        jobId: string;
+    };
+    query?: never;
+    url: '/jobs/{jobId}';
+};
+
+export type UpdateJobErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The request body is not application/json.
+     */
+    415: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type UpdateJobError = UpdateJobErrors[keyof UpdateJobErrors];
+
+export type UpdateJobResponses = {
+    /**
+     * The edited job.
+     */
+    200: Job;
+};
+
+export type UpdateJobResponse = UpdateJobResponses[keyof UpdateJobResponses];
+
+export type CloseJobData = {
+    body?: never;
+    path: {
+        /**
+         * The job's id.
+         */
+        jobId: string;
+    };
+    query?: never;
+    url: '/jobs/{jobId}/close';
+};
+
+export type CloseJobErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type CloseJobError = CloseJobErrors[keyof CloseJobErrors];
+
+export type CloseJobResponses = {
+    /**
+     * The closed job.
+     */
+    200: Job;
+};
+
+export type CloseJobResponse = CloseJobResponses[keyof CloseJobResponses];
 
 export type ListProjectsData = {
     body?: never;

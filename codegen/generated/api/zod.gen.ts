@@ -12,14 +12,29 @@ export const zCommentUpdate = z.object({
 });
 
 /**
+ * An ISO 4217 currency code.
+ */
+export const zCurrency = z.string().regex(/^[A-Z]{3}$/);
+
+/**
  * Pass as `cursor` to read the next page; null on the last page.
  */
 export const zCursor = z.string().nullable();
+
+export const zEmploymentType = z.enum([
+    'full_time',
+    'part_time',
+    'contract',
+    'internship',
+    'freelance'
+]);
 
 /**
  * An opaque identifier.
  */
 export const zId = z.uuid();
+
+export const zJobStatus = z.enum(['open', 'closed']);
 
 export const zLimits = z.object({
     rateLimit: z.object({
@@ -139,6 +154,12 @@ export const zReactions = z.object({
     mine: z.array(zReactionKind)
 });
 
+export const zRemotePolicy = z.enum([
+    'onsite',
+    'hybrid',
+    'remote'
+]);
+
 export const zScopeId = z.enum([
     'content.read',
     'content.write',
@@ -188,7 +209,8 @@ export const zScopeList = z.object({
 export const zSearchResultType = z.enum([
     'post',
     'project',
-    'user'
+    'user',
+    'job'
 ]);
 
 export const zSearchResult = z.object({
@@ -221,6 +243,42 @@ export const zStats = z.object({
  * A tag; stored and returned in lowercase.
  */
 export const zTag = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+#.-]{0,31}$/);
+
+/**
+ * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.
+ */
+export const zJobCreate = z.object({
+    title: z.string().min(1).max(200),
+    company: z.string().min(1).max(200),
+    description: z.string().min(1).max(20000),
+    location: z.string().max(200).nullish(),
+    remotePolicy: zRemotePolicy,
+    employmentType: zEmploymentType,
+    salaryMin: z.int().gte(0).lte(100000000).nullish(),
+    salaryMax: z.int().gte(0).lte(100000000).nullish(),
+    salaryCurrency: zCurrency.nullish(),
+    skills: z.array(zTag).max(20).optional(),
+    applyUrl: z.url().max(500).regex(/^https:\/\//),
+    expiresAt: z.iso.datetime({ offset: true }).optional()
+});
+
+/**
+ * Only the fields sent change. Salary fields go together (all three; null clears the salary).
+ */
+export const zJobUpdate = z.object({
+    title: z.string().min(1).max(200).optional(),
+    company: z.string().min(1).max(200).optional(),
+    description: z.string().min(1).max(20000).optional(),
+    location: z.string().max(200).nullish(),
+    remotePolicy: zRemotePolicy.optional(),
+    employmentType: zEmploymentType.optional(),
+    salaryMin: z.int().gte(0).lte(100000000).nullish(),
+    salaryMax: z.int().gte(0).lte(100000000).nullish(),
+    salaryCurrency: zCurrency.nullish(),
+    skills: z.array(zTag).max(20).optional(),
+    applyUrl: z.url().max(500).regex(/^https:\/\//).optional(),
+    expiresAt: z.iso.datetime({ offset: true }).optional()
+});
 
 export const zPostCreate = z.object({
     kind: zPostKind.optional(),
@@ -320,6 +378,9 @@ export const zUser = z.object({
     displayName: z.string(),
     bio: z.string(),
     avatarMediaId: z.uuid().nullable(),
+    location: z.string().nullable(),
+    website: z.url().nullable(),
+    githubLogin: z.string().nullable(),
     skills: z.array(zTag),
     createdAt: zTimestamp
 });
@@ -349,6 +410,32 @@ export const zComment = z.object({
 
 export const zCommentPage = z.object({
     items: z.array(zComment),
+    nextCursor: zCursor
+});
+
+export const zJob = z.object({
+    id: zId,
+    title: z.string(),
+    company: z.string(),
+    description: z.string(),
+    location: z.string().nullable(),
+    remotePolicy: zRemotePolicy,
+    employmentType: zEmploymentType,
+    salaryMin: z.int().gte(0).nullable(),
+    salaryMax: z.int().gte(0).nullable(),
+    salaryCurrency: zCurrency.nullable(),
+    skills: z.array(zTag),
+    applyUrl: z.url(),
+    status: zJobStatus,
+    expiresAt: zTimestamp,
+    expired: z.boolean(),
+    poster: zUserSummary,
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp
+});
+
+export const zJobPage = z.object({
+    items: z.array(zJob),
     nextCursor: zCursor
 });
 
@@ -439,6 +526,11 @@ export const zCommentId = z.uuid();
 export const zCursor2 = z.string().min(1).max(200);
 
 /**
+ * The job's id.
+ */
+export const zJobId = z.uuid();
+
+/**
  * How many items to return (1-100).
  */
 export const zLimit = z.int().gte(1).lte(100).default(20);
@@ -472,6 +564,105 @@ export const zUsername2 = zUsername;
  * The caller's profile.
  */
 export const zGetCurrentUserResponse = zUser;
+
+export const zGetUserPath = z.object({
+    username: zUsername
+});
+
+/**
+ * The profile.
+ */
+export const zGetUserResponse = zUser;
+
+export const zListUserProjectsPath = z.object({
+    username: zUsername
+});
+
+export const zListUserProjectsQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * A page of projects.
+ */
+export const zListUserProjectsResponse = zProjectPage;
+
+export const zListUserPostsPath = z.object({
+    username: zUsername
+});
+
+export const zListUserPostsQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * A page of posts.
+ */
+export const zListUserPostsResponse = zPostPage;
+
+export const zListJobsQuery = z.object({
+    remotePolicy: zRemotePolicy.optional(),
+    employmentType: zEmploymentType.optional(),
+    skill: zTag.optional(),
+    location: z.string().min(1).max(100).optional(),
+    q: z.string().min(1).max(200).optional(),
+    postedBy: zUsername.optional(),
+    status: z.enum(['open', 'all']).optional().default('open'),
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * A page of jobs.
+ */
+export const zListJobsResponse = zJobPage;
+
+export const zCreateJobBody = zJobCreate;
+
+/**
+ * The job.
+ */
+export const zCreateJobResponse = zJob;
+
+export const zDeleteJobPath = z.object({
+    jobId: z.uuid()
+});
+
+/**
+ * Deleted.
+ */
+export const zDeleteJobResponse = z.void();
+
+export const zGetJobPath = z.object({
+    jobId: z.uuid()
+});
+
+/**
+ * The job.
+ */
+export const zGetJobResponse = zJob;
+
+export const zUpdateJobBody = zJobUpdate;
+
+export const zUpdateJobPath = z.object({
+    jobId: z.uuid()
+});
+
+/**
+ * The edited job.
+ */
+export const zUpdateJobResponse = zJob;
+
+export const zCloseJobPath = z.object({
+    jobId: z.uuid()
+});
+
+/**
+ * The closed job.
+ */
+export const zCloseJobResponse = zJob;
 
 export const zListProjectsQuery = z.object({
     owner: zUsername.optional(),

@@ -1,0 +1,23 @@
+import type { SomeHandlers } from '../http/handler.js';
+import { closeJob, createJob, deleteJob, getJob, listJobs, updateJob } from './jobs.service.js';
+import { presentJob } from './jobs.presenter.js';
+
+type Ops = 'listJobs' | 'createJob' | 'getJob' | 'updateJob' | 'deleteJob' | 'closeJob';
+
+export const jobsHandlers = {
+  listJobs: async ({ em, actor, query }) => ({
+    status: 200,
+    body: await listJobs(em, actor, { ...query, limit: query?.limit ?? 20 }),
+  }),
+  createJob: async ({ em, actor, body, req }) => {
+    const job = await createJob(em, actor, body);
+    return { status: 201, body: presentJob(job), headers: { Location: `${req.baseUrl}/jobs/${job.id}` } };
+  },
+  getJob: async ({ em, path }) => ({ status: 200, body: presentJob(await getJob(em, path.jobId)) }),
+  updateJob: async ({ em, actor, path, body }) => ({ status: 200, body: presentJob(await updateJob(em, actor, path.jobId, body)) }),
+  closeJob: async ({ em, actor, path }) => ({ status: 200, body: presentJob(await closeJob(em, actor, path.jobId)) }),
+  deleteJob: async ({ em, actor, path }) => {
+    await deleteJob(em, actor, path.jobId);
+    return { status: 204 };
+  },
+} satisfies SomeHandlers<Ops>;

@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import type * as types from '../codegen/generated/api/types.gen.js';
+import { Job } from '../src/jobs/job.entity.js';
+
+let t: TestServer;
+let ada: TestUser;
+let eve: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  [ada, eve] = [await userWithKey(t), await userWithKey(t)];
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const base: types.JobCreate = {
+  title: 'TypeScript engineer', company: 'Engines Ltd', description: 'Build the engine API.',
+  remotePolicy: 'remote', employmentType: 'full_time', applyUrl: 'https://jobs.example.com/1',
+};
+const post = async (who: TestUser, extra: Partial<types.JobCreate> = {}) => {
+  const res = await api.createJob({ client: who.client, body: { ...base, ...extra } });
+  expect(res.response?.status, JSON.stringify(res.error)).toBe(201);
+  return res.data!;
+};
+
+describe('jobs', () => {
+  it('posts, reads, edits, closes and deletes; only the poster may change it', async () => {
+    const job = await post(ada, { salaryMin: 60000, salaryMax: 80000, salaryCurrency: 'EUR', skills: ['TypeScript', 'SQL'], location: 'Berlin' });
+    expect(job).toMatchObject({ status: 'open', expired: false, skills: ['typescript', 'sql'], salaryCurrency: 'EUR', poster: { username: ada.user.username } });
+    const days = (Date.parse(job.expiresAt) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect((await api.getJob({ client: eve.client, path: { jobId: job.id } })).data).toEqual(job);
+
+    expect((await api.updateJob({ client: eve.client, path: { jobId: job.id }, body: { title: 'x' } })).response?.status).toBe(403);
+    expect((await api.closeJob({ client: eve.client, path: { jobId: job.id } })).response?.status).toBe(403);
+    expect((await api.deleteJob({ client: eve.client, path: { jobId: job.id } })).response?.status).toBe(403);
+
+    const edited = await api.updateJob({ client: ada.client, path: { jobId: job.id }, body: { salaryMin: null, salaryMax: null, salaryCurrency: null } });
+    expect(edited.data).toMatchObject({ salaryMin: null, salaryMax: null, salaryCurrency: null, title: job.title });
+    const closed = await api.closeJob({ client: ada.client, path: { jobId: job.id } });
+    expect(closed.data!.status).toBe('closed');
+    expect((await api.deleteJob({ client: ada.client, path: { jobId: job.id } })).response?.status).toBe(204);
+    expect((await api.getJob({ client: ada.client, path: { jobId: job.id } })).response?.status).toBe(404);
+  });
+
+  it('checks salary (all or nothing, min ≤ max, ISO 4217), https apply URLs and expiry', async () => {
+    const bad: Record<string, unknown>[] = [
+      { salaryMin: 100 },
+      { salaryMin: 100, salaryMax: 200 },
+      { salaryMin: 300, salaryMax: 200, salaryCurrency: 'EUR' },
+      { salaryMin: 100, salaryMax: 200, salaryCurrency: 'XYZ' },
+      { salaryMin: 100, salaryMax: 200, salaryCurrency: 'eur' },
+      { applyUrl: 'http://jobs.example.com/1' },
+      { applyUrl: 'javascript:alert(1)' },
+      { expiresAt: '2000-01-01T00:00:00Z' },
+      { expiresAt: new Date(Date.now() + 400 * 86_400_000).toISOString() },
+      { remotePolicy: 'moon' },
+      { posterId: ada.user.id },
+    ];
+    const before = await t.db.orm.em.fork().count(Job, { poster: ada.user.id });
+    for (const extra of bad) {
+      const res = await raw(t, 'POST', '/jobs', { token: ada.token, body: { ...base, ...extra } });
+      expect(res.status, JSON.stringify(extra)).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+    expect(await t.db.orm.em.fork().count(Job, { poster: ada.user.id })).toBe(before);
+    const job = await post(ada);
+    const half = await raw(t, 'PATCH', `/jobs/${job.id}`, { token: ada.token, body: { salaryMax: 5 } });
+    expect(half.status).toBe(400);
+  });
+
+  it('lists open, unexpired jobs by default, with filters', async () => {
+    const poster = await userWithKey(t);
+    const word = `zq${uniqueName('').replace(/-/g, '')}`;
+    const remote = await post(poster, { skills: ['rust'], description: `Work on the ${word} compiler.` });
+    const onsite = await post(poster, { remotePolicy: 'onsite', employmentType: 'contract', location: 'Paris, France', skills: ['go'] });
+    const closed = await post(poster);
+    await api.closeJob({ client: poster.client, path: { jobId: closed.id } });
+    const expired = await post(poster);
+    await t.db.orm.em.fork().nativeUpdate(Job, { id: expired.id }, { expiresAt: new Date(Date.now() - 1000) });
+
+    const ids = async (query: NonNullable<Parameters<typeof api.listJobs>[0]>['query'] = {}) =>
+      (await api.listJobs({ client: eve.client, query: { postedBy: poster.user.username, limit: 100, ...query } })).data!.items.map((j) => j.id);
+    expect(await ids()).toEqual([onsite.id, remote.id]);
+    expect(await ids({ status: 'all' })).toEqual([expired.id, closed.id, onsite.id, remote.id]);
+    expect(await ids({ remotePolicy: 'onsite' })).toEqual([onsite.id]);
+    expect(await ids({ employmentType: 'contract' })).toEqual([onsite.id]);
+    expect(await ids({ skill: 'RUST' })).toEqual([remote.id]);
+    expect(await ids({ location: 'paris' })).toEqual([onsite.id]);
+    expect(await ids({ q: `${word} compilers` })).toEqual([remote.id]);
+    expect((await api.listJobs({ client: poster.client, query: { postedBy: 'me', status: 'all', limit: 100 } })).data!.items.length).toBe(4);
+    const expiredJob = (await api.getJob({ client: eve.client, path: { jobId: expired.id } })).data!;
+    expect(expiredJob.expired).toBe(true);
+    expect((await raw(t, 'GET', '/jobs?location=%25', { token: eve.token })).status).toBe(200);
+    expect((await raw(t, 'GET', '/jobs?q=the', { token: eve.token })).status).toBe(400);
+  });
+});
+
+describe('profiles', () => {
+  it("shows a user's public profile, projects and posts, and nothing private", async () => {
+    const profile = await api.getUser({ client: eve.client, path: { username: ada.user.username } });
+    expect(profile.data).toMatchObject({ id: ada.user.id, username: ada.user.username, location: null, website: null, githubLogin: null });
+    const text = JSON.stringify(profile.data);
+    expect(text).not.toMatch(/email|password|token|isAdmin/i);
+    expect((await api.getUser({ client: eve.client, path: { username: 'no-such-user' } })).response?.status).toBe(404);
+
+    const pub = (await api.createProject({ client: ada.client, body: { name: uniqueName('Pub') } })).data!;
+    const priv = (await api.createProject({ client: ada.client, body: { name: uniqueName('Priv'), visibility: 'private' } })).data!;
+    const projects = (await api.listUserProjects({ client: eve.client, path: { username: ada.user.username }, query: { limit: 100 } })).data!;
+    expect(projects.items.map((p) => p.id)).toContain(pub.id);
+    expect(projects.items.map((p) => p.id)).not.toContain(priv.id);
+
+    const p1 = (await api.createPost({ client: ada.client, body: { title: 'hello', body: 'world' } })).data!;
+    const posts = (await api.listUserPosts({ client: eve.client, path: { username: ada.user.username } })).data!;
+    expect(posts.items[0]!.id).toBe(p1.id);
+  });
+});
