@@ -20,6 +20,12 @@ export type Config = {
   rateLimitPerMinute: number;
   /** Requests with a missing or bad key per minute per client address (FAILED_AUTH_PER_MINUTE, default 30). */
   failedAuthPerMinute: number;
+  /** GitHub's REST API (GITHUB_API_URL, default https://api.github.com; tests use a local fake). */
+  githubApiUrl: string;
+  /** Optional token for a higher GitHub rate limit (GITHUB_TOKEN). Never logged. */
+  githubToken: string | undefined;
+  /** Sync linked GitHub accounts older than this, in minutes (GITHUB_SYNC_INTERVAL_MINUTES, default 360; 0 = off). */
+  githubSyncIntervalMinutes: number;
   /** Validate every response against the contract (VALIDATE_RESPONSES, default on; tests keep it on). */
   validateResponses: boolean;
   /** pino-style level for the request log (LOG_LEVEL: silent, error, info; default info). */
@@ -47,6 +53,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = env.LOG_LEVEL ?? 'info';
   if (level !== 'silent' && level !== 'error' && level !== 'info') throw new Error(`LOG_LEVEL must be silent, error or info, got '${level}'`);
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (env.GITHUB_API_URL && !/^https?:\/\//.test(env.GITHUB_API_URL)) throw new Error('GITHUB_API_URL must be an http(s) URL');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
   return {
     port,
@@ -56,6 +63,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mediaDir: resolve(env.DATA_DIR ?? '.data', 'media'),
     rateLimitPerMinute: positiveInt('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 300),
     failedAuthPerMinute: positiveInt('FAILED_AUTH_PER_MINUTE', env.FAILED_AUTH_PER_MINUTE, 30),
+    githubApiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),
+    githubToken: env.GITHUB_TOKEN || undefined,
+    githubSyncIntervalMinutes: env.GITHUB_SYNC_INTERVAL_MINUTES === '0' ? 0 : positiveInt('GITHUB_SYNC_INTERVAL_MINUTES', env.GITHUB_SYNC_INTERVAL_MINUTES, 360),
     uploadMaxBytes: positiveInt('UPLOAD_MAX_BYTES', env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024),
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
     logLevel: level,

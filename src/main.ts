@@ -7,6 +7,8 @@ import { loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './app.js';
 import { createLogger } from './http/log.js';
+import { GithubClient } from './github/github.client.js';
+import { scheduleGithubSync } from './github/github.sync.js';
 
 export async function serve(config: Config = loadConfig()): Promise<Server> {
   const log = createLogger(config.logLevel);
@@ -28,11 +30,15 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     spec: `${config.publicUrl}/api/v1/openapi.json`,
     database: `${db.kind} (${db.location})`,
   });
+  const stopSync = config.githubSyncIntervalMinutes > 0
+    ? scheduleGithubSync(db.orm, new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken }), config.githubSyncIntervalMinutes, log)
+    : () => undefined;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
+    stopSync();
     server.close(async () => {
       await db.close();
       log.info('stopped');

@@ -15,6 +15,7 @@ import { platformHandlers } from './platform/platform.routes.js';
 import { searchHandlers } from './search/search.routes.js';
 import { mediaHandlers } from './media/media.routes.js';
 import { jobsHandlers } from './jobs/jobs.routes.js';
+import { githubHandlers } from './github/github.routes.js';
 import type { MediaStorage } from './media/storage.js';
 import type { RateLimits } from './http/rate-limit.js';
 
@@ -30,6 +31,7 @@ export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage;
     ...platformHandlers(doc, deps.uploadMaxBytes, deps.limits),
     ...searchHandlers,
     ...jobsHandlers,
+    ...githubHandlers,
     ...mediaHandlers(deps.storage),
   } satisfies Handlers;
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { uniqueName } from './harness.js';
 import { checkToken } from '../src/keys/tokens.js';
 import { lockDirectory } from '../src/db/lock.js';
+import { FakeGithub } from './fake-github.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-cli-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -85,6 +86,24 @@ describe('shipyard CLI', () => {
     const nobody = await cli(['keys', 'create', '--username', 'no-such-user', '--scopes', 'projects.read', '--expires-in-days', '5']);
     expect(nobody.code).toBe(1);
     expect(nobody.stderr).toMatch(/no user named/);
+  });
+
+  it('links a GitHub login and syncs it from GITHUB_API_URL', async () => {
+    const gh = await new FakeGithub().start();
+    try {
+      gh.accounts.set('octo-op', { login: 'octo-op', repos: [{ name: 'engine', language: 'TypeScript', stars: 3, pushedAt: '2026-11-01T00:00:00Z', languages: { TypeScript: 10 }, weekly: [1] }] });
+      const link = await cli(['github', 'link', '--username', username, '--login', 'octo-op']);
+      expect(link.code, link.stderr).toBe(0);
+      expect(link.json).toMatchObject({ username, login: 'octo-op', syncStatus: 'never' });
+      const synced = await cli(['github', 'sync', '--username', username], { GITHUB_API_URL: gh.url });
+      expect(synced.code, synced.stderr).toBe(0);
+      expect(synced.json).toEqual([expect.objectContaining({ login: 'octo-op', status: 'ok', repositories: 1 })]);
+      const bad = await cli(['github', 'link', '--username', username, '--login', 'no/slashes']);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/is not a GitHub login/);
+    } finally {
+      await gh.stop();
+    }
   });
 
   it('explains usage mistakes with exit code 2', async () => {

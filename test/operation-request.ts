@@ -15,6 +15,7 @@ import { addReaction } from '../src/reactions/reactions.service.js';
 import { createUser } from '../src/users/users.service.js';
 import { uploadMedia } from '../src/media/media.service.js';
 import { createJob } from '../src/jobs/jobs.service.js';
+import { linkGithub } from '../src/github/github.sync.js';
 import type { Actor } from '../src/http/actor.js';
 import { png } from './fixtures/images.js';
 
@@ -34,6 +35,7 @@ export async function operationRequest(t: TestServer, contract: OpenApiDocument,
   const job = await createJob(em.fork(), actor, {
     title: 'Engineer', company: 'Engines', description: 'Build', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://jobs.example/1',
   });
+  await linkGithub(em.fork(), owner.user.id, 'octocat');
   const newcomer = uniqueName('n');
   await createUser(em, { username: newcomer, email: `${newcomer}@example.test` });
 

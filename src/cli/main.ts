@@ -12,6 +12,9 @@ import { createUser, findUserByUsername } from '../users/users.service.js';
 import { createKey, keyStatus, listKeys, revokeKey } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { serve } from '../main.js';
+import { GithubClient } from '../github/github.client.js';
+import { linkGithub, syncGithubAccount } from '../github/github.sync.js';
+import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 
 const USAGE = `Usage: shipyard <command> [options]
 
@@ -21,8 +24,11 @@ const USAGE = `Usage: shipyard <command> [options]
   keys create --username U --scopes a,b --expires-in-days N [--name NAME]
   keys list --username U
   keys revoke --id ID
+  github link --username U --login GITHUB_LOGIN
+  github sync [--username U]              sync now (every linked account when no --username)
 
-Environment: DATABASE_URL (PostgreSQL; default: the embedded database under DATA_DIR, ./.data).
+Environment: DATABASE_URL (PostgreSQL; default: the embedded database under DATA_DIR, ./.data),
+GITHUB_API_URL and GITHUB_TOKEN (github sync).
 Scopes: content.read content.write jobs.read jobs.write profile.read projects.read projects.write github.read radar.read`;
 
 class UsageError extends Error {}
@@ -59,7 +65,8 @@ async function withDatabase<T>(command: string, fn: (db: Database) => Promise<T>
 
 async function run(argv: string[]): Promise<unknown> {
   const [cmd, sub] = argv;
-  const rest = argv.slice(cmd === 'users' || cmd === 'keys' ? 2 : 1);
+  const grouped = cmd === 'users' || cmd === 'keys' || cmd === 'github';
+  const rest = argv.slice(grouped ? 2 : 1);
   const { values } = parseArgs({
     args: rest,
     strict: true,
@@ -67,9 +74,10 @@ async function run(argv: string[]): Promise<unknown> {
       username: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' },
       'display-name': { type: 'string' }, admin: { type: 'boolean' },
       scopes: { type: 'string' }, 'expires-in-days': { type: 'string' }, name: { type: 'string' }, id: { type: 'string' },
+      login: { type: 'string' },
     },
   });
-  switch (`${cmd ?? ''} ${cmd === 'users' || cmd === 'keys' ? sub ?? '' : ''}`.trim()) {
+  switch (`${cmd ?? ''} ${grouped ? sub ?? '' : ''}`.trim()) {
     case 'serve':
       await serve();
       return undefined;
@@ -109,6 +117,42 @@ async function run(argv: string[]): Promise<unknown> {
       const id = need(values, 'id');
       if (!/^[0-9a-f-]{36}$/i.test(id)) throw new UsageError('--id must be a key id (a UUID, from keys list)');
       return withDatabase('keys revoke', async (db) => presentKey(await revokeKey(db.orm.em.fork(), id)));
+    }
+    case 'github link': {
+      const username = need(values, 'username');
+      const login = need(values, 'login');
+      return withDatabase('github link', async (db) => {
+        const em = db.orm.em.fork();
+        const user = await findUserByUsername(em, username);
+        if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
+        const account = await linkGithub(em, user.id, login);
+        return { username: user.username, login: account.login, syncStatus: account.syncStatus, note: 'Run `shipyard github sync` to fetch the data now.' };
+      });
+    }
+    case 'github sync': {
+      const username = values.username as string | undefined;
+      const config = loadConfig();
+      const client = new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken });
+      return withDatabase('github sync', async (db) => {
+        const em = db.orm.em.fork();
+        let accounts: GithubAccount[];
+        if (username) {
+          const user = await findUserByUsername(em, username);
+          if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
+          const account = await em.findOne(GithubAccount, { user: user.id });
+          if (!account) throw new ProblemError(404, 'not-found', 'Not found', `${username} has no linked GitHub account; run \`shipyard github link\` first.`);
+          accounts = [account];
+        } else {
+          accounts = await em.find(GithubAccount, {});
+        }
+        const results = [];
+        for (const a of accounts) {
+          const synced = await syncGithubAccount(db.orm.em.fork(), client, a.id);
+          const repos = await db.orm.em.fork().count(GithubRepo, { account: a.id });
+          results.push({ login: synced.login, status: synced.syncStatus, message: synced.syncMessage ?? null, repositories: repos, syncedAt: synced.syncedAt?.toISOString() ?? null });
+        }
+        return results;
+      });
     }
     default:
       throw new UsageError(cmd ? `unknown command '${[cmd, sub].filter(Boolean).join(' ')}'` : 'no command given');

@@ -8,5 +8,6 @@ import { Comment } from '../comments/comment.entity.js';
 import { Media } from '../media/media.entity.js';
 import { Reaction } from '../reactions/reaction.entity.js';
 import { Job } from '../jobs/job.entity.js';
+import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 
-export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media, Reaction, Job];
+export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media, Reaction, Job, GithubAccount, GithubRepo];

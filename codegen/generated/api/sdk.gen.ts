@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetUserData, GetUserErrors, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, SearchData, SearchErrors, SearchResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
+import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGithubActivityData, GetGithubActivityErrors, GetGithubActivityResponses, GetGithubLanguagesData, GetGithubLanguagesErrors, GetGithubLanguagesResponses, GetGithubProfileData, GetGithubProfileErrors, GetGithubProfileResponses, GetGithubSummaryData, GetGithubSummaryErrors, GetGithubSummaryResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetUserData, GetUserErrors, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListGithubReposData, ListGithubReposErrors, ListGithubReposResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, SearchData, SearchErrors, SearchResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -562,6 +562,71 @@ export const updateComment = <ThrowOnError extends boolean = false>(options: Opt
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * The linked GitHub account
+ *
+ * The GitHub account linked to the caller, and how its last sync went. Synced from GitHub; 404 when no GitHub account is linked.
+ *
+ * Required scope: `github.read`
+ */
+export const getGithubProfile = <ThrowOnError extends boolean = false>(options?: Options<GetGithubProfileData, ThrowOnError>): RequestResult<GetGithubProfileResponses, GetGithubProfileErrors, ThrowOnError> => (options?.client ?? client).get<GetGithubProfileResponses, GetGithubProfileErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/github/profile',
+    ...options
+});
+
+/**
+ * Repositories
+ *
+ * The public repositories of the linked account, most recently pushed first. Synced from GitHub; 404 when no GitHub account is linked.
+ *
+ * Required scope: `github.read`
+ */
+export const listGithubRepos = <ThrowOnError extends boolean = false>(options?: Options<ListGithubReposData, ThrowOnError>): RequestResult<ListGithubReposResponses, ListGithubReposErrors, ThrowOnError> => (options?.client ?? client).get<ListGithubReposResponses, ListGithubReposErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/github/repos',
+    ...options
+});
+
+/**
+ * Languages
+ *
+ * Languages by bytes of code across the linked account's own repositories. Synced from GitHub; 404 when no GitHub account is linked.
+ *
+ * Required scope: `github.read`
+ */
+export const getGithubLanguages = <ThrowOnError extends boolean = false>(options?: Options<GetGithubLanguagesData, ThrowOnError>): RequestResult<GetGithubLanguagesResponses, GetGithubLanguagesErrors, ThrowOnError> => (options?.client ?? client).get<GetGithubLanguagesResponses, GetGithubLanguagesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/github/languages',
+    ...options
+});
+
+/**
+ * Weekly activity
+ *
+ * Commits per week across the linked account's repositories, over the last year. Synced from GitHub; 404 when no GitHub account is linked.
+ *
+ * Required scope: `github.read`
+ */
+export const getGithubActivity = <ThrowOnError extends boolean = false>(options?: Options<GetGithubActivityData, ThrowOnError>): RequestResult<GetGithubActivityResponses, GetGithubActivityErrors, ThrowOnError> => (options?.client ?? client).get<GetGithubActivityResponses, GetGithubActivityErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/github/activity',
+    ...options
+});
+
+/**
+ * Summary
+ *
+ * Top languages, total stars, active weeks, the longest streak and when the data was synced. Synced from GitHub; 404 when no GitHub account is linked.
+ *
+ * Required scope: `github.read`
+ */
+export const getGithubSummary = <ThrowOnError extends boolean = false>(options?: Options<GetGithubSummaryData, ThrowOnError>): RequestResult<GetGithubSummaryResponses, GetGithubSummaryErrors, ThrowOnError> => (options?.client ?? client).get<GetGithubSummaryResponses, GetGithubSummaryErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/github/summary',
+    ...options
 });
 
 /**

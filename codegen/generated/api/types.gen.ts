@@ -65,6 +65,89 @@ export type Cursor = string | null;
 
 export type EmploymentType = 'full_time' | 'part_time' | 'contract' | 'internship' | 'freelance';
 
+export type GithubActivity = {
+    /**
+     * Commits per week across the user's repositories, oldest first (up to 52 weeks).
+     */
+    weeks: Array<{
+        /**
+         * The Sunday the week starts on.
+         */
+        week: string;
+        commits: number;
+    }>;
+};
+
+export type GithubLanguages = {
+    /**
+     * Languages by bytes of code across the user's own (non-fork) repositories, most first.
+     */
+    items: Array<{
+        language: string;
+        bytes: number;
+        share: number;
+    }>;
+};
+
+export type GithubProfile = {
+    login: string;
+    name: string | null;
+    avatarUrl: string | null;
+    htmlUrl: string | null;
+    publicRepos: number | null;
+    followers: number | null;
+    syncStatus: GithubSyncStatus;
+    /**
+     * What went wrong in the last sync
+     */
+    syncMessage: string | null;
+    /**
+     * When data was last fetched successfully.
+     */
+    lastSyncedAt: string | null;
+};
+
+export type GithubRepo = {
+    name: string;
+    fullName: string;
+    description: string | null;
+    htmlUrl: string;
+    stars: number;
+    forks: number;
+    language: string | null;
+    topics: Array<string>;
+    pushedAt: string | null;
+    fork: boolean;
+    archived: boolean;
+};
+
+export type GithubRepoPage = {
+    items: Array<GithubRepo>;
+    nextCursor: Cursor;
+};
+
+export type GithubSummary = {
+    login: string;
+    repoCount: number;
+    totalStars: number;
+    topLanguages: Array<string>;
+    /**
+     * Weeks with at least one commit in the last 52.
+     */
+    activeWeeks: number;
+    /**
+     * The longest run of consecutive active weeks.
+     */
+    longestStreakWeeks: number;
+    lastSyncedAt: string | null;
+    syncStatus: GithubSyncStatus;
+};
+
+/**
+ * never: not synced yet; ok: complete; partial: GitHub was still computing some statistics (the previous figures are kept); rate_limited: GitHub refused for now (the last good data is kept); not_found: GitHub has no such user (the link is broken); error: GitHub answered something unexpected.
+ */
+export type GithubSyncStatus = 'never' | 'ok' | 'partial' | 'rate_limited' | 'not_found' | 'error';
+
 /**
  * An opaque identifier.
  */
@@ -2801,6 +2884,240 @@ export type UpdateCommentResponses = {
 };
 
 export type UpdateCommentResponse = UpdateCommentResponses[keyof UpdateCommentResponses];
+
+export type GetGithubProfileData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/github/profile';
+};
+
+export type GetGithubProfileErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetGithubProfileError = GetGithubProfileErrors[keyof GetGithubProfileErrors];
+
+export type GetGithubProfileResponses = {
+    /**
+     * The linked GitHub account.
+     */
+    200: GithubProfile;
+};
+
+export type GetGithubProfileResponse = GetGithubProfileResponses[keyof GetGithubProfileResponses];
+
+export type ListGithubReposData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/github/repos';
+};
+
+export type ListGithubReposErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListGithubReposError = ListGithubReposErrors[keyof ListGithubReposErrors];
+
+export type ListGithubReposResponses = {
+    /**
+     * Repositories.
+     */
+    200: GithubRepoPage;
+};
+
+export type ListGithubReposResponse = ListGithubReposResponses[keyof ListGithubReposResponses];
+
+export type GetGithubLanguagesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/github/languages';
+};
+
+export type GetGithubLanguagesErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetGithubLanguagesError = GetGithubLanguagesErrors[keyof GetGithubLanguagesErrors];
+
+export type GetGithubLanguagesResponses = {
+    /**
+     * Languages.
+     */
+    200: GithubLanguages;
+};
+
+export type GetGithubLanguagesResponse = GetGithubLanguagesResponses[keyof GetGithubLanguagesResponses];
+
+export type GetGithubActivityData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/github/activity';
+};
+
+export type GetGithubActivityErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetGithubActivityError = GetGithubActivityErrors[keyof GetGithubActivityErrors];
+
+export type GetGithubActivityResponses = {
+    /**
+     * Weekly activity.
+     */
+    200: GithubActivity;
+};
+
+export type GetGithubActivityResponse = GetGithubActivityResponses[keyof GetGithubActivityResponses];
+
+export type GetGithubSummaryData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/github/summary';
+};
+
+export type GetGithubSummaryErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type GetGithubSummaryError = GetGithubSummaryErrors[keyof GetGithubSummaryErrors];
+
+export type GetGithubSummaryResponses = {
+    /**
+     * Summary.
+     */
+    200: GithubSummary;
+};
+
+export type GetGithubSummaryResponse = GetGithubSummaryResponses[keyof GetGithubSummaryResponses];
 
 export type UploadMediaData = {
     body: MediaUpload;

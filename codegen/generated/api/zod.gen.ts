@@ -29,6 +29,75 @@ export const zEmploymentType = z.enum([
     'freelance'
 ]);
 
+export const zGithubActivity = z.object({
+    weeks: z.array(z.object({
+        week: z.iso.date(),
+        commits: z.int().gte(0)
+    }))
+});
+
+export const zGithubLanguages = z.object({
+    items: z.array(z.object({
+        language: z.string(),
+        bytes: z.int(),
+        share: z.number().gte(0).lte(1)
+    }))
+});
+
+export const zGithubRepo = z.object({
+    name: z.string(),
+    fullName: z.string(),
+    description: z.string().nullable(),
+    htmlUrl: z.string(),
+    stars: z.int(),
+    forks: z.int(),
+    language: z.string().nullable(),
+    topics: z.array(z.string()),
+    pushedAt: z.iso.datetime({ offset: true }).nullable(),
+    fork: z.boolean(),
+    archived: z.boolean()
+});
+
+export const zGithubRepoPage = z.object({
+    items: z.array(zGithubRepo),
+    nextCursor: zCursor
+});
+
+/**
+ * never: not synced yet; ok: complete; partial: GitHub was still computing some statistics (the previous figures are kept); rate_limited: GitHub refused for now (the last good data is kept); not_found: GitHub has no such user (the link is broken); error: GitHub answered something unexpected.
+ */
+export const zGithubSyncStatus = z.enum([
+    'never',
+    'ok',
+    'partial',
+    'rate_limited',
+    'not_found',
+    'error'
+]);
+
+export const zGithubProfile = z.object({
+    login: z.string(),
+    name: z.string().nullable(),
+    avatarUrl: z.string().nullable(),
+    htmlUrl: z.string().nullable(),
+    publicRepos: z.int().nullable(),
+    followers: z.int().nullable(),
+    syncStatus: zGithubSyncStatus,
+    syncMessage: z.string().nullable(),
+    lastSyncedAt: z.iso.datetime({ offset: true }).nullable()
+});
+
+export const zGithubSummary = z.object({
+    login: z.string(),
+    repoCount: z.int(),
+    totalStars: z.int(),
+    topLanguages: z.array(z.string()),
+    activeWeeks: z.int(),
+    longestStreakWeeks: z.int(),
+    lastSyncedAt: z.iso.datetime({ offset: true }).nullable(),
+    syncStatus: zGithubSyncStatus
+});
+
 /**
  * An opaque identifier.
  */
@@ -961,6 +1030,36 @@ export const zUpdateCommentPath = z.object({
  * The edited comment.
  */
 export const zUpdateCommentResponse = zComment;
+
+/**
+ * The linked GitHub account.
+ */
+export const zGetGithubProfileResponse = zGithubProfile;
+
+export const zListGithubReposQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * Repositories.
+ */
+export const zListGithubReposResponse = zGithubRepoPage;
+
+/**
+ * Languages.
+ */
+export const zGetGithubLanguagesResponse = zGithubLanguages;
+
+/**
+ * Weekly activity.
+ */
+export const zGetGithubActivityResponse = zGithubActivity;
+
+/**
+ * Summary.
+ */
+export const zGetGithubSummaryResponse = zGithubSummary;
 
 export const zUploadMediaBody = zMediaUpload;
 

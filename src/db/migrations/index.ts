@@ -8,6 +8,7 @@ import { Migration20261122172000_post_media } from './Migration20261122172000_po
 import { Migration20261122172001_reactions } from './Migration20261122172001_reactions.js';
 import { Migration20261122172002_user_avatar } from './Migration20261122172002_user_avatar.js';
 import { Migration20261122172003_jobs_and_profiles } from './Migration20261122172003_jobs_and_profiles.js';
+import { Migration20261122172004_github } from './Migration20261122172004_github.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -18,4 +19,5 @@ export const migrationsList = [
   { name: 'Migration20261122172001_reactions', class: Migration20261122172001_reactions },
   { name: 'Migration20261122172002_user_avatar', class: Migration20261122172002_user_avatar },
   { name: 'Migration20261122172003_jobs_and_profiles', class: Migration20261122172003_jobs_and_profiles },
+  { name: 'Migration20261122172004_github', class: Migration20261122172004_github },
 ];

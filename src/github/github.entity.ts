@@ -1,0 +1,59 @@
+import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import { User } from '../users/user.entity.js';
+
+export const GITHUB_SYNC_STATUSES = ['never', 'ok', 'partial', 'rate_limited', 'not_found', 'error'] as const;
+export type WeeklyCommits = { week: string; commits: number }[];
+
+const GithubAccountSchema = defineEntity({
+  name: 'GithubAccount',
+  tableName: 'github_accounts',
+  properties: {
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    user: () => p.oneToOne(User).owner().unique().deleteRule('cascade'),
+    login: p.string().length(39),
+    name: p.string().length(255).nullable(),
+    avatarUrl: p.string().length(500).nullable(),
+    htmlUrl: p.string().length(500).nullable(),
+    publicRepos: p.integer().nullable(),
+    followers: p.integer().nullable(),
+    syncStatus: p.enum(GITHUB_SYNC_STATUSES).default('never'),
+    syncMessage: p.text().nullable(),
+    /** When data was last fetched successfully (ok or partial). */
+    syncedAt: p.datetime().nullable(),
+    /** When the last attempt ran, whatever its outcome. */
+    attemptedAt: p.datetime().nullable(),
+    /** Not before this time (GitHub's rate-limit reset). */
+    retryAfter: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export class GithubAccount extends GithubAccountSchema.class {}
+GithubAccountSchema.setClass(GithubAccount);
+
+const GithubRepoSchema = defineEntity({
+  name: 'GithubRepo',
+  tableName: 'github_repos',
+  properties: {
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    account: () => p.manyToOne(GithubAccount).deleteRule('cascade'),
+    name: p.string().length(100),
+    fullName: p.string().length(200),
+    description: p.text().nullable(),
+    htmlUrl: p.string().length(500),
+    stars: p.integer(),
+    forks: p.integer(),
+    language: p.string().length(100).nullable(),
+    topics: p.array().default([]),
+    pushedAt: p.datetime().nullable(),
+    fork: p.boolean(),
+    archived: p.boolean(),
+    /** Bytes of code by language, as GitHub reports them. */
+    languages: p.json<Record<string, number>>(),
+    /** Commits per week (last 52), or null while GitHub has not computed them yet. */
+    weeklyCommits: p.json<WeeklyCommits>().nullable(),
+  },
+  indexes: [{ name: 'github_repos_account_idx', properties: ['account', 'pushedAt'] }],
+});
+export class GithubRepo extends GithubRepoSchema.class {}
+GithubRepoSchema.setClass(GithubRepo);

@@ -1,0 +1,161 @@
+/**
+ * Linking and syncing. A sync fetches everything first and then replaces the stored data in
+ * one transaction, so a sync cut short (rate limit, broken link, bad response) keeps the last
+ * good data and records, in plain words, what happened.
+ */
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { GithubAccount, GithubRepo, type WeeklyCommits } from './github.entity.js';
+import { User } from '../users/user.entity.js';
+import { badRequest, notFound } from '../http/problem.js';
+import type { Logger } from '../http/log.js';
+import { GITHUB_LOGIN, GithubClient, GithubInvalidResponse, GithubNotFound, GithubRateLimited, type GithubRepoData } from './github.client.js';
+
+export type SyncOptions = {
+  /** How many times to ask again while GitHub is computing statistics (202). */
+  statsAttempts: number;
+  /** Wait before asking again (multiplied by the attempt number). */
+  statsDelayMs: number;
+};
+export const DEFAULT_SYNC_OPTIONS: SyncOptions = { statsAttempts: 4, statsDelayMs: 1500 };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function linkGithub(em: EntityManager, userId: string, login: string): Promise<GithubAccount> {
+  if (!GITHUB_LOGIN.test(login)) throw badRequest(`'${login}' is not a GitHub login.`);
+  const user = await em.findOne(User, { id: userId });
+  if (!user) throw notFound('No such user.');
+  let account = await em.findOne(GithubAccount, { user: userId });
+  if (account && account.login.toLowerCase() !== login.toLowerCase()) {
+    await em.nativeDelete(GithubRepo, { account: account.id }); // another account: its data goes
+    em.remove(account);
+    await em.flush();
+    account = null;
+  }
+  account ??= em.create(GithubAccount, { user, login });
+  user.githubLogin = login;
+  await em.flush();
+  return account;
+}
+
+async function statsWithRetry(client: GithubClient, repo: GithubRepoData, opts: SyncOptions): Promise<WeeklyCommits | undefined> {
+  for (let attempt = 1; attempt <= opts.statsAttempts; attempt++) {
+    const weeks = await client.commitActivity(repo.owner.login, repo.name);
+    if (weeks !== undefined) return weeks;
+    if (attempt < opts.statsAttempts) await sleep(opts.statsDelayMs * attempt);
+  }
+  return undefined;
+}
+
+type Fetched = { repo: GithubRepoData; languages: Record<string, number>; weekly: WeeklyCommits | undefined };
+
+export async function syncGithubAccount(em: EntityManager, client: GithubClient, accountId: string, opts = DEFAULT_SYNC_OPTIONS): Promise<GithubAccount> {
+  const account = await em.findOneOrFail(GithubAccount, { id: accountId });
+  account.attemptedAt = new Date();
+  try {
+    const user = await client.user(account.login);
+    const repos = await client.repos(account.login);
+    const fetched: Fetched[] = [];
+    for (const repo of repos) {
+      try {
+        // Forks are other people's code: their languages and activity do not describe the user.
+        const languages = repo.fork ? {} : await client.languages(repo.owner.login, repo.name);
+        const weekly = repo.fork ? [] : await statsWithRetry(client, repo, opts);
+        fetched.push({ repo, languages, weekly });
+      } catch (err) {
+        if (err instanceof GithubNotFound) continue; // deleted since it was listed
+        throw err;
+      }
+    }
+    const previous = new Map(
+      (await em.find(GithubRepo, { account: account.id })).map((r) => [r.fullName, r.weeklyCommits ?? undefined] as const),
+    );
+    const pending = fetched.filter((f) => f.weekly === undefined).map((f) => f.repo.full_name);
+    await em.transactional(async (tem) => {
+      await tem.nativeDelete(GithubRepo, { account: account.id });
+      for (const { repo, languages, weekly } of fetched) {
+        tem.create(GithubRepo, {
+          account: tem.getReference(GithubAccount, account.id),
+          name: repo.name,
+          fullName: repo.full_name,
+          description: repo.description ?? null,
+          htmlUrl: repo.html_url,
+          stars: repo.stargazers_count,
+          forks: repo.forks_count,
+          language: repo.language ?? null,
+          topics: repo.topics ?? [],
+          pushedAt: repo.pushed_at ? new Date(repo.pushed_at) : null,
+          fork: repo.fork,
+          archived: repo.archived ?? false,
+          languages,
+          weeklyCommits: weekly ?? previous.get(repo.full_name) ?? null,
+        });
+      }
+      const a = await tem.findOneOrFail(GithubAccount, { id: account.id });
+      Object.assign(a, {
+        name: user.name ?? null,
+        avatarUrl: user.avatar_url ?? null,
+        htmlUrl: user.html_url ?? null,
+        publicRepos: user.public_repos ?? null,
+        followers: user.followers ?? null,
+        syncedAt: new Date(),
+        attemptedAt: account.attemptedAt,
+        retryAfter: null,
+        syncStatus: pending.length ? 'partial' : 'ok',
+        syncMessage: pending.length
+          ? `GitHub was still computing commit statistics for ${pending.length} repositor${pending.length === 1 ? 'y' : 'ies'} (${pending.slice(0, 3).join(', ')}${pending.length > 3 ? ', …' : ''}); their last known figures are kept.`
+          : null,
+      });
+    });
+    em.clear();
+    return await em.findOneOrFail(GithubAccount, { id: account.id });
+  } catch (err) {
+    if (err instanceof GithubNotFound) {
+      account.syncStatus = 'not_found';
+      account.syncMessage = `GitHub has no user '${account.login}': the link is broken. Link the right login; the last synced data is kept until then.`;
+    } else if (err instanceof GithubRateLimited) {
+      account.syncStatus = 'rate_limited';
+      account.retryAfter = err.resetAt;
+      account.syncMessage = `GitHub's rate limit was reached; the last good data is kept and the next sync waits until ${err.resetAt.toISOString()}.`;
+    } else if (err instanceof GithubInvalidResponse) {
+      account.syncStatus = 'error';
+      account.syncMessage = `${err.message}; the last good data is kept.`;
+    } else {
+      account.syncStatus = 'error';
+      account.syncMessage = 'GitHub could not be reached; the last good data is kept.';
+    }
+    await em.flush();
+    return account;
+  }
+}
+
+/** Sync every linked account whose data is older than `staleMinutes` (and not waiting on a rate limit). */
+export async function syncStaleAccounts(orm: MikroORM, client: GithubClient, staleMinutes: number, log: Logger, opts = DEFAULT_SYNC_OPTIONS): Promise<number> {
+  const em = orm.em.fork();
+  const now = new Date();
+  const cutoff = new Date(now.getTime() - staleMinutes * 60_000);
+  const due = await em.find(GithubAccount, {
+    $and: [
+      { $or: [{ attemptedAt: null }, { attemptedAt: { $lt: cutoff } }] },
+      { $or: [{ retryAfter: null }, { retryAfter: { $lt: now } }] },
+    ],
+  }, { fields: ['id'], limit: 100 });
+  for (const { id } of due) {
+    const account = await syncGithubAccount(orm.em.fork(), client, id, opts);
+    log.info('github sync', { login: account.login, status: account.syncStatus });
+  }
+  return due.length;
+}
+
+/** Runs syncStaleAccounts every `intervalMinutes`; returns a stop function. */
+export function scheduleGithubSync(orm: MikroORM, client: GithubClient, intervalMinutes: number, log: Logger): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    syncStaleAccounts(orm, client, intervalMinutes, log)
+      .catch((err) => log.error('github sync failed', { error: err }))
+      .finally(() => { running = false; });
+  }, Math.min(intervalMinutes, 15) * 60_000);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { FakeGithub } from './fake-github.js';
+import { GithubClient } from '../src/github/github.client.js';
+import { linkGithub, syncGithubAccount } from '../src/github/github.sync.js';
+import { longestStreak } from '../src/github/github.service.js';
+
+let t: TestServer;
+let gh: FakeGithub;
+let client: GithubClient;
+const fast = { statsAttempts: 3, statsDelayMs: 0 };
+beforeAll(async () => {
+  t = await startServer();
+  gh = await new FakeGithub().start();
+  client = new GithubClient({ baseUrl: gh.url, token: 'ghp_test_token' });
+});
+afterAll(async () => {
+  await t?.close();
+  await gh?.stop();
+});
+
+async function linked(repos = defaultRepos()): Promise<{ user: TestUser; login: string; accountId: string }> {
+  const user = await userWithKey(t);
+  const login = uniqueName('gh');
+  gh.accounts.set(login, { login, name: 'Octo Cat', repos });
+  const account = await linkGithub(t.db.orm.em.fork(), user.user.id, login);
+  return { user, login, accountId: account.id };
+}
+const sync = (accountId: string) => syncGithubAccount(t.db.orm.em.fork(), client, accountId, fast);
+
+function defaultRepos() {
+  return [
+    { name: 'engine', language: 'TypeScript', stars: 40, pushedAt: '2026-11-20T10:00:00Z', topics: ['compiler'], languages: { TypeScript: 6000, CSS: 1000 }, weekly: [0, 3, 4, 0, 2] },
+    { name: 'mill', language: 'Rust', stars: 10, pushedAt: '2026-11-18T10:00:00Z', languages: { Rust: 3000 }, weekly: [1, 1, 0, 0, 5] },
+    { name: 'old', language: 'Go', stars: 0, pushedAt: '2024-01-01T00:00:00Z', languages: { Go: 1000 }, weekly: [0, 0, 0, 0, 0] },
+    { name: 'forked-lib', language: 'C', stars: 2, fork: true, pushedAt: '2025-06-01T00:00:00Z', languages: { C: 99999 } },
+    { name: 'notes', language: null, stars: 0, pushedAt: '2026-11-21T00:00:00Z', languages: {}, weekly: [0, 0, 0, 1, 0] },
+  ];
+}
+
+describe('GitHub insight', () => {
+  it('answers 404 with a clear problem when no account is linked', async () => {
+    const nobody = await userWithKey(t);
+    for (const call of [api.getGithubProfile, api.listGithubRepos, api.getGithubLanguages, api.getGithubActivity, api.getGithubSummary]) {
+      const res = await call({ client: nobody.client });
+      expect(res.response?.status).toBe(404);
+      expect(res.error).toMatchObject({ type: 'https://shipyard.dev/problems/github-not-linked' });
+    }
+  });
+
+  it('syncs every page of repositories, languages and weekly activity, and serves them', async () => {
+    const { user, login, accountId } = await linked();
+    gh.accounts.get(login)!.statsPending = { engine: 2 }; // "statistics being computed" twice, then ready
+    const account = await sync(accountId);
+    expect(account.syncStatus).toBe('ok');
+    const repoPages = gh.requests.filter((r) => r.path.startsWith(`/users/${login}/repos`));
+    expect(repoPages.length).toBe(3); // 5 repos, 2 per page, followed by Link headers
+    expect(gh.requests.every((r) => r.authorization === 'token ghp_test_token')).toBe(true);
+
+    const profile = (await api.getGithubProfile({ client: user.client })).data!;
+    expect(profile).toMatchObject({ login, name: 'Octo Cat', publicRepos: 5, syncStatus: 'ok', syncMessage: null });
+    expect(profile.lastSyncedAt).not.toBeNull();
+
+    const repos = (await api.listGithubRepos({ client: user.client, query: { limit: 3 } })).data!;
+    expect(repos.items.map((r) => r.name)).toEqual(['notes', 'engine', 'mill']);
+    expect(repos.items[1]).toMatchObject({ fullName: `${login}/engine`, stars: 40, language: 'TypeScript', topics: ['compiler'], fork: false });
+    const rest = (await api.listGithubRepos({ client: user.client, query: { limit: 3, cursor: repos.nextCursor! } })).data!;
+    expect(rest.items.map((r) => r.name)).toEqual(['forked-lib', 'old']);
+
+    const languages = (await api.getGithubLanguages({ client: user.client })).data!.items;
+    expect(languages).toEqual([
+      { language: 'TypeScript', bytes: 6000, share: 0.5455 },
+      { language: 'Rust', bytes: 3000, share: 0.2727 },
+      { language: 'CSS', bytes: 1000, share: 0.0909 },
+      { language: 'Go', bytes: 1000, share: 0.0909 },
+    ]); // the fork's C is not the user's code
+
+    const weeks = (await api.getGithubActivity({ client: user.client })).data!.weeks;
+    expect(weeks.map((w) => w.commits)).toEqual([1, 4, 4, 1, 7]);
+
+    const summary = (await api.getGithubSummary({ client: user.client })).data!;
+    expect(summary).toMatchObject({ login, repoCount: 5, totalStars: 52, topLanguages: ['TypeScript', 'Rust', 'CSS'], activeWeeks: 5, longestStreakWeeks: 5, syncStatus: 'ok' });
+  });
+
+  it('keeps the last known activity when GitHub is still computing it (partial)', async () => {
+    const { user, login, accountId } = await linked();
+    await sync(accountId);
+    gh.accounts.get(login)!.statsPending = { engine: 10 };
+    gh.accounts.get(login)!.repos[0]!.stars = 41;
+    const account = await sync(accountId);
+    expect(account.syncStatus).toBe('partial');
+    expect(account.syncMessage).toMatch(/still computing commit statistics for 1 repository/);
+    expect((await api.getGithubActivity({ client: user.client })).data!.weeks.map((w) => w.commits)).toEqual([1, 4, 4, 1, 7]);
+    expect((await api.getGithubSummary({ client: user.client })).data!.totalStars).toBe(53);
+  });
+
+  it('backs off on GitHub rate limits and keeps the last good data', async () => {
+    const { user, accountId } = await linked();
+    await sync(accountId);
+    gh.rateLimited = true;
+    try {
+      const account = await sync(accountId);
+      expect(account.syncStatus).toBe('rate_limited');
+      expect(account.retryAfter!.getTime()).toBeGreaterThan(Date.now());
+      expect(account.syncMessage).toMatch(/rate limit was reached; the last good data is kept/);
+    } finally {
+      gh.rateLimited = false;
+    }
+    expect((await api.getGithubSummary({ client: user.client })).data).toMatchObject({ repoCount: 5, syncStatus: 'rate_limited' });
+  });
+
+  it('says clearly when the link is broken (404), keeping the data', async () => {
+    const { user, login, accountId } = await linked();
+    await sync(accountId);
+    gh.accounts.delete(login);
+    const account = await sync(accountId);
+    expect(account.syncStatus).toBe('not_found');
+    expect((await api.getGithubProfile({ client: user.client })).data!.syncMessage).toMatch(/GitHub has no user '.*': the link is broken/);
+    expect((await api.listGithubRepos({ client: user.client })).data!.items.length).toBe(5);
+  });
+
+  it('refuses a malformed GitHub answer instead of storing it', async () => {
+    const { accountId, login } = await linked([{ name: 'bad name with spaces', language: 'Go', stars: 1, pushedAt: '2026-01-01T00:00:00Z' }]);
+    const account = await sync(accountId);
+    expect(account.syncStatus).toBe('error');
+    expect(account.syncMessage).toMatch(/unexpected repository list/);
+    expect(login).toBeTruthy();
+  });
+
+  it('refuses a login that is not a GitHub login', async () => {
+    const user = await userWithKey(t);
+    await expect(linkGithub(t.db.orm.em.fork(), user.user.id, '../etc/passwd')).rejects.toMatchObject({ status: 400 });
+    await expect(linkGithub(t.db.orm.em.fork(), user.user.id, 'a'.repeat(40))).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('shows the linked login on the profile', async () => {
+    const { user, login } = await linked();
+    expect((await raw(t, 'GET', '/users/me', { token: user.token })).json.githubLogin).toBe(login);
+  });
+});
+
+describe('longest streak', () => {
+  it('counts consecutive active weeks only', () => {
+    const w = (week: string, commits: number) => ({ week, commits });
+    expect(longestStreak([])).toBe(0);
+    expect(longestStreak([w('2026-01-04', 1), w('2026-01-11', 2), w('2026-01-18', 0), w('2026-01-25', 1)])).toBe(2);
+    expect(longestStreak([w('2026-01-04', 1), w('2026-01-25', 1)])).toBe(1); // a gap in the weeks breaks the run
+  });
+});
