@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
-import { FakeGithub } from './fake-github.js';
+import { FakeGithub, type FakeRepo } from './fake-github.js';
 import { GithubClient } from '../src/github/github.client.js';
 import { linkGithub, syncGithubAccount } from '../src/github/github.sync.js';
 import { longestStreak } from '../src/github/github.service.js';
@@ -29,7 +29,7 @@ async function linked(repos = defaultRepos()): Promise<{ user: TestUser; login: 
 }
 const sync = (accountId: string) => syncGithubAccount(t.db.orm.em.fork(), client, accountId, fast);
 
-function defaultRepos() {
+function defaultRepos(): FakeRepo[] {
   return [
     { name: 'engine', language: 'TypeScript', stars: 40, pushedAt: '2026-11-20T10:00:00Z', topics: ['compiler'], languages: { TypeScript: 6000, CSS: 1000 }, weekly: [0, 3, 4, 0, 2] },
     { name: 'mill', language: 'Rust', stars: 10, pushedAt: '2026-11-18T10:00:00Z', languages: { Rust: 3000 }, weekly: [1, 1, 0, 0, 5] },
