@@ -16,6 +16,7 @@ import { searchHandlers } from './search/search.routes.js';
 import { mediaHandlers } from './media/media.routes.js';
 import { jobsHandlers } from './jobs/jobs.routes.js';
 import { githubHandlers } from './github/github.routes.js';
+import { radarHandlers } from './radar/radar.routes.js';
 import type { MediaStorage } from './media/storage.js';
 import type { RateLimits } from './http/rate-limit.js';
 
@@ -32,6 +33,7 @@ export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage;
     ...searchHandlers,
     ...jobsHandlers,
     ...githubHandlers,
+    ...radarHandlers,
     ...mediaHandlers(deps.storage),
   } satisfies Handlers;
 }

@@ -45,9 +45,9 @@ describe('shipyard CLI', () => {
   });
 
   it('creates a user, then refuses the same username', async () => {
-    const res = await cli(['users', 'create', '--username', username, '--email', `${username}@example.test`, '--password', 'correct horse battery']);
+    const res = await cli(['users', 'create', '--username', username, '--email', `${username}@example.test`, '--password', 'correct horse battery', '--skills', 'TypeScript,rust']);
     expect(res.code, res.stderr).toBe(0);
-    expect(res.json).toMatchObject({ username, admin: false });
+    expect(res.json).toMatchObject({ username, admin: false, skills: ['typescript', 'rust'] });
     expect(res.stdout).not.toContain('correct horse');
     const again = await cli(['users', 'create', '--username', username, '--email', `other-${username}@example.test`]);
     expect(again.code).toBe(1);

@@ -20,7 +20,7 @@ const USAGE = `Usage: shipyard <command> [options]
 
   serve                                   start the HTTP server (same as make run)
   migrate                                 apply pending database migrations
-  users create --username U --email E [--password P] [--display-name N] [--admin]
+  users create --username U --email E [--password P] [--display-name N] [--skills a,b] [--admin]
   keys create --username U --scopes a,b --expires-in-days N [--name NAME]
   keys list --username U
   keys revoke --id ID
@@ -74,7 +74,7 @@ async function run(argv: string[]): Promise<unknown> {
       username: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' },
       'display-name': { type: 'string' }, admin: { type: 'boolean' },
       scopes: { type: 'string' }, 'expires-in-days': { type: 'string' }, name: { type: 'string' }, id: { type: 'string' },
-      login: { type: 'string' },
+      login: { type: 'string' }, skills: { type: 'string' },
     },
   });
   switch (`${cmd ?? ''} ${grouped ? sub ?? '' : ''}`.trim()) {
@@ -89,8 +89,9 @@ async function run(argv: string[]): Promise<unknown> {
           username: need(values, 'username'), email: need(values, 'email'),
           password: values.password as string | undefined, displayName: values['display-name'] as string | undefined,
           admin: values.admin === true,
+          skills: typeof values.skills === 'string' ? values.skills.split(',') : undefined,
         });
-        return { id: user.id, username: user.username, email: user.email, displayName: user.displayName, admin: user.isAdmin };
+        return { id: user.id, username: user.username, email: user.email, displayName: user.displayName, skills: user.skills, admin: user.isAdmin };
       });
     case 'keys create': {
       const username = need(values, 'username');

@@ -5,6 +5,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { User } from './user.entity.js';
 import { conflict, notFound, badRequest, unprocessable } from '../http/problem.js';
 import { ownMediaIds } from '../media/media.service.js';
+import { normaliseTags } from '../posts/tags.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const SCRYPT = { N: 16384, r: 8, p: 1 };
@@ -29,7 +30,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(actual, expected);
 }
 
-export type NewUser = { username: string; email: string; displayName?: string; password?: string; admin?: boolean };
+export type NewUser = { username: string; email: string; displayName?: string; password?: string; admin?: boolean; skills?: string[] };
 
 export async function createUser(em: EntityManager, input: NewUser): Promise<User> {
   const username = input.username.trim().toLowerCase();
@@ -46,6 +47,7 @@ export async function createUser(em: EntityManager, input: NewUser): Promise<Use
     displayName: input.displayName?.trim() || username,
     passwordHash: input.password === undefined ? null : await hashPassword(input.password),
     isAdmin: input.admin ?? false,
+    skills: normaliseTags(input.skills),
   });
   try {
     await em.flush();

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGithubActivityData, GetGithubActivityErrors, GetGithubActivityResponses, GetGithubLanguagesData, GetGithubLanguagesErrors, GetGithubLanguagesResponses, GetGithubProfileData, GetGithubProfileErrors, GetGithubProfileResponses, GetGithubSummaryData, GetGithubSummaryErrors, GetGithubSummaryResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetUserData, GetUserErrors, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListGithubReposData, ListGithubReposErrors, ListGithubReposResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, SearchData, SearchErrors, SearchResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
+import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGithubActivityData, GetGithubActivityErrors, GetGithubActivityResponses, GetGithubLanguagesData, GetGithubLanguagesErrors, GetGithubLanguagesResponses, GetGithubProfileData, GetGithubProfileErrors, GetGithubProfileResponses, GetGithubSummaryData, GetGithubSummaryErrors, GetGithubSummaryResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetUserData, GetUserErrors, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListGithubReposData, ListGithubReposErrors, ListGithubReposResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRadarData, ListRadarErrors, ListRadarJobsData, ListRadarJobsErrors, ListRadarJobsResponses, ListRadarProjectsData, ListRadarProjectsErrors, ListRadarProjectsResponses, ListRadarResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, SearchData, SearchErrors, SearchResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -626,6 +626,45 @@ export const getGithubActivity = <ThrowOnError extends boolean = false>(options?
 export const getGithubSummary = <ThrowOnError extends boolean = false>(options?: Options<GetGithubSummaryData, ThrowOnError>): RequestResult<GetGithubSummaryResponses, GetGithubSummaryErrors, ThrowOnError> => (options?.client ?? client).get<GetGithubSummaryResponses, GetGithubSummaryErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/github/summary',
+    ...options
+});
+
+/**
+ * Opportunities for you
+ *
+ * Open jobs and projects looking for collaborators, in one list ranked for the caller from their skills and GitHub languages, each with why it matched. The caller's own jobs and projects, closed or expired jobs and private projects are left out.
+ *
+ * Required scope: `radar.read`
+ */
+export const listRadar = <ThrowOnError extends boolean = false>(options?: Options<ListRadarData, ThrowOnError>): RequestResult<ListRadarResponses, ListRadarErrors, ThrowOnError> => (options?.client ?? client).get<ListRadarResponses, ListRadarErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/radar',
+    ...options
+});
+
+/**
+ * Jobs for you
+ *
+ * Open jobs ranked for the caller (as in /radar).
+ *
+ * Required scope: `radar.read`
+ */
+export const listRadarJobs = <ThrowOnError extends boolean = false>(options?: Options<ListRadarJobsData, ThrowOnError>): RequestResult<ListRadarJobsResponses, ListRadarJobsErrors, ThrowOnError> => (options?.client ?? client).get<ListRadarJobsResponses, ListRadarJobsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/radar/jobs',
+    ...options
+});
+
+/**
+ * Projects for you
+ *
+ * Public projects looking for collaborators, ranked for the caller (as in /radar).
+ *
+ * Required scope: `radar.read`
+ */
+export const listRadarProjects = <ThrowOnError extends boolean = false>(options?: Options<ListRadarProjectsData, ThrowOnError>): RequestResult<ListRadarProjectsResponses, ListRadarProjectsErrors, ThrowOnError> => (options?.client ?? client).get<ListRadarProjectsResponses, ListRadarProjectsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/radar/projects',
     ...options
 });
 

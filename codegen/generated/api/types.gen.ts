@@ -545,6 +545,43 @@ export type ProjectUpdate = {
  */
 export type ProjectVisibility = 'public' | 'private';
 
+/**
+ * An opportunity ranked for the caller, with why it matched.
+ */
+export type RadarItem = {
+    type: 'job' | 'project';
+    id: Id;
+    title: string;
+    /**
+     * The company of a job
+     */
+    subtitle: string;
+    /**
+     * 0.85 × skill coverage (your skills count 1, your GitHub languages 0.6 + 0.4 × their share) + 0.15 × recency (halves about every three weeks).
+     */
+    score: number;
+    reasons: {
+        /**
+         * Wanted skills that are among your skills.
+         */
+        matchedSkills: Array<string>;
+        /**
+         * Wanted skills you write on GitHub.
+         */
+        matchedLanguages: Array<string>;
+        /**
+         * Other facts that weighed in.
+         */
+        signals: Array<string>;
+    };
+    path: string;
+};
+
+export type RadarPage = {
+    items: Array<RadarItem>;
+    nextCursor: Cursor;
+};
+
 export type ReactionCreate = {
     kind: ReactionKind;
 };
@@ -3118,6 +3155,156 @@ export type GetGithubSummaryResponses = {
 };
 
 export type GetGithubSummaryResponse = GetGithubSummaryResponses[keyof GetGithubSummaryResponses];
+
+export type ListRadarData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/radar';
+};
+
+export type ListRadarErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListRadarError = ListRadarErrors[keyof ListRadarErrors];
+
+export type ListRadarResponses = {
+    /**
+     * A page of ranked opportunities, best first.
+     */
+    200: RadarPage;
+};
+
+export type ListRadarResponse = ListRadarResponses[keyof ListRadarResponses];
+
+export type ListRadarJobsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/radar/jobs';
+};
+
+export type ListRadarJobsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListRadarJobsError = ListRadarJobsErrors[keyof ListRadarJobsErrors];
+
+export type ListRadarJobsResponses = {
+    /**
+     * A page of ranked opportunities, best first.
+     */
+    200: RadarPage;
+};
+
+export type ListRadarJobsResponse = ListRadarJobsResponses[keyof ListRadarJobsResponses];
+
+export type ListRadarProjectsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page.
+         */
+        cursor?: string;
+    };
+    url: '/radar/projects';
+};
+
+export type ListRadarProjectsErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+};
+
+export type ListRadarProjectsError = ListRadarProjectsErrors[keyof ListRadarProjectsErrors];
+
+export type ListRadarProjectsResponses = {
+    /**
+     * A page of ranked opportunities, best first.
+     */
+    200: RadarPage;
+};
+
+export type ListRadarProjectsResponse = ListRadarProjectsResponses[keyof ListRadarProjectsResponses];
 
 export type UploadMediaData = {
     body: MediaUpload;

@@ -200,6 +200,28 @@ export const zProjectStage = z.enum([
  */
 export const zProjectVisibility = z.enum(['public', 'private']);
 
+/**
+ * An opportunity ranked for the caller, with why it matched.
+ */
+export const zRadarItem = z.object({
+    type: z.enum(['job', 'project']),
+    id: zId,
+    title: z.string(),
+    subtitle: z.string(),
+    score: z.number().gte(0).lte(1),
+    reasons: z.object({
+        matchedSkills: z.array(z.string()),
+        matchedLanguages: z.array(z.string()),
+        signals: z.array(z.string())
+    }),
+    path: z.string()
+});
+
+export const zRadarPage = z.object({
+    items: z.array(zRadarItem),
+    nextCursor: zCursor
+});
+
 export const zReactionKind = z.enum([
     'like',
     'heart',
@@ -1060,6 +1082,36 @@ export const zGetGithubActivityResponse = zGithubActivity;
  * Summary.
  */
 export const zGetGithubSummaryResponse = zGithubSummary;
+
+export const zListRadarQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * A page of ranked opportunities, best first.
+ */
+export const zListRadarResponse = zRadarPage;
+
+export const zListRadarJobsQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * A page of ranked opportunities, best first.
+ */
+export const zListRadarJobsResponse = zRadarPage;
+
+export const zListRadarProjectsQuery = z.object({
+    limit: z.int().gte(1).lte(100).optional().default(20),
+    cursor: z.string().min(1).max(200).optional()
+});
+
+/**
+ * A page of ranked opportunities, best first.
+ */
+export const zListRadarProjectsResponse = zRadarPage;
 
 export const zUploadMediaBody = zMediaUpload;
 
