@@ -148,3 +148,21 @@ describe('longest streak', () => {
     expect(longestStreak([w('2026-01-04', 1), w('2026-01-25', 1)])).toBe(1); // a gap in the weeks breaks the run
   });
 });
+
+describe('scheduled sync', () => {
+  it('syncs stale accounts and waits out a rate limit', async () => {
+    const { syncStaleAccounts } = await import('../src/github/github.sync.js');
+    const { GithubAccount } = await import('../src/github/github.entity.js');
+    const { createLogger } = await import('../src/http/log.js');
+    const due = await linked();
+    const waiting = await linked();
+    await t.db.orm.em.fork().nativeUpdate(GithubAccount, { id: waiting.accountId }, { retryAfter: new Date(Date.now() + 3_600_000), syncStatus: 'rate_limited' });
+    await syncStaleAccounts(t.db.orm, client, 60, createLogger('silent'), fast);
+    const em = t.db.orm.em.fork();
+    expect((await em.findOneOrFail(GithubAccount, { id: due.accountId })).syncStatus).toBe('ok');
+    expect((await em.findOneOrFail(GithubAccount, { id: waiting.accountId })).syncStatus).toBe('rate_limited');
+    const before = gh.requests.length;
+    await syncStaleAccounts(t.db.orm, client, 60, createLogger('silent'), fast);
+    expect(gh.requests.filter((r, i) => i >= before && r.path.includes(due.login)).length).toBe(0); // fresh: not synced again
+  });
+});
