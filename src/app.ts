@@ -1,7 +1,8 @@
 /**
  * The middleware in the order a request meets it:
  *   request context (id, ORM fork, access log)
- *   → /healthz
+ *   → security headers (helmet), CORS for /api/v1 (no credentials)
+ *   → /healthz (liveness), /readyz (database reachable, else 503)
  *   → failed-authentication budget per client address (429)
  *   → /api/v1/mcp (its own auth gate, per-key budget and JSON-RPC errors)
  *   → JSON body (1 MiB)
@@ -20,6 +21,8 @@ import { operationsRouter } from './http/operations.js';
 import { problemHandler } from './http/errors.js';
 import { refuseNul } from './http/nul.js';
 import { REQUEST_BODY_BYTES } from './http/limits.js';
+import { cors, securityHeaders } from './http/security.js';
+import { databaseReady } from './db/ready.js';
 import { requestContext } from './http/context.js';
 import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
@@ -47,8 +50,15 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   const limiters = createRateLimiters(limits);
 
   app.use(requestContext(orm, log));
+  app.use(securityHeaders());
+  app.use(base, cors);
+  // Liveness: the process answers. Readiness: the database answers too.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const ok = await databaseReady(orm);
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable' });
   });
   app.use(base, limiters.failedAuthPerAddress);
   app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey));

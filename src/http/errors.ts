@@ -46,9 +46,25 @@ function fromClientError(err: HttpLikeError, req: Request, limits: { uploadMaxBy
   return new ProblemError(status, slug, title, detail, status === 400 && errors.length ? { errors } : {}, err.headers ?? {});
 }
 
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+
+/** The database is down or unreachable: a 503 the client can retry, not a 500. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.name === 'ConnectionException') return true;
+    if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (/timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/i.test(e.message ?? '')) return true;
+  }
+  return false;
+}
+
+export const unavailable = () =>
+  new ProblemError(503, 'unavailable', 'Service unavailable', 'The database cannot be reached right now; nothing was changed. Retry in a few seconds.', {}, { 'Retry-After': '5' });
+
 export function problemHandler(log: Logger, limits: { uploadMaxBytes: number }): ErrorRequestHandler {
   return (err: HttpLikeError, req, res, _next) => {
-    const problem = err instanceof ProblemError ? err : fromClientError(err, req, limits);
+    const problem = err instanceof ProblemError ? err : isDatabaseUnavailable(err) ? unavailable() : fromClientError(err, req, limits);
+    if (problem?.status === 503) log.error('database unavailable', { requestId: req.requestId, path: req.path, error: err });
     if (res.headersSent) {
       log.error('error after the response started', { requestId: req.requestId, error: err });
       res.end();

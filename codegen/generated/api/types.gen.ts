@@ -812,6 +812,10 @@ export type GetCurrentUserErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetCurrentUserError = GetCurrentUserErrors[keyof GetCurrentUserErrors];
@@ -862,6 +866,10 @@ export type GetUserErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetUserError = GetUserErrors[keyof GetUserErrors];
@@ -921,6 +929,10 @@ export type ListUserProjectsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListUserProjectsError = ListUserProjectsErrors[keyof ListUserProjectsErrors];
@@ -980,6 +992,10 @@ export type ListUserPostsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListUserPostsError = ListUserPostsErrors[keyof ListUserPostsErrors];
@@ -1058,6 +1074,10 @@ export type ListJobsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListJobsError = ListJobsErrors[keyof ListJobsErrors];
@@ -1107,6 +1127,10 @@ export type CreateJobErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type CreateJobError = CreateJobErrors[keyof CreateJobErrors];
@@ -1157,6 +1181,10 @@ export type DeleteJobErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type DeleteJobError = DeleteJobErrors[keyof DeleteJobErrors];
@@ -1207,6 +1235,10 @@ export type GetJobErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetJobError = GetJobErrors[keyof GetJobErrors];
@@ -1265,6 +1297,10 @@ export type UpdateJobErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type UpdateJobError = UpdateJobErrors[keyof UpdateJobErrors];
@@ -1315,6 +1351,10 @@ export type CloseJobErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type CloseJobError = CloseJobErrors[keyof CloseJobErrors];
@@ -1369,6 +1409,10 @@ export type ListProjectsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListProjectsError = ListProjectsErrors[keyof ListProjectsErrors];
@@ -1422,6 +1466,10 @@ export type CreateProjectErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type CreateProjectError = CreateProjectErrors[keyof CreateProjectErrors];
@@ -1472,6 +1520,10 @@ export type DeleteProjectErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type DeleteProjectError = DeleteProjectErrors[keyof DeleteProjectErrors];
@@ -1522,6 +1574,10 @@ export type GetProjectErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetProjectError = GetProjectErrors[keyof GetProjectErrors];
@@ -1584,6 +1640,10 @@ export type UpdateProjectErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type UpdateProjectError = UpdateProjectErrors[keyof UpdateProjectErrors];
@@ -1643,6 +1703,10 @@ export type ListProjectMembersErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListProjectMembersError = ListProjectMembersErrors[keyof ListProjectMembersErrors];
@@ -1709,6 +1773,10 @@ export type AddProjectMemberErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type AddProjectMemberError = AddProjectMemberErrors[keyof AddProjectMemberErrors];
@@ -1767,6 +1835,10 @@ export type RemoveProjectMemberErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type RemoveProjectMemberError = RemoveProjectMemberErrors[keyof RemoveProjectMemberErrors];
@@ -1826,6 +1898,10 @@ export type ListBuildLogsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListBuildLogsError = ListBuildLogsErrors[keyof ListBuildLogsErrors];
@@ -1885,6 +1961,10 @@ export type ListMilestonesErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListMilestonesError = ListMilestonesErrors[keyof ListMilestonesErrors];
@@ -1947,6 +2027,10 @@ export type CreateMilestoneErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type CreateMilestoneError = CreateMilestoneErrors[keyof CreateMilestoneErrors];
@@ -2009,6 +2093,10 @@ export type ReorderMilestonesErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ReorderMilestonesError = ReorderMilestonesErrors[keyof ReorderMilestonesErrors];
@@ -2063,6 +2151,10 @@ export type DeleteMilestoneErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type DeleteMilestoneError = DeleteMilestoneErrors[keyof DeleteMilestoneErrors];
@@ -2117,6 +2209,10 @@ export type GetMilestoneErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetMilestoneError = GetMilestoneErrors[keyof GetMilestoneErrors];
@@ -2183,6 +2279,10 @@ export type UpdateMilestoneErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type UpdateMilestoneError = UpdateMilestoneErrors[keyof UpdateMilestoneErrors];
@@ -2249,6 +2349,10 @@ export type ListPostsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListPostsError = ListPostsErrors[keyof ListPostsErrors];
@@ -2302,6 +2406,10 @@ export type CreatePostErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type CreatePostError = CreatePostErrors[keyof CreatePostErrors];
@@ -2352,6 +2460,10 @@ export type DeletePostErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type DeletePostError = DeletePostErrors[keyof DeletePostErrors];
@@ -2402,6 +2514,10 @@ export type GetPostErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetPostError = GetPostErrors[keyof GetPostErrors];
@@ -2460,6 +2576,10 @@ export type UpdatePostErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type UpdatePostError = UpdatePostErrors[keyof UpdatePostErrors];
@@ -2519,6 +2639,10 @@ export type ListCommentsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListCommentsError = ListCommentsErrors[keyof ListCommentsErrors];
@@ -2581,6 +2705,10 @@ export type CreateCommentErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type CreateCommentError = CreateCommentErrors[keyof CreateCommentErrors];
@@ -2631,6 +2759,10 @@ export type GetReactionsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetReactionsError = GetReactionsErrors[keyof GetReactionsErrors];
@@ -2689,6 +2821,10 @@ export type AddReactionErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type AddReactionError = AddReactionErrors[keyof AddReactionErrors];
@@ -2747,6 +2883,10 @@ export type RemoveReactionErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type RemoveReactionError = RemoveReactionErrors[keyof RemoveReactionErrors];
@@ -2797,6 +2937,10 @@ export type DeleteCommentErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type DeleteCommentError = DeleteCommentErrors[keyof DeleteCommentErrors];
@@ -2847,6 +2991,10 @@ export type GetCommentErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetCommentError = GetCommentErrors[keyof GetCommentErrors];
@@ -2909,6 +3057,10 @@ export type UpdateCommentErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type UpdateCommentError = UpdateCommentErrors[keyof UpdateCommentErrors];
@@ -2954,6 +3106,10 @@ export type GetGithubProfileErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetGithubProfileError = GetGithubProfileErrors[keyof GetGithubProfileErrors];
@@ -3008,6 +3164,10 @@ export type ListGithubReposErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListGithubReposError = ListGithubReposErrors[keyof ListGithubReposErrors];
@@ -3053,6 +3213,10 @@ export type GetGithubLanguagesErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetGithubLanguagesError = GetGithubLanguagesErrors[keyof GetGithubLanguagesErrors];
@@ -3098,6 +3262,10 @@ export type GetGithubActivityErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetGithubActivityError = GetGithubActivityErrors[keyof GetGithubActivityErrors];
@@ -3143,6 +3311,10 @@ export type GetGithubSummaryErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetGithubSummaryError = GetGithubSummaryErrors[keyof GetGithubSummaryErrors];
@@ -3193,6 +3365,10 @@ export type ListRadarErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListRadarError = ListRadarErrors[keyof ListRadarErrors];
@@ -3243,6 +3419,10 @@ export type ListRadarJobsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListRadarJobsError = ListRadarJobsErrors[keyof ListRadarJobsErrors];
@@ -3293,6 +3473,10 @@ export type ListRadarProjectsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListRadarProjectsError = ListRadarProjectsErrors[keyof ListRadarProjectsErrors];
@@ -3342,6 +3526,10 @@ export type UploadMediaErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type UploadMediaError = UploadMediaErrors[keyof UploadMediaErrors];
@@ -3392,6 +3580,10 @@ export type GetMediaErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetMediaError = GetMediaErrors[keyof GetMediaErrors];
@@ -3448,6 +3640,10 @@ export type GetMediaContentErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetMediaContentError = GetMediaContentErrors[keyof GetMediaContentErrors];
@@ -3506,6 +3702,10 @@ export type SearchErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type SearchError = SearchErrors[keyof SearchErrors];
@@ -3547,6 +3747,10 @@ export type ListScopesErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListScopesError = ListScopesErrors[keyof ListScopesErrors];
@@ -3588,6 +3792,10 @@ export type GetLimitsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetLimitsError = GetLimitsErrors[keyof GetLimitsErrors];
@@ -3629,6 +3837,10 @@ export type GetVersionsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetVersionsError = GetVersionsErrors[keyof GetVersionsErrors];
@@ -3675,6 +3887,10 @@ export type ListPopularTagsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListPopularTagsError = ListPopularTagsErrors[keyof ListPopularTagsErrors];
@@ -3721,6 +3937,10 @@ export type ListPopularSkillsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type ListPopularSkillsError = ListPopularSkillsErrors[keyof ListPopularSkillsErrors];
@@ -3762,6 +3982,10 @@ export type GetStatsErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetStatsError = GetStatsErrors[keyof GetStatsErrors];
@@ -3812,6 +4036,10 @@ export type HidePostErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type HidePostError = HidePostErrors[keyof HidePostErrors];
@@ -3837,6 +4065,10 @@ export type GetOpenApiJsonErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetOpenApiJsonError = GetOpenApiJsonErrors[keyof GetOpenApiJsonErrors];
@@ -3864,6 +4096,10 @@ export type GetOpenApiYamlErrors = {
      * Something failed on the server; the request may not have been applied.
      */
     500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
 };
 
 export type GetOpenApiYamlError = GetOpenApiYamlErrors[keyof GetOpenApiYamlErrors];

@@ -1,0 +1,110 @@
+/**
+ * PostgreSQL stopped mid-run: the API answers 503 problem+json (not a hang, not a crash),
+ * /readyz says so, and service returns by itself when the database is back. The test runs its
+ * own throwaway PostgreSQL cluster (initdb on a free port), so it never touches a shared one;
+ * it is skipped where PostgreSQL's server binaries are not installed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer as netServer, type AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase, type Database } from '../src/db/database.js';
+import { createApp } from '../src/app.js';
+import { createLogger } from '../src/http/log.js';
+import { createUser } from '../src/users/users.service.js';
+import { createKey } from '../src/keys/keys.service.js';
+import { uniqueName, TEST_RATE_LIMIT, UPLOAD_MAX_BYTES } from './harness.js';
+
+const pgBin = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort().map((v) => `/usr/lib/postgresql/${v}/bin`).at(-1) : undefined;
+const asRoot = process.getuid?.() === 0;
+const available = Boolean(pgBin && existsSync(`${pgBin}/initdb`) && (!asRoot || existsSync('/usr/sbin/runuser')));
+
+function run(cmd: string, args: string[]) {
+  // initdb and postgres refuse to run as root: run them as the postgres user then.
+  if (asRoot) execFileSync('/usr/sbin/runuser', ['-u', 'postgres', '--', cmd, ...args], { stdio: 'pipe' });
+  else execFileSync(cmd, args, { stdio: 'pipe' });
+}
+
+async function freePort(): Promise<number> {
+  const s = netServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+let dir = '';
+let port = 0;
+let db: Database;
+let server: Server;
+let base = '';
+let token = '';
+const pgCtl = (action: 'start' | 'stop') =>
+  action === 'start'
+    ? run(`${pgBin}/pg_ctl`, ['-D', `${dir}/data`, '-w', '-l', `${dir}/log`, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start'])
+    : run(`${pgBin}/pg_ctl`, ['-D', `${dir}/data`, '-w', '-m', 'immediate', 'stop']);
+
+describe.skipIf(!available)('the database goes away and comes back', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'shipyard-pg-'));
+    chmodSync(dir, 0o777);
+    if (asRoot) execFileSync('chown', ['postgres', dir]);
+    port = await freePort();
+    run(`${pgBin}/initdb`, ['-D', `${dir}/data`, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
+    pgCtl('start');
+    db = await openDatabase({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, dataDir: '', poolMax: 4 });
+    const app = createApp({
+      orm: db.orm, log: createLogger('silent'), config: {
+        validateResponses: true, logLevel: 'silent', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir: join(dir, 'media'),
+        rateLimitPerMinute: TEST_RATE_LIMIT, failedAuthPerMinute: TEST_RATE_LIMIT,
+      },
+    });
+    server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const em = db.orm.em.fork();
+    const name = uniqueName();
+    const user = await createUser(em, { username: name, email: `${name}@example.test` });
+    token = (await createKey(em, { userId: user.id, name: 't', scopes: ['projects.read', 'projects.write'], expiresInDays: 1 })).token;
+  }, 120_000);
+
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await db?.close().catch(() => undefined);
+    try { pgCtl('stop'); } catch { /* already stopped */ }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 503 while it is down and recovers by itself', async () => {
+    const get = () => fetch(`${base}/api/v1/projects`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(15_000) });
+    expect((await get()).status).toBe(200);
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+
+    pgCtl('stop');
+    const down = await get();
+    expect(down.status).toBe(503);
+    expect(down.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(down.headers.get('retry-after')).toBe('5');
+    expect((await down.json()).type).toBe('https://shipyard.dev/problems/unavailable');
+    const write = await fetch(`${base}/api/v1/projects`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }),
+    });
+    expect(write.status).toBe(503);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: 'unavailable', database: 'unreachable' });
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+
+    pgCtl('start');
+    let status = 0;
+    for (let i = 0; i < 20 && status !== 200; i++) {
+      status = (await get()).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(status).toBe(200);
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  }, 60_000);
+});
