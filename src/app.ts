@@ -9,6 +9,7 @@
  *   → contract validator: route match (404/405) → authenticate (401) → per-key budget (429)
  *     → scope (403) → request validation (400)
  *   → text with U+0000 refused (400: PostgreSQL cannot store it)
+ *   → Idempotency-Key on creates: replay the first response (or 409 / 422)
  *   → the operation's handler → presenter → response (validated against the contract)
  *   → one problem+json error handler.
  */
@@ -23,6 +24,7 @@ import { refuseNul } from './http/nul.js';
 import { REQUEST_BODY_BYTES } from './http/limits.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseReady } from './db/ready.js';
+import { idempotency } from './idempotency/idempotency.middleware.js';
 import { requestContext } from './http/context.js';
 import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
@@ -65,6 +67,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.use(express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use(contractValidator(contract, { ...config, perKeyLimit: limiters.perKey }));
   app.use(refuseNul);
+  app.use(idempotency());
   app.use(base, operationsRouter(operations, allHandlers(contract, { storage, uploadMaxBytes: config.uploadMaxBytes, limits })));
   app.use(problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes }));
   return app;

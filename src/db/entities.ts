@@ -9,5 +9,6 @@ import { Media } from '../media/media.entity.js';
 import { Reaction } from '../reactions/reaction.entity.js';
 import { Job } from '../jobs/job.entity.js';
 import { GithubAccount, GithubRepo } from '../github/github.entity.js';
+import { IdempotencyRecord } from '../idempotency/idempotency.entity.js';
 
-export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media, Reaction, Job, GithubAccount, GithubRepo];
+export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media, Reaction, Job, GithubAccount, GithubRepo, IdempotencyRecord];

@@ -6,8 +6,10 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
 import { ProblemError } from '../http/problem.js';
 import { findNul } from '../http/nul.js';
+import { claim, complete, release, requestHash } from '../idempotency/idempotency.service.js';
 import type { Logger } from '../http/log.js';
 import type { ToolContext, ToolDef } from './tool.js';
 import { projectsTools } from '../projects/projects.tools.js';
@@ -16,6 +18,11 @@ import { postsTools } from '../posts/posts.tools.js';
 
 export const TOOLS: readonly ToolDef[] = [...projectsTools, ...milestonesTools, ...postsTools];
 export const TOOL_NAMES: ReadonlySet<string> = new Set(TOOLS.map((t) => t.name));
+
+const idempotencyKeyInput = z.string().regex(/^[\x21-\x7e]{1,255}$/)
+  .describe('Optional. Send the same key when you retry this call: the first result is returned instead of creating it twice (kept 24 hours).');
+/** Each tool's input schema, built once; creates also take an idempotencyKey. */
+const INPUTS = new Map(TOOLS.map((t) => [t, t.creates ? t.input.extend({ idempotencyKey: idempotencyKeyInput.optional() }) : t.input] as const));
 export const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
 const INSTRUCTIONS =
   'Shipyard keeps a project roadmap (milestones) and build log. Call list_my_projects first to get project ids; ' +
@@ -35,10 +42,22 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, lo
   }
   const nul = findNul(args, '');
   if (nul !== undefined) return errorResult(`Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`);
+  const { idempotencyKey, ...toolArgs } = (args ?? {}) as { idempotencyKey?: string };
+  let recordId: string | undefined;
   try {
-    const data = (await tool.run(args as never, ctx)) as Record<string, unknown>;
+    if (tool.creates && idempotencyKey !== undefined && ctx.actor.keyId) {
+      const claimed = await claim(ctx.em, ctx.actor.keyId, `mcp:${tool.name}:${idempotencyKey}`, requestHash(tool.name, toolArgs));
+      if (claimed.kind === 'replay') {
+        const data = claimed.replay.body as Record<string, unknown>;
+        return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
+      }
+      recordId = claimed.recordId;
+    }
+    const data = (await tool.run(toolArgs as never, ctx)) as Record<string, unknown>;
+    if (recordId) await complete(ctx.em, recordId, 200, data, null);
     return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
   } catch (err) {
+    if (recordId) await release(ctx.em, recordId).catch(() => undefined);
     if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}`);
     log.error('tool failed', { requestId, tool: tool.name, error: err });
     return errorResult(`Internal error while running ${tool.name} (request ${requestId}); nothing is known to have changed.`);
@@ -50,7 +69,7 @@ export function buildMcpServer(ctx: ToolContext, log: Logger, requestId: string)
   for (const tool of TOOLS) {
     server.registerTool(
       tool.name,
-      { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: { title: tool.title, ...tool.annotations } },
+      { title: tool.title, description: tool.description, inputSchema: INPUTS.get(tool)!, outputSchema: tool.output, annotations: { title: tool.title, ...tool.annotations } },
       (args: unknown) => runTool(tool, args, ctx, log, requestId),
     );
   }

@@ -19,6 +19,8 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /** A create: takes an optional idempotencyKey, so a client's retry replays instead of creating twice. */
+  creates?: true;
   run: (args: z.infer<I>, ctx: ToolContext) => Promise<z.infer<O>>;
 };
 

@@ -26,6 +26,7 @@ export const milestonesTools = [
     input: z.object({ ...projectIdInput, ...zMilestoneCreate.shape }).strict(),
     output: zMilestone,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    creates: true,
     run: async ({ projectId, ...input }, { em, actor }) => presentMilestone(await createMilestone(em, actor, projectId, input)),
   }),
   defineTool({

@@ -25,6 +25,7 @@ export const postsTools = [
     input: z.object({ ...projectIdInput, title: zPostCreate.shape.title, body: zPostCreate.shape.body, tags: zPostCreate.shape.tags }).strict(),
     output: zPost,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    creates: true,
     run: async ({ projectId, ...post }, { em, actor }) =>
       presentPost(await createPost(em, actor, { kind: 'build_log', projectId, ...post })),
   }),

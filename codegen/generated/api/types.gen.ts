@@ -750,6 +750,11 @@ export type CommentId = string;
 export type Cursor2 = string;
 
 /**
+ * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+ */
+export type IdempotencyKey = string;
+
+/**
  * The job's id.
  */
 export type JobId = string;
@@ -1093,6 +1098,12 @@ export type ListJobsResponse = ListJobsResponses[keyof ListJobsResponses];
 
 export type CreateJobData = {
     body: JobCreate;
+    headers?: {
+        /**
+         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/jobs';
@@ -1112,6 +1123,10 @@ export type CreateJobErrors = {
      */
     403: Problem;
     /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
+    /**
      * The request body is larger than the limit.
      */
     413: Problem;
@@ -1119,6 +1134,10 @@ export type CreateJobErrors = {
      * The request body is not application/json.
      */
     415: Problem;
+    /**
+     * The request is well formed but refers to something that does not fit (an unknown user, an incomplete order).
+     */
+    422: Problem;
     /**
      * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
      */
@@ -1428,6 +1447,12 @@ export type ListProjectsResponse = ListProjectsResponses[keyof ListProjectsRespo
 
 export type CreateProjectData = {
     body: ProjectCreate;
+    headers?: {
+        /**
+         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/projects';
@@ -1458,6 +1483,10 @@ export type CreateProjectErrors = {
      * The request body is not application/json.
      */
     415: Problem;
+    /**
+     * The request is well formed but refers to something that does not fit (an unknown user, an incomplete order).
+     */
+    422: Problem;
     /**
      * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
      */
@@ -1722,6 +1751,12 @@ export type ListProjectMembersResponse = ListProjectMembersResponses[keyof ListP
 
 export type AddProjectMemberData = {
     body: MemberAdd;
+    headers?: {
+        /**
+         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         */
+        'Idempotency-Key'?: string;
+    };
     path: {
         /**
          * The project's id.
@@ -1980,6 +2015,12 @@ export type ListMilestonesResponse = ListMilestonesResponses[keyof ListMilestone
 
 export type CreateMilestoneData = {
     body: MilestoneCreate;
+    headers?: {
+        /**
+         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         */
+        'Idempotency-Key'?: string;
+    };
     path: {
         /**
          * The project's id.
@@ -2007,6 +2048,10 @@ export type CreateMilestoneErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
     /**
      * The request body is larger than the limit.
      */
@@ -2368,6 +2413,12 @@ export type ListPostsResponse = ListPostsResponses[keyof ListPostsResponses];
 
 export type CreatePostData = {
     body: PostCreate;
+    headers?: {
+        /**
+         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/posts';
@@ -2386,6 +2437,10 @@ export type CreatePostErrors = {
      * The API key lacks the operation's scope, or the caller may not do this to this resource.
      */
     403: Problem;
+    /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
     /**
      * The request body is larger than the limit.
      */
@@ -2658,6 +2713,12 @@ export type ListCommentsResponse = ListCommentsResponses[keyof ListCommentsRespo
 
 export type CreateCommentData = {
     body: CommentCreate;
+    headers?: {
+        /**
+         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         */
+        'Idempotency-Key'?: string;
+    };
     path: {
         /**
          * The post's id.
@@ -2685,6 +2746,10 @@ export type CreateCommentErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
     /**
      * The request body is larger than the limit.
      */
@@ -2778,6 +2843,12 @@ export type GetReactionsResponse = GetReactionsResponses[keyof GetReactionsRespo
 
 export type AddReactionData = {
     body: ReactionCreate;
+    headers?: {
+        /**
+         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         */
+        'Idempotency-Key'?: string;
+    };
     path: {
         /**
          * The post's id.
@@ -2806,6 +2877,10 @@ export type AddReactionErrors = {
      */
     404: Problem;
     /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
+    /**
      * The request body is larger than the limit.
      */
     413: Problem;
@@ -2813,6 +2888,10 @@ export type AddReactionErrors = {
      * The request body is not application/json.
      */
     415: Problem;
+    /**
+     * The request is well formed but refers to something that does not fit (an unknown user, an incomplete order).
+     */
+    422: Problem;
     /**
      * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
      */
@@ -3492,6 +3571,12 @@ export type ListRadarProjectsResponse = ListRadarProjectsResponses[keyof ListRad
 
 export type UploadMediaData = {
     body: MediaUpload;
+    headers?: {
+        /**
+         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/media';
@@ -3511,6 +3596,10 @@ export type UploadMediaErrors = {
      */
     403: Problem;
     /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
+    /**
      * The request body is larger than the limit.
      */
     413: Problem;
@@ -3518,6 +3607,10 @@ export type UploadMediaErrors = {
      * The upload is not a PNG, JPEG, GIF or WebP image (judged from its bytes), or the body is not multipart/form-data.
      */
     415: Problem;
+    /**
+     * The request is well formed but refers to something that does not fit (an unknown user, an incomplete order).
+     */
+    422: Problem;
     /**
      * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
      */

@@ -617,6 +617,11 @@ export const zCommentId = z.uuid();
 export const zCursor2 = z.string().min(1).max(200);
 
 /**
+ * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+ */
+export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/);
+
+/**
  * The job's id.
  */
 export const zJobId = z.uuid();
@@ -712,6 +717,10 @@ export const zListJobsResponse = zJobPage;
 
 export const zCreateJobBody = zJobCreate;
 
+export const zCreateJobHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
+
 /**
  * The job.
  */
@@ -768,6 +777,10 @@ export const zListProjectsResponse = zProjectPage;
 
 export const zCreateProjectBody = zProjectCreate;
 
+export const zCreateProjectHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
+
 /**
  * The created project.
  */
@@ -818,6 +831,10 @@ export const zListProjectMembersResponse = zMemberPage;
 
 export const zAddProjectMemberBody = zMemberAdd;
 
+export const zAddProjectMemberHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
+
 export const zAddProjectMemberPath = z.object({
     projectId: z.uuid()
 });
@@ -866,6 +883,10 @@ export const zListMilestonesQuery = z.object({
 export const zListMilestonesResponse = zMilestonePage;
 
 export const zCreateMilestoneBody = zMilestoneCreate;
+
+export const zCreateMilestoneHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
 
 export const zCreateMilestonePath = z.object({
     projectId: z.uuid()
@@ -935,6 +956,10 @@ export const zListPostsResponse = zPostPage;
 
 export const zCreatePostBody = zPostCreate;
 
+export const zCreatePostHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
+
 /**
  * The created post.
  */
@@ -985,6 +1010,10 @@ export const zListCommentsResponse = zCommentPage;
 
 export const zCreateCommentBody = zCommentCreate;
 
+export const zCreateCommentHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
+
 export const zCreateCommentPath = z.object({
     postId: z.uuid()
 });
@@ -1004,6 +1033,10 @@ export const zGetReactionsPath = z.object({
 export const zGetReactionsResponse = zReactions;
 
 export const zAddReactionBody = zReactionCreate;
+
+export const zAddReactionHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
 
 export const zAddReactionPath = z.object({
     postId: z.uuid()
@@ -1114,6 +1147,10 @@ export const zListRadarProjectsQuery = z.object({
 export const zListRadarProjectsResponse = zRadarPage;
 
 export const zUploadMediaBody = zMediaUpload;
+
+export const zUploadMediaHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
 
 /**
  * The stored image's metadata.

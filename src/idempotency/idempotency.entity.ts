@@ -1,0 +1,27 @@
+import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+
+export const IDEMPOTENCY_STATES = ['in_progress', 'done'] as const;
+
+/** The first response to a create, kept for 24 hours and replayed for the same key and request. */
+const IdempotencyRecordSchema = defineEntity({
+  name: 'IdempotencyRecord',
+  tableName: 'idempotency_records',
+  properties: {
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    /** The API key that sent it: keys never share records. */
+    apiKeyId: p.uuid(),
+    key: p.string().length(255),
+    /** SHA-256 of what was asked (method, path or tool, body): the same key with another request is refused. */
+    requestHash: p.string().length(64),
+    state: p.enum(IDEMPOTENCY_STATES).default('in_progress'),
+    status: p.integer().nullable(),
+    responseBody: p.json<unknown>().nullable(),
+    location: p.string().length(500).nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+  uniques: [{ name: 'idempotency_records_key_unique', properties: ['apiKeyId', 'key'] }],
+  indexes: [{ name: 'idempotency_records_created_idx', properties: ['createdAt'] }],
+});
+export class IdempotencyRecord extends IdempotencyRecordSchema.class {}
+IdempotencyRecordSchema.setClass(IdempotencyRecord);
