@@ -31,6 +31,7 @@ import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { createRateLimiters, type RateLimits } from './http/rate-limit.js';
+import type { RedisClientType } from 'redis';
 
 export type AppDeps = {
   orm: MikroORM;
@@ -38,9 +39,11 @@ export type AppDeps = {
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
+  /** Shared rate-limit budgets across instances (connected client), else in memory. */
+  redis?: RedisClientType;
 };
 
-export function createApp({ orm, config, log = createLogger(config.logLevel), contract = loadContract(), storage = new LocalDiskStorage(config.mediaDir) }: AppDeps): Express {
+export function createApp({ orm, config, log = createLogger(config.logLevel), contract = loadContract(), storage = new LocalDiskStorage(config.mediaDir), redis }: AppDeps): Express {
   const operations = listOperations(contract); // refuses to boot on an unguarded operation
   const base = basePath(contract);
   const app = express();
@@ -49,7 +52,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.set('query parser', 'simple');
 
   const limits: RateLimits = { requestsPerMinutePerKey: config.rateLimitPerMinute, failedAuthPerMinutePerAddress: config.failedAuthPerMinute };
-  const limiters = createRateLimiters(limits);
+  const limiters = createRateLimiters(limits, redis);
 
   app.use(requestContext(orm, log));
   app.use(securityHeaders());

@@ -16,6 +16,8 @@ export type Config = {
   mediaDir: string;
   /** Largest image upload in bytes (UPLOAD_MAX_BYTES, default 5 MiB). */
   uploadMaxBytes: number;
+  /** Redis for shared rate-limit budgets across instances (REDIS_URL); in memory when absent. */
+  redisUrl: string | undefined;
   /** Requests per minute per API key (RATE_LIMIT_PER_MINUTE, default 300). */
   rateLimitPerMinute: number;
   /** Requests with a missing or bad key per minute per client address (FAILED_AUTH_PER_MINUTE, default 30). */
@@ -53,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = env.LOG_LEVEL ?? 'info';
   if (level !== 'silent' && level !== 'error' && level !== 'info') throw new Error(`LOG_LEVEL must be silent, error or info, got '${level}'`);
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL.trim())) throw new Error('REDIS_URL must be a redis:// URL');
   if (env.GITHUB_API_URL && !/^https?:\/\//.test(env.GITHUB_API_URL)) throw new Error('GITHUB_API_URL must be an http(s) URL');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
   return {
@@ -61,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     dataDir: resolve(env.DATA_DIR ?? '.data'),
     mediaDir: resolve(env.DATA_DIR ?? '.data', 'media'),
+    redisUrl: env.REDIS_URL?.trim() || undefined,
     rateLimitPerMinute: positiveInt('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 300),
     failedAuthPerMinute: positiveInt('FAILED_AUTH_PER_MINUTE', env.FAILED_AUTH_PER_MINUTE, 30),
     githubApiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),

@@ -7,15 +7,27 @@ import { loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './app.js';
 import { createLogger } from './http/log.js';
+import { createClient, type RedisClientType } from 'redis';
 import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';
+
+async function connectRedis(url: string, log: ReturnType<typeof createLogger>): Promise<RedisClientType> {
+  const client: RedisClientType = createClient({ url, socket: { reconnectStrategy: (retries) => Math.min(retries * 200, 5000) } });
+  client.on('error', (err: Error) => log.error('redis error', { error: err.message }));
+  await client.connect();
+  return client;
+}
 
 export async function serve(config: Config = loadConfig()): Promise<Server> {
   const log = createLogger(config.logLevel);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: 'shipyard serve' });
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
-  const app = createApp({ orm: db.orm, config, log });
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined;
+  const app = createApp({ orm: db.orm, config, log, redis });
   const server = app.listen(config.port, config.host);
+  // No request may hold a connection for ever: headers within 20 s, the whole request within 60 s.
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -29,6 +41,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     mcp: `${config.publicUrl}/api/v1/mcp`,
     spec: `${config.publicUrl}/api/v1/openapi.json`,
     database: `${db.kind} (${db.location})`,
+    rateLimits: redis ? 'redis (shared)' : 'memory (this process)',
   });
   const stopSync = config.githubSyncIntervalMinutes > 0
     ? scheduleGithubSync(db.orm, new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken }), config.githubSyncIntervalMinutes, log)
@@ -40,6 +53,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     log.info('shutting down', { signal });
     stopSync();
     server.close(async () => {
+      await redis?.quit().catch(() => undefined);
       await db.close();
       log.info('stopped');
       process.exit(0);

@@ -132,4 +132,24 @@ describe('roadmap', () => {
     expect(titles.length).toBe(11);
     expect(new Set(titles).size).toBe(11);
   });
+
+  it('stays a clean order under 50 concurrent creates, moves and reorders, losing no write', async () => {
+    const p = await project();
+    const base = [];
+    for (let i = 0; i < 5; i++) base.push(await add(p, `B${i}`));
+    const ids = base.map((m) => m.id);
+    const calls = [
+      ...Array.from({ length: 35 }, (_, i) => api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: `N${i}`, ...(i % 3 ? {} : { position: 1 }) } })),
+      ...Array.from({ length: 10 }, (_, i) => api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: ids[i % 5]! }, body: { position: (i % 5) + 1 } })),
+      ...Array.from({ length: 5 }, () => api.reorderMilestones({ client: ada.client, path: { projectId: p }, body: { milestoneIds: [...ids].reverse() } })),
+    ];
+    const results = await Promise.all(calls);
+    const statuses = results.map((r) => r.response?.status);
+    expect(statuses.slice(0, 35)).toEqual(Array(35).fill(201));
+    expect(statuses.slice(35, 45)).toEqual(Array(10).fill(200));
+    for (const s of statuses.slice(45)) expect([200, 422]).toContain(s); // a reorder that missed a concurrent create says so
+    const titles = await order(p);
+    expect(titles.length).toBe(40);
+    expect(new Set(titles).size).toBe(40);
+  });
 });

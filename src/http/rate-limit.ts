@@ -1,5 +1,6 @@
 /**
- * Request budgets, in memory (one process). Two limiters:
+ * Request budgets: in memory for one process, or in Redis (REDIS_URL) so that every instance
+ * of the service spends from the same budget. Two limiters:
  * - per API key, on every authenticated request (REST and MCP share the budget), with the
  *   IETF draft-8 `RateLimit` / `RateLimit-Policy` headers on every response;
  * - per client address, counting only requests refused for a missing or bad key (401), so
@@ -7,7 +8,9 @@
  * Over budget: 429 problem+json with Retry-After.
  */
 import type { RequestHandler } from 'express';
-import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
+import { rateLimit, ipKeyGenerator, type Store } from 'express-rate-limit';
+import { RedisStore } from 'rate-limit-redis';
+import type { RedisClientType } from 'redis';
 import { ProblemError } from './problem.js';
 
 export type RateLimits = { requestsPerMinutePerKey: number; failedAuthPerMinutePerAddress: number };
@@ -19,8 +22,15 @@ function tooMany(detail: string, retryAfter: string | undefined): ProblemError {
   return new ProblemError(429, 'rate-limited', 'Too many requests', `${detail}; retry in ${retryAfter ?? 'a few'} seconds.`);
 }
 
-export function createRateLimiters(limits: RateLimits): RateLimiters {
+/** Each limiter needs a store of its own. A Redis outage lets requests through (logged) rather than failing them. */
+function redisStore(redis: RedisClientType | undefined, prefix: string): { store?: Store; passOnStoreError: boolean } {
+  if (!redis) return { passOnStoreError: false };
+  return { store: new RedisStore({ prefix: `shipyard:rl:${prefix}:`, sendCommand: (...args: string[]) => redis.sendCommand(args) }), passOnStoreError: true };
+}
+
+export function createRateLimiters(limits: RateLimits, redis?: RedisClientType): RateLimiters {
   const perKey = rateLimit({
+    ...redisStore(redis, 'key'),
     windowMs: WINDOW_MS,
     limit: limits.requestsPerMinutePerKey,
     identifier: 'per-key',
@@ -32,6 +42,7 @@ export function createRateLimiters(limits: RateLimits): RateLimiters {
       next(tooMany(`This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute`, res.getHeader('Retry-After')?.toString())),
   });
   const failedAuthPerAddress = rateLimit({
+    ...redisStore(redis, 'auth'),
     windowMs: WINDOW_MS,
     limit: limits.failedAuthPerMinutePerAddress,
     identifier: 'failed-auth',

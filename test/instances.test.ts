@@ -1,0 +1,90 @@
+/**
+ * Two instances of the service on one database and one Redis: they spend from one rate-limit
+ * budget, and an MCP client whose consecutive requests land on different instances works
+ * (the MCP server is stateless). Skipped where no Redis answers (REDIS_URL or 127.0.0.1:6379).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient, type RedisClientType } from 'redis';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startServer, userWithKey, uniqueName, UPLOAD_MAX_BYTES, type TestServer } from './harness.js';
+import { createApp } from '../src/app.js';
+import { createLogger } from '../src/http/log.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function redisOrNothing(): Promise<RedisClientType | undefined> {
+  const client: RedisClientType = createClient({ url: REDIS_URL, socket: { reconnectStrategy: false, connectTimeout: 1000 } });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return client;
+  } catch {
+    return undefined;
+  }
+}
+const redis = await redisOrNothing();
+
+let t: TestServer;
+const servers: Server[] = [];
+const urls: string[] = [];
+
+describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
+  beforeAll(async () => {
+    t = await startServer();
+    for (let i = 0; i < 2; i++) {
+      const app = createApp({
+        orm: t.db.orm, log: createLogger('silent'), redis, storage: t.storage,
+        config: { validateResponses: true, logLevel: 'silent', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir: mkdtempSync(join(tmpdir(), 'sy-')), rateLimitPerMinute: 6, failedAuthPerMinute: 1000 },
+      });
+      const server: Server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+      servers.push(server);
+      urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`);
+    }
+  });
+  afterAll(async () => {
+    for (const s of servers) {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+    }
+    await redis?.quit();
+    await t?.close();
+  });
+
+  it('share one rate-limit budget per key', async () => {
+    const { token } = await userWithKey(t, ['profile.read']);
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await fetch(`${urls[i % 2]}/users/me`, { headers: { authorization: `Bearer ${token}` } });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+  });
+
+  it('serve one MCP client across both instances', async () => {
+    const owner = await userWithKey(t, ['projects.read', 'projects.write']);
+    const project = (await api.createProject({ client: owner.client, body: { name: uniqueName('Two') } })).data!;
+    let n = 0;
+    const seen = new Set<string>();
+    const alternate: typeof fetch = async (input, init) => {
+      const target = urls[n++ % 2]!;
+      seen.add(target);
+      return fetch(`${target}/mcp`, init);
+    };
+    const transport = new StreamableHTTPClientTransport(new URL(`${urls[0]}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${owner.token}` } }, fetch: alternate });
+    const client = new Client({ name: 'roaming', version: '1.0.0' });
+    await client.connect(transport);
+    const created = (await client.callTool({ name: 'create_milestone', arguments: { projectId: project.id, title: 'Across' } })) as { structuredContent: { id: string } };
+    const roadmap = (await client.callTool({ name: 'get_roadmap', arguments: { projectId: project.id } })) as { structuredContent: { items: { id: string }[] } };
+    expect(roadmap.structuredContent.items.map((m) => m.id)).toEqual([created.structuredContent.id]);
+    expect(seen.size).toBe(2);
+    await client.close();
+  });
+});

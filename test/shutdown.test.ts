@@ -1,0 +1,58 @@
+/**
+ * SIGTERM, as an operator or an orchestrator sends it to the real server process: it stops
+ * accepting connections, finishes the request in flight, closes the database and exits 0.
+ */
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe('graceful shutdown', () => {
+  it('finishes the in-flight request, closes the database and exits 0 on SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-term-'));
+    const port = await freePort();
+    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', GITHUB_SYNC_INTERVAL_MINUTES: '0' };
+    delete env.DATABASE_URL; // its own embedded database
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    child.stderr.on('data', (d) => (log += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      for (let i = 0; i < 120 && !log.includes('shipyard listening'); i++) await new Promise((r) => setTimeout(r, 250));
+      expect(log).toContain('shipyard listening');
+
+      // A request whose body is still on its way.
+      const socket = connect(port, '127.0.0.1');
+      await new Promise<void>((r) => socket.once('connect', () => r()));
+      let response = '';
+      socket.on('data', (d) => (response += d));
+      const body = '{"name":"in flight"}';
+      socket.write(`POST /api/v1/projects HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+      await new Promise((r) => setTimeout(r, 200));
+
+      child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow();
+
+      socket.write(body.slice(5));
+      await new Promise((r) => socket.on('close', r));
+      expect(response).toMatch(/^HTTP\/1\.1 401 /); // answered: no key, but answered
+
+      expect(await exited).toBe(0);
+      expect(log).toContain('"msg":"stopped"');
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
