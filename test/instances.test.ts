@@ -81,8 +81,8 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${urls[0]}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${owner.token}` } }, fetch: alternate });
     const client = new Client({ name: 'roaming', version: '1.0.0' });
     await client.connect(transport);
-    const created = (await client.callTool({ name: 'create_milestone', arguments: { projectId: project.id, title: 'Across' } })) as { structuredContent: { id: string } };
-    const roadmap = (await client.callTool({ name: 'get_roadmap', arguments: { projectId: project.id } })) as { structuredContent: { items: { id: string }[] } };
+    const created = (await client.callTool({ name: 'create_milestone', arguments: { projectId: project.id, title: 'Across' } })) as unknown as { structuredContent: { id: string } };
+    const roadmap = (await client.callTool({ name: 'get_roadmap', arguments: { projectId: project.id } })) as unknown as { structuredContent: { items: { id: string }[] } };
     expect(roadmap.structuredContent.items.map((m) => m.id)).toEqual([created.structuredContent.id]);
     expect(seen.size).toBe(2);
     await client.close();
