@@ -21,7 +21,7 @@ describe('graceful shutdown', () => {
   it('finishes the in-flight request, closes the database and exits 0 on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-term-'));
     const port = await freePort();
-    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', GITHUB_SYNC_INTERVAL_MINUTES: '0' };
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', GITHUB_SYNC_INTERVAL_MINUTES: '0' };
     delete env.DATABASE_URL; // its own embedded database
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
