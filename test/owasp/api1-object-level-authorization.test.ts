@@ -1,0 +1,74 @@
+/** OWASP API1:2023 Broken Object Level Authorization — other people's ids, every kind of object. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, uniqueName, fileForm, type TestServer, type TestUser } from '../harness.js';
+import * as api from '../../codegen/generated/api/sdk.gen.js';
+import { png } from '../fixtures/images.js';
+
+let t: TestServer;
+let victim: TestUser;
+let attacker: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  [victim, attacker] = [await userWithKey(t), await userWithKey(t)];
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('API1 object-level authorization', () => {
+  it("cannot read or touch someone's private project, its roadmap, members or logs", async () => {
+    const p = (await api.createProject({ client: victim.client, body: { name: uniqueName('Secret'), visibility: 'private' } })).data!;
+    const m = (await api.createMilestone({ client: victim.client, path: { projectId: p.id }, body: { title: 'secret plan' } })).data!;
+    const attempts = [
+      ['GET', `/projects/${p.id}`], ['PATCH', `/projects/${p.id}`, { name: 'owned' }], ['DELETE', `/projects/${p.id}`],
+      ['GET', `/projects/${p.id}/milestones`], ['GET', `/projects/${p.id}/milestones/${m.id}`],
+      ['PATCH', `/projects/${p.id}/milestones/${m.id}`, { title: 'x' }], ['DELETE', `/projects/${p.id}/milestones/${m.id}`],
+      ['GET', `/projects/${p.id}/members`], ['POST', `/projects/${p.id}/members`, { username: attacker.user.username }],
+      ['GET', `/projects/${p.id}/build-logs`],
+    ] as const;
+    for (const [method, path, body] of attempts) {
+      expect((await raw(t, method, path, { token: attacker.token, body })).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await api.getMilestone({ client: victim.client, path: { projectId: p.id, milestoneId: m.id } })).data!.title).toBe('secret plan');
+  });
+
+  it("cannot reach a milestone through one's own project", async () => {
+    const theirs = (await api.createProject({ client: victim.client, body: { name: uniqueName('P') } })).data!;
+    const m = (await api.createMilestone({ client: victim.client, path: { projectId: theirs.id }, body: { title: 'theirs' } })).data!;
+    const mine = (await api.createProject({ client: attacker.client, body: { name: uniqueName('P') } })).data!;
+    for (const [method, body] of [['GET'], ['PATCH', { title: 'stolen' }], ['DELETE']] as const) {
+      expect((await raw(t, method, `/projects/${mine.id}/milestones/${m.id}`, { token: attacker.token, body })).status).toBe(404);
+    }
+    const reorder = await api.reorderMilestones({ client: attacker.client, path: { projectId: mine.id }, body: { milestoneIds: [m.id] } });
+    expect(reorder.response?.status).toBe(422);
+    expect((await api.getMilestone({ client: victim.client, path: { projectId: theirs.id, milestoneId: m.id } })).data).toMatchObject({ title: 'theirs', position: 1 });
+  });
+
+  it("cannot edit or delete someone's public project, post, comment, job or reaction", async () => {
+    const p = (await api.createProject({ client: victim.client, body: { name: uniqueName('P') } })).data!;
+    const post = (await api.createPost({ client: victim.client, body: { title: 't', body: 'b' } })).data!;
+    const comment = (await api.createComment({ client: victim.client, path: { postId: post.id }, body: { body: 'c' } })).data!;
+    const job = (await api.createJob({ client: victim.client, body: { title: 'j', company: 'c', description: 'd', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://a.example/j' } })).data!;
+    await api.addReaction({ client: victim.client, path: { postId: post.id }, body: { kind: 'heart' } });
+    const attempts = [
+      ['PATCH', `/projects/${p.id}`, { name: 'x' }], ['DELETE', `/projects/${p.id}`],
+      ['POST', `/projects/${p.id}/milestones`, { title: 'x' }], ['DELETE', `/projects/${p.id}/members/${victim.user.username}`],
+      ['PATCH', `/posts/${post.id}`, { title: 'x' }], ['DELETE', `/posts/${post.id}`],
+      ['PATCH', `/comments/${comment.id}`, { body: 'x' }], ['DELETE', `/comments/${comment.id}`],
+      ['PATCH', `/jobs/${job.id}`, { title: 'x' }], ['POST', `/jobs/${job.id}/close`], ['DELETE', `/jobs/${job.id}`],
+    ] as const;
+    for (const [method, path, body] of attempts) {
+      expect([403, 409], `${method} ${path}`).toContain((await raw(t, method, path, { token: attacker.token, body })).status);
+    }
+    // Taking back "a heart" only ever removes one's own.
+    expect((await api.removeReaction({ client: attacker.client, path: { postId: post.id, kind: 'heart' } })).response?.status).toBe(404);
+    expect((await api.getReactions({ client: victim.client, path: { postId: post.id } })).data!.counts).toEqual({ heart: 1 });
+    expect((await api.getJob({ client: victim.client, path: { jobId: job.id } })).data!.status).toBe('open');
+  });
+
+  it("cannot show someone else's uploads as one's own", async () => {
+    const theirs = (await raw(t, 'POST', '/media', { token: victim.token, body: fileForm(png(2, 2)) })).json;
+    const res = await api.createPost({ client: attacker.client, body: { title: 't', body: 'b', mediaIds: [theirs.id] } });
+    expect(res.response?.status).toBe(422);
+  });
+});

@@ -1,0 +1,60 @@
+/** OWASP API2:2023 Broken Authentication — keys that must not work, and keys that must not leak. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, type TestServer } from '../harness.js';
+import { generateToken } from '../../src/keys/tokens.js';
+
+let t: TestServer;
+const logged: string[] = [];
+const write = process.stderr.write.bind(process.stderr);
+beforeAll(async () => {
+  process.env.TEST_LOG = '1'; // the access log on, to check what it says
+  t = await startServer();
+  delete process.env.TEST_LOG;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    logged.push(String(chunk));
+    return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof process.stderr.write;
+});
+afterAll(async () => {
+  process.stderr.write = write;
+  await t?.close();
+});
+
+describe('API2 authentication', () => {
+  it('never accepts a key from a URL, a cookie or a lookalike scheme', async () => {
+    const { token } = await userWithKey(t, ['profile.read']);
+    for (const init of <{ path: string; headers?: Record<string, string> }[]>[
+      { path: `/users/me?api_key=${token}` }, { path: `/users/me?access_token=${token}` },
+      { path: '/users/me', headers: { cookie: `shipyard_session=${token}` } },
+      { path: '/users/me', headers: { authorization: `Token ${token}` } },
+      { path: '/users/me', headers: { authorization: `Bearer${token}` } },
+      { path: '/users/me', headers: { authorization: `Bearer ${token} extra` } },
+    ]) {
+      expect((await raw(t, 'GET', init.path, { headers: init.headers })).status, JSON.stringify(init)).toBe(401);
+    }
+  });
+
+  it('slows down key guessing from one address (429 after the failed-auth budget)', async () => {
+    const own = await startServer({ failedAuthPerMinute: 5 });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 8; i++) statuses.push((await raw(own, 'GET', '/users/me', { token: generateToken() })).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+      // Over budget, the address waits out the window, whatever key it then sends.
+      const { token } = await userWithKey(own, ['profile.read']);
+      expect((await raw(own, 'GET', '/users/me', { token })).status).toBe(429);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('never writes a key into the log', async () => {
+    const { token } = await userWithKey(t, ['profile.read']);
+    await raw(t, 'GET', `/users/me?token=${token}`, { token });
+    await raw(t, 'GET', '/users/me', { token });
+    const all = logged.join('');
+    expect(all).toContain('"msg":"request"');
+    expect(all).not.toContain(token);
+    expect(all).not.toContain(token.slice(13, 30));
+  });
+});

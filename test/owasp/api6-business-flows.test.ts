@@ -1,0 +1,47 @@
+/** OWASP API6:2023 Unrestricted Access to Sensitive Business Flows — flows that must not be gamed. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from '../harness.js';
+import * as api from '../../codegen/generated/api/sdk.gen.js';
+
+let t: TestServer;
+let owner: TestUser;
+let stranger: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  [owner, stranger] = [await userWithKey(t), await userWithKey(t)];
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('API6 sensitive business flows', () => {
+  it('does not let a stranger join a project, or post as one of its builders', async () => {
+    const p = (await api.createProject({ client: owner.client, body: { name: uniqueName('P') } })).data!;
+    expect((await api.addProjectMember({ client: stranger.client, path: { projectId: p.id }, body: { username: stranger.user.username } })).response?.status).toBe(403);
+    expect((await api.createPost({ client: stranger.client, body: { kind: 'build_log', projectId: p.id, title: 't', body: 'b' } })).response?.status).toBe(403);
+    expect((await api.listBuildLogs({ client: owner.client, path: { projectId: p.id } })).data!.items).toEqual([]);
+  });
+
+  it('does not let reactions be inflated by repeating them', async () => {
+    const post = (await api.createPost({ client: owner.client, body: { title: 't', body: 'b' } })).data!;
+    await Promise.all(Array.from({ length: 20 }, () => api.addReaction({ client: stranger.client, path: { postId: post.id }, body: { kind: 'rocket' } })));
+    expect((await api.getPost({ client: owner.client, path: { postId: post.id } })).data!.reactionCount).toBe(1);
+  });
+
+  it('does not create twice when a client retries a create with its Idempotency-Key', async () => {
+    const key = randomUUID();
+    const name = uniqueName('Once');
+    await Promise.all(Array.from({ length: 5 }, () => raw(t, 'POST', '/projects', { token: owner.token, body: { name }, headers: { 'idempotency-key': key } })));
+    const mine = (await api.listProjects({ client: owner.client, query: { owner: 'me', limit: 100 } })).data!.items.filter((p) => p.name === name);
+    expect(mine.length).toBe(1);
+  });
+
+  it('does not let a job be posted without an expiry or beyond a year', async () => {
+    const base = { title: 'j', company: 'c', description: 'd', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://a.example/j' };
+    const res = await raw(t, 'POST', '/jobs', { token: owner.token, body: { ...base, expiresAt: new Date(Date.now() + 2 * 365 * 86_400_000).toISOString() } });
+    expect(res.status).toBe(400);
+    const ok = (await raw(t, 'POST', '/jobs', { token: owner.token, body: base })).json;
+    expect(Date.parse(ok.expiresAt)).toBeLessThanOrEqual(Date.now() + 31 * 86_400_000);
+  });
+});

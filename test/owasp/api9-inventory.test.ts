@@ -1,0 +1,48 @@
+/**
+ * OWASP API9:2023 Improper Inventory Management — the contract is the inventory: every route
+ * the server answers is in it, and nothing answers outside it (the MCP endpoint is the one
+ * JSON-RPC route beside it, documented in the README).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, type TestServer, type TestUser } from '../harness.js';
+import { HTTP_METHODS, listOperations, loadContract } from '../../src/http/contract.js';
+import { allHandlers } from '../../src/routes.js';
+import { LocalDiskStorage } from '../../src/media/storage.js';
+
+const contract = loadContract();
+let t: TestServer;
+let ada: TestUser;
+beforeAll(async () => {
+  t = await startServer();
+  ada = await userWithKey(t);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('API9 inventory', () => {
+  it('serves exactly the bundled contract', async () => {
+    expect((await raw(t, 'GET', '/openapi.json')).json).toEqual(contract);
+  });
+
+  it('has one handler per operation and none other', () => {
+    const handlers = Object.keys(allHandlers(contract, { storage: new LocalDiskStorage('/nonexistent'), uploadMaxBytes: 1, limits: { requestsPerMinutePerKey: 1, failedAuthPerMinutePerAddress: 1 } })).sort();
+    expect(handlers).toEqual(listOperations(contract).map((o) => o.operationId).sort());
+  });
+
+  it('answers 405 for every method the contract does not list on a path', async () => {
+    for (const [path, item] of Object.entries(contract.paths)) {
+      const url = path.replace(/\{[^}]+\}/g, '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10');
+      for (const method of HTTP_METHODS.filter((m) => !['head', 'options', 'trace'].includes(m) && !item[m])) {
+        const res = await raw(t, method.toUpperCase(), url, { token: ada.token, body: method === 'get' || method === 'delete' ? undefined : {} });
+        expect(res.status, `${method.toUpperCase()} ${path}`).toBe(405);
+      }
+    }
+  });
+
+  it('answers 404 for paths outside the contract', async () => {
+    for (const path of ['/admin', '/users', '/internal/debug', '/projects/0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10/secrets', '/v2/projects']) {
+      expect((await raw(t, 'GET', path, { token: ada.token })).status, path).toBe(404);
+    }
+  });
+});
