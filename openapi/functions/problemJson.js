@@ -1,6 +1,8 @@
 // Every error response of an operation is application/problem+json and nothing else.
 export default (op) => {
   const results = [];
+  // The MCP endpoint speaks JSON-RPC: its errors are JSON-RPC error objects by that protocol.
+  if (op?.['x-mcp'] === true) return results;
   for (const [status, response] of Object.entries(op?.responses ?? {})) {
     if (!/^[45]/.test(status)) continue;
     const types = Object.keys(response?.content ?? {});

@@ -32,13 +32,13 @@ export default (doc) => {
       const fullPath = base + path;
       const tag = op['x-required-scope'];
       const expected = expectedScopes(scopes, method, fullPath);
-      const marked = op['x-session-only'] === true || op['x-public'] === true;
+      const marked = op['x-session-only'] === true || op['x-public'] === true || op['x-mcp'] === true;
       if (marked && tag !== undefined) {
-        results.push({ message: `${method.toUpperCase()} ${path} is marked session-only/public and also has x-required-scope`, path: where });
+        results.push({ message: `${method.toUpperCase()} ${path} is marked session-only/public/mcp and also has x-required-scope`, path: where });
       } else if (marked && expected.length > 0) {
-        results.push({ message: `${method.toUpperCase()} ${path} is marked session-only/public but the scope table opens it with ${expected.join(', ')}`, path: where });
+        results.push({ message: `${method.toUpperCase()} ${path} is marked session-only/public/mcp but the scope table opens it with ${expected.join(', ')}`, path: where });
       } else if (!marked && tag === undefined) {
-        results.push({ message: `${method.toUpperCase()} ${path} has no x-required-scope (nor x-session-only / x-public)`, path: where });
+        results.push({ message: `${method.toUpperCase()} ${path} has no x-required-scope (nor x-session-only / x-public / x-mcp)`, path: where });
       } else if (!marked && !known.has(tag)) {
         results.push({ message: `${method.toUpperCase()} ${path}: unknown scope '${tag}'`, path: [...where, 'x-required-scope'] });
       } else if (!marked && expected.length !== 1) {

@@ -17,6 +17,7 @@ export type OperationObject = {
   'x-required-scope'?: string;
   'x-session-only'?: boolean;
   'x-public'?: boolean;
+  'x-mcp'?: boolean;
   [key: string]: unknown;
 };
 export type ScopeEntry = { id: ScopeId; label: string; description: string; opens: string[] };
@@ -33,7 +34,7 @@ export type Operation = {
   method: HttpMethod;
   /** The path as the spec writes it, e.g. /projects/{projectId} (under the base path). */
   path: string;
-  access: { kind: 'scope'; scope: ScopeId } | { kind: 'session-only' } | { kind: 'public' };
+  access: { kind: 'scope'; scope: ScopeId } | { kind: 'session-only' } | { kind: 'public' } | { kind: 'mcp' };
 };
 
 const bundleFile = fileURLToPath(new URL('../../codegen/generated/openapi.json', import.meta.url));
@@ -62,9 +63,10 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
       let access: Operation['access'] | undefined;
       if (op['x-public'] === true && scope === undefined) access = { kind: 'public' };
       else if (op['x-session-only'] === true && scope === undefined) access = { kind: 'session-only' };
+      else if (op['x-mcp'] === true && scope === undefined) access = { kind: 'mcp' };
       else if (typeof scope === 'string' && isScopeId(scope)) access = { kind: 'scope', scope };
       if (!access) {
-        problems.push(`${name} (${op.operationId}) has no valid x-required-scope and is not marked x-session-only or x-public`);
+        problems.push(`${name} (${op.operationId}) has no valid x-required-scope and is not marked x-session-only, x-public or x-mcp`);
         continue;
       }
       ops.push({ operationId: op.operationId, method, path, access });

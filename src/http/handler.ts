@@ -9,7 +9,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type * as sdk from '../../codegen/generated/api/sdk.gen.js';
 import type { Actor } from './actor.js';
 
-export type OperationId = keyof typeof sdk;
+/** Operations with a handler: all but the MCP endpoint, which src/mcp/ serves as JSON-RPC. */
+export type OperationId = Exclude<keyof typeof sdk, 'mcpRequest'>;
 type OptionsOf<Op extends OperationId> = NonNullable<Parameters<(typeof sdk)[Op]>[0]>;
 type Part<T, K extends string> = T extends { [P in K]?: infer V } ? (undefined extends V ? NonNullable<V> | undefined : V) : never;
 

@@ -14,6 +14,7 @@ export function operationsRouter(operations: Operation[], handlers: Handlers): R
   const unknown = Object.keys(handlers).filter((id) => !operations.some((op) => op.operationId === id));
   if (unknown.length) throw new Error(`handlers for operations that are not in the contract: ${unknown.join(', ')}`);
   for (const op of operations) {
+    if (op.access.kind === 'mcp') continue; // served by src/mcp/mcp.routes.ts, mounted before the validator
     const handler = handlers[op.operationId as OperationId] as Handler<OperationId> | undefined;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
     router[op.method](toExpressPath(op.path), async (req: Request, res: Response) => {

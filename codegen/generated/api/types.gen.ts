@@ -235,6 +235,29 @@ export type JobUpdate = {
     expiresAt?: string;
 };
 
+export type JsonRpcErrorResponse = {
+    jsonrpc: '2.0';
+    id: string | number | null;
+    error: {
+        code: number;
+        message: string;
+    };
+};
+
+export type JsonRpcMessage = {
+    jsonrpc: '2.0';
+    id?: string | number | null;
+    method: string;
+    params?: {
+        [key: string]: unknown;
+    };
+};
+
+/**
+ * A JSON-RPC 2.0 request or notification (or, for 2025-03-26, a batch of them).
+ */
+export type JsonRpcRequest = JsonRpcMessage | Array<JsonRpcMessage>;
+
 export type Limits = {
     rateLimit: {
         /**
@@ -4145,6 +4168,69 @@ export type HidePostResponses = {
 };
 
 export type HidePostResponse = HidePostResponses[keyof HidePostResponses];
+
+export type McpRequestData = {
+    body: JsonRpcRequest;
+    path?: never;
+    query?: never;
+    url: '/mcp';
+};
+
+export type McpRequestErrors = {
+    /**
+     * Malformed JSON (-32700) or an unsupported MCP-Protocol-Version header.
+     */
+    400: JsonRpcErrorResponse;
+    /**
+     * A missing, malformed, unknown, expired or revoked key.
+     */
+    401: JsonRpcErrorResponse;
+    /**
+     * The key holds none of projects.read, projects.write, content.write.
+     */
+    403: JsonRpcErrorResponse;
+    /**
+     * The client does not accept application/json and text/event-stream.
+     */
+    406: JsonRpcErrorResponse;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: JsonRpcErrorResponse;
+    /**
+     * The body is not application/json.
+     */
+    415: JsonRpcErrorResponse;
+    /**
+     * The key's request budget (shared with REST) is spent; see Retry-After.
+     */
+    429: JsonRpcErrorResponse;
+    /**
+     * Something failed on the server.
+     */
+    500: JsonRpcErrorResponse;
+    /**
+     * The database cannot be reached right now; see Retry-After.
+     */
+    503: JsonRpcErrorResponse;
+};
+
+export type McpRequestError = McpRequestErrors[keyof McpRequestErrors];
+
+export type McpRequestResponses = {
+    /**
+     * The JSON-RPC response (a tool failure is a result with `isError: true`).
+     */
+    200: {
+        [key: string]: unknown;
+    };
+    /**
+     * A notification (such as notifications/initialized) was accepted.
+     */
+    202: unknown;
+};
+
+export type McpRequestResponse = McpRequestResponses[keyof McpRequestResponses];
 
 export type GetOpenApiJsonData = {
     body?: never;

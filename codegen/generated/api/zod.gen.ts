@@ -105,6 +105,36 @@ export const zId = z.uuid();
 
 export const zJobStatus = z.enum(['open', 'closed']);
 
+export const zJsonRpcErrorResponse = z.object({
+    jsonrpc: z.literal('2.0'),
+    id: z.union([
+        z.string(),
+        z.int()
+    ]).nullable(),
+    error: z.object({
+        code: z.int(),
+        message: z.string()
+    })
+});
+
+export const zJsonRpcMessage = z.object({
+    jsonrpc: z.literal('2.0'),
+    id: z.union([
+        z.string(),
+        z.int()
+    ]).nullish(),
+    method: z.string(),
+    params: z.record(z.string(), z.unknown()).optional()
+});
+
+/**
+ * A JSON-RPC 2.0 request or notification (or, for 2025-03-26, a batch of them).
+ */
+export const zJsonRpcRequest = z.union([
+    zJsonRpcMessage,
+    z.array(zJsonRpcMessage).min(1)
+]);
+
 export const zLimits = z.object({
     rateLimit: z.object({
         requestsPerMinutePerKey: z.int(),
@@ -1237,6 +1267,13 @@ export const zHidePostPath = z.object({
  * The hidden post.
  */
 export const zHidePostResponse = zPost;
+
+export const zMcpRequestBody = zJsonRpcRequest;
+
+export const zMcpRequestResponse = z.union([
+    z.record(z.string(), z.unknown()),
+    z.unknown()
+]);
 
 /**
  * The OpenAPI 3.1 document.
