@@ -3,7 +3,7 @@
  *   request context (id, ORM fork, access log)
  *   → security headers (helmet), CORS for /api/v1 (no credentials)
  *   → /healthz (liveness), /readyz (database reachable, else 503)
- *   → failed-authentication budget per client address (429)
+ *   → a 30 s answer deadline (503), the failed-authentication budget per client address (429)
  *   → /api/v1/mcp (its own auth gate, per-key budget and JSON-RPC errors)
  *   → JSON body (1 MiB)
  *   → contract validator: route match (404/405) → authenticate (401) → per-key budget (429)
@@ -25,6 +25,7 @@ import { REQUEST_BODY_BYTES } from './http/limits.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseReady } from './db/ready.js';
 import { idempotency } from './idempotency/idempotency.middleware.js';
+import { requestTimeout } from './http/timeout.js';
 import { requestContext } from './http/context.js';
 import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
@@ -35,7 +36,7 @@ import type { RedisClientType } from 'redis';
 
 export type AppDeps = {
   orm: MikroORM;
-  config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>;
+  config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'> & { requestTimeoutMs?: number };
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
@@ -65,6 +66,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
     const ok = await databaseReady(orm);
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable' });
   });
+  app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(base, limiters.failedAuthPerAddress);
   app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey));
   app.use(express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }));

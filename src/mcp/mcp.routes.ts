@@ -91,7 +91,8 @@ export function mcpRouter(log: Logger, perKeyLimit: RequestHandler): Router {
   });
   router.all('/', (_req, res) => rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, { Allow: 'POST' }));
   router.use((err: Error & { type?: string }, req: Request, res: Response, _next: NextFunction) => {
-    if (err instanceof ProblemError && err.status === 429) return rpcError(res, 429, -32000, err.detail);
+    if (res.headersSent) return void res.end();
+    if (err instanceof ProblemError) return rpcError(res, err.status, -32000, err.detail, null, err.headers);
     if (isDatabaseUnavailable(err)) return rpcError(res, 503, -32000, 'The database cannot be reached right now; retry in a few seconds.', null, { 'Retry-After': '5' });
     if (err.type === 'entity.parse.failed') return rpcError(res, 400, -32700, 'Parse error: Invalid JSON');
     if (err.type === 'entity.too.large') return rpcError(res, 413, -32600, 'Request body too large (limit 1 MiB)');

@@ -40,4 +40,17 @@ describe('API4 resource consumption', () => {
       await own.close();
     }
   });
+
+  it('answers a request that runs past the deadline with 503 problem+json instead of holding the client', async () => {
+    const own = await startServer({ requestTimeoutMs: 0 });
+    try {
+      const u = await userWithKey(own, ['content.read']);
+      const res = await raw(own, 'GET', '/search?q=anything', { token: u.token });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.json.type).toBe('https://shipyard.dev/problems/timeout');
+    } finally {
+      await own.close();
+    }
+  });
 });
