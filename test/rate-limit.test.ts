@@ -36,6 +36,14 @@ describe('rate limits', () => {
     expect((await raw(t, 'GET', '/users/me', { token: grace.token })).status).toBe(200);
   });
 
+  it('never counts legitimate requests in flight against the failed-auth budget', async () => {
+    // 12 requests at once from one address, over the failed-auth budget of 3: none was refused
+    // for its key, so none may meet that limiter.
+    const users = await Promise.all([0, 1, 2].map(() => userWithKey(t, ['profile.read'])));
+    const answers = await Promise.all(users.flatMap((u) => [0, 1, 2, 3].map(() => raw(t, 'GET', '/users/me', { token: u.token }))));
+    expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
+  });
+
   it('slows down guessing keys from one address', async () => {
     for (let i = 0; i < 3; i++) expect((await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess' })).status).toBe(401);
     const blocked = await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess' });

@@ -8,7 +8,7 @@
  * Over budget: 429 problem+json with Retry-After.
  */
 import type { RequestHandler } from 'express';
-import { rateLimit, ipKeyGenerator, type Store } from 'express-rate-limit';
+import { rateLimit, ipKeyGenerator, MemoryStore, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import type { RedisClientType } from 'redis';
 import { ProblemError } from './problem.js';
@@ -20,6 +20,35 @@ const WINDOW_MS = 60_000;
 
 function tooMany(detail: string, retryAfter: string | undefined): ProblemError {
   return new ProblemError(429, 'rate-limited', 'Too many requests', `${detail}; retry in ${retryAfter ?? 'a few'} seconds.`);
+}
+
+/**
+ * Counts only refused authentications (401) per client address, and blocks the address once
+ * over budget. Unlike a limiter that counts every request and gives successes back afterwards,
+ * requests in flight never count, so heavy legitimate traffic cannot trip it.
+ */
+function failedAuthLimiter(limit: number, redis: RedisClientType | undefined): RequestHandler {
+  const store: Store = redis
+    ? new RedisStore({ prefix: 'shipyard:rl:auth:', sendCommand: (...args: string[]) => redis.sendCommand(args) })
+    : new MemoryStore();
+  store.init?.({ windowMs: WINDOW_MS } as Parameters<NonNullable<Store['init']>>[0]);
+  return async (req, res, next) => {
+    const key = ipKeyGenerator(req.ip ?? '');
+    try {
+      const info = await store.get?.(key);
+      if (info && info.totalHits >= limit && (!info.resetTime || info.resetTime.getTime() > Date.now())) {
+        const retry = info.resetTime ? Math.max(1, Math.ceil((info.resetTime.getTime() - Date.now()) / 1000)) : WINDOW_MS / 1000;
+        res.setHeader('Retry-After', retry);
+        return next(tooMany('Too many requests with a missing or invalid API key from this address', String(retry)));
+      }
+    } catch {
+      // the store is unreachable: let the request through rather than refuse everyone
+    }
+    res.on('finish', () => {
+      if (res.statusCode === 401) void Promise.resolve(store.increment(key)).catch(() => undefined);
+    });
+    next();
+  };
 }
 
 /** Each limiter needs a store of its own. A Redis outage lets requests through (logged) rather than failing them. */
@@ -41,20 +70,6 @@ export function createRateLimiters(limits: RateLimits, redis?: RedisClientType):
     handler: (_req, res, next) =>
       next(tooMany(`This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute`, res.getHeader('Retry-After')?.toString())),
   });
-  const failedAuthPerAddress = rateLimit({
-    ...redisStore(redis, 'auth'),
-    windowMs: WINDOW_MS,
-    limit: limits.failedAuthPerMinutePerAddress,
-    identifier: 'failed-auth',
-    standardHeaders: false,
-    legacyHeaders: false,
-    skipSuccessfulRequests: true,
-    requestWasSuccessful: (_req, res) => res.statusCode !== 401,
-    keyGenerator: (req) => ipKeyGenerator(req.ip ?? ''),
-    handler: (_req, res, next) => {
-      res.setHeader('Retry-After', Math.ceil(WINDOW_MS / 1000));
-      next(tooMany(`Too many requests with a missing or invalid API key from this address`, res.getHeader('Retry-After')?.toString()));
-    },
-  });
+  const failedAuthPerAddress = failedAuthLimiter(limits.failedAuthPerMinutePerAddress, redis);
   return { perKey, failedAuthPerAddress };
 }
