@@ -33,10 +33,12 @@ import { mcpRouter } from './mcp/mcp.routes.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { createRateLimiters, type RateLimits } from './http/rate-limit.js';
 import type { RedisClientType } from 'redis';
+import { KeyCache } from './keys/key-cache.js';
 
 export type AppDeps = {
   orm: MikroORM;
-  config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'> & { requestTimeoutMs?: number };
+  config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>
+    & { requestTimeoutMs?: number; keyCacheSeconds?: number };
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
@@ -54,6 +56,8 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
 
   const limits: RateLimits = { requestsPerMinutePerKey: config.rateLimitPerMinute, failedAuthPerMinutePerAddress: config.failedAuthPerMinute };
   const limiters = createRateLimiters(limits, redis);
+  const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000);
+  app.locals.keyCache = keys;
 
   app.use(requestContext(orm, log));
   app.use(securityHeaders());
@@ -68,9 +72,9 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   });
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(base, limiters.failedAuthPerAddress);
-  app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey));
+  app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey, keys));
   app.use(express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }));
-  app.use(contractValidator(contract, { ...config, perKeyLimit: limiters.perKey }));
+  app.use(contractValidator(contract, { ...config, perKeyLimit: limiters.perKey, keys }));
   app.use(refuseNul);
   app.use(idempotency());
   app.use(base, operationsRouter(operations, allHandlers(contract, { storage, uploadMaxBytes: config.uploadMaxBytes, limits })));

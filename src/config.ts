@@ -28,6 +28,9 @@ export type Config = {
   githubToken: string | undefined;
   /** Sync linked GitHub accounts older than this, in minutes (GITHUB_SYNC_INTERVAL_MINUTES, default 360; 0 = off). */
   githubSyncIntervalMinutes: number;
+  /** Seconds a looked-up API key is reused before it is read again (KEY_CACHE_SECONDS, default 10; 0 = off).
+   *  A key revoked by another process (the CLI, another instance) is refused within this bound. */
+  keyCacheSeconds: number;
   /** Validate every response against the contract (VALIDATE_RESPONSES, default on; tests keep it on). */
   validateResponses: boolean;
   /** pino-style level for the request log (LOG_LEVEL: silent, error, info; default info). */
@@ -72,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     githubSyncIntervalMinutes: env.GITHUB_SYNC_INTERVAL_MINUTES === '0' ? 0 : positiveInt('GITHUB_SYNC_INTERVAL_MINUTES', env.GITHUB_SYNC_INTERVAL_MINUTES, 360),
     uploadMaxBytes: positiveInt('UPLOAD_MAX_BYTES', env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024),
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
+    keyCacheSeconds: env.KEY_CACHE_SECONDS === '0' ? 0 : positiveInt('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
     logLevel: level,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
   };

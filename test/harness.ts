@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { createApp } from '../src/app.js';
+import type { KeyCache } from '../src/keys/key-cache.js';
 import { LocalDiskStorage, type MediaStorage } from '../src/media/storage.js';
 import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
@@ -30,7 +31,7 @@ export type TestServer = {
   close: () => Promise<void>;
 };
 
-export type ServerOptions = { rateLimitPerMinute?: number; failedAuthPerMinute?: number; requestTimeoutMs?: number };
+export type ServerOptions = { rateLimitPerMinute?: number; failedAuthPerMinute?: number; requestTimeoutMs?: number; keyCacheSeconds?: number };
 
 /** Budgets far above what a test sends, unless a test asks for a small one. */
 export const TEST_RATE_LIMIT = 100_000;
@@ -43,7 +44,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   const app = createApp({ orm: db.orm, config: {
       validateResponses: true, logLevel: 'error', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir,
       rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT, failedAuthPerMinute: opts.failedAuthPerMinute ?? TEST_RATE_LIMIT,
-      requestTimeoutMs: opts.requestTimeoutMs,
+      requestTimeoutMs: opts.requestTimeoutMs, keyCacheSeconds: opts.keyCacheSeconds,
     }, log, storage });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -58,6 +59,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
+      (app.locals.keyCache as KeyCache).close();
       await db.close();
       rmSync(mediaDir, { recursive: true, force: true });
     },

@@ -5,11 +5,12 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { authenticateToken } from '../keys/keys.service.js';
+import type { KeyCache } from '../keys/key-cache.js';
 import { bearerToken, hasBearer } from './bearer.js';
 import { ProblemError } from './problem.js';
 import { ANONYMOUS } from './actor.js';
 
-export async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
+export const authenticate = (keys: KeyCache) => async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
   try {
     const op = req.openapi?.schema;
     if (!op) throw new Error('authenticate ran before the operation was matched');
@@ -23,14 +24,14 @@ export async function authenticate(req: Request, res: Response, next: NextFuncti
         'This operation is for signed-in people in the web application; API keys are refused.',
         {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
     }
-    req.actor = await authenticateToken(req.em, bearerToken(req));
+    req.actor = await authenticateToken(req.em, bearerToken(req), keys);
     // Like GitHub's token-expiration header: every response tells the key's expiry.
     if (req.actor.expiresAt) res.setHeader('Shipyard-Key-Expiration', req.actor.expiresAt.toISOString());
     next();
   } catch (err) {
     next(err);
   }
-}
+};
 
 export function requireScope(req: Request, _res: Response, next: NextFunction): void {
   const op = req.openapi?.schema;

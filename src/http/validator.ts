@@ -8,10 +8,11 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { OpenApiDocument } from './contract.js';
 import { authenticate, requireScope } from './authenticate.js';
 import { badRequest } from './problem.js';
+import type { KeyCache } from '../keys/key-cache.js';
 
 export function contractValidator(
   doc: OpenApiDocument,
-  opts: { validateResponses: boolean; uploadMaxBytes: number; perKeyLimit: RequestHandler },
+  opts: { validateResponses: boolean; uploadMaxBytes: number; perKeyLimit: RequestHandler; keys: KeyCache },
 ): RequestHandler[] {
   const chain = OpenApiValidator.middleware({
     apiSpec: doc as never,
@@ -28,7 +29,7 @@ export function contractValidator(
   if (at < 0 || chain[at - 1]?.name !== 'metadataMiddleware') {
     throw new Error('express-openapi-validator changed its middleware chain: cannot place authentication');
   }
-  chain.splice(at, 1, authenticate as RequestHandler, opts.perKeyLimit, requireScope as RequestHandler);
+  chain.splice(at, 1, authenticate(opts.keys) as RequestHandler, opts.perKeyLimit, requireScope as RequestHandler);
   const multipart = chain.findIndex((mw) => mw.name === 'multipartMiddleware');
   if (multipart < 0) throw new Error('express-openapi-validator changed its middleware chain: no multipart stage');
   chain[multipart] = clientMultipartErrors(chain[multipart]!);

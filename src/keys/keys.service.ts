@@ -8,6 +8,7 @@ import { checkToken, generateToken, hashToken } from './tokens.js';
 import { isScopeId, SCOPE_IDS, type ScopeId } from './scopes.js';
 import { badRequest, invalidToken, notFound } from '../http/problem.js';
 import type { Actor } from '../http/actor.js';
+import { keyEvents, type CachedKey, type KeyCache } from './key-cache.js';
 
 export const MAX_KEY_DAYS = 366;
 /** last_used_at is written at most this often per key. */
@@ -54,6 +55,7 @@ export async function revokeKey(em: EntityManager, id: string): Promise<ApiKey> 
     key.revokedAt = new Date();
     await em.flush();
   }
+  keyEvents.emit('revoked', key.id);
   return key;
 }
 
@@ -62,11 +64,22 @@ export function keyStatus(key: ApiKey, now = new Date()): 'active' | 'expired' |
   return key.expiresAt <= now ? 'expired' : 'active';
 }
 
+async function readKey(em: EntityManager, tokenHash: string, cache: KeyCache | undefined): Promise<CachedKey | undefined> {
+  const row = await em.findOne(ApiKey, { tokenHash });
+  if (!row) return undefined;
+  const key: CachedKey = {
+    id: row.id, userId: row.user.id, scopes: row.scopes, expiresAt: row.expiresAt, revokedAt: row.revokedAt ?? null, lastUsedAt: row.lastUsedAt ?? null,
+  };
+  cache?.set(tokenHash, key);
+  return key;
+}
+
 /**
  * From a presented token to an Actor, or a 401. The shape and checksum are checked before any
- * database read. The token is never logged.
+ * database read; with a cache, a key seen in the last few seconds is not read again (see
+ * key-cache.ts for the revocation bound). The token is never logged.
  */
-export async function authenticateToken(em: EntityManager, token: string): Promise<Actor> {
+export async function authenticateToken(em: EntityManager, token: string, cache?: KeyCache): Promise<Actor> {
   const check = checkToken(token);
   if (!check.ok) {
     throw invalidToken(
@@ -75,7 +88,8 @@ export async function authenticateToken(em: EntityManager, token: string): Promi
         : 'The API key is malformed: a key is shipyard_pat_ followed by 38 letters and digits.',
     );
   }
-  const key = await em.findOne(ApiKey, { tokenHash: hashToken(token) });
+  const tokenHash = hashToken(token);
+  const key = cache?.get(tokenHash) ?? (await readKey(em, tokenHash, cache));
   if (!key) throw invalidToken('The API key is not known.');
   const now = new Date();
   if (key.revokedAt) throw invalidToken('The API key has been revoked.');
@@ -87,9 +101,10 @@ export async function authenticateToken(em: EntityManager, token: string): Promi
       { id: key.id, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }] },
       { lastUsedAt: now },
     );
+    key.lastUsedAt = now;
   }
   return {
-    userId: key.user.id,
+    userId: key.userId,
     via: 'key',
     keyId: key.id,
     scopes: key.scopes.filter(isScopeId),

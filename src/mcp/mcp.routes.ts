@@ -13,6 +13,7 @@ import express, { Router, type NextFunction, type Request, type RequestHandler, 
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { authenticateToken } from '../keys/keys.service.js';
+import type { KeyCache } from '../keys/key-cache.js';
 import { bearerToken } from '../http/bearer.js';
 import { ProblemError } from '../http/problem.js';
 import { isDatabaseUnavailable } from '../http/errors.js';
@@ -33,9 +34,9 @@ function rpcError(res: Response, status: number, code: number, message: string, 
 const messages = (body: unknown): JsonRpcMessage[] =>
   (Array.isArray(body) ? body : [body]).filter((m): m is JsonRpcMessage => typeof m === 'object' && m !== null);
 
-async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
+const outerGate = (keys: KeyCache) => async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
   try {
-    const actor = await authenticateToken(req.em, bearerToken(req));
+    const actor = await authenticateToken(req.em, bearerToken(req), keys);
     if (!actor.scopes.some((s) => MCP_SCOPES.includes(s))) {
       return rpcError(res, 403, -32001,
         `Forbidden: the MCP server needs a key with at least one of ${MCP_SCOPES.join(', ')}; this key has ${actor.scopes.join(', ')}.`,
@@ -49,7 +50,7 @@ async function outerGate(req: Request, res: Response, next: NextFunction): Promi
     }
     next(err);
   }
-}
+};
 
 function versionGate(req: Request, res: Response, next: NextFunction): void {
   const all = messages(req.body);
@@ -71,10 +72,10 @@ function unknownToolGate(req: Request, res: Response, next: NextFunction): void 
   next();
 }
 
-export function mcpRouter(log: Logger, perKeyLimit: RequestHandler): Router {
+export function mcpRouter(log: Logger, perKeyLimit: RequestHandler, keys: KeyCache): Router {
   const router = Router();
   router.use(express.json({ limit: REQUEST_BODY_BYTES }));
-  router.post('/', outerGate, perKeyLimit, versionGate, unknownToolGate, async (req: Request, res: Response) => {
+  router.post('/', outerGate(keys), perKeyLimit, versionGate, unknownToolGate, async (req: Request, res: Response) => {
     const server = buildMcpServer({ em: req.em, actor: req.actor! }, log, req.requestId);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

