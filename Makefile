@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 STAMP := node_modules/.install-stamp
 
-.PHONY: install run test lint typecheck codegen check-codegen ci
+.PHONY: install run test lint typecheck codegen check-codegen bench
 
-$(STAMP): package.json package-lock.json
+$(STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm ci --no-audit --no-fund
 	@touch $@
 
@@ -37,3 +37,12 @@ check-codegen: codegen
 	  git status --porcelain -- codegen/generated >&2; git --no-pager diff --stat -- codegen/generated >&2; exit 1; \
 	fi
 	@echo "codegen up to date"
+
+## bench: seed a realistic dataset on PostgreSQL (DATABASE_URL, or shipyard_bench on 127.0.0.1:5432)
+##        and print requests/s, latencies and ratios to the baselines (BENCH_SOAK=300 for a soak)
+bench: install
+	@if [ -z "$$DATABASE_URL" ]; then \
+	  psql -h 127.0.0.1 -U postgres -d postgres -qc "create database shipyard_bench" 2>/dev/null || true; \
+	  export DATABASE_URL=postgres://postgres@127.0.0.1:5432/shipyard_bench; \
+	fi; \
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/shipyard_bench} node_modules/.bin/node --import tsx bench/run.ts

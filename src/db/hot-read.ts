@@ -36,3 +36,6 @@ export function columnsFrom(em: EntityManager, entity: EntityName<object>, row: 
   for (const f of columns(em, entity, '', prefix).fields) out[f] = row[`${prefix}${f}`];
   return out;
 }
+
+/** A timestamptz column as the RFC 3339 UTC text the API returns (millisecond precision, like Date#toISOString). */
+export const isoTimestamp = (column: string): string => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

@@ -12,7 +12,8 @@ import type { Actor } from '../http/actor.js';
 import { notFound, unprocessable } from '../http/problem.js';
 import { decodeCursor, pageOf, type Page } from '../http/cursor.js';
 import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
-import { presentMilestone } from './milestones.presenter.js';
+import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
+import { isoTimestamp } from '../db/hot-read.js';
 
 const isPositionCursor = (v: unknown): v is { position: number } =>
   typeof v === 'object' && v !== null && Number.isInteger((v as { position?: unknown }).position);
@@ -22,13 +23,24 @@ export async function listMilestones(
 ): Promise<Page<MilestoneDto>> {
   await assertCanReadProject(em, actor, projectId);
   const after = decodeCursor(query.cursor, isPositionCursor);
-  const rows = await em.find(
-    Milestone,
-    { project: projectId, ...(after ? { position: { $gt: after.position } } : {}) },
-    { orderBy: { position: 'asc' }, limit: query.limit + 1 },
+  // The roadmap is the hottest list (REST and MCP get_roadmap): read as rows, not entities.
+  const rows = await em.execute<RoadmapRow[]>(
+    `select m.id, m.project_id, m.title, m.description, m.status, to_char(m.due_date, 'YYYY-MM-DD') as due_date,
+       ${isoTimestamp('m.completed_at')} as completed_at, m.position, ${isoTimestamp('m.created_at')} as created_at, ${isoTimestamp('m.updated_at')} as updated_at
+     from milestones m where m.project_id = ? and m.position > ? order by m.position limit ?`,
+    [projectId, after?.position ?? 0, query.limit + 1],
   );
-  return pageOf(rows, query.limit, presentMilestone, (m) => ({ position: m.position }));
+  return pageOf(rows.map(fromRoadmapRow), query.limit, presentMilestone, (m) => ({ position: m.position }));
 }
+
+type RoadmapRow = {
+  id: string; project_id: string; title: string; description: string | null; status: MilestoneFields['status']; due_date: string | null;
+  completed_at: string | null; position: number; created_at: string; updated_at: string;
+};
+const fromRoadmapRow = (r: RoadmapRow): MilestoneFields => ({
+  id: r.id, project: { id: r.project_id }, title: r.title, description: r.description, status: r.status, dueDate: r.due_date,
+  completedAt: r.completed_at ? new Date(r.completed_at) : null, position: r.position, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+});
 
 export async function getMilestone(em: EntityManager, actor: Actor, projectId: string, milestoneId: string): Promise<Milestone> {
   await assertCanReadProject(em, actor, projectId);
