@@ -1,0 +1,144 @@
+/**
+ * make bench: a benchmark script that prints numbers, never a test. It seeds PostgreSQL at a
+ * realistic size, starts two baselines and the service as separate processes, and drives each
+ * scenario with autocannon (fixed connections and duration), printing requests/s, p50/p99
+ * latency, the ratio to the scenario's baseline, and the service's RSS before and after.
+ *   BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_SOAK seconds (0 = no soak)
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+
+const url = process.env.DATABASE_URL;
+if (!url) throw new Error('make bench needs DATABASE_URL (the Makefile creates shipyard_bench on the local PostgreSQL)');
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const SOAK = Number(process.env.BENCH_SOAK ?? 0);
+
+const tsx = ['--import', 'tsx'];
+const seed = JSON.parse(execFileSync(process.execPath, [...tsx, 'bench/seed.ts'], { env: process.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+
+function start(args: string[], env: NodeJS.ProcessEnv, ready: string): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...tsx, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d;
+      if (out.includes(ready)) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)));
+  });
+}
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+const [P_JSON, P_PG, P_APP] = [18101, 18102, 18103];
+const children = [
+  await start(['bench/baselines.ts', 'json', String(P_JSON)], {}, 'ready'),
+  await start(['bench/baselines.ts', 'pg', String(P_PG)], {}, 'ready'),
+];
+const app = await start(['src/main.ts'], {
+  PORT: String(P_APP), HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000000', GITHUB_SYNC_INTERVAL_MINUTES: '0',
+}, 'shipyard listening');
+children.push(app);
+
+const auth = { authorization: `Bearer ${seed.token}` };
+const mcpHeaders = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+const mcpCall = (name: string, args: object) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+const api = `http://127.0.0.1:${P_APP}/api/v1`;
+
+type Scenario = { name: string; url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; baseline?: string };
+const scenarios: Scenario[] = [
+  { name: 'baseline: Express JSON route', url: `http://127.0.0.1:${P_JSON}/hello` },
+  { name: 'baseline: Express + raw pg project read', url: `http://127.0.0.1:${P_PG}/projects/${seed.projectId}` },
+  { name: 'GET project', url: `${api}/projects/${seed.projectId}`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
+  { name: 'GET roadmap (50 milestones)', url: `${api}/projects/${seed.projectId}/milestones?limit=50`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
+  { name: 'list projects, page 1', url: `${api}/projects?limit=20`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
+  { name: 'list projects, page 1000 (cursor)', url: `${api}/projects?limit=20&cursor=${seed.page1000Cursor}`, headers: auth, baseline: 'list projects, page 1' },
+  { name: 'POST milestone', url: `${api}/projects/${seed.writeProjectId}/milestones`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"title":"bench"}', baseline: 'baseline: Express + raw pg project read' },
+  { name: 'GET search', url: `${api}/search?q=gears%20engine`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
+  { name: 'MCP get_roadmap', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('get_roadmap', { projectId: seed.projectId, limit: 50 }), baseline: 'GET roadmap (50 milestones)' },
+  { name: 'MCP create_milestone', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('create_milestone', { projectId: seed.writeProjectId, title: 'bench' }), baseline: 'POST milestone' },
+];
+
+/** Latency percentiles from every response's own time (autocannon's summary has no p95). */
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
+}
+
+type Outcome = { rps: number; p50: number; p95: number; p99: number; failed: number; codes: string };
+function drive(s: Scenario, seconds: number): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const times: number[] = [];
+    const codes = new Map<number, number>();
+    const instance = autocannon(
+      { url: s.url, method: s.method ?? 'GET', headers: s.headers, body: s.body, connections: CONNECTIONS, duration: seconds },
+      (err, result) => {
+        if (err) return reject(err);
+        times.sort((a, b) => a - b);
+        const other = [...codes].filter(([code]) => code < 200 || code > 299).map(([code, n]) => `${code}×${n}`).join(' ');
+        resolve({
+          rps: result.requests.average, p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99),
+          failed: result.non2xx + result.errors + result.timeouts, codes: other,
+        });
+      },
+    );
+    instance.on('response', (_client, status, _bytes, ms) => {
+      times.push(ms);
+      codes.set(status, (codes.get(status) ?? 0) + 1);
+    });
+  });
+}
+
+const rssBefore = rssMb(app.pid!);
+const results = new Map<string, Outcome>();
+for (const s of scenarios) {
+  await drive(s, 2); // warm-up
+  results.set(s.name, await drive(s, DURATION));
+}
+const rssAfter = rssMb(app.pid!);
+
+const pad = (v: string, n: number) => v.padEnd(n);
+const fixed = (v: number, n: number, digits = 0) => v.toFixed(digits).padStart(n);
+console.log(`\nShipyard benchmark — ${CONNECTIONS} connections, ${DURATION} s per scenario (after 2 s warm-up)\n`);
+console.log(`${pad('scenario', 36)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'failed'.padStart(7)}  ratio to baseline`);
+for (const s of scenarios) {
+  const r = results.get(s.name)!;
+  const base = s.baseline ? results.get(s.baseline) : undefined;
+  const ratio = base ? `${(r.rps / base.rps).toFixed(2)}× ${s.baseline}` : '';
+  console.log(`${pad(s.name, 36)} ${fixed(r.rps, 7)} ${fixed(r.p50, 7, 1)} ${fixed(r.p95, 7, 1)} ${fixed(r.p99, 7, 1)} ${fixed(r.failed, 7)}  ${ratio}${r.codes ? `  [${r.codes}]` : ''}`);
+}
+
+const get = (name: string) => results.get(name)!;
+const reads = ['GET project', 'GET roadmap (50 milestones)', 'list projects, page 1', 'list projects, page 1000 (cursor)', 'GET search', 'MCP get_roadmap'];
+const worstRead = reads.map((name) => ({ name, p99: get(name).p99 })).sort((a, b) => b.p99 - a.p99)[0]!;
+const targets: [string, string, boolean][] = [
+  ['GET project ≥ 0.5× raw pg read (req/s)', (get('GET project').rps / get('baseline: Express + raw pg project read').rps).toFixed(2) + '×',
+    get('GET project').rps >= 0.5 * get('baseline: Express + raw pg project read').rps],
+  ['MCP get_roadmap ≥ 0.6× REST roadmap (req/s)', (get('MCP get_roadmap').rps / get('GET roadmap (50 milestones)').rps).toFixed(2) + '×',
+    get('MCP get_roadmap').rps >= 0.6 * get('GET roadmap (50 milestones)').rps],
+  ['page 1000 ≤ 1.2× page 1 (p50 latency)', (get('list projects, page 1000 (cursor)').p50 / get('list projects, page 1').p50).toFixed(2) + '×',
+    get('list projects, page 1000 (cursor)').p50 <= 1.2 * get('list projects, page 1').p50],
+  ['search p95 < 100 ms', `${get('GET search').p95.toFixed(1)} ms`, get('GET search').p95 < 100],
+  ['every read p99 < 50 ms', `worst ${worstRead.p99.toFixed(1)} ms (${worstRead.name})`, worstRead.p99 < 50],
+  ['no failed request in any scenario', `${[...results.values()].reduce((n, r) => n + r.failed, 0)} failed`, [...results.values()].every((r) => r.failed === 0)],
+];
+console.log('\ntargets');
+for (const [name, value, met] of targets) console.log(`  ${met ? 'met   ' : 'MISSED'}  ${pad(name, 46)} ${value}`);
+console.log(`\nservice RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after the scenarios`);
+
+if (SOAK > 0) {
+  // Memory over time under a mixed read/write load; the first sample is taken after a warm-up.
+  console.log(`\nsoak: ${SOAK} s of GET project, MCP get_roadmap and POST milestone at once; RSS every 10 s`);
+  const samples: number[] = [rssMb(app.pid!)];
+  const timer = setInterval(() => samples.push(rssMb(app.pid!)), 10_000);
+  const soaked = await Promise.all(['GET project', 'MCP get_roadmap', 'POST milestone'].map((name) => drive(scenarios.find((s) => s.name === name)!, SOAK)));
+  clearInterval(timer);
+  samples.push(rssMb(app.pid!));
+  const first = samples[0]!, last = samples[samples.length - 1]!;
+  const min = Math.min(...samples), max = Math.max(...samples);
+  console.log(`RSS MB: ${samples.map((v) => v.toFixed(0)).join(' ')}`);
+  console.log(`RSS first → last ${(((last - first) / first) * 100).toFixed(1)}%, spread ${(((max - min) / min) * 100).toFixed(1)}% (target ±10%); failed requests ${soaked.reduce((n, r) => n + r.failed, 0)}`);
+}
+for (const c of children) c.kill('SIGTERM');

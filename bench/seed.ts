@@ -1,0 +1,67 @@
+/**
+ * Seeds the benchmark database at a realistic size (10k users, 20k public projects and 500
+ * private ones, 200k milestones,
+ * 100k posts, 5k jobs) with set-based SQL, then creates the bench user with a key. Prints JSON:
+ * the token and the ids the benchmark reads. Idempotent: a seeded database is reused.
+ */
+import { openDatabase } from '../src/db/database.js';
+import { createKey } from '../src/keys/keys.service.js';
+import { SCOPE_IDS } from '../src/keys/scopes.js';
+import { User } from '../src/users/user.entity.js';
+
+const url = process.env.DATABASE_URL;
+if (!url) throw new Error('bench/seed.ts needs DATABASE_URL');
+const db = await openDatabase({ databaseUrl: url, dataDir: '', poolMax: 2 });
+const em = db.orm.em.fork();
+const [counted] = await em.execute<{ n: number }[]>('select count(*)::int as n from users');
+const n = Number(counted?.n ?? 0);
+if (Number(n) < 10_000) {
+  const t0 = Date.now();
+  await em.execute(`insert into users (id, username, email, display_name, bio, skills, created_at)
+    select gen_random_uuid(), 'user' || i, 'user' || i || '@bench.example', 'User ' || i, 'Builds things number ' || i,
+           (array['typescript', 'rust', 'go', 'python'])[1 + i % 4 : 1 + i % 4], now() - (i || ' minutes')::interval
+    from generate_series(1, 10000) i`);
+  await em.execute(`insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
+    select gen_random_uuid(), u.a[1 + i % 10000], 'Project ' || i, 'project-' || i, 'A tagline for project ' || i, 'Description of an engine, a mill and a compiler ' || i,
+           (array['idea','building','launched','paused'])[1 + i % 4], case when i > 20000 then 'private' else 'public' end,
+           (array['hardware','software','web'])[1 + i % 3 : 1 + i % 3], '[]', i % 3 = 0, (array['typescript','rust'])[1 + i % 2 : 1 + i % 2],
+           now() - (i || ' seconds')::interval, now()
+    from generate_series(1, 20500) i, (select array_agg(id order by id) a from users) u`);
+  await em.execute(`insert into milestones (id, project_id, title, description, status, position, created_at, updated_at)
+    select gen_random_uuid(), p.id, 'Milestone ' || m, null, 'planned', m, now(), now()
+    from (select id, row_number() over (order by id) r from projects) p cross join generate_series(1, 10) m where p.r <= 20000`);
+  await em.execute(`insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
+    select gen_random_uuid(), u.a[1 + i % 10000], 'post', 'Post about gears and engines ' || i, 'We cut ' || i || ' gears for the difference engine and the mill turned.',
+           array['hardware','engines'], '{}', 0, 0, now() - (i || ' seconds')::interval, now()
+    from generate_series(1, 100000) i, (select array_agg(id order by id) a from users) u`);
+  await em.execute(`insert into jobs (id, poster_id, title, company, description, remote_policy, employment_type, skills, apply_url, status, expires_at, created_at, updated_at)
+    select gen_random_uuid(), u.a[1 + i % 10000], 'Engineer ' || i, 'Company ' || i, 'Build engines', 'remote', 'full_time', array['typescript'], 'https://jobs.example/' || i, 'open', now() + interval '30 days', now(), now()
+    from generate_series(1, 5000) i, (select array_agg(id order by id) a from users) u`);
+  await em.execute('analyze');
+  process.stderr.write(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+}
+// The bench user owns one project with a 50-milestone roadmap.
+let user = await em.findOne(User, { username: 'bench' });
+if (!user) {
+  user = em.create(User, { username: 'bench', email: 'bench@bench.example', displayName: 'Bench' });
+  await em.flush();
+}
+const [project] = await em.execute<{ id: string }[]>(`select id from projects where owner_id = ? and slug = 'bench-roadmap'`, [user.id]);
+let projectId = project?.id;
+if (!projectId) {
+  const [row] = await em.execute<{ id: string }[]>(
+    `insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
+     values (gen_random_uuid(), ?, 'Bench roadmap', 'bench-roadmap', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`, [user.id]);
+  projectId = row!.id;
+  await em.execute(`insert into milestones (id, project_id, title, status, position, created_at, updated_at)
+    select gen_random_uuid(), ?, 'Step ' || m, 'planned', m, now(), now() from generate_series(1, 50) m`, [projectId]);
+}
+// A second project receives the POSTed milestones, so the roadmap read stays at 50.
+const [w] = await em.execute<{ id: string }[]>(`select id from projects where owner_id = ? and slug = 'bench-writes'`, [user.id]);
+const writeProjectId = w?.id ?? (await em.execute<{ id: string }[]>(
+  `insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
+   values (gen_random_uuid(), ?, 'Bench writes', 'bench-writes', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`, [user.id]))[0]!.id;
+const [page1000] = await em.execute<{ id: string }[]>(`select id from projects where visibility = 'public' or owner_id = ? order by id desc offset 19999 limit 1`, [user.id]);
+const { token } = await createKey(em, { userId: user.id, name: 'bench', scopes: [...SCOPE_IDS], expiresInDays: 1 });
+await db.close();
+process.stdout.write(JSON.stringify({ token, projectId, writeProjectId, page1000Cursor: Buffer.from(JSON.stringify({ id: page1000!.id })).toString('base64url') }) + '\n');
