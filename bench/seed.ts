@@ -15,28 +15,53 @@ const db = await openDatabase({ databaseUrl: url, dataDir: '', poolMax: 2 });
 const em = db.orm.em.fork();
 const [counted] = await em.execute<{ n: number }[]>('select count(*)::int as n from users');
 const n = Number(counted?.n ?? 0);
+// Text drawn from a 240-word vocabulary, so a word matches a realistic share of documents (a
+// two-word query about 1–2% of posts) rather than every row.
+const VOCABULARY = `gears engine mill lathe compiler parser kernel scheduler robot drone sensor battery solar
+  wind turbine pump valve circuit board firmware driver shader render mesh texture camera lens
+  printer filament resin laser cutter router spindle bearing shaft pulley belt chain sprocket motor
+  servo stepper encoder arduino raspberry esp32 fpga verilog rust typescript python golang haskell
+  elixir erlang zig swift kotlin java scala clojure lisp forth assembly wasm browser server client
+  database index query cache queue stream socket protocol packet network mesh radio antenna
+  satellite telescope microscope keyboard mouse display screen panel terminal shell editor plugin
+  theme layout widget button slider canvas chart graph map tile vector raster audio synth
+  oscillator filter envelope sequencer drum guitar pedal amplifier speaker headphone microphone
+  recorder garden greenhouse irrigation soil compost beehive chicken coop fence shed workshop bench
+  clamp vise chisel plane saw drill bit screw bolt nut washer rivet weld solder flux wire cable
+  connector plug fuse relay switch transistor diode resistor capacitor inductor transformer
+  oscilloscope multimeter logic analyzer bus uart spi i2c usb ethernet wifi bluetooth lora zigbee
+  matter thread homekit dashboard metric alert log trace profile benchmark latency throughput
+  memory storage disk backup sync merge branch commit review release deploy container cluster node
+  pod service gateway proxy balancer firewall token secret vault key certificate signature hash
+  cipher random entropy puzzle game level sprite physics collision particle shader lighting shadow
+  voxel terrain biome quest inventory crafting multiplayer lobby match ranking leaderboard tutorial`
+  .split(/\s+/).filter(Boolean);
+const words = (seed: string, count: number) =>
+  `(select string_agg((:vocab::text[])[1 + ((${seed} * 7919 + k * 104729 + ${seed} * k * 31) % ${VOCABULARY.length})], ' ') from generate_series(1, ${count}) k)`;
+const text = (sql: string) => sql.replaceAll(':vocab', `array[${VOCABULARY.map((w) => `'${w}'`).join(',')}]`);
+
 if (Number(n) < 10_000) {
   const t0 = Date.now();
   await em.execute(`insert into users (id, username, email, display_name, bio, skills, created_at)
     select gen_random_uuid(), 'user' || i, 'user' || i || '@bench.example', 'User ' || i, 'Builds things number ' || i,
            (array['typescript', 'rust', 'go', 'python'])[1 + i % 4 : 1 + i % 4], now() - (i || ' minutes')::interval
     from generate_series(1, 10000) i`);
-  await em.execute(`insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
-    select gen_random_uuid(), u.a[1 + i % 10000], 'Project ' || i, 'project-' || i, 'A tagline for project ' || i, 'Description of an engine, a mill and a compiler ' || i,
+  await em.execute(text(`insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
+    select gen_random_uuid(), u.a[1 + i % 10000], 'Project ' || i, 'project-' || i, 'A tagline for project ' || i, ${words('i', 12)},
            (array['idea','building','launched','paused'])[1 + i % 4], case when i > 20000 then 'private' else 'public' end,
            (array['hardware','software','web'])[1 + i % 3 : 1 + i % 3], '[]', i % 3 = 0, (array['typescript','rust'])[1 + i % 2 : 1 + i % 2],
            now() - (i || ' seconds')::interval, now()
-    from generate_series(1, 20500) i, (select array_agg(id order by id) a from users) u`);
+    from generate_series(1, 20500) i, (select array_agg(id order by id) a from users) u`));
   await em.execute(`insert into milestones (id, project_id, title, description, status, position, created_at, updated_at)
     select gen_random_uuid(), p.id, 'Milestone ' || m, null, 'planned', m, now(), now()
     from (select id, row_number() over (order by id) r from projects) p cross join generate_series(1, 10) m where p.r <= 20000`);
-  await em.execute(`insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
-    select gen_random_uuid(), u.a[1 + i % 10000], 'post', 'Post about gears and engines ' || i, 'We cut ' || i || ' gears for the difference engine and the mill turned.',
+  await em.execute(text(`insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
+    select gen_random_uuid(), u.a[1 + i % 10000], 'post', 'Post ' || i || ': ' || ${words('i', 4)}, ${words('i + 1', 25)},
            array['hardware','engines'], '{}', 0, 0, now() - (i || ' seconds')::interval, now()
-    from generate_series(1, 100000) i, (select array_agg(id order by id) a from users) u`);
-  await em.execute(`insert into jobs (id, poster_id, title, company, description, remote_policy, employment_type, skills, apply_url, status, expires_at, created_at, updated_at)
-    select gen_random_uuid(), u.a[1 + i % 10000], 'Engineer ' || i, 'Company ' || i, 'Build engines', 'remote', 'full_time', array['typescript'], 'https://jobs.example/' || i, 'open', now() + interval '30 days', now(), now()
-    from generate_series(1, 5000) i, (select array_agg(id order by id) a from users) u`);
+    from generate_series(1, 100000) i, (select array_agg(id order by id) a from users) u`));
+  await em.execute(text(`insert into jobs (id, poster_id, title, company, description, remote_policy, employment_type, skills, apply_url, status, expires_at, created_at, updated_at)
+    select gen_random_uuid(), u.a[1 + i % 10000], 'Engineer ' || i, 'Company ' || i, ${words('i', 10)}, 'remote', 'full_time', array['typescript'], 'https://jobs.example/' || i, 'open', now() + interval '30 days', now(), now()
+    from generate_series(1, 5000) i, (select array_agg(id order by id) a from users) u`));
   await em.execute('analyze');
   process.stderr.write(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 }

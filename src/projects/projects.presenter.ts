@@ -2,7 +2,11 @@ import type { Project as ProjectDto, Member as MemberDto } from '../../codegen/g
 import type { Project, ProjectMember } from './project.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
 
-export function presentProject(project: Project): ProjectDto {
+/** What the presenter reads: a Project entity with its owner, or a row of the list's hand-written select. */
+export type ProjectFields = Pick<Project, 'id' | 'name' | 'slug' | 'tagline' | 'description' | 'stage' | 'visibility' | 'tags' | 'links'
+  | 'lookingForCollaborators' | 'wantedSkills' | 'createdAt' | 'updatedAt'> & { owner: Pick<Project['owner'], 'id' | 'username' | 'displayName'> };
+
+export function presentProject(project: ProjectFields): ProjectDto {
   return {
     id: project.id,
     name: project.name,

@@ -12,9 +12,9 @@ import { Post } from '../posts/post.entity.js';
 import type { Actor } from '../http/actor.js';
 import { conflict, forbidden, notFound } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { presentProject } from './projects.presenter.js';
+import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../posts/tags.js';
-import { columnsFrom, selectColumns } from '../db/hot-read.js';
+import { columnsFrom, isoTimestamp, selectColumns } from '../db/hot-read.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 
 export type ProjectRole = 'owner' | 'member' | 'none';
@@ -144,7 +144,6 @@ export type ProjectListQuery = { owner?: string; limit: number; cursor?: string 
 
 export async function listProjects(em: EntityManager, actor: Actor, query: ProjectListQuery): Promise<Page<ProjectDto>> {
   const after = decodeCursor(query.cursor, isIdCursor);
-  const memberOf = await memberProjectIds(em, actor.userId);
   let ownerId: string | undefined;
   if (query.owner !== undefined) {
     if (query.owner === 'me') ownerId = actor.userId;
@@ -154,19 +153,32 @@ export async function listProjects(em: EntityManager, actor: Actor, query: Proje
       ownerId = owner.id;
     }
   }
-  const rows = await em.find(
-    Project,
-    {
-      $and: [
-        { $or: [{ visibility: 'public' }, { owner: actor.userId }, ...(memberOf.length ? [{ id: { $in: memberOf } }] : [])] },
-        ...(ownerId ? [{ owner: ownerId }] : []),
-        ...(after ? [{ id: { $lt: after.id } }] : []),
-      ],
-    },
-    { orderBy: { id: 'desc' }, limit: query.limit + 1, populate: ['owner'] },
+  // A hot list: one query (visibility and membership included), read as rows, not entities.
+  const actorId = actor.userId || null;
+  const rows = await em.execute<ProjectListRow[]>(
+    `select p.id, p.name, p.slug, p.tagline, p.description, p.stage, p.visibility, p.tags, p.links, p.looking_for_collaborators,
+       p.wanted_skills, ${isoTimestamp('p.created_at')} as created_at, ${isoTimestamp('p.updated_at')} as updated_at,
+       u.id as owner_id, u.username as owner_username, u.display_name as owner_display_name
+     from projects p join users u on u.id = p.owner_id
+     where (p.visibility = 'public' or p.owner_id = ? or exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?))
+       ${ownerId ? 'and p.owner_id = ?' : ''} ${after ? 'and p.id < ?' : ''}
+     order by p.id desc limit ?`,
+    [actorId, actorId, ...(ownerId ? [ownerId] : []), ...(after ? [after.id] : []), query.limit + 1],
   );
-  return pageOf(rows, query.limit, presentProject, (p) => ({ id: p.id }));
+  return pageOf(rows.map(fromProjectListRow), query.limit, presentProject, (p) => ({ id: p.id }));
 }
+
+type ProjectListRow = {
+  id: string; name: string; slug: string; tagline: string; description: string; stage: ProjectFields['stage']; visibility: ProjectFields['visibility'];
+  tags: string[]; links: ProjectFields['links']; looking_for_collaborators: boolean; wanted_skills: string[]; created_at: string; updated_at: string;
+  owner_id: string; owner_username: string; owner_display_name: string;
+};
+const fromProjectListRow = (r: ProjectListRow): ProjectFields => ({
+  id: r.id, name: r.name, slug: r.slug, tagline: r.tagline, description: r.description, stage: r.stage, visibility: r.visibility,
+  tags: r.tags, links: r.links, lookingForCollaborators: r.looking_for_collaborators, wantedSkills: r.wanted_skills,
+  createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+  owner: { id: r.owner_id, username: r.owner_username, displayName: r.owner_display_name },
+});
 
 /** The projects the actor owns (MCP list_my_projects). */
 export async function listOwnedProjects(em: EntityManager, actor: Actor, query: { limit: number; cursor?: string }): Promise<Page<ProjectDto>> {

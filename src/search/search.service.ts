@@ -30,6 +30,19 @@ export function markSnippet(raw: string): string {
 const badQuery = (detail: string) =>
   new ProblemError(400, 'invalid-query', 'Invalid search query', detail, { errors: [{ path: '/query/q', message: detail }] });
 
+/**
+ * Ranking every match of a very common word costs a read of every matching document (about
+ * 0.6 s for 100k posts). Each kind ranks its newest CANDIDATES_PER_KIND matches instead, which the
+ * planner finds from the newest end of the primary key (dense matches) or the GIN index
+ * (rare ones) without touching the rest.
+ */
+export const CANDIDATES_PER_KIND = 1_000;
+/** The query inline (not from the CTE), so the planner sees its words and can tell a common word from a rare one. */
+const MATCH = `websearch_to_tsquery('english', ?)`;
+const rankNewest = (type: SearchResultType, candidates: string) =>
+  `select '${type}'::text as type, c.id, ts_rank(c.search, q.query) as score
+   from (${candidates} limit ${CANDIDATES_PER_KIND}) c cross join q`;
+
 export type SearchQuery = { q: string; type?: SearchResultType; limit: number; cursor?: string };
 
 export async function search(em: EntityManager, actor: Actor, query: SearchQuery): Promise<SearchPage> {
@@ -45,28 +58,30 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
   const may = (scope: ScopeId) => (actor.scopes as readonly string[]).includes(scope);
   const wants = (type: SearchResultType, scope: ScopeId) => (!query.type || query.type === type) && may(scope);
   if (wants('post', 'content.read')) {
-    arms.push(`select 'post'::text as type, p.id, ts_rank(p.search, q.query) as score
-      from posts p cross join q left join projects pr on pr.id = p.project_id
-      where p.search @@ q.query
+    arms.push(rankNewest('post', `select p.id, p.search from posts p left join projects pr on pr.id = p.project_id
+      where p.search @@ ${MATCH}
         and (p.hidden_at is null or p.author_id = ?)
-        and (p.project_id is null or pr.visibility = 'public' or pr.owner_id = ? or p.project_id in (select project_id from member))`);
-    params.push(me, me);
+        and (p.project_id is null or pr.visibility = 'public' or pr.owner_id = ? or p.project_id in (select project_id from member))
+      order by p.id desc`));
+    params.push(query.q, me, me);
   }
   if (wants('project', 'projects.read')) {
-    arms.push(`select 'project'::text as type, pr.id, ts_rank(pr.search, q.query) as score
-      from projects pr cross join q
-      where pr.search @@ q.query and (pr.visibility = 'public' or pr.owner_id = ? or pr.id in (select project_id from member))`);
-    params.push(me);
+    arms.push(rankNewest('project', `select pr.id, pr.search from projects pr
+      where pr.search @@ ${MATCH} and (pr.visibility = 'public' or pr.owner_id = ? or pr.id in (select project_id from member))
+      order by pr.id desc`));
+    params.push(query.q, me);
   }
   if (wants('job', 'jobs.read')) {
-    arms.push(`select 'job'::text as type, j.id, ts_rank(j.search, q.query) as score
-      from jobs j cross join q
-      where j.search @@ q.query and j.status = 'open' and j.expires_at > now()`);
+    arms.push(rankNewest('job', `select j.id, j.search from jobs j
+      where j.search @@ ${MATCH} and j.status = 'open' and j.expires_at > now()
+      order by j.id desc`));
+    params.push(query.q);
   }
   if (wants('user', 'profile.read')) {
     arms.push(`select 'user'::text as type, u.id, greatest(ts_rank(u.search, q.query), ts_rank(u.search, q.simple)) as score
       from users u cross join q
-      where u.search @@ q.query or u.search @@ q.simple`);
+      where u.search @@ ${MATCH} or u.search @@ websearch_to_tsquery('simple', ?)`);
+    params.push(query.q, query.q);
   }
   if (arms.length === 0) return { items: [], nextCursor: null };
   params.push(query.limit + 1, offset, HEADLINE, HEADLINE, HEADLINE, HEADLINE);

@@ -16,6 +16,6 @@ export function presentUser(user: User): UserDto {
   };
 }
 
-export function presentUserSummary(user: User): UserSummary {
+export function presentUserSummary(user: Pick<User, 'id' | 'username' | 'displayName'>): UserSummary {
   return { id: user.id, username: user.username, displayName: user.displayName };
 }

@@ -715,7 +715,7 @@ export const getMediaContent = <ThrowOnError extends boolean = false>(options: O
 /**
  * Search
  *
- * One query across posts, projects, open jobs and people, best match first (PostgreSQL full-text search, English stemming). Understands web-search syntax: `"exact phrase"`, `-without`, `or`. Only what the caller could read directly is returned: projects need the key to hold projects.read as well, jobs jobs.read, people profile.read.
+ * One query across posts, projects, open jobs and people, best match first (PostgreSQL full-text search, English stemming). Understands web-search syntax: `"exact phrase"`, `-without`, `or`. Only what the caller could read directly is returned: projects need the key to hold projects.read as well, jobs jobs.read, people profile.read. A query that matches very many items ranks the newest 1,000 matches of each kind of result.
  *
  * Required scope: `content.read`
  */
