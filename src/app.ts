@@ -3,6 +3,7 @@
  *   request context (id, ORM fork, access log)
  *   → security headers (helmet), CORS for /api/v1 (no credentials)
  *   → /healthz (liveness), /readyz (database reachable, else 503)
+ *   → the web application: every path outside /api/v1 (src/web/web.routes.ts)
  *   → a 30 s answer deadline (503), the failed-authentication budget per client address (429)
  *   → /api/v1/mcp (its own auth gate, per-key budget and JSON-RPC errors)
  *   → JSON body (1 MiB)
@@ -34,11 +35,12 @@ import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { createRateLimiters, type RateLimits } from './http/rate-limit.js';
 import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
+import { webRouter } from './web/web.routes.js';
 
 export type AppDeps = {
   orm: MikroORM;
   config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>
-    & { requestTimeoutMs?: number; keyCacheSeconds?: number };
+    & { requestTimeoutMs?: number; keyCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number };
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
@@ -54,7 +56,10 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.set('etag', false);
   app.set('query parser', 'simple');
 
-  const limits: RateLimits = { requestsPerMinutePerKey: config.rateLimitPerMinute, failedAuthPerMinutePerAddress: config.failedAuthPerMinute };
+  const limits: RateLimits = {
+    requestsPerMinutePerKey: config.rateLimitPerMinute, failedAuthPerMinutePerAddress: config.failedAuthPerMinute,
+    failedSignInsPerAddress: config.failedSignInsPer15Minutes,
+  };
   const limiters = createRateLimiters(limits, redis);
   const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000);
   app.locals.keyCache = keys;
@@ -70,6 +75,9 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
     const ok = await databaseReady(orm);
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable' });
   });
+  // The web application (sign-in, Settings → Manage API keys, moderation, /docs): everything outside the API.
+  const web = webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter: limiters.failedSignInPerAddress, log });
+  app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(base, limiters.failedAuthPerAddress);
   app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey, keys));

@@ -17,6 +17,7 @@ import { mediaHandlers } from './media/media.routes.js';
 import { jobsHandlers } from './jobs/jobs.routes.js';
 import { githubHandlers } from './github/github.routes.js';
 import { radarHandlers } from './radar/radar.routes.js';
+import { moderationHandlers } from './moderation/moderation.routes.js';
 import type { MediaStorage } from './media/storage.js';
 import type { RateLimits } from './http/rate-limit.js';
 
@@ -34,6 +35,7 @@ export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage;
     ...jobsHandlers,
     ...githubHandlers,
     ...radarHandlers,
+    ...moderationHandlers,
     ...mediaHandlers(deps.storage),
   } satisfies Handlers;
 }

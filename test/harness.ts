@@ -31,7 +31,7 @@ export type TestServer = {
   close: () => Promise<void>;
 };
 
-export type ServerOptions = { rateLimitPerMinute?: number; failedAuthPerMinute?: number; requestTimeoutMs?: number; keyCacheSeconds?: number };
+export type ServerOptions = { rateLimitPerMinute?: number; failedAuthPerMinute?: number; requestTimeoutMs?: number; keyCacheSeconds?: number; failedSignInsPer15Minutes?: number };
 
 /** Budgets far above what a test sends, unless a test asks for a small one. */
 export const TEST_RATE_LIMIT = 100_000;
@@ -45,6 +45,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       validateResponses: true, logLevel: 'error', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir,
       rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT, failedAuthPerMinute: opts.failedAuthPerMinute ?? TEST_RATE_LIMIT,
       requestTimeoutMs: opts.requestTimeoutMs, keyCacheSeconds: opts.keyCacheSeconds,
+      failedSignInsPer15Minutes: opts.failedSignInsPer15Minutes ?? TEST_RATE_LIMIT,
     }, log, storage });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

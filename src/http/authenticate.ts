@@ -8,7 +8,32 @@ import { authenticateToken } from '../keys/keys.service.js';
 import type { KeyCache } from '../keys/key-cache.js';
 import { bearerToken, hasBearer } from './bearer.js';
 import { ProblemError } from './problem.js';
-import { ANONYMOUS } from './actor.js';
+import { ANONYMOUS, type Actor } from './actor.js';
+import { timingSafeEqual } from 'node:crypto';
+import { SESSION_COOKIE, userForSession } from '../web/sessions.service.js';
+import { CSRF_COOKIE, parseCookies } from '../web/web-context.js';
+
+/**
+ * The web application's session, for the session-only (moderation) operations: the
+ * `shipyard_session` cookie, and the `X-CSRF-Token` header equal to the `shipyard_csrf` cookie
+ * (a page on another site can send the cookies with a form, never this header).
+ */
+async function sessionActor(req: Request): Promise<Actor> {
+  const cookies = parseCookies(req.headers.cookie);
+  const user = await userForSession(req.em, cookies[SESSION_COOKIE]);
+  if (!user) {
+    throw new ProblemError(401, 'session-required', 'Sign-in required',
+      'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.',
+      {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+  }
+  const sent = req.headers['x-csrf-token'];
+  const expected = cookies[CSRF_COOKIE];
+  if (typeof sent !== 'string' || !expected || sent.length !== expected.length || !timingSafeEqual(Buffer.from(sent), Buffer.from(expected))) {
+    throw new ProblemError(403, 'csrf-token-required', 'CSRF token required',
+      'A signed-in request must send the X-CSRF-Token header with the value of the shipyard_csrf cookie.');
+  }
+  return { userId: user.id, via: 'session', scopes: [] };
+}
 
 export const authenticate = (keys: KeyCache) => async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
   try {
@@ -19,10 +44,8 @@ export const authenticate = (keys: KeyCache) => async function authenticate(req:
       return next();
     }
     if (op['x-session-only'] === true && !hasBearer(req)) {
-      // Sessions belong to the web application (not built yet): nothing here can sign in.
-      throw new ProblemError(401, 'session-required', 'Sign-in required',
-        'This operation is for signed-in people in the web application; API keys are refused.',
-        {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+      req.actor = await sessionActor(req);
+      return next();
     }
     req.actor = await authenticateToken(req.em, bearerToken(req), keys);
     // Like GitHub's token-expiration header: every response tells the key's expiry.

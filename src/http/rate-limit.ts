@@ -13,8 +13,11 @@ import { RedisStore } from 'rate-limit-redis';
 import type { RedisClientType } from 'redis';
 import { ProblemError } from './problem.js';
 
-export type RateLimits = { requestsPerMinutePerKey: number; failedAuthPerMinutePerAddress: number };
-export type RateLimiters = { perKey: RequestHandler; failedAuthPerAddress: RequestHandler };
+export type RateLimits = { requestsPerMinutePerKey: number; failedAuthPerMinutePerAddress: number; failedSignInsPerAddress?: number };
+export type RateLimiters = { perKey: RequestHandler; failedAuthPerAddress: RequestHandler; failedSignInPerAddress: RequestHandler };
+
+/** Failed web sign-ins (and sign-ups) per client address, per 15 minutes, before 429. */
+export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 
 const WINDOW_MS = 60_000;
 
@@ -27,25 +30,29 @@ function tooMany(detail: string, retryAfter: string | undefined): ProblemError {
  * over budget. Unlike a limiter that counts every request and gives successes back afterwards,
  * requests in flight never count, so heavy legitimate traffic cannot trip it.
  */
-function failedAuthLimiter(limit: number, redis: RedisClientType | undefined): RequestHandler {
+function failureLimiter(
+  opts: { limit: number; windowMs: number; prefix: string; failed: (status: number) => boolean; detail: string },
+  redis: RedisClientType | undefined,
+): RequestHandler {
+  const { limit, windowMs } = opts;
   const store: Store = redis
-    ? new RedisStore({ prefix: 'shipyard:rl:auth:', sendCommand: (...args: string[]) => redis.sendCommand(args) })
+    ? new RedisStore({ prefix: `shipyard:rl:${opts.prefix}:`, sendCommand: (...args: string[]) => redis.sendCommand(args) })
     : new MemoryStore();
-  store.init?.({ windowMs: WINDOW_MS } as Parameters<NonNullable<Store['init']>>[0]);
+  store.init?.({ windowMs } as Parameters<NonNullable<Store['init']>>[0]);
   return async (req, res, next) => {
     const key = ipKeyGenerator(req.ip ?? '');
     try {
       const info = await store.get?.(key);
       if (info && info.totalHits >= limit && (!info.resetTime || info.resetTime.getTime() > Date.now())) {
-        const retry = info.resetTime ? Math.max(1, Math.ceil((info.resetTime.getTime() - Date.now()) / 1000)) : WINDOW_MS / 1000;
+        const retry = info.resetTime ? Math.max(1, Math.ceil((info.resetTime.getTime() - Date.now()) / 1000)) : windowMs / 1000;
         res.setHeader('Retry-After', retry);
-        return next(tooMany('Too many requests with a missing or invalid API key from this address', String(retry)));
+        return next(tooMany(opts.detail, String(retry)));
       }
     } catch {
       // the store is unreachable: let the request through rather than refuse everyone
     }
     res.on('finish', () => {
-      if (res.statusCode === 401) void Promise.resolve(store.increment(key)).catch(() => undefined);
+      if (opts.failed(res.statusCode)) void Promise.resolve(store.increment(key)).catch(() => undefined);
     });
     next();
   };
@@ -70,6 +77,14 @@ export function createRateLimiters(limits: RateLimits, redis?: RedisClientType):
     handler: (_req, res, next) =>
       next(tooMany(`This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute`, res.getHeader('Retry-After')?.toString())),
   });
-  const failedAuthPerAddress = failedAuthLimiter(limits.failedAuthPerMinutePerAddress, redis);
-  return { perKey, failedAuthPerAddress };
+  const failedAuthPerAddress = failureLimiter({
+    limit: limits.failedAuthPerMinutePerAddress, windowMs: WINDOW_MS, prefix: 'auth', failed: (status) => status === 401,
+    detail: 'Too many requests with a missing or invalid API key from this address',
+  }, redis);
+  // Web sign-in: a wrong password answers 401, a refused sign-up 400/409; both spend the budget.
+  const failedSignInPerAddress = failureLimiter({
+    limit: limits.failedSignInsPerAddress ?? 10, windowMs: SIGN_IN_WINDOW_MS, prefix: 'signin', failed: (status) => status === 401 || status === 409,
+    detail: 'Too many failed sign-ins from this address',
+  }, redis);
+  return { perKey, failedAuthPerAddress, failedSignInPerAddress };
 }

@@ -14,7 +14,8 @@ export const MAX_KEY_DAYS = 366;
 /** last_used_at is written at most this often per key. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
-export type NewKey = { userId: string; name: string; scopes: string[]; expiresInDays: number };
+/** An expiry is required: a number of days, or a moment at most MAX_KEY_DAYS ahead. */
+export type NewKey = { userId: string; name: string; scopes: string[] } & ({ expiresInDays: number } | { expiresAt: Date });
 export type CreatedKey = { key: ApiKey; token: string };
 
 export function parseScopes(scopes: string[]): ScopeId[] {
@@ -24,11 +25,23 @@ export function parseScopes(scopes: string[]): ScopeId[] {
   return [...new Set(scopes)].sort() as ScopeId[];
 }
 
-export async function createKey(em: EntityManager, input: NewKey): Promise<CreatedKey> {
-  const scopes = parseScopes(input.scopes);
+function expiryOf(input: NewKey, now = Date.now()): Date {
+  if ('expiresAt' in input) {
+    const at = input.expiresAt.getTime();
+    if (!Number.isFinite(at) || at <= now || at > now + MAX_KEY_DAYS * 86_400_000) {
+      throw badRequest(`A key expires between now and ${MAX_KEY_DAYS} days from now; it cannot be made without an expiry.`);
+    }
+    return input.expiresAt;
+  }
   if (!Number.isInteger(input.expiresInDays) || input.expiresInDays < 1 || input.expiresInDays > MAX_KEY_DAYS) {
     throw badRequest(`A key expires in 1 to ${MAX_KEY_DAYS} days; it cannot be made without an expiry.`);
   }
+  return new Date(now + input.expiresInDays * 86_400_000);
+}
+
+export async function createKey(em: EntityManager, input: NewKey): Promise<CreatedKey> {
+  const scopes = parseScopes(input.scopes);
+  const expiresAt = expiryOf(input);
   const name = input.name.trim();
   if (!name || name.length > 100) throw badRequest('A key needs a name of 1 to 100 characters.');
   const token = generateToken();
@@ -38,7 +51,7 @@ export async function createKey(em: EntityManager, input: NewKey): Promise<Creat
     tokenHash: hashToken(token),
     last4: token.slice(-4),
     scopes,
-    expiresAt: new Date(Date.now() + input.expiresInDays * 86_400_000),
+    expiresAt,
   });
   await em.flush();
   return { key, token };
@@ -48,8 +61,9 @@ export async function listKeys(em: EntityManager, userId: string): Promise<ApiKe
   return em.find(ApiKey, { user: userId }, { orderBy: { id: 'desc' } });
 }
 
-export async function revokeKey(em: EntityManager, id: string): Promise<ApiKey> {
-  const key = await em.findOne(ApiKey, { id });
+/** Revokes a key; with ownerId (the web screen), only that person's own key (another's is a 404). */
+export async function revokeKey(em: EntityManager, id: string, ownerId?: string): Promise<ApiKey> {
+  const key = await em.findOne(ApiKey, ownerId ? { id, user: ownerId } : { id });
   if (!key) throw notFound(`No API key with id ${id}.`);
   if (!key.revokedAt) {
     key.revokedAt = new Date();

@@ -1,5 +1,5 @@
 import type { SomeHandlers } from '../http/handler.js';
-import { assertCanReadPost, createPost, deletePost, hidePost, listBuildLogs, listPosts, updatePost } from './posts.service.js';
+import { assertCanReadPost, createPost, deletePost, listBuildLogs, listPosts, updatePost } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
 
 export const postsHandlers = {
@@ -23,5 +23,4 @@ export const postsHandlers = {
     status: 200,
     body: await listBuildLogs(em, actor, path.projectId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
   }),
-  hidePost: async ({ em, actor, path }) => ({ status: 200, body: presentPost(await hidePost(em, actor, path.postId)) }),
-} satisfies SomeHandlers<'listPosts' | 'getPost' | 'createPost' | 'updatePost' | 'deletePost' | 'listBuildLogs' | 'hidePost'>;
+} satisfies SomeHandlers<'listPosts' | 'getPost' | 'createPost' | 'updatePost' | 'deletePost' | 'listBuildLogs'>;

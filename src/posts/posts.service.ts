@@ -138,14 +138,3 @@ export async function listBuildLogs(
   return pageOf(rows, query.limit, presentPost, (p) => ({ id: p.id }));
 }
 
-/** Moderation: an administrator signed in to the web application. Never an API key. */
-export async function hidePost(em: EntityManager, actor: Actor, postId: string): Promise<Post> {
-  if (actor.via !== 'session') throw forbidden('Moderation is for signed-in administrators only.');
-  const admin = await em.findOne(User, { id: actor.userId });
-  if (!admin?.isAdmin) throw forbidden('Only administrators may hide posts.');
-  const post = await em.findOne(Post, { id: postId }, { populate: ['author'] });
-  if (!post) throw notFound(`No post with id ${postId}.`);
-  post.hiddenAt ??= new Date();
-  await em.flush();
-  return post;
-}

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGithubActivityData, GetGithubActivityErrors, GetGithubActivityResponses, GetGithubLanguagesData, GetGithubLanguagesErrors, GetGithubLanguagesResponses, GetGithubProfileData, GetGithubProfileErrors, GetGithubProfileResponses, GetGithubSummaryData, GetGithubSummaryErrors, GetGithubSummaryResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetUserData, GetUserErrors, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListGithubReposData, ListGithubReposErrors, ListGithubReposResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRadarData, ListRadarErrors, ListRadarJobsData, ListRadarJobsErrors, ListRadarJobsResponses, ListRadarProjectsData, ListRadarProjectsErrors, ListRadarProjectsResponses, ListRadarResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, McpRequestData, McpRequestErrors, McpRequestResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, SearchData, SearchErrors, SearchResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
+import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGithubActivityData, GetGithubActivityErrors, GetGithubActivityResponses, GetGithubLanguagesData, GetGithubLanguagesErrors, GetGithubLanguagesResponses, GetGithubProfileData, GetGithubProfileErrors, GetGithubProfileResponses, GetGithubSummaryData, GetGithubSummaryErrors, GetGithubSummaryResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetUserData, GetUserErrors, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HideCommentData, HideCommentErrors, HideCommentResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListGithubReposData, ListGithubReposErrors, ListGithubReposResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRadarData, ListRadarErrors, ListRadarJobsData, ListRadarJobsErrors, ListRadarJobsResponses, ListRadarProjectsData, ListRadarProjectsErrors, ListRadarProjectsResponses, ListRadarResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, McpRequestData, McpRequestErrors, McpRequestResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, SearchData, SearchErrors, SearchResponses, UnhideCommentData, UnhideCommentErrors, UnhideCommentResponses, UnhidePostData, UnhidePostErrors, UnhidePostResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -806,7 +806,7 @@ export const getStats = <ThrowOnError extends boolean = false>(options?: Options
 /**
  * Hide a post (administrators, signed-in session only)
  *
- * Hides a post from everyone but its author. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included.
+ * Hides a post from everyone but its author. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header (the value of the `shipyard_csrf` cookie).
  *
  * Session only: API keys are refused.
  */
@@ -817,6 +817,57 @@ export const hidePost = <ThrowOnError extends boolean = false>(options: Options<
             type: 'apiKey'
         }],
     url: '/admin/posts/{postId}/hide',
+    ...options
+});
+
+/**
+ * Unhide a post (administrators, signed-in session only)
+ *
+ * Shows a hidden post to everyone again. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header (the value of the `shipyard_csrf` cookie).
+ *
+ * Session only: API keys are refused.
+ */
+export const unhidePost = <ThrowOnError extends boolean = false>(options: Options<UnhidePostData, ThrowOnError>): RequestResult<UnhidePostResponses, UnhidePostErrors, ThrowOnError> => (options.client ?? client).post<UnhidePostResponses, UnhidePostErrors, ThrowOnError>({
+    security: [{
+            in: 'cookie',
+            name: 'shipyard_session',
+            type: 'apiKey'
+        }],
+    url: '/admin/posts/{postId}/unhide',
+    ...options
+});
+
+/**
+ * Hide a comment (administrators, signed-in session only)
+ *
+ * Hides a comment from everyone but its author (its place in the thread stays). Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header (the value of the `shipyard_csrf` cookie).
+ *
+ * Session only: API keys are refused.
+ */
+export const hideComment = <ThrowOnError extends boolean = false>(options: Options<HideCommentData, ThrowOnError>): RequestResult<HideCommentResponses, HideCommentErrors, ThrowOnError> => (options.client ?? client).post<HideCommentResponses, HideCommentErrors, ThrowOnError>({
+    security: [{
+            in: 'cookie',
+            name: 'shipyard_session',
+            type: 'apiKey'
+        }],
+    url: '/admin/comments/{commentId}/hide',
+    ...options
+});
+
+/**
+ * Unhide a comment (administrators, signed-in session only)
+ *
+ * Shows a hidden comment to everyone again. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header (the value of the `shipyard_csrf` cookie).
+ *
+ * Session only: API keys are refused.
+ */
+export const unhideComment = <ThrowOnError extends boolean = false>(options: Options<UnhideCommentData, ThrowOnError>): RequestResult<UnhideCommentResponses, UnhideCommentErrors, ThrowOnError> => (options.client ?? client).post<UnhideCommentResponses, UnhideCommentErrors, ThrowOnError>({
+    security: [{
+            in: 'cookie',
+            name: 'shipyard_session',
+            type: 'apiKey'
+        }],
+    url: '/admin/comments/{commentId}/unhide',
     ...options
 });
 

@@ -4169,6 +4169,168 @@ export type HidePostResponses = {
 
 export type HidePostResponse = HidePostResponses[keyof HidePostResponses];
 
+export type UnhidePostData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id.
+         */
+        postId: string;
+    };
+    query?: never;
+    url: '/admin/posts/{postId}/unhide';
+};
+
+export type UnhidePostErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type UnhidePostError = UnhidePostErrors[keyof UnhidePostErrors];
+
+export type UnhidePostResponses = {
+    /**
+     * The post.
+     */
+    200: Post;
+};
+
+export type UnhidePostResponse = UnhidePostResponses[keyof UnhidePostResponses];
+
+export type HideCommentData = {
+    body?: never;
+    path: {
+        /**
+         * The comment's id.
+         */
+        commentId: string;
+    };
+    query?: never;
+    url: '/admin/comments/{commentId}/hide';
+};
+
+export type HideCommentErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type HideCommentError = HideCommentErrors[keyof HideCommentErrors];
+
+export type HideCommentResponses = {
+    /**
+     * The comment.
+     */
+    200: Comment;
+};
+
+export type HideCommentResponse = HideCommentResponses[keyof HideCommentResponses];
+
+export type UnhideCommentData = {
+    body?: never;
+    path: {
+        /**
+         * The comment's id.
+         */
+        commentId: string;
+    };
+    query?: never;
+    url: '/admin/comments/{commentId}/unhide';
+};
+
+export type UnhideCommentErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type UnhideCommentError = UnhideCommentErrors[keyof UnhideCommentErrors];
+
+export type UnhideCommentResponses = {
+    /**
+     * The comment.
+     */
+    200: Comment;
+};
+
+export type UnhideCommentResponse = UnhideCommentResponses[keyof UnhideCommentResponses];
+
 export type McpRequestData = {
     body: JsonRpcRequest;
     path?: never;

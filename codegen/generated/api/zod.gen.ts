@@ -1268,6 +1268,33 @@ export const zHidePostPath = z.object({
  */
 export const zHidePostResponse = zPost;
 
+export const zUnhidePostPath = z.object({
+    postId: z.uuid()
+});
+
+/**
+ * The post.
+ */
+export const zUnhidePostResponse = zPost;
+
+export const zHideCommentPath = z.object({
+    commentId: z.uuid()
+});
+
+/**
+ * The comment.
+ */
+export const zHideCommentResponse = zComment;
+
+export const zUnhideCommentPath = z.object({
+    commentId: z.uuid()
+});
+
+/**
+ * The comment.
+ */
+export const zUnhideCommentResponse = zComment;
+
 export const zMcpRequestBody = zJsonRpcRequest;
 
 export const zMcpRequestResponse = z.union([

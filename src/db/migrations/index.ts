@@ -10,6 +10,7 @@ import { Migration20261122172002_user_avatar } from './Migration20261122172002_u
 import { Migration20261122172003_jobs_and_profiles } from './Migration20261122172003_jobs_and_profiles.js';
 import { Migration20261122172004_github } from './Migration20261122172004_github.js';
 import { Migration20261122172005_idempotency } from './Migration20261122172005_idempotency.js';
+import { Migration20261122201111_sessions } from './Migration20261122201111_sessions.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -22,4 +23,5 @@ export const migrationsList = [
   { name: 'Migration20261122172003_jobs_and_profiles', class: Migration20261122172003_jobs_and_profiles },
   { name: 'Migration20261122172004_github', class: Migration20261122172004_github },
   { name: 'Migration20261122172005_idempotency', class: Migration20261122172005_idempotency },
+  { name: 'Migration20261122201111_sessions', class: Migration20261122201111_sessions },
 ];

@@ -1,0 +1,38 @@
+/**
+ * Moderation: hide and unhide a post or comment. Only a signed-in administrator, through the web
+ * application (a session), never an API key: keys carry no account roles (product rule 2).
+ * A hidden post or comment stays visible to its author only.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Post } from '../posts/post.entity.js';
+import { Comment } from '../comments/comment.entity.js';
+import { User } from '../users/user.entity.js';
+import type { Actor } from '../http/actor.js';
+import { forbidden, notFound } from '../http/problem.js';
+
+export async function assertAdministrator(em: EntityManager, actor: Actor): Promise<User> {
+  if (actor.via !== 'session') throw forbidden('Moderation is for signed-in administrators in the web application only; API keys are refused.');
+  const admin = await em.findOne(User, { id: actor.userId });
+  if (!admin?.isAdmin) throw forbidden('Only administrators may hide or unhide posts and comments.');
+  return admin;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function setPostHidden(em: EntityManager, actor: Actor, postId: string, hidden: boolean): Promise<Post> {
+  await assertAdministrator(em, actor);
+  const post = UUID.test(postId) ? await em.findOne(Post, { id: postId }, { populate: ['author'] }) : null;
+  if (!post) throw notFound(`No post with id ${postId}.`);
+  post.hiddenAt = hidden ? (post.hiddenAt ?? new Date()) : null;
+  await em.flush();
+  return post;
+}
+
+export async function setCommentHidden(em: EntityManager, actor: Actor, commentId: string, hidden: boolean): Promise<Comment> {
+  await assertAdministrator(em, actor);
+  const comment = UUID.test(commentId) ? await em.findOne(Comment, { id: commentId }, { populate: ['author'] }) : null;
+  if (!comment) throw notFound(`No comment with id ${commentId}.`);
+  comment.hiddenAt = hidden ? (comment.hiddenAt ?? new Date()) : null;
+  await em.flush();
+  return comment;
+}

@@ -1,0 +1,19 @@
+import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import { User } from '../users/user.entity.js';
+
+/** A signed-in browser. Only the SHA-256 of the cookie's secret is stored. */
+const SessionSchema = defineEntity({
+  name: 'Session',
+  tableName: 'sessions',
+  properties: {
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    user: () => p.manyToOne(User).deleteRule('cascade'),
+    tokenHash: p.string().length(64).unique(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    expiresAt: p.datetime(),
+  },
+  indexes: [{ name: 'sessions_user_idx', properties: ['user'] }],
+});
+export class Session extends SessionSchema.class {}
+SessionSchema.setClass(Session);

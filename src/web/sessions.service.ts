@@ -1,0 +1,57 @@
+/**
+ * Web sessions: sign-up, sign-in and sign-out for the web application. The cookie holds a random
+ * secret; the database holds its SHA-256, so a leaked table opens no session. Sessions last
+ * SESSION_DAYS; signing out deletes the row. A session never reaches the REST API except the
+ * session-only (moderation) operations, and an API key never opens a session.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Session } from './session.entity.js';
+import { User } from '../users/user.entity.js';
+import { createUser, verifyPassword } from '../users/users.service.js';
+
+export const SESSION_DAYS = 14;
+export const SESSION_COOKIE = 'shipyard_session';
+
+const hash = (secret: string) => createHash('sha256').update(secret).digest('hex');
+
+export async function openSession(em: EntityManager, userId: string): Promise<{ secret: string; expiresAt: Date }> {
+  const secret = randomBytes(32).toString('base64url');
+  const expiresAt = new Date(Date.now() + SESSION_DAYS * 86_400_000);
+  em.create(Session, { user: em.getReference(User, userId), tokenHash: hash(secret), expiresAt });
+  await em.flush();
+  return { secret, expiresAt };
+}
+
+/** The signed-in user for a cookie secret, or undefined (unknown, expired, or not a secret at all). */
+export async function userForSession(em: EntityManager, secret: string | undefined): Promise<User | undefined> {
+  if (!secret || !/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
+  const session = await em.findOne(Session, { tokenHash: hash(secret) }, { populate: ['user'] });
+  if (!session) return undefined;
+  if (session.expiresAt <= new Date()) {
+    await em.nativeDelete(Session, { id: session.id });
+    return undefined;
+  }
+  return session.user;
+}
+
+export async function closeSession(em: EntityManager, secret: string | undefined): Promise<void> {
+  if (secret) await em.nativeDelete(Session, { tokenHash: hash(secret) });
+}
+
+/** Username or email, and password. The same answer for an unknown account and a wrong password. */
+export async function signIn(em: EntityManager, login: string, password: string): Promise<User | undefined> {
+  const key = login.trim().toLowerCase();
+  if (!key || !password) return undefined;
+  const user = await em.findOne(User, key.includes('@') ? { email: key } : { username: key });
+  // Hash anyway when there is no such account, so timing does not tell which accounts exist.
+  const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
+  return user && user.passwordHash && ok ? user : undefined;
+}
+
+export async function signUp(em: EntityManager, input: { username: string; email: string; displayName: string; password: string }): Promise<User> {
+  return createUser(em, input);
+}
+
+// A real scrypt hash of a random password: verifying against it costs what a real check costs.
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$gCN0WzjQ1n8NwAjy6cqOhx1VSqxUDu2jbUeXPq-ABtA';

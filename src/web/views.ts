@@ -1,0 +1,101 @@
+/**
+ * The web application's pages: plain server-rendered HTML that works without JavaScript
+ * (a script only adds the copy button), labelled form controls, a visible focus ring, one
+ * column on a narrow screen. Every value is escaped; nothing is loaded from another origin.
+ */
+export const esc = (v: unknown): string =>
+  String(v ?? '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
+/** HTML that is already safe (built from escaped parts). */
+export type Html = { html: string };
+export const raw = (html: string): Html => ({ html });
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0]!;
+  values.forEach((v, i) => {
+    const part = Array.isArray(v) ? v.map((x) => (isHtml(x) ? x.html : esc(x))).join('') : isHtml(v) ? v.html : esc(v);
+    out += part + strings[i + 1]!;
+  });
+  return { html: out };
+}
+const isHtml = (v: unknown): v is Html => typeof v === 'object' && v !== null && 'html' in v;
+
+/** Served as /assets/web.css (the pages' CSP allows styles and scripts from this origin only). */
+export const STYLE = `
+:root { color-scheme: light dark; --fg: #1b1f24; --muted: #57606a; --bg: #fff; --line: #d0d7de; --accent: #0b5cad; --bad: #b42318; --ok: #1a7f37; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #9da7b3; --bg: #0d1117; --line: #30363d; --accent: #4493f8; --bad: #f85149; --ok: #3fb950; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+header, main { max-width: 60rem; margin: 0 auto; padding: 1rem; }
+header { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; border-bottom: 1px solid var(--line); }
+header .brand { font-weight: 700; margin-right: auto; }
+nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; margin: 0; padding: 0; }
+a { color: var(--accent); }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
+input[type=text], input[type=email], input[type=password], input[type=date], select { width: 100%; max-width: 28rem; padding: .5rem; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+fieldset { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; max-width: 40rem; }
+fieldset label { font-weight: 400; display: flex; gap: .5rem; align-items: baseline; margin: .25rem 0; }
+button, .button { display: inline-block; padding: .5rem 1rem; font: inherit; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; }
+button.danger { background: var(--bad); border-color: var(--bad); }
+button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
+.hint { color: var(--muted); font-size: .9rem; margin: .25rem 0; }
+.error { color: var(--bad); }
+.errors { border: 2px solid var(--bad); border-radius: 6px; padding: .5rem 1rem; }
+.notice { border: 2px solid var(--ok); border-radius: 6px; padding: .5rem 1rem; }
+.token { font: 1rem ui-monospace, monospace; word-break: break-all; padding: .5rem; border: 1px dashed var(--line); display: block; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+.status-active { color: var(--ok); font-weight: 600; }
+.status-expired, .status-revoked { color: var(--muted); font-weight: 600; }
+@media (max-width: 40rem) {
+  table, thead, tbody, tr, th, td { display: block; }
+  thead { position: absolute; left: -9999px; }
+  tr { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; padding: .25rem; }
+  td { border: none; padding: .25rem .5rem; }
+  td::before { content: attr(data-label) ": "; font-weight: 600; }
+}
+
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+code, pre { font-family: ui-monospace, monospace; }
+pre { overflow-x: auto; padding: .5rem; border: 1px solid var(--line); border-radius: 6px; }
+`;
+
+export type PageUser = { username: string; displayName: string; isAdmin: boolean } | undefined;
+
+export function page(title: string, user: PageUser, csrf: string, body: Html): string {
+  const nav = user
+    ? html`<nav aria-label="Main"><ul>
+        <li><a href="/settings/keys">Manage API keys</a></li>
+        <li><a href="/docs">API reference</a></li>
+        ${user.isAdmin ? html`<li><a href="/admin/moderation">Moderation</a></li>` : ''}
+        <li><form method="post" action="/signout"><input type="hidden" name="_csrf" value="${csrf}"><button class="link" type="submit">Sign out ${user.username}</button></form></li>
+      </ul></nav>`
+    : html`<nav aria-label="Main"><ul><li><a href="/signin">Sign in</a></li><li><a href="/signup">Sign up</a></li><li><a href="/docs">API reference</a></li></ul></nav>`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)} · Shipyard</title><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
+<body><header><a class="brand" href="/">Shipyard</a>${nav.html}</header>
+<main id="main">${body.html}</main></body></html>`;
+}
+
+export const errorList = (errors: string[]): Html =>
+  errors.length
+    ? html`<div class="errors" role="alert" id="form-errors"><p><strong>Please correct the following:</strong></p><ul>${errors.map((e) => html`<li>${e}</li>`)}</ul></div>`
+    : raw('');
+
+/** Served as /assets/web.js: progressive enhancement only (the copy button); every flow works without it. */
+export const SCRIPT = `
+document.querySelectorAll('[data-copy]').forEach((button) => {
+  button.hidden = false;
+  button.addEventListener('click', async () => {
+    const source = document.getElementById(button.getAttribute('data-copy'));
+    try { await navigator.clipboard.writeText(source.textContent.trim()); button.textContent = 'Copied'; }
+    catch { const range = document.createRange(); range.selectNodeContents(source); getSelection().removeAllRanges(); getSelection().addRange(range); button.textContent = 'Selected: press Ctrl+C'; }
+  });
+});
+document.querySelectorAll('[data-expiry]').forEach((select) => {
+  const date = document.getElementById('expires-on-field');
+  const sync = () => { date.hidden = select.value !== 'date'; };
+  select.addEventListener('change', sync); sync();
+});
+`;

@@ -1,0 +1,225 @@
+/**
+ * The web application over plain HTTP (the browser test drives the same pages in Chromium):
+ * sign-up and sign-in, cookies, CSRF, the sign-in budget, the keys screen's rules, and the
+ * session-only moderation operations.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, raw, userWithKey, uniqueName, type TestServer } from './harness.js';
+import { createUser } from '../src/users/users.service.js';
+import { Post } from '../src/posts/post.entity.js';
+import { ApiKey } from '../src/keys/api-key.entity.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startServer({ failedSignInsPer15Minutes: 3 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** A cookie jar over fetch, following nothing: each step is checked. */
+class Browser {
+  cookies = new Map<string, string>();
+  constructor(readonly base: string, readonly ip = '127.0.0.1') {}
+  async get(path: string) {
+    return this.store(await fetch(this.base + path, { headers: this.headers(), redirect: 'manual' }));
+  }
+  async post(path: string, form: Record<string, string | string[]>, extra: Record<string, string> = {}) {
+    const body = new URLSearchParams();
+    for (const [k, v] of Object.entries(form)) for (const x of [v].flat()) body.append(k, x);
+    return this.store(await fetch(this.base + path, { method: 'POST', body, headers: { ...this.headers(), ...extra }, redirect: 'manual' }));
+  }
+  csrf() {
+    return this.cookies.get('shipyard_csrf') ?? '';
+  }
+  private headers() {
+    return { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+  }
+  private async store(res: Response) {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [name, value] = pair!.split('=');
+      if (/Expires=Thu, 01 Jan 1970/.test(line) || value === '') this.cookies.delete(name!);
+      else this.cookies.set(name!, value!);
+    }
+    return { status: res.status, location: res.headers.get('location'), text: await res.text(), headers: res.headers };
+  }
+}
+
+async function signedUp(): Promise<{ b: Browser; username: string }> {
+  const b = new Browser(t.baseUrl);
+  await b.get('/signup');
+  const username = uniqueName();
+  const res = await b.post('/signup', { _csrf: b.csrf(), username, email: `${username}@example.test`, displayName: 'Web Person', password: 'a long enough password' });
+  expect(res.status).toBe(303);
+  expect(res.location).toBe('/settings/keys');
+  return { b, username };
+}
+
+describe('accounts and sessions', () => {
+  it('signs up into a session with HttpOnly, SameSite=Lax cookies, and signs out', async () => {
+    const b = new Browser(t.baseUrl);
+    const first = await b.get('/signup');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(first.headers.get('cache-control')).toBe('no-store');
+    const username = uniqueName();
+    const res = await b.post('/signup', { _csrf: b.csrf(), username, email: `${username}@example.test`, displayName: 'W', password: 'a long enough password' });
+    const session = res.headers.getSetCookie().find((c) => c.startsWith('shipyard_session='))!;
+    expect(session).toMatch(/HttpOnly/);
+    expect(session).toMatch(/SameSite=Lax/);
+    expect(session).not.toMatch(/Secure/); // PUBLIC_URL is http in tests; https turns it on
+    expect((await b.get('/settings/keys')).text).toContain(`Sign out ${username}`);
+    expect((await b.post('/signout', { _csrf: b.csrf() })).location).toBe('/signin');
+    expect((await b.get('/settings/keys')).location).toMatch(/^\/signin\?next=/);
+  });
+
+  it('explains a refused sign-up on the form, and keeps what was typed', async () => {
+    const b = new Browser(t.baseUrl);
+    await b.get('/signup');
+    const short = await b.post('/signup', { _csrf: b.csrf(), username: 'Not Valid!', email: 'x@example.test', displayName: '', password: 'short' });
+    expect(short.status).toBe(400);
+    expect(short.text).toContain('role="alert"');
+    expect(short.text).toMatch(/not a valid username/);
+    expect(short.text).toContain('value="x@example.test"');
+  });
+
+  it('signs in by username or email; a wrong password is a 401 page that names neither', async () => {
+    const { username } = await signedUp();
+    const b = new Browser(t.baseUrl, '127.0.0.1');
+    await b.get('/signin');
+    const wrong = await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'not the password' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.text).toContain('The username, email or password is not right.');
+    const ok = await b.post('/signin', { _csrf: b.csrf(), login: `${username}@example.test`, password: 'a long enough password', next: '/docs' });
+    expect(ok.status).toBe(303);
+    expect(ok.location).toBe('/docs');
+    const offsite = await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'a long enough password', next: '//evil.example/' });
+    expect(offsite.location).toBe('/settings/keys');
+  });
+
+  it('refuses a form without the CSRF token, or from another site', async () => {
+    const { b } = await signedUp();
+    const missing = await b.post('/settings/keys', { name: 'x', scopes: 'projects.read', expiry: '30' });
+    expect(missing.status).toBe(403);
+    const crossSite = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'x', scopes: 'projects.read', expiry: '30' }, { origin: 'https://evil.example' });
+    expect(crossSite.status).toBe(403);
+    const em = t.db.orm.em.fork();
+    expect(await em.count(ApiKey, { name: 'x' })).toBe(0);
+  });
+});
+
+describe('Settings → Manage API keys', () => {
+  it('requires a name, a scope and an expiry at most 366 days ahead', async () => {
+    const { b } = await signedUp();
+    const none = await b.post('/settings/keys', { _csrf: b.csrf(), name: '', expiry: 'never' });
+    expect(none.status).toBe(400);
+    expect(none.text).toContain('Name: give the key a name.');
+    expect(none.text).toContain('Scopes: choose at least one.');
+    expect(none.text).toContain('every key expires');
+    const far = new Date(Date.now() + 400 * 86_400_000).toISOString().slice(0, 10);
+    const tooFar = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'far', scopes: 'projects.read', expiry: 'date', expiresOn: far });
+    expect(tooFar.status).toBe(400);
+    expect(tooFar.text).toMatch(/366 days/);
+    const soon = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 10);
+    const dated = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'dated', scopes: ['projects.read', 'jobs.read'], expiry: 'date', expiresOn: soon });
+    expect(dated.status).toBe(201);
+    expect(dated.text).toContain('it will not be shown again');
+    expect(dated.text).toContain(`Expires ${soon}`);
+    expect(dated.text).toContain('Scopes: Read jobs, Read projects.');
+  });
+
+  it('lists every key with its status; another person\'s key cannot be revoked (404)', async () => {
+    const { b } = await signedUp();
+    const created = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'mine', scopes: 'profile.read', expiry: '7' });
+    const token = /shipyard_pat_[A-Za-z0-9]+/.exec(created.text)![0];
+    const list = await b.get('/settings/keys');
+    expect(list.text).toContain(`…${token.slice(-4)}`);
+    expect(list.text).toContain('status-active');
+    expect(list.text).toContain('Read profile');
+    expect(list.text).not.toContain(token);
+    const other = await userWithKey(t, ['profile.read']);
+    const otherKey = await t.db.orm.em.fork().findOneOrFail(ApiKey, { user: other.user.id });
+    expect((await b.get(`/settings/keys/${otherKey.id}/revoke`)).status).toBe(404);
+    expect((await b.post(`/settings/keys/${otherKey.id}/revoke`, { _csrf: b.csrf() })).status).toBe(404);
+    expect((await raw(t, 'GET', '/users/me', { token: other.token })).status).toBe(200);
+  });
+});
+
+describe('moderation (session only)', () => {
+  async function admin(): Promise<Browser> {
+    const username = uniqueName();
+    await createUser(t.db.orm.em.fork(), { username, email: `${username}@example.test`, password: 'administrator password', admin: true });
+    const b = new Browser(t.baseUrl);
+    await b.get('/signin');
+    expect((await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'administrator password' })).status).toBe(303);
+    return b;
+  }
+
+  it('hides and unhides a post and a comment through the API with a session and the CSRF header; keys are refused', async () => {
+    const author = await userWithKey(t);
+    const post = (await raw(t, 'POST', '/posts', { token: author.token, body: { kind: 'post', title: 'Spam', body: 'buy now' } })).json;
+    const comment = (await raw(t, 'POST', `/posts/${post.id}/comments`, { token: author.token, body: { body: 'spam too' } })).json;
+    const b = await admin();
+    const session = { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+    const noCsrf = await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { headers: session });
+    expect(noCsrf.status).toBe(403);
+    expect(noCsrf.json.type).toMatch(/csrf-token-required$/);
+    const withCsrf = { ...session, 'x-csrf-token': b.csrf() };
+    const hidden = await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { headers: withCsrf });
+    expect(hidden.status).toBe(200);
+    expect(hidden.json.hidden).toBe(true);
+    const reader = await userWithKey(t, ['content.read']);
+    expect((await raw(t, 'GET', `/posts/${post.id}`, { token: reader.token })).status).toBe(404);
+    expect((await raw(t, 'POST', `/admin/posts/${post.id}/unhide`, { headers: withCsrf })).json.hidden).toBe(false);
+    expect((await raw(t, 'GET', `/posts/${post.id}`, { token: reader.token })).status).toBe(200);
+    expect((await raw(t, 'POST', `/admin/comments/${comment.id}/hide`, { headers: withCsrf })).json).toMatchObject({ hidden: true, body: null });
+    expect((await raw(t, 'POST', `/admin/comments/${comment.id}/unhide`, { headers: withCsrf })).json).toMatchObject({ hidden: false, body: 'spam too' });
+
+    const adminKey = await userWithKey(t, undefined, { admin: true });
+    const byKey = await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { token: adminKey.token });
+    expect(byKey.status).toBe(403);
+    expect((await t.db.orm.em.fork().findOneOrFail(Post, { id: post.id })).hiddenAt).toBeNull();
+    expect((await raw(t, 'POST', `/admin/posts/${post.id}/hide`)).status).toBe(401);
+  });
+
+  it('lets an administrator hide from the moderation page, and nobody else', async () => {
+    const author = await userWithKey(t);
+    const post = (await raw(t, 'POST', '/posts', { token: author.token, body: { kind: 'post', title: 'Page spam', body: 'x' } })).json;
+    const b = await admin();
+    const done = await b.post('/admin/moderation', { _csrf: b.csrf(), kind: 'post', id: post.id, action: 'hide' });
+    expect(done.status).toBe(200);
+    expect(done.text).toContain(`The post ${post.id} is hidden`);
+    expect(done.text).toContain('Page spam');
+    const { b: plain } = await signedUp();
+    expect((await plain.get('/admin/moderation')).status).toBe(403);
+    expect((await plain.post('/admin/moderation', { _csrf: plain.csrf(), kind: 'post', id: post.id, action: 'unhide' })).status).toBe(403);
+    expect((await t.db.orm.em.fork().findOneOrFail(Post, { id: post.id })).hiddenAt).not.toBeNull();
+  });
+});
+
+describe('the sign-in budget', () => {
+  it('answers 429 with Retry-After after repeated failed sign-ins from one address', async () => {
+    const b = new Browser(t.baseUrl);
+    await b.get('/signin');
+    // Earlier tests spent part of this address's budget of 3; spend the rest.
+    let res;
+    for (let i = 0; i < 4; i++) res = await b.post('/signin', { _csrf: b.csrf(), login: 'nobody', password: 'wrong password' });
+    expect(res!.status).toBe(429);
+    expect(Number(res!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(res!.text).toContain('Too many failed sign-ins');
+  });
+});
+
+describe('/docs', () => {
+  it('renders the reference from the contract, served from here, linking the spec', async () => {
+    const res = await fetch(`${t.baseUrl}/docs`);
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).toContain('href="/api/v1/openapi.json"');
+    expect(text).toContain('id="getProject"');
+    expect(text).toContain('Scope <code>projects.read</code>');
+    expect(text).not.toMatch(/<script[^>]+src="https?:/);
+    expect(text).not.toMatch(/<link[^>]+href="https?:/);
+  });
+});
