@@ -52,6 +52,8 @@ export function webContext(secure: boolean) {
       req.web = { csrf, cookies, secure, user: await userForSession(req.em, cookies[SESSION_COOKIE]) };
       // Pages hold tokens and personal data: never cached, never framed.
       res.setHeader('Cache-Control', 'no-store');
+      // Same-origin referrers, so the browser names this origin on form posts (no-referrer makes it `null`).
+      res.setHeader('Referrer-Policy', 'same-origin');
       res.setHeader('Content-Security-Policy',
         "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
       next();
@@ -63,6 +65,8 @@ export function webContext(secure: boolean) {
 
 /** The form's `_csrf` against the cookie, and no cross-site Origin. */
 export function csrfOk(req: Request): boolean {
+  // An Origin naming another site is refused outright; `null` (privacy modes, sandboxes) says
+  // nothing either way, so the token alone decides.
   const origin = req.headers.origin;
   if (origin && origin !== 'null') {
     try {
@@ -70,7 +74,7 @@ export function csrfOk(req: Request): boolean {
     } catch {
       return false;
     }
-  } else if (origin === 'null') return false;
+  }
   const sent = typeof req.body?._csrf === 'string' ? req.body._csrf : '';
   // The validated cookie value (a malformed cookie was replaced by a fresh one, which no form holds yet).
   const cookie = req.web?.csrf ?? '';

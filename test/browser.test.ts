@@ -1,0 +1,116 @@
+/**
+ * The key screen in a real browser: Debian's Chromium, headless, driven by playwright-core.
+ * Sign up, create a key with two scopes, read it from the page, call the API with it (200 for
+ * its scope, 403 for another), revoke it in the page, call again (401). Then the same core flow
+ * with JavaScript turned off, and the list on a narrow screen. Screenshots land in
+ * test-results/screenshots/.
+ *
+ * .ci/run installs Chromium and sets REQUIRE_BROWSER=1, so there a missing browser fails the
+ * run; elsewhere it is skipped with a message saying how to install it.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startServer, raw, uniqueName, type TestServer } from './harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but there is no Chromium at ${CHROMIUM}`);
+if (!available) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+const SHOTS = 'test-results/screenshots';
+
+let t: TestServer;
+let browser: Browser;
+beforeAll(async () => {
+  if (!available) return;
+  mkdirSync(SHOTS, { recursive: true });
+  t = await startServer();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // The machine has no internet: keep Chromium from trying to reach Google's services.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+async function signUp(page: Page): Promise<string> {
+  const username = uniqueName();
+  await page.goto(`${t.baseUrl}/signup`);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Email').fill(`${username}@example.test`);
+  await page.getByLabel('Display name').fill('Browser Person');
+  await page.getByLabel('Password').fill('a long enough password');
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await page.waitForURL(`${t.baseUrl}/settings/keys`).catch(async (e) => { console.log('URL', page.url(), (await page.content()).slice(0, 3000)); throw e; });
+  return username;
+}
+
+async function createKey(page: Page, name: string, scopeLabels: string[]): Promise<string> {
+  await page.getByLabel('Name', { exact: true }).fill(name);
+  for (const label of scopeLabels) await page.getByLabel(label, { exact: false }).first().check();
+  await page.getByLabel('Expires', { exact: true }).selectOption('30');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByText('it will not be shown again').waitFor();
+  return (await page.getByTestId('new-token').textContent())!.trim();
+}
+
+describe.skipIf(!available)('the key screen in Chromium', () => {
+  it('signs up, creates a key, uses it, revokes it in the page', async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8_000);
+    await signUp(page);
+    // Every visible form control has a label.
+    const unlabelled = await page.$$eval('input:not([type=hidden]), select', (els) =>
+      els.filter((e) => !(e as HTMLInputElement).labels?.length).map((e) => e.outerHTML));
+    expect(unlabelled).toEqual([]);
+
+    const token = await createKey(page, 'browser key', ['Read profile', 'Read projects']);
+    expect(token).toMatch(/^shipyard_pat_[A-Za-z0-9]{38}$/);
+    await page.getByRole('button', { name: 'Copy to clipboard' }).waitFor(); // shown by the script
+    await page.screenshot({ path: `${SHOTS}/key-created.png`, fullPage: true });
+
+    expect((await raw(t, 'GET', '/users/me', { token })).status).toBe(200);
+    expect((await raw(t, 'GET', '/projects', { token })).status).toBe(200);
+    expect((await raw(t, 'GET', '/jobs', { token })).status).toBe(403);
+
+    await page.getByRole('link', { name: 'Back to your keys' }).click();
+    const row = page.getByRole('row', { name: /browser key/ });
+    expect(await row.textContent()).toContain('active');
+    expect(await row.textContent()).toContain('Read profile, Read projects');
+    await page.screenshot({ path: `${SHOTS}/keys-list.png`, fullPage: true });
+    await row.getByRole('link', { name: /Revoke/ }).click();
+    await page.getByRole('heading', { name: /Revoke the key "browser key"\?/ }).waitFor();
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    expect(await page.getByRole('status').textContent()).toContain('is revoked');
+    expect(await page.getByRole('row', { name: /browser key/ }).textContent()).toContain('revoked');
+    await page.screenshot({ path: `${SHOTS}/key-revoked.png`, fullPage: true });
+
+    const refused = await raw(t, 'GET', '/users/me', { token });
+    expect(refused.status).toBe(401);
+    expect(refused.json.detail).toMatch(/revoked/);
+    await context.close();
+  });
+
+  it('works without JavaScript, and reads on a narrow screen', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 360, height: 780 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8_000);
+    await signUp(page);
+    const token = await createKey(page, 'no-js key', ['Read jobs']);
+    expect((await raw(t, 'GET', '/jobs', { token })).status).toBe(200);
+    expect(await page.getByRole('button', { name: 'Copy to clipboard' }).isVisible()).toBe(false); // no script, no button
+    await page.getByRole('link', { name: 'Back to your keys' }).click();
+    // One column: nothing wider than the screen.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: `${SHOTS}/keys-narrow.png`, fullPage: true });
+    // Keyboard: the first Tab reaches the first link of the page, then the form fields in order.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Shipyard');
+    await context.close();
+  });
+});
