@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 STAMP := node_modules/.install-stamp
 
-.PHONY: install run test lint typecheck codegen check-codegen bench
+.PHONY: install run test lint typecheck codegen check-codegen bench sdk
 
 $(STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm ci --no-audit --no-fund
@@ -46,3 +46,7 @@ bench: install
 	  export DATABASE_URL=postgres://postgres@127.0.0.1:5432/shipyard_bench; \
 	fi; \
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/shipyard_bench} node_modules/.bin/node --import tsx bench/run.ts
+
+## sdk: the generated client as its own npm package (codegen/sdk); prints the packed tarball's path
+sdk: install
+	@node_modules/.bin/node --import tsx codegen/sdk/build.ts

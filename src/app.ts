@@ -36,11 +36,12 @@ import { createRateLimiters, type RateLimits } from './http/rate-limit.js';
 import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
 import { webRouter } from './web/web.routes.js';
+import { GithubClient } from './github/github.client.js';
 
 export type AppDeps = {
   orm: MikroORM;
   config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>
-    & { requestTimeoutMs?: number; keyCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number };
+    & { requestTimeoutMs?: number; keyCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number; githubApiUrl?: string; githubToken?: string };
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
@@ -76,7 +77,8 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable' });
   });
   // The web application (sign-in, Settings → Manage API keys, moderation, /docs): everything outside the API.
-  const web = webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter: limiters.failedSignInPerAddress, log });
+  const github = new GithubClient({ baseUrl: config.githubApiUrl ?? 'https://api.github.com', token: config.githubToken });
+  const web = webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter: limiters.failedSignInPerAddress, log, github });
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(base, limiters.failedAuthPerAddress);

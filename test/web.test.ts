@@ -8,13 +8,18 @@ import { startServer, raw, userWithKey, uniqueName, type TestServer } from './ha
 import { createUser } from '../src/users/users.service.js';
 import { Post } from '../src/posts/post.entity.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { FakeGithub } from './fake-github.js';
 
 let t: TestServer;
+let gh: FakeGithub;
 beforeAll(async () => {
-  t = await startServer({ failedSignInsPer15Minutes: 3 });
+  gh = await new FakeGithub().start();
+  t = await startServer({ failedSignInsPer15Minutes: 3, githubApiUrl: gh.url });
 });
 afterAll(async () => {
   await t?.close();
+  await gh?.stop();
 });
 
 /** A cookie jar over fetch, following nothing: each step is checked. */
@@ -143,6 +148,32 @@ describe('Settings → Manage API keys', () => {
     expect((await b.get(`/settings/keys/${otherKey.id}/revoke`)).status).toBe(404);
     expect((await b.post(`/settings/keys/${otherKey.id}/revoke`, { _csrf: b.csrf() })).status).toBe(404);
     expect((await raw(t, 'GET', '/users/me', { token: other.token })).status).toBe(200);
+  });
+});
+
+describe('Settings → Profile and Settings → GitHub', () => {
+  it('saves the profile, refusing a bad website with the reason', async () => {
+    const { b, username } = await signedUp();
+    const bad = await b.post('/settings/profile', { _csrf: b.csrf(), displayName: 'Ada L', bio: 'Engines', location: '', website: 'javascript:alert(1)', skills: 'rust' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/Website: an http/);
+    const ok = await b.post('/settings/profile', { _csrf: b.csrf(), displayName: 'Ada L', bio: 'Engines & <looms>', location: 'London', website: 'https://ada.example', skills: 'Rust, TypeScript' });
+    expect(ok.status).toBe(200);
+    expect(ok.text).toContain('Engines &amp; &lt;looms&gt;');
+    const user = await t.db.orm.em.fork().findOneOrFail(User, { username });
+    expect(user).toMatchObject({ displayName: 'Ada L', location: 'London', website: 'https://ada.example', skills: ['rust', 'typescript'] });
+  });
+
+  it('links a GitHub login and syncs it now, from the local fake of GitHub', async () => {
+    const { b } = await signedUp();
+    gh.accounts.set('octo-web', { login: 'octo-web', name: 'Octo', repos: [{ name: 'engine', language: 'Rust', stars: 3, pushedAt: '2026-11-01T00:00:00Z', languages: { Rust: 1000 }, weekly: [1, 2, 3] }] });
+    expect((await b.post('/settings/github', { _csrf: b.csrf(), login: 'not a login!' })).status).toBe(400);
+    const linked = await b.post('/settings/github', { _csrf: b.csrf(), login: 'octo-web' });
+    expect(linked.text).toContain('Linked to octo-web');
+    const synced = await b.post('/settings/github/sync', { _csrf: b.csrf() });
+    expect(synced.status).toBe(200);
+    expect(synced.text).toContain('Synced.');
+    expect(synced.text).toContain('Sync status: <strong>ok</strong>');
   });
 });
 

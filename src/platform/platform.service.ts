@@ -35,7 +35,7 @@ export function scopeList(doc: OpenApiDocument): ScopeList {
 export function limits(doc: OpenApiDocument, uploadBytes: number, rateLimit: RateLimits): Limits {
   const limit = (doc.components as { parameters: Record<string, { schema: { default: number; maximum: number } }> }).parameters.Limit!.schema;
   return {
-    rateLimit: { ...rateLimit },
+    rateLimit: { requestsPerMinutePerKey: rateLimit.requestsPerMinutePerKey, failedAuthPerMinutePerAddress: rateLimit.failedAuthPerMinutePerAddress },
     pageSize: { default: limit.default, max: limit.maximum },
     requestBodyBytes: REQUEST_BODY_BYTES,
     uploadBytes,

@@ -81,3 +81,34 @@ export async function setAvatar(em: EntityManager, userId: string, mediaId: stri
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {
   return em.findOne(User, { username: username.toLowerCase() });
 }
+
+export type ProfileUpdate = { displayName: string; bio: string; location: string; website: string; skills: string[] };
+
+/** Settings → Profile. Empty location or website clears it; the website must be http(s). */
+export async function updateProfile(em: EntityManager, userId: string, input: ProfileUpdate): Promise<User> {
+  const user = await getUserById(em, userId);
+  const errors: string[] = [];
+  const displayName = input.displayName.trim();
+  if (!displayName || displayName.length > 100) errors.push('Display name: 1 to 100 characters.');
+  if (input.bio.length > 2000) errors.push('Bio: at most 2000 characters.');
+  if (input.location.trim().length > 200) errors.push('Location: at most 200 characters.');
+  const website = input.website.trim();
+  if (website) {
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(website).protocol) && website.length <= 500;
+    } catch {
+      ok = false;
+    }
+    if (!ok) errors.push('Website: an http:// or https:// address of at most 500 characters.');
+  }
+  if (input.skills.length > 30) errors.push('Skills: at most 30.');
+  if (errors.length) throw badRequest(errors.join(' '));
+  user.displayName = displayName;
+  user.bio = input.bio;
+  user.location = input.location.trim() || null;
+  user.website = website || null;
+  user.skills = normaliseTags(input.skills);
+  await em.flush();
+  return user;
+}

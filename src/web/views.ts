@@ -67,6 +67,8 @@ export function page(title: string, user: PageUser, csrf: string, body: Html): s
   const nav = user
     ? html`<nav aria-label="Main"><ul>
         <li><a href="/settings/keys">Manage API keys</a></li>
+        <li><a href="/settings/profile">Profile</a></li>
+        <li><a href="/settings/github">GitHub</a></li>
         <li><a href="/docs">API reference</a></li>
         ${user.isAdmin ? html`<li><a href="/admin/moderation">Moderation</a></li>` : ''}
         <li><form method="post" action="/signout"><input type="hidden" name="_csrf" value="${csrf}"><button class="link" type="submit">Sign out ${user.username}</button></form></li>

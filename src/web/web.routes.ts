@@ -2,7 +2,7 @@
  * The signed-in web application, in the order a request meets it:
  *   form bodies (urlencoded, 16 KiB) → cookies, session user and CSRF token (web-context.ts)
  *   → CSRF check on every POST (403) → the failed sign-in budget per address (429)
- *   → sign up / sign in / sign out, Settings → Manage API keys, moderation, /docs.
+ *   → sign up / sign in / sign out, Settings → Manage API keys, Profile and GitHub, moderation, /docs.
  * Pages that need a user redirect to /signin; errors are pages, not JSON.
  */
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
@@ -14,6 +14,8 @@ import { errorList, html, page, SCRIPT, STYLE } from './views.js';
 import { keysPages } from './keys.pages.js';
 import { moderationPages } from './moderation.pages.js';
 import { docsPage } from './docs.page.js';
+import { settingsPages } from './settings.pages.js';
+import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../http/problem.js';
 import type { OpenApiDocument } from '../http/contract.js';
 import type { Logger } from '../http/log.js';
@@ -28,12 +30,13 @@ const field = (body: unknown, name: string): string => {
   return typeof v === 'string' ? v : '';
 };
 
-export function webRouter(opts: { contract: OpenApiDocument; publicUrl: string; signInLimiter: RequestHandler; log: Logger }): Router {
+export function webRouter(opts: { contract: OpenApiDocument; publicUrl: string; signInLimiter: RequestHandler; log: Logger; github: GithubClient }): Router {
   const secure = opts.publicUrl.startsWith('https://');
   const router = Router();
   const keys = keysPages(opts.contract['x-scopes']);
   const moderation = moderationPages();
   const docs = docsPage(opts.contract);
+  const settings = settingsPages(opts.github);
 
   router.get('/assets/web.css', (_req, res) => void res.type('css').set('Cache-Control', 'public, max-age=3600').send(STYLE));
   router.get('/assets/web.js', (_req, res) => void res.type('js').set('Cache-Control', 'public, max-age=3600').send(SCRIPT));
@@ -125,6 +128,11 @@ export function webRouter(opts: { contract: OpenApiDocument; publicUrl: string; 
   router.post('/settings/keys', signedIn(keys.create));
   router.get('/settings/keys/:id/revoke', signedIn(keys.confirmRevoke));
   router.post('/settings/keys/:id/revoke', signedIn(keys.revoke));
+  router.get('/settings/profile', signedIn(settings.profile));
+  router.post('/settings/profile', signedIn(settings.saveProfile));
+  router.get('/settings/github', signedIn(settings.github));
+  router.post('/settings/github', signedIn(settings.link));
+  router.post('/settings/github/sync', signedIn(settings.sync));
   router.get('/admin/moderation', signedIn(moderation.show));
   router.post('/admin/moderation', signedIn(moderation.act));
   router.get('/docs', wrap(docs));

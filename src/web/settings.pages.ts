@@ -1,0 +1,85 @@
+/**
+ * Settings → Profile (display name, bio, location, website, skills) and Settings → GitHub
+ * (link a login, sync now). The same services as the CLI and the API read.
+ */
+import type { Request, Response } from 'express';
+import { updateProfile } from '../users/users.service.js';
+import { GithubAccount } from '../github/github.entity.js';
+import { linkGithub, syncGithubAccount } from '../github/github.sync.js';
+import type { GithubClient } from '../github/github.client.js';
+import { ProblemError } from '../http/problem.js';
+import { errorList, html, page } from './views.js';
+
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+
+export function settingsPages(github: GithubClient) {
+  function profile(req: Request, res: Response, status = 200, errors: string[] = [], notice?: string): void {
+    const { user, csrf } = req.web!;
+    const u = user!;
+    res.status(status).type('html').send(page('Profile', u, csrf, html`
+      <h1>Settings → Profile</h1>
+      ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${errorList(errors)}
+      <form method="post" action="/settings/profile">
+        <input type="hidden" name="_csrf" value="${csrf}">
+        <label for="p-name">Display name</label><input type="text" id="p-name" name="displayName" maxlength="100" required value="${u.displayName}">
+        <label for="p-bio">Bio</label><textarea id="p-bio" name="bio" rows="4" maxlength="2000" style="width:100%;max-width:28rem">${u.bio}</textarea>
+        <label for="p-location">Location</label><input type="text" id="p-location" name="location" maxlength="200" value="${u.location ?? ''}">
+        <label for="p-website">Website</label><input type="text" id="p-website" name="website" inputmode="url" maxlength="500" value="${u.website ?? ''}">
+        <label for="p-skills">Skills</label><input type="text" id="p-skills" name="skills" value="${u.skills.join(', ')}" aria-describedby="p-skills-hint">
+        <p class="hint" id="p-skills-hint">Comma-separated, e.g. typescript, rust, 3d printing. The Opportunity Radar ranks jobs and projects with them.</p>
+        <p><button type="submit">Save profile</button></p>
+      </form>`));
+  }
+
+  async function saveProfile(req: Request, res: Response): Promise<void> {
+    const b = req.body as Record<string, unknown>;
+    try {
+      await updateProfile(req.em, req.web!.user!.id, {
+        displayName: str(b.displayName), bio: str(b.bio), location: str(b.location), website: str(b.website),
+        skills: str(b.skills).split(',').map((x) => x.trim()).filter(Boolean),
+      });
+      profile(req, res, 200, [], 'Your profile is saved.');
+    } catch (err) {
+      if (err instanceof ProblemError && err.status === 400) return profile(req, res, 400, [err.detail]);
+      throw err;
+    }
+  }
+
+  async function githubPage(req: Request, res: Response, status = 200, errors: string[] = [], notice?: string): Promise<void> {
+    const { user, csrf } = req.web!;
+    const account = await req.em.findOne(GithubAccount, { user: user!.id });
+    res.status(status).type('html').send(page('GitHub', user, csrf, html`
+      <h1>Settings → GitHub</h1>
+      ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${errorList(errors)}
+      ${account
+        ? html`<p>Linked to <strong>${account.login}</strong>. Sync status: <strong>${account.syncStatus}</strong>${account.syncedAt ? html`, last synced ${account.syncedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}.
+            ${account.syncMessage ? html`<br><span class="hint">${account.syncMessage}</span>` : ''}</p>
+            <form method="post" action="/settings/github/sync"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Sync now</button></form>`
+        : html`<p>No GitHub account linked yet. GitHub Insight and the Opportunity Radar use your public repositories and languages.</p>`}
+      <form method="post" action="/settings/github">
+        <input type="hidden" name="_csrf" value="${csrf}">
+        <label for="gh-login">GitHub login</label>
+        <input type="text" id="gh-login" name="login" maxlength="39" required value="${account?.login ?? ''}">
+        <p><button type="submit">${account ? 'Link another login' : 'Link'}</button></p>
+      </form>`));
+  }
+
+  async function link(req: Request, res: Response): Promise<void> {
+    try {
+      const account = await linkGithub(req.em, req.web!.user!.id, str((req.body as Record<string, unknown>).login).trim());
+      await githubPage(req, res, 200, [], `Linked to ${account.login}. Choose "Sync now" to fetch its repositories.`);
+    } catch (err) {
+      if (err instanceof ProblemError && err.status === 400) return githubPage(req, res, 400, [err.detail]);
+      throw err;
+    }
+  }
+
+  async function sync(req: Request, res: Response): Promise<void> {
+    const account = await req.em.findOne(GithubAccount, { user: req.web!.user!.id });
+    if (!account) return githubPage(req, res, 400, ['Link a GitHub login first.']);
+    const synced = await syncGithubAccount(req.em, github, account.id);
+    await githubPage(req, res, 200, [], synced.syncStatus === 'ok' ? 'Synced.' : `The sync did not finish: ${synced.syncMessage ?? synced.syncStatus}.`);
+  }
+
+  return { profile: (req: Request, res: Response) => profile(req, res), saveProfile, github: (req: Request, res: Response) => githubPage(req, res), link, sync };
+}
