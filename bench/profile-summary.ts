@@ -1,6 +1,6 @@
 /**
  * Reads a V8 .cpuprofile (node --cpu-prof) and prints where the time went: self time by
- * package or source file, then the heaviest functions. Used by `make profile`.
+ * package or source file, then the heaviest functions. `BENCH_PROFILE=1 make bench` runs it.
  * Usage: node --import tsx bench/profile-summary.ts FILE.cpuprofile [TOP=25]
  */
 import { readFileSync } from 'node:fs';

@@ -4,10 +4,11 @@
  * scenario with autocannon (fixed connections and duration), printing requests/s, p50/p99
  * latency, the ratio to the scenario's baseline, and the service's RSS before and after.
  *   BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_SOAK seconds (0 = no soak),
- *   BENCH_ONLY (a regular expression: run the baselines and the scenarios whose names match).
+ *   BENCH_ONLY (a regular expression: run the baselines and the scenarios whose names match),
+ *   BENCH_PROFILE=1 (run the service under `node --cpu-prof` and print where its CPU time went).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 const url = process.env.DATABASE_URL;
@@ -15,18 +16,24 @@ if (!url) throw new Error('make bench needs DATABASE_URL (the Makefile creates s
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const SOAK = Number(process.env.BENCH_SOAK ?? 0);
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const PROFILE_DIR = 'bench/profiles';
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
 
 const tsx = ['--import', 'tsx'];
 const seed = JSON.parse(execFileSync(process.execPath, [...tsx, 'bench/seed.ts'], { env: process.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
 
-function start(args: string[], env: NodeJS.ProcessEnv, ready: string): Promise<ChildProcess> {
+function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...tsx, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, ...tsx, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const onData = (d: Buffer) => {
       out += d;
-      if (out.includes(ready)) resolve(child);
+      if (!out.includes(ready)) return;
+      // Ready: from now on its output (the access log) is drained and dropped, not kept.
+      child.stdout!.off('data', onData).resume();
+      child.stderr!.off('data', onData).resume();
+      resolve(child);
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
@@ -42,7 +49,7 @@ const children = [
 ];
 const app = await start(['src/main.ts'], {
   PORT: String(P_APP), HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000000', GITHUB_SYNC_INTERVAL_MINUTES: '0',
-}, 'shipyard listening');
+}, 'shipyard listening', PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
 children.push(app);
 
 const auth = { authorization: `Bearer ${seed.token}` };
@@ -51,7 +58,7 @@ const mcpCall = (name: string, args: object) => JSON.stringify({ jsonrpc: '2.0',
 const api = `http://127.0.0.1:${P_APP}/api/v1`;
 
 type Scenario = { name: string; url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; baseline?: string; connections?: number };
-const scenarios: Scenario[] = [
+const every: Scenario[] = [
   { name: 'baseline: Express JSON route', url: `http://127.0.0.1:${P_JSON}/hello` },
   { name: 'baseline: Express + raw pg project read', url: `http://127.0.0.1:${P_PG}/projects/${seed.projectId}` },
   { name: 'GET project', url: `${api}/projects/${seed.projectId}`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
@@ -64,7 +71,8 @@ const scenarios: Scenario[] = [
   // Last, so its queue of slow queries cannot spill into another scenario.
   { name: 'GET search', url: `${api}/search?q=gears%20engine`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
   { name: 'GET search, 1 connection', url: `${api}/search?q=gears%20engine`, headers: auth, connections: 1 },
-].filter((s) => !ONLY || s.name.startsWith('baseline:') || ONLY.test(s.name));
+];
+const scenarios = every.filter((s) => !ONLY || s.name.startsWith('baseline:') || ONLY.test(s.name));
 
 /** Latency percentiles from every response's own time (autocannon's summary has no p95). */
 function percentile(sorted: number[], p: number): number {
@@ -145,5 +153,16 @@ if (SOAK > 0 && !ONLY) {
   const min = Math.min(...samples), max = Math.max(...samples);
   console.log(`RSS MB: ${samples.map((v) => v.toFixed(0)).join(' ')}`);
   console.log(`RSS first → last ${(((last - first) / first) * 100).toFixed(1)}%, spread ${(((max - min) / min) * 100).toFixed(1)}% (target ±10%); failed requests ${soaked.reduce((n, r) => n + r.failed, 0)}`);
+}
+if (PROFILE) {
+  // The profile is written when the service exits (it shuts down gracefully on SIGTERM).
+  const exited = new Promise((resolve) => app.once('exit', resolve));
+  app.kill('SIGTERM');
+  await exited;
+  const file = readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => `${PROFILE_DIR}/${f}`).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  if (!file) throw new Error(`no profile written to ${PROFILE_DIR}`);
+  console.log(`\nCPU profile of the service (whole run, warm-ups included): ${file}`);
+  execFileSync(process.execPath, [...tsx, 'bench/profile-summary.ts', file], { stdio: 'inherit' });
 }
 for (const c of children) c.kill('SIGTERM');
