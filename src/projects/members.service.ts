@@ -6,7 +6,7 @@ import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { conflict, forbidden, notFound, unprocessable } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { assertCanManageProject, assertCanReadProject } from './projects.service.js';
+import { assertCanReadProject, projectToChange } from './projects.service.js';
 import { presentMember, presentOwnerAsMember } from './projects.presenter.js';
 
 /** The owner first (on the first page), then members in the order they joined. */
@@ -27,7 +27,7 @@ export async function listMembers(
 }
 
 export async function addMember(em: EntityManager, actor: Actor, projectId: string, username: string): Promise<ProjectMember> {
-  const project = await assertCanManageProject(em, actor, projectId);
+  const project = await projectToChange(em, actor, projectId);
   const user = await em.findOne(User, { username: username.toLowerCase() });
   if (!user) throw unprocessable(`There is no user named '${username}'.`);
   if (user.id === project.owner.id) throw conflict(`${user.username} owns this project already.`);

@@ -25,7 +25,7 @@ export function presentProject(project: ProjectFields): ProjectDto {
   };
 }
 
-export function presentOwnerAsMember(project: Project): MemberDto {
+export function presentOwnerAsMember(project: ProjectFields): MemberDto {
   return { user: presentUserSummary(project.owner), role: 'owner', addedAt: project.createdAt.toISOString() };
 }
 
