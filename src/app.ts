@@ -19,7 +19,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
 import { loadContract, listOperations, basePath, type OpenApiDocument } from './http/contract.js';
 import { contractValidator } from './http/validator.js';
-import { operationsRouter } from './http/operations.js';
+import { dispatchOperations } from './http/operations.js';
 import { problemHandler } from './http/errors.js';
 import { refuseNul } from './http/nul.js';
 import { REQUEST_BODY_BYTES } from './http/limits.js';
@@ -87,7 +87,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.use(contractValidator(contract, { ...config, perKeyLimit: limiters.perKey, keys }));
   app.use(refuseNul);
   app.use(idempotency());
-  app.use(base, operationsRouter(operations, allHandlers(contract, { storage, uploadMaxBytes: config.uploadMaxBytes, limits })));
+  app.use(base, dispatchOperations(operations, allHandlers(contract, { storage, uploadMaxBytes: config.uploadMaxBytes, limits })));
   app.use(problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes }));
   return app;
 }

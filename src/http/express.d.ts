@@ -10,7 +10,7 @@ declare global {
       /** Who is calling, once authenticated (src/http/authenticate.ts). */
       actor?: Actor;
       /** Set by express-openapi-validator once it has matched the operation. */
-      openapi?: { schema: OperationObject; openApiRoute: string; expressRoute: string };
+      openapi?: { schema: OperationObject; openApiRoute: string; expressRoute: string; pathParams: Record<string, string> };
       /** A short id for the log line and the problem's instance. */
       requestId: string;
     }
