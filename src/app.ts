@@ -20,6 +20,7 @@ import type { Config } from './config.js';
 import { loadContract, listOperations, basePath, type OpenApiDocument } from './http/contract.js';
 import { contractValidator } from './http/validator.js';
 import { dispatchOperations } from './http/operations.js';
+import { chain } from './http/chain.js';
 import { problemHandler } from './http/errors.js';
 import { refuseNul } from './http/nul.js';
 import { REQUEST_BODY_BYTES } from './http/limits.js';
@@ -83,10 +84,13 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(base, limiters.failedAuthPerAddress);
   app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey, keys));
-  app.use(express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }));
-  app.use(contractValidator(contract, { ...config, perKeyLimit: limiters.perKey, keys }));
-  app.use(refuseNul);
-  app.use(idempotency());
+  // The REST pipeline, as one Express layer (src/http/chain.ts).
+  app.use(chain(
+    express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }),
+    ...contractValidator(contract, { ...config, perKeyLimit: limiters.perKey, keys }),
+    refuseNul,
+    idempotency(),
+  ));
   app.use(base, dispatchOperations(operations, allHandlers(contract, { storage, uploadMaxBytes: config.uploadMaxBytes, limits })));
   app.use(problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes }));
   return app;

@@ -3,7 +3,7 @@
  * one transaction, so a sync cut short (rate limit, broken link, bad response) keeps the last
  * good data and records, in plain words, what happened.
  */
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { QueryOrder, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { GithubAccount, GithubRepo, type WeeklyCommits } from './github.entity.js';
 import { User } from '../users/user.entity.js';
 import { badRequest, notFound } from '../http/problem.js';
@@ -138,7 +138,7 @@ export async function syncStaleAccounts(orm: MikroORM, client: GithubClient, sta
       { $or: [{ attemptedAt: null }, { attemptedAt: { $lt: cutoff } }] },
       { $or: [{ retryAfter: null }, { retryAfter: { $lt: now } }] },
     ],
-  }, { fields: ['id'], limit: 100 });
+  }, { fields: ['id'], limit: 100, orderBy: [{ attemptedAt: QueryOrder.ASC_NULLS_FIRST }, { id: QueryOrder.ASC }] }); // stalest first: none starves
   for (const { id } of due) {
     const account = await syncGithubAccount(orm.em.fork(), client, id, opts);
     log.info('github sync', { login: account.login, status: account.syncStatus });
