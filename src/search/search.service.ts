@@ -58,10 +58,12 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
   const may = (scope: ScopeId) => (actor.scopes as readonly string[]).includes(scope);
   const wants = (type: SearchResultType, scope: ScopeId) => (!query.type || query.type === type) && may(scope);
   if (wants('post', 'content.read')) {
-    arms.push(rankNewest('post', `select p.id, p.search from posts p left join projects pr on pr.id = p.project_id
+    // The project's visibility per candidate by its primary key (not a join that would hash every project).
+    arms.push(rankNewest('post', `select p.id, p.search from posts p
       where p.search @@ ${MATCH}
         and (p.hidden_at is null or p.author_id = ?)
-        and (p.project_id is null or pr.visibility = 'public' or pr.owner_id = ? or p.project_id in (select project_id from member))
+        and (p.project_id is null or exists (select 1 from projects pr where pr.id = p.project_id
+          and (pr.visibility = 'public' or pr.owner_id = ? or pr.id in (select project_id from member))))
       order by p.id desc`));
     params.push(query.q, me, me);
   }
@@ -80,7 +82,7 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
   if (wants('user', 'profile.read')) {
     arms.push(`select 'user'::text as type, u.id, greatest(ts_rank(u.search, q.query), ts_rank(u.search, q.simple)) as score
       from users u cross join q
-      where u.search @@ ${MATCH} or u.search @@ websearch_to_tsquery('simple', ?)`);
+      where u.search @@ (${MATCH} || websearch_to_tsquery('simple', ?))`); // one tsquery, which the GIN index can answer
     params.push(query.q, query.q);
   }
   if (arms.length === 0) return { items: [], nextCursor: null };
