@@ -66,8 +66,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000);
   app.locals.keyCache = keys;
 
-  app.use(requestContext(orm, log));
-  app.use(securityHeaders());
+  app.use(chain(requestContext(orm, log), securityHeaders()));
   app.use(base, cors);
   // Liveness: the process answers. Readiness: the database answers too.
   app.get('/healthz', (_req, res) => {
@@ -81,8 +80,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   const github = new GithubClient({ baseUrl: config.githubApiUrl ?? 'https://api.github.com', token: config.githubToken });
   const web = webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter: limiters.failedSignInPerAddress, log, github });
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
-  app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
-  app.use(base, limiters.failedAuthPerAddress);
+  app.use(base, chain(requestTimeout(config.requestTimeoutMs ?? 30_000), limiters.failedAuthPerAddress));
   app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey, keys));
   // The REST pipeline, as one Express layer (src/http/chain.ts).
   app.use(chain(
