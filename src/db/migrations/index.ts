@@ -11,6 +11,7 @@ import { Migration20261122172003_jobs_and_profiles } from './Migration2026112217
 import { Migration20261122172004_github } from './Migration20261122172004_github.js';
 import { Migration20261122172005_idempotency } from './Migration20261122172005_idempotency.js';
 import { Migration20261122201111_sessions } from './Migration20261122201111_sessions.js';
+import { Migration20261123000000_search_fastupdate_off } from './Migration20261123000000_search_fastupdate_off.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -24,4 +25,5 @@ export const migrationsList = [
   { name: 'Migration20261122172004_github', class: Migration20261122172004_github },
   { name: 'Migration20261122172005_idempotency', class: Migration20261122172005_idempotency },
   { name: 'Migration20261122201111_sessions', class: Migration20261122201111_sessions },
+  { name: 'Migration20261123000000_search_fastupdate_off', class: Migration20261123000000_search_fastupdate_off },
 ];
