@@ -43,17 +43,22 @@ const rankNewest = (type: SearchResultType, candidates: string) =>
   `select '${type}'::text as type, c.id, ts_rank(c.search, q.query) as score
    from (${candidates} limit ${CANDIDATES_PER_KIND}) c cross join q`;
 
+const noWords = (): never => {
+  throw badQuery('The query has no words to search for (only punctuation, operators or very common words).');
+};
+
+async function hasWords(em: EntityManager, q: string): Promise<boolean> {
+  const [row] = await em.execute<{ n: number }[]>(`select numnode(websearch_to_tsquery('english', ?)) as n`, [q]);
+  return Number(row?.n ?? 0) > 0;
+}
+
 export type SearchQuery = { q: string; type?: SearchResultType; limit: number; cursor?: string };
 
 export async function search(em: EntityManager, actor: Actor, query: SearchQuery): Promise<SearchPage> {
   const offset = decodeCursor(query.cursor, isOffsetCursor)?.o ?? 0;
-  const [check] = await em.execute<{ n: number }[]>(`select numnode(websearch_to_tsquery('english', ?)) as n`, [query.q]);
-  if (!check || Number(check.n) === 0) {
-    throw badQuery('The query has no words to search for (only punctuation, operators or very common words).');
-  }
   const me = actor.userId;
   const arms: string[] = [];
-  const params: unknown[] = [query.q, query.q, me];
+  const params: unknown[] = [query.q, query.q, query.q, me];
   // Each kind of result also needs the scope that reads it directly (search itself needs content.read).
   const may = (scope: ScopeId) => (actor.scopes as readonly string[]).includes(scope);
   const wants = (type: SearchResultType, scope: ScopeId) => (!query.type || query.type === type) && may(scope);
@@ -82,13 +87,14 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
   if (wants('user', 'profile.read')) {
     arms.push(`select 'user'::text as type, u.id, greatest(ts_rank(u.search, q.query), ts_rank(u.search, q.simple)) as score
       from users u cross join q
-      where u.search @@ (${MATCH} || websearch_to_tsquery('simple', ?))`); // one tsquery, which the GIN index can answer
+      where q.words > 0 and u.search @@ (${MATCH} || websearch_to_tsquery('simple', ?))`); // one tsquery, which the GIN index can answer
     params.push(query.q, query.q);
   }
-  if (arms.length === 0) return { items: [], nextCursor: null };
+  if (arms.length === 0) return (await hasWords(em, query.q)) ? { items: [], nextCursor: null } : noWords();
   params.push(query.limit + 1, offset, HEADLINE, HEADLINE, HEADLINE, HEADLINE);
   const rows = await em.execute<{ type: SearchResultType; id: string; score: number; title: string; username: string | null; snippet: string }[]>(
-    `with q as (select websearch_to_tsquery('english', ?) as query, websearch_to_tsquery('simple', ?) as simple),
+    `with q as (select websearch_to_tsquery('english', ?) as query, websearch_to_tsquery('simple', ?) as simple,
+       numnode(websearch_to_tsquery('english', ?)) as words),
      member as (select project_id from project_members where user_id = ?),
      ranked as (${arms.join(' union all ')} order by score desc, id desc limit ? offset ?)
      select r.type, r.id, r.score,
@@ -107,6 +113,9 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
      order by r.score desc, r.id desc`,
     params,
   );
+  // A query without words (only punctuation, operators or stop words) matches nothing; it is
+  // told apart from a query without results only then, so a search is one round trip.
+  if (rows.length === 0 && !(await hasWords(em, query.q))) noWords();
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;
   const next = offset + page.length;
