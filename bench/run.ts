@@ -51,25 +51,36 @@ const app = await start(['src/main.ts'], {
   PORT: String(P_APP), HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000000', GITHUB_SYNC_INTERVAL_MINUTES: '0',
 }, 'shipyard listening', PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
 children.push(app);
+// However the run ends (a failed check included), the servers it started end with it.
+process.on('exit', () => children.forEach((c) => c.kill('SIGTERM')));
 
 const auth = { authorization: `Bearer ${seed.token}` };
 const mcpHeaders = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 const mcpCall = (name: string, args: object) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const api = `http://127.0.0.1:${P_APP}/api/v1`;
 
-type Scenario = { name: string; url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; baseline?: string; connections?: number };
+/** `expect` checks one response before the scenario is measured: a number is only printed for a request that does what its name says. */
+type Scenario = {
+  name: string; url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; baseline?: string; connections?: number;
+  expect?: (body: any) => string | undefined;
+};
+const items = (n: number, at: (b: any) => unknown[] | undefined = (b) => b.items) => (b: any) => {
+  const got = at(b)?.length;
+  return got === n ? undefined : `expected ${n} items, got ${got}`;
+};
+const mcpItems = (n: number) => items(n, (b) => (b.result?.isError ? undefined : b.result?.structuredContent?.items));
 const every: Scenario[] = [
   { name: 'baseline: Express JSON route', url: `http://127.0.0.1:${P_JSON}/hello` },
   { name: 'baseline: Express + raw pg project read', url: `http://127.0.0.1:${P_PG}/projects/${seed.projectId}` },
   { name: 'GET project', url: `${api}/projects/${seed.projectId}`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
-  { name: 'GET roadmap (50 milestones)', url: `${api}/projects/${seed.projectId}/milestones?limit=50`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
-  { name: 'list projects, page 1', url: `${api}/projects?limit=20`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
-  { name: 'list projects, page 1000 (cursor)', url: `${api}/projects?limit=20&cursor=${seed.page1000Cursor}`, headers: auth, baseline: 'list projects, page 1' },
+  { name: 'GET roadmap (50 milestones)', url: `${api}/projects/${seed.projectId}/milestones?limit=50`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(50) },
+  { name: 'list projects, page 1', url: `${api}/projects?limit=20`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(20) },
+  { name: 'list projects, page 1000 (cursor)', url: `${api}/projects?limit=20&cursor=${seed.page1000Cursor}`, headers: auth, baseline: 'list projects, page 1', expect: items(20) },
   { name: 'POST milestone', url: `${api}/projects/${seed.writeProjectId}/milestones`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"title":"bench"}', baseline: 'baseline: Express + raw pg project read' },
-  { name: 'MCP get_roadmap', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('get_roadmap', { projectId: seed.projectId, limit: 50 }), baseline: 'GET roadmap (50 milestones)' },
-  { name: 'MCP create_milestone', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('create_milestone', { projectId: seed.writeProjectId, title: 'bench' }), baseline: 'POST milestone' },
+  { name: 'MCP get_roadmap', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('get_roadmap', { projectId: seed.projectId, limit: 50 }), baseline: 'GET roadmap (50 milestones)', expect: mcpItems(50) },
+  { name: 'MCP create_milestone', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('create_milestone', { projectId: seed.writeProjectId, title: 'bench' }), baseline: 'POST milestone', expect: (b) => (b.result && !b.result.isError ? undefined : 'the tool call failed') },
   // Last, so its queue of slow queries cannot spill into another scenario.
-  { name: 'GET search', url: `${api}/search?q=gears%20engine`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
+  { name: 'GET search', url: `${api}/search?q=gears%20engine`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(20) },
   { name: 'GET search, 1 connection', url: `${api}/search?q=gears%20engine`, headers: auth, connections: 1 },
 ];
 const scenarios = every.filter((s) => !ONLY || s.name.startsWith('baseline:') || ONLY.test(s.name));
@@ -101,6 +112,14 @@ function drive(s: Scenario, seconds: number): Promise<Outcome> {
       codes.set(status, (codes.get(status) ?? 0) + 1);
     });
   });
+}
+
+/** One request per scenario before any is measured: a 2xx, and the body it should have. */
+for (const s of scenarios) {
+  const res = await fetch(s.url, { method: s.method ?? 'GET', headers: s.headers, body: s.body });
+  const body: unknown = await res.json().catch(() => undefined);
+  const wrong = !res.ok ? `answered ${res.status}` : s.expect?.(body);
+  if (wrong) throw new Error(`scenario '${s.name}' does not measure what it says: ${wrong}`);
 }
 
 const rssBefore = rssMb(app.pid!);

@@ -88,7 +88,9 @@ const writeProjectId = w?.id ?? (await em.execute<{ id: string }[]>(
    values (gen_random_uuid(), ?, 'Bench writes', 'bench-writes', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`, [user.id]))[0]!.id;
 // Each run writes into bench-writes; start it empty so POST timings do not drift between runs.
 await em.execute('delete from milestones where project_id = ?', [writeProjectId]);
-const [page1000] = await em.execute<{ id: string }[]>(`select id from projects where visibility = 'public' or owner_id = ? order by id desc offset 19999 limit 1`, [user.id]);
+// Page 1,000 at 20 per page starts after the 19,980th project the bench user sees: its cursor is that project's id
+// (a full page of 20 follows: the user sees 20,000 seeded public projects and its own two).
+const [page1000] = await em.execute<{ id: string }[]>(`select id from projects where visibility = 'public' or owner_id = ? order by id desc offset ${999 * 20 - 1} limit 1`, [user.id]);
 const { token } = await createKey(em, { userId: user.id, name: 'bench', scopes: [...SCOPE_IDS], expiresInDays: 1 });
 await db.close();
 process.stdout.write(JSON.stringify({ token, projectId, writeProjectId, page1000Cursor: Buffer.from(JSON.stringify({ id: page1000!.id })).toString('base64url') }) + '\n');
