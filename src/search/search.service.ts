@@ -58,7 +58,7 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
   const offset = decodeCursor(query.cursor, isOffsetCursor)?.o ?? 0;
   const me = actor.userId;
   const arms: string[] = [];
-  const params: unknown[] = [query.q, query.q, query.q, me];
+  const params: unknown[] = [query.q, query.q, me];
   // Each kind of result also needs the scope that reads it directly (search itself needs content.read).
   const may = (scope: ScopeId) => (actor.scopes as readonly string[]).includes(scope);
   const wants = (type: SearchResultType, scope: ScopeId) => (!query.type || query.type === type) && may(scope);
@@ -93,8 +93,8 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
   if (arms.length === 0) return (await hasWords(em, query.q)) ? { items: [], nextCursor: null } : noWords();
   params.push(query.limit + 1, offset, HEADLINE, HEADLINE, HEADLINE, HEADLINE);
   const rows = await em.execute<{ type: SearchResultType; id: string; score: number; title: string; username: string | null; snippet: string }[]>(
-    `with q as (select websearch_to_tsquery('english', ?) as query, websearch_to_tsquery('simple', ?) as simple,
-       numnode(websearch_to_tsquery('english', ?)) as words),
+    `with q as (select query, simple, numnode(query) as words
+       from (select websearch_to_tsquery('english', ?) as query, websearch_to_tsquery('simple', ?) as simple) parsed),
      member as (select project_id from project_members where user_id = ?),
      ranked as (${arms.join(' union all ')} order by score desc, id desc limit ? offset ?)
      select r.type, r.id, r.score,
