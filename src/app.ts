@@ -38,11 +38,13 @@ import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
 import { webRouter } from './web/web.routes.js';
 import { GithubClient } from './github/github.client.js';
+import { SearchCache } from './search/search-cache.js';
+import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 
 export type AppDeps = {
   orm: MikroORM;
   config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>
-    & { requestTimeoutMs?: number; keyCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number; githubApiUrl?: string; githubToken?: string };
+    & { requestTimeoutMs?: number; keyCacheSeconds?: number; searchCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number; githubApiUrl?: string; githubToken?: string };
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
@@ -89,7 +91,9 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
     refuseNul,
     idempotency(),
   ));
-  app.use(base, dispatchOperations(operations, allHandlers(contract, { storage, uploadMaxBytes: config.uploadMaxBytes, limits })));
+  app.use(base, dispatchOperations(operations, allHandlers(contract, {
+    storage, uploadMaxBytes: config.uploadMaxBytes, limits, searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
+  })));
   app.use(problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes }));
   return app;
 }

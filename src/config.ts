@@ -31,6 +31,9 @@ export type Config = {
   /** Seconds a looked-up API key is reused before it is read again (KEY_CACHE_SECONDS, default 10; 0 = off).
    *  A key revoked by another process (the CLI, another instance) is refused within this bound. */
   keyCacheSeconds: number;
+  /** Seconds a search page may be reused (SEARCH_CACHE_SECONDS, default 10; 0 = off). A page is dropped
+   *  as soon as anything searchable changes, in any process; the bound only covers open jobs reaching their expiry. */
+  searchCacheSeconds: number;
   /** Validate every response against the contract (VALIDATE_RESPONSES, default on; tests keep it on). */
   validateResponses: boolean;
   /** pino-style level for the request log (LOG_LEVEL: silent, error, info; default info). */
@@ -76,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadMaxBytes: positiveInt('UPLOAD_MAX_BYTES', env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024),
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
     keyCacheSeconds: env.KEY_CACHE_SECONDS === '0' ? 0 : positiveInt('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
+    searchCacheSeconds: env.SEARCH_CACHE_SECONDS === '0' ? 0 : positiveInt('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),
     logLevel: level,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
   };

@@ -20,8 +20,13 @@ import { radarHandlers } from './radar/radar.routes.js';
 import { moderationHandlers } from './moderation/moderation.routes.js';
 import type { MediaStorage } from './media/storage.js';
 import type { RateLimits } from './http/rate-limit.js';
+import type { SearchCache } from './search/search-cache.js';
+import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 
-export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage; uploadMaxBytes: number; limits: RateLimits }): Handlers {
+export function allHandlers(
+  doc: OpenApiDocument,
+  deps: { storage: MediaStorage; uploadMaxBytes: number; limits: RateLimits; searchCache: SearchCache<SearchPage> },
+): Handlers {
   return {
     ...metaHandlers(doc),
     ...usersHandlers,
@@ -31,7 +36,7 @@ export function allHandlers(doc: OpenApiDocument, deps: { storage: MediaStorage;
     ...commentsHandlers,
     ...reactionsHandlers,
     ...platformHandlers(doc, deps.uploadMaxBytes, deps.limits),
-    ...searchHandlers,
+    ...searchHandlers(deps.searchCache),
     ...jobsHandlers,
     ...githubHandlers,
     ...radarHandlers,

@@ -1,6 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
+import { searchChangedTrigger } from '../search/search-changes.js';
 
 export const REMOTE_POLICIES = ['onsite', 'hybrid', 'remote'] as const;
 export const EMPLOYMENT_TYPES = ['full_time', 'part_time', 'contract', 'internship', 'freelance'] as const;
@@ -35,6 +36,7 @@ const JobSchema = defineEntity({
     { name: 'jobs_poster_idx', properties: ['poster'] },
     { name: 'jobs_search_idx', properties: ['search'], type: 'gin' },
   ],
+  triggers: [searchChangedTrigger('jobs', 'search, status, expires_at')],
   // Salary is all or nothing, and min ≤ max (also checked with a clear 400 in the service).
   checks: [{
     name: 'jobs_salary_check',

@@ -2,6 +2,7 @@ import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { Project } from '../projects/project.entity.js';
+import { searchChangedTrigger } from '../search/search-changes.js';
 
 export const POST_KINDS = ['post', 'build_log'] as const;
 
@@ -29,8 +30,11 @@ const PostSchema = defineEntity({
   indexes: [
     { name: 'posts_project_kind_idx', properties: ['project', 'kind', 'id'] },
     { name: 'posts_author_idx', properties: ['author'] },
+    /** Migration ..._search_changes: whether a person has hidden posts, without reading all of theirs. */
+    { name: 'posts_author_hidden_idx', properties: ['author'], where: 'hidden_at is not null' },
     { name: 'posts_search_idx', properties: ['search'], type: 'gin' },
   ],
+  triggers: [searchChangedTrigger('posts', 'search, hidden_at, project_id, author_id')],
 });
 export class Post extends PostSchema.class {}
 PostSchema.setClass(Post);

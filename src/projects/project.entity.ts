@@ -1,6 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
+import { searchChangedTrigger } from '../search/search-changes.js';
 
 export const PROJECT_STAGES = ['idea', 'building', 'launched', 'paused'] as const;
 export const PROJECT_VISIBILITIES = ['public', 'private'] as const;
@@ -29,6 +30,7 @@ const ProjectSchema = defineEntity({
   },
   uniques: [{ name: 'projects_owner_slug_unique', properties: ['owner', 'slug'] }],
   indexes: [{ name: 'projects_search_idx', properties: ['search'], type: 'gin' }],
+  triggers: [searchChangedTrigger('projects', 'search, visibility, owner_id')],
 });
 export class Project extends ProjectSchema.class {}
 ProjectSchema.setClass(Project);
@@ -44,6 +46,7 @@ const ProjectMemberSchema = defineEntity({
   },
   uniques: [{ name: 'project_members_project_user_unique', properties: ['project', 'user'] }],
   indexes: [{ name: 'project_members_user_idx', properties: ['user'] }],
+  triggers: [searchChangedTrigger('project_members', 'project_id, user_id')],
 });
 export class ProjectMember extends ProjectMemberSchema.class {}
 ProjectMemberSchema.setClass(ProjectMember);

@@ -1,9 +1,13 @@
+import type { SearchPage } from '../../codegen/generated/api/types.gen.js';
 import type { SomeHandlers } from '../http/handler.js';
+import type { SearchCache } from './search-cache.js';
 import { search } from './search.service.js';
 
-export const searchHandlers = {
-  search: async ({ em, actor, query }) => ({
-    status: 200,
-    body: await search(em, actor, { q: query.q, type: query.type, limit: query.limit ?? 20, cursor: query.cursor }),
-  }),
-} satisfies SomeHandlers<'search'>;
+export function searchHandlers(cache: SearchCache<SearchPage>) {
+  return {
+    search: async ({ em, actor, query }) => ({
+      status: 200,
+      body: await search(em, actor, { q: query.q, type: query.type, limit: query.limit ?? 20, cursor: query.cursor }, cache),
+    }),
+  } satisfies SomeHandlers<'search'>;
+}

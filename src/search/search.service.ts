@@ -11,6 +11,7 @@ import type { Actor } from '../http/actor.js';
 import { ProblemError } from '../http/problem.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { ScopeId } from '../keys/scopes.js';
+import type { SearchCache } from './search-cache.js';
 
 const MAX_OFFSET = 10_000;
 const MARK_START = '\u0001';
@@ -53,15 +54,21 @@ async function hasWords(em: EntityManager, q: string): Promise<boolean> {
 }
 
 export type SearchQuery = { q: string; type?: SearchResultType; limit: number; cursor?: string };
+type Row = { type: SearchResultType; id: string; score: number; title: string; username: string | null; snippet: string; generation: string; shared: boolean };
 
-export async function search(em: EntityManager, actor: Actor, query: SearchQuery): Promise<SearchPage> {
-  const offset = decodeCursor(query.cursor, isOffsetCursor)?.o ?? 0;
+/** One UNION arm per kind of result the caller may see, with its parameters in order. */
+function armsFor(actor: Actor, query: SearchQuery) {
   const me = actor.userId;
   const arms: string[] = [];
-  const params: unknown[] = [query.q, query.q, me];
+  const types: SearchResultType[] = [];
+  const params: unknown[] = [];
   // Each kind of result also needs the scope that reads it directly (search itself needs content.read).
   const may = (scope: ScopeId) => (actor.scopes as readonly string[]).includes(scope);
-  const wants = (type: SearchResultType, scope: ScopeId) => (!query.type || query.type === type) && may(scope);
+  const wants = (type: SearchResultType, scope: ScopeId) => {
+    if ((query.type && query.type !== type) || !may(scope)) return false;
+    types.push(type);
+    return true;
+  };
   if (wants('post', 'content.read')) {
     // The project's visibility per candidate by its primary key (not a join that would hash every project).
     arms.push(rankNewest('post', `select p.id, p.search from posts p
@@ -90,14 +97,27 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
       where q.words > 0 and u.search @@ (${MATCH} || websearch_to_tsquery('simple', ?))`); // one tsquery, which the GIN index can answer
     params.push(query.q, query.q);
   }
-  if (arms.length === 0) return (await hasWords(em, query.q)) ? { items: [], nextCursor: null } : noWords();
-  params.push(query.limit + 1, offset, HEADLINE, HEADLINE, HEADLINE, HEADLINE);
-  const rows = await em.execute<{ type: SearchResultType; id: string; score: number; title: string; username: string | null; snippet: string }[]>(
-    `with q as (select query, simple, numnode(query) as words
+  return { arms, types, params };
+}
+
+const COUNTER = `(select case when is_called then last_value else 0 end from search_changes)`;
+/** Whether the caller sees only what everybody sees: no private project owned or joined, no hidden post of their own. */
+const SHARED = `not (exists (select 1 from projects where owner_id = ? and visibility = 'private')
+  or exists (select 1 from project_members m join projects p on p.id = m.project_id where m.user_id = ? and p.visibility = 'private')
+  or exists (select 1 from posts where author_id = ? and hidden_at is not null))`;
+
+/**
+ * The ranked page with its snippets, in one round trip. Each row also carries, as of this
+ * query's snapshot, the search cache's counter and whether the caller sees only public things
+ * (src/search/search-cache.ts).
+ */
+function rankedPage(em: EntityManager, me: string, query: SearchQuery, offset: number, arms: string[], armParams: unknown[]) {
+  return em.execute<Row[]>(
+    `with q as (select query, simple, numnode(query) as words, ${COUNTER} as generation, ${SHARED} as shared
        from (select websearch_to_tsquery('english', ?) as query, websearch_to_tsquery('simple', ?) as simple) parsed),
      member as (select project_id from project_members where user_id = ?),
      ranked as (${arms.join(' union all ')} order by score desc, id desc limit ? offset ?)
-     select r.type, r.id, r.score,
+     select r.type, r.id, r.score, q.generation, q.shared,
        coalesce(p.title, pr.name, j.title, u.display_name) as title, u.username,
        case r.type
          when 'post' then ts_headline('english', p.title || ' — ' || p.body, q.query, ?)
@@ -111,15 +131,48 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
      left join jobs j on r.type = 'job' and j.id = r.id
      left join users u on r.type = 'user' and u.id = r.id
      order by r.score desc, r.id desc`,
-    params,
+    [me, me, me, query.q, query.q, me, ...armParams, query.limit + 1, offset, HEADLINE, HEADLINE, HEADLINE, HEADLINE],
   );
+}
+
+/** The cache's counter, and whether the caller sees only public things: which stored page may answer. */
+async function cacheState(em: EntityManager, me: string): Promise<{ generation: bigint; shared: boolean }> {
+  const [row] = await em.execute<{ generation: string; shared: boolean }[]>(`select ${COUNTER} as generation, ${SHARED} as shared`, [me, me, me]);
+  return { generation: BigInt(row!.generation), shared: row!.shared };
+}
+
+/**
+ * Whether no change counted up to now is still uncommitted: every writer holds the shared
+ * lock from its count until its transaction has ended, so the exclusive try succeeds only
+ * when none is in flight (it never waits, and is released when this statement ends). A search
+ * run after a quiet point sees every change counted before it.
+ */
+async function quietPoint(em: EntityManager): Promise<{ quiet: boolean; generation: bigint }> {
+  const [row] = await em.execute<{ quiet: boolean; generation: string }[]>(`select pg_try_advisory_xact_lock(21320, 1) as quiet, ${COUNTER} as generation`);
+  return { quiet: row!.quiet, generation: BigInt(row!.generation) };
+}
+
+const cacheKey = (shared: boolean, me: string, types: SearchResultType[], query: SearchQuery, offset: number) =>
+  JSON.stringify([shared ? null : me, types, query.q, query.limit, offset]);
+
+export async function search(em: EntityManager, actor: Actor, query: SearchQuery, cache?: SearchCache<SearchPage>): Promise<SearchPage> {
+  const offset = decodeCursor(query.cursor, isOffsetCursor)?.o ?? 0;
+  const me = actor.userId;
+  const { arms, types, params } = armsFor(actor, query);
+  if (arms.length === 0) return (await hasWords(em, query.q)) ? { items: [], nextCursor: null } : noWords();
+  const state = cache?.enabled ? await cacheState(em, me) : undefined;
+  const cached = state && cache!.get(state.generation, cacheKey(state.shared, me, types, query, offset));
+  if (cached) return cached;
+  const quiet = state && (await quietPoint(em));
+
+  const rows = await rankedPage(em, me, query, offset, arms, params);
   // A query without words (only punctuation, operators or stop words) matches nothing; it is
   // told apart from a query without results only then, so a search is one round trip.
   if (rows.length === 0 && !(await hasWords(em, query.q))) noWords();
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;
   const next = offset + page.length;
-  return {
+  const result: SearchPage = {
     items: page.map((r) => ({
       type: r.type,
       id: r.id,
@@ -130,4 +183,11 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
     })),
     nextCursor: more && next <= MAX_OFFSET ? encodeCursor({ o: next }) : null,
   };
+  // Kept only when the page is known to hold every change counted under this value: the search
+  // ran after a quiet point and the counter did not move meanwhile (an empty page carries no proof).
+  const proof = rows[0];
+  if (state && quiet?.quiet && quiet.generation === state.generation && proof && BigInt(proof.generation) === state.generation) {
+    cache!.set(state.generation, cacheKey(proof.shared, me, types, query, offset), result);
+  }
+  return result;
 }

@@ -1,5 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
+import { searchChangedTrigger } from '../search/search-changes.js';
 
 const UserSchema = defineEntity({
   name: 'User',
@@ -25,6 +26,7 @@ const UserSchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
   },
   indexes: [{ name: 'users_search_idx', properties: ['search'], type: 'gin' }],
+  triggers: [searchChangedTrigger('users', 'search')],
 });
 export class User extends UserSchema.class {}
 UserSchema.setClass(User);
