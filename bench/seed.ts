@@ -8,6 +8,7 @@ import { openDatabase } from '../src/db/database.js';
 import { createKey } from '../src/keys/keys.service.js';
 import { SCOPE_IDS } from '../src/keys/scopes.js';
 import { User } from '../src/users/user.entity.js';
+import { VOCABULARY } from './vocabulary.js';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('bench/seed.ts needs DATABASE_URL');
@@ -15,27 +16,6 @@ const db = await openDatabase({ databaseUrl: url, dataDir: '', poolMax: 2 });
 const em = db.orm.em.fork();
 const [counted] = await em.execute<{ n: number }[]>('select count(*)::int as n from users');
 const n = Number(counted?.n ?? 0);
-// Text drawn from a 240-word vocabulary, so a word matches a realistic share of documents (a
-// two-word query about 1–2% of posts) rather than every row.
-const VOCABULARY = `gears engine mill lathe compiler parser kernel scheduler robot drone sensor battery solar
-  wind turbine pump valve circuit board firmware driver shader render mesh texture camera lens
-  printer filament resin laser cutter router spindle bearing shaft pulley belt chain sprocket motor
-  servo stepper encoder arduino raspberry esp32 fpga verilog rust typescript python golang haskell
-  elixir erlang zig swift kotlin java scala clojure lisp forth assembly wasm browser server client
-  database index query cache queue stream socket protocol packet network mesh radio antenna
-  satellite telescope microscope keyboard mouse display screen panel terminal shell editor plugin
-  theme layout widget button slider canvas chart graph map tile vector raster audio synth
-  oscillator filter envelope sequencer drum guitar pedal amplifier speaker headphone microphone
-  recorder garden greenhouse irrigation soil compost beehive chicken coop fence shed workshop bench
-  clamp vise chisel plane saw drill bit screw bolt nut washer rivet weld solder flux wire cable
-  connector plug fuse relay switch transistor diode resistor capacitor inductor transformer
-  oscilloscope multimeter logic analyzer bus uart spi i2c usb ethernet wifi bluetooth lora zigbee
-  matter thread homekit dashboard metric alert log trace profile benchmark latency throughput
-  memory storage disk backup sync merge branch commit review release deploy container cluster node
-  pod service gateway proxy balancer firewall token secret vault key certificate signature hash
-  cipher random entropy puzzle game level sprite physics collision particle shader lighting shadow
-  voxel terrain biome quest inventory crafting multiplayer lobby match ranking leaderboard tutorial`
-  .split(/\s+/).filter(Boolean);
 const words = (seed: string, count: number) =>
   `(select string_agg((:vocab::text[])[1 + ((${seed} * 7919 + k * 104729 + ${seed} * k * 31) % ${VOCABULARY.length})], ' ') from generate_series(1, ${count}) k)`;
 const text = (sql: string) => sql.replaceAll(':vocab', `array[${VOCABULARY.map((w) => `'${w}'`).join(',')}]`);
