@@ -92,6 +92,30 @@ describe('roadmap', () => {
     expect(await order(p)).toEqual(['A']);
   });
 
+  it('reads a private roadmap for its owner and members only, empty or page by page', async () => {
+    const { data: secret } = await api.createProject({ client: ada.client, body: { name: uniqueName('Secret'), visibility: 'private' } });
+    const p = secret!.id;
+    const list = (who: TestUser, query: { limit?: number; cursor?: string } = {}) => api.listMilestones({ client: who.client, path: { projectId: p }, query });
+    const empty = await list(ada);
+    expect(empty.response?.status).toBe(200);
+    expect(empty.data).toEqual({ items: [], nextCursor: null });
+    for (const title of ['Ember', 'Flint', 'Tinder']) await add(p, title);
+
+    const outsider = await list(grace);
+    expect(outsider.response?.status).toBe(404);
+    expect(outsider.response?.headers.get('content-type')).toContain('application/problem+json');
+    expect(JSON.stringify(outsider.error)).not.toContain('Ember');
+
+    await api.addProjectMember({ client: ada.client, path: { projectId: p }, body: { username: grace.user.username } });
+    const first = await list(grace, { limit: 2 });
+    expect(first.data!.items.map((m) => m.title)).toEqual(['Ember', 'Flint']);
+    const rest = await list(grace, { limit: 2, cursor: first.data!.nextCursor! });
+    expect(rest.data).toMatchObject({ items: [{ title: 'Tinder', position: 3 }], nextCursor: null });
+
+    const missing = await api.listMilestones({ client: ada.client, path: { projectId: '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10' } });
+    expect(missing.response?.status).toBe(404);
+  });
+
   it('refuses bad input with 400 and changes nothing', async () => {
     const p = await project();
     const m = await add(p, 'A');

@@ -11,7 +11,7 @@ import { Project } from '../projects/project.entity.js';
 import type { Actor } from '../http/actor.js';
 import { notFound, unprocessable } from '../http/problem.js';
 import { decodeCursor, pageOf, type Page } from '../http/cursor.js';
-import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
+import { assertCanManageProject, assertCanReadProject, readProjectRows } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import { isoTimestamp } from '../db/hot-read.js';
 
@@ -21,14 +21,14 @@ const isPositionCursor = (v: unknown): v is { position: number } =>
 export async function listMilestones(
   em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
 ): Promise<Page<MilestoneDto>> {
-  await assertCanReadProject(em, actor, projectId);
   const after = decodeCursor(query.cursor, isPositionCursor);
-  // The roadmap is the hottest list (REST and MCP get_roadmap): read as rows, not entities.
-  const rows = await em.execute<RoadmapRow[]>(
+  // The roadmap is the hottest list (REST and MCP get_roadmap): read as rows, not entities, in
+  // the same round trip as the read check.
+  const rows = await readProjectRows<RoadmapRow>(em, actor, projectId,
     `select m.id, m.project_id, m.title, m.description, m.status, to_char(m.due_date, 'YYYY-MM-DD') as due_date,
        ${isoTimestamp('m.completed_at')} as completed_at, m.position, ${isoTimestamp('m.created_at')} as created_at, ${isoTimestamp('m.updated_at')} as updated_at
-     from milestones m where m.project_id = ? and m.position > ? order by m.position limit ?`,
-    [projectId, after?.position ?? 0, query.limit + 1],
+     from milestones m where m.project_id = p.id and m.position > ? order by m.position limit ?`,
+    [after?.position ?? 0, query.limit + 1],
   );
   return pageOf(rows.map(fromRoadmapRow), query.limit, presentMilestone, (m) => ({ position: m.position }));
 }
