@@ -65,8 +65,9 @@ const readable = (visibility: ProjectFields['visibility'], role: ProjectRole) =>
 /**
  * The read check and a read of the project's own rows (its roadmap) in one round trip, for
  * the hottest sub-resource reads: `rowsSql` selects from the project `p` (it may use `p.id`)
- * with a non-null `id` column, and runs only when the caller may read the project (the same
- * rule as `assertCanReadProject`, kept once here in SQL). 404 as `assertCanReadProject` does.
+ * with a non-null `id` column, and runs only when the caller may read the project. The answer
+ * is decided by `readable`, as for `assertCanReadProject` (404); the SQL gate only spares the
+ * read, so a mistake in it could cost time, never show a private roadmap.
  */
 export async function readProjectRows<R extends { id: string }>(
   em: EntityManager, actor: Actor, projectId: string, rowsSql: string, params: unknown[],
