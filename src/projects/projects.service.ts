@@ -72,14 +72,13 @@ const readable = (visibility: ProjectFields['visibility'], role: ProjectRole) =>
 export async function readProjectRows<R extends { id: string }>(
   em: EntityManager, actor: Actor, projectId: string, rowsSql: string, params: unknown[],
 ): Promise<R[]> {
-  if (!UUID.test(projectId)) throw notFound(`No project with id ${projectId}.`);
   const userId = UUID.test(actor.userId) ? actor.userId : null;
   // `offset 0` keeps the check a gate in front of the rows (a one-time filter: they are not
   // read at all for a caller who may not see them) instead of a filter on each row read.
-  const rows = await em.execute<(R & { project_visibility__: ProjectFields['visibility']; project_owner_id__: string; project_is_member__: boolean })[]>(
+  const rows = !UUID.test(projectId) ? [] : await em.execute<(R & { project_visibility__: ProjectFields['visibility']; project_owner_id__: string; project_is_member__: boolean })[]>(
     `select p.visibility as project_visibility__, p.owner_id as project_owner_id__, a.is_member as project_is_member__, r.*
      from projects p
-     cross join lateral (select exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?) as is_member) a
+     cross join lateral (select ${IS_MEMBER}) a
      left join lateral (select * from (${rowsSql}) x where p.visibility <> 'private' or p.owner_id = ? or a.is_member offset 0) r on true
      where p.id = ?`,
     [userId, ...params, userId, projectId],
