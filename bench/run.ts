@@ -24,9 +24,18 @@ const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : 
 const tsx = ['--import', 'tsx'];
 const seed = JSON.parse(execFileSync(process.execPath, [...tsx, 'bench/seed.ts'], { env: process.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
 
+/** The node options `npm start` runs the service with (the heap cap, HEAP_MB, included): the service is measured as it runs, and the baselines get the same. */
+function startOptions(): string[] {
+  const script: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
+  const options = /^node (.*) src\/main\.ts$/.exec(script)?.[1];
+  if (!options) throw new Error(`package.json's start script is not 'node <options> src/main.ts': ${script}`);
+  return options.replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => process.env[name] || fallback).split(/\s+/);
+}
+const nodeOptions = startOptions();
+
 function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, ...tsx, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, ...nodeOptions, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const onData = (d: Buffer) => {
       out += d;
@@ -151,7 +160,7 @@ const rssAfter = rssMb(app.pid!);
 
 const pad = (v: string, n: number) => v.padEnd(n);
 const fixed = (v: number, n: number, digits = 0) => v.toFixed(digits).padStart(n);
-console.log(`\nShipyard benchmark — ${CONNECTIONS} connections unless named, ${DURATION} s per scenario (after 2 s warm-up)\n`);
+console.log(`\nShipyard benchmark — ${CONNECTIONS} connections unless named, ${DURATION} s per scenario (after 2 s warm-up); node ${nodeOptions.join(' ')}\n`);
 console.log(`${pad('scenario', 36)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'failed'.padStart(7)}  ratio to baseline`);
 for (const s of scenarios) {
   const r = results.get(s.name)!;

@@ -3,6 +3,7 @@
  * let in-flight requests finish, close the database, exit 0.
  */
 import type { Server } from 'node:http';
+import { getHeapStatistics } from 'node:v8';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './app.js';
@@ -42,6 +43,8 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     spec: `${config.publicUrl}/api/v1/openapi.json`,
     database: `${db.kind} (${db.location})`,
     rateLimits: redis ? 'redis (shared)' : 'memory (this process)',
+    // What the heap may grow to (HEAP_MB through npm start, plus the young generation).
+    heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
   });
   const stopSync = config.githubSyncIntervalMinutes > 0
     ? scheduleGithubSync(db.orm, new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken }), config.githubSyncIntervalMinutes, log)
