@@ -7,6 +7,9 @@ import type { Logger } from './log.js';
 export function requestContext(orm: MikroORM, log: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
+    // Read now, at the application's level: a router mounted at a path (the MCP endpoint's)
+    // strips its prefix from req.path and may still be inside when the response finishes.
+    const path = req.path; // never the query string
     req.requestId = randomUUID().slice(0, 8);
     req.em = orm.em.fork();
     res.setHeader('X-Request-Id', req.requestId);
@@ -14,7 +17,7 @@ export function requestContext(orm: MikroORM, log: Logger): RequestHandler {
       log.info('request', {
         requestId: req.requestId,
         method: req.method,
-        path: req.path, // never the query string
+        path,
         status: res.statusCode,
         ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
         keyId: req.actor?.keyId,

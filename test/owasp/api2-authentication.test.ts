@@ -48,13 +48,21 @@ describe('API2 authentication', () => {
     }
   });
 
-  it('never writes a key into the log', async () => {
-    const { token } = await userWithKey(t, ['profile.read']);
+  it('never writes a key into the log; each request is logged with its full path, without the query string', async () => {
+    const { token } = await userWithKey(t, ['profile.read', 'projects.read']);
+    logged.length = 0;
     await raw(t, 'GET', `/users/me?token=${token}`, { token });
     await raw(t, 'GET', '/users/me', { token });
+    await raw(t, 'POST', '/mcp', {
+      token, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } },
+    });
     const all = logged.join('');
-    expect(all).toContain('"msg":"request"');
     expect(all).not.toContain(token);
     expect(all).not.toContain(token.slice(13, 30));
+    const requests = all.split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
+    expect(requests.map((r) => [r.method, r.path, r.status])).toEqual([
+      ['GET', '/api/v1/users/me', 400], ['GET', '/api/v1/users/me', 200], ['POST', '/api/v1/mcp', 200],
+    ]);
   });
 });
