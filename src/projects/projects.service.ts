@@ -61,6 +61,13 @@ function visible<P extends ProjectFields>(found: Access<P> | undefined, projectI
   return found;
 }
 const readable = (visibility: ProjectFields['visibility'], role: ProjectRole) => visibility !== 'private' || role !== 'none';
+/**
+ * The same rule in SQL, for the statements that filter or gate on it: project `p` is public,
+ * owned by the caller (the one `?` parameter: the caller's user id) or `member` (an SQL boolean
+ * saying the caller is one of its members). Every statement that decides visibility itself
+ * (the project list, search, the roadmap's gate) uses this, so the rule has one SQL wording.
+ */
+export const readableSql = (p: string, member: string) => `(${p}.visibility = 'public' or ${p}.owner_id = ? or ${member})`;
 
 /**
  * The read check and a read of the project's own rows (its roadmap) in one round trip, for
@@ -79,7 +86,7 @@ export async function readProjectRows<R extends { id: string }>(
     `select p.visibility as project_visibility__, p.owner_id as project_owner_id__, a.is_member as project_is_member__, r.*
      from projects p
      cross join lateral (select ${IS_MEMBER}) a
-     left join lateral (select * from (${rowsSql}) x where p.visibility <> 'private' or p.owner_id = ? or a.is_member offset 0) r on true
+     left join lateral (select * from (${rowsSql}) x where ${readableSql('p', 'a.is_member')} offset 0) r on true
      where p.id = ?`,
     [userId, ...params, userId, projectId],
   );
@@ -214,7 +221,7 @@ export async function listProjects(em: EntityManager, actor: Actor, query: Proje
   const rows = await em.execute<ProjectListRow[]>(
     `select ${PROJECT_ROW_COLUMNS}
      from projects p join users u on u.id = p.owner_id
-     where (p.visibility = 'public' or p.owner_id = ? or exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?))
+     where ${readableSql('p', 'exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?)')}
        ${ownerId ? 'and p.owner_id = ?' : ''} ${after ? 'and p.id < ?' : ''}
      order by p.id desc limit ?`,
     [actorId, actorId, ...(ownerId ? [ownerId] : []), ...(after ? [after.id] : []), query.limit + 1],

@@ -12,6 +12,7 @@ import { ProblemError } from '../http/problem.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { ScopeId } from '../keys/scopes.js';
 import type { SearchCache } from './search-cache.js';
+import { readableSql } from '../projects/projects.service.js';
 
 const MAX_OFFSET = 10_000;
 const MARK_START = '\u0001';
@@ -75,13 +76,13 @@ function armsFor(actor: Actor, query: SearchQuery) {
       where p.search @@ ${MATCH}
         and (p.hidden_at is null or p.author_id = ?)
         and (p.project_id is null or exists (select 1 from projects pr where pr.id = p.project_id
-          and (pr.visibility = 'public' or pr.owner_id = ? or pr.id in (select project_id from member))))
+          and ${readableSql('pr', 'pr.id in (select project_id from member)')}))
       order by p.id desc`));
     params.push(query.q, me, me);
   }
   if (wants('project', 'projects.read')) {
     arms.push(rankNewest('project', `select pr.id, pr.search from projects pr
-      where pr.search @@ ${MATCH} and (pr.visibility = 'public' or pr.owner_id = ? or pr.id in (select project_id from member))
+      where pr.search @@ ${MATCH} and ${readableSql('pr', 'pr.id in (select project_id from member)')}
       order by pr.id desc`));
     params.push(query.q, me);
   }
