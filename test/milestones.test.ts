@@ -105,6 +105,9 @@ describe('roadmap', () => {
     expect(outsider.response?.status).toBe(404);
     expect(outsider.response?.headers.get('content-type')).toContain('application/problem+json');
     expect(JSON.stringify(outsider.error)).not.toContain('Ember');
+    // A malformed cursor does not turn the outsider's 404 into a 400; the owner gets the 400.
+    expect((await list(grace, { cursor: 'not-a-cursor' })).response?.status).toBe(404);
+    expect((await list(ada, { cursor: 'not-a-cursor' })).response?.status).toBe(400);
 
     await api.addProjectMember({ client: ada.client, path: { projectId: p }, body: { username: grace.user.username } });
     const first = await list(grace, { limit: 2 });

@@ -21,7 +21,14 @@ const isPositionCursor = (v: unknown): v is { position: number } =>
 export async function listMilestones(
   em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
 ): Promise<Page<MilestoneDto>> {
-  const after = decodeCursor(query.cursor, isPositionCursor);
+  let after: { position: number } | undefined;
+  try {
+    after = decodeCursor(query.cursor, isPositionCursor);
+  } catch (err) {
+    // A project the caller may not read is a 404 whatever the cursor, as on every other list.
+    await assertCanReadProject(em, actor, projectId);
+    throw err;
+  }
   // The roadmap is the hottest list (REST and MCP get_roadmap): read as rows, not entities, in
   // the same round trip as the read check.
   const rows = await readProjectRows<RoadmapRow>(em, actor, projectId,
