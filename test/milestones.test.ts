@@ -65,6 +65,9 @@ describe('roadmap', () => {
     expect(status.data!.completedAt).not.toBeNull();
     const cleared = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id }, body: { dueDate: null, description: null } });
     expect(cleared.data).toMatchObject({ title: 'Ship', description: null, dueDate: null, status: 'done', completedAt: status.data!.completedAt });
+    // The roadmap (a hand-written read, its timestamps formatted in SQL) shows exactly what the write returned.
+    const roadmap = await api.listMilestones({ client: ada.client, path: { projectId: p } });
+    expect(roadmap.data!.items).toEqual([cleared.data]);
     const reopened = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id }, body: { status: 'in_progress' } });
     expect(reopened.data!.completedAt).toBeNull();
   });

@@ -39,3 +39,12 @@ export function columnsFrom(em: EntityManager, entity: EntityName<object>, row: 
 
 /** A timestamptz column as the RFC 3339 UTC text the API returns (millisecond precision, like Date#toISOString). */
 export const isoTimestamp = (column: string): string => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * A timestamp as the presenters take it: an entity's Date, or a hot read's text from
+ * `isoTimestamp`, which is already what the API returns and is passed through as it is
+ * (parsing it into a Date to format it back cost about 0.3–0.6 µs per value: three values per
+ * milestone, 50 milestones per roadmap page).
+ */
+export type Timestamp = Date | string;
+export const isoString = (t: Timestamp): string => (typeof t === 'string' ? t : t.toISOString());

@@ -46,7 +46,7 @@ type RoadmapRow = {
 };
 const fromRoadmapRow = (r: RoadmapRow): MilestoneFields => ({
   id: r.id, project: { id: r.project_id }, title: r.title, description: r.description, status: r.status, dueDate: r.due_date,
-  completedAt: r.completed_at ? new Date(r.completed_at) : null, position: r.position, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+  completedAt: r.completed_at, position: r.position, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 export async function getMilestone(em: EntityManager, actor: Actor, projectId: string, milestoneId: string): Promise<Milestone> {

@@ -1,10 +1,11 @@
 import type { Project as ProjectDto, Member as MemberDto } from '../../codegen/generated/api/types.gen.js';
 import type { Project, ProjectMember } from './project.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
+import { isoString, type Timestamp } from '../db/hot-read.js';
 
-/** What the presenter reads: a Project entity with its owner, or a row of the list's hand-written select. */
+/** What the presenter reads: a Project entity with its owner, or a row of the list's hand-written select (its timestamps as text). */
 export type ProjectFields = Pick<Project, 'id' | 'name' | 'slug' | 'tagline' | 'description' | 'stage' | 'visibility' | 'tags' | 'links'
-  | 'lookingForCollaborators' | 'wantedSkills' | 'createdAt' | 'updatedAt'> & { owner: Pick<Project['owner'], 'id' | 'username' | 'displayName'> };
+  | 'lookingForCollaborators' | 'wantedSkills'> & { createdAt: Timestamp; updatedAt: Timestamp; owner: Pick<Project['owner'], 'id' | 'username' | 'displayName'> };
 
 export function presentProject(project: ProjectFields): ProjectDto {
   return {
@@ -20,13 +21,13 @@ export function presentProject(project: ProjectFields): ProjectDto {
     lookingForCollaborators: project.lookingForCollaborators,
     wantedSkills: project.wantedSkills,
     owner: presentUserSummary(project.owner),
-    createdAt: project.createdAt.toISOString(),
-    updatedAt: project.updatedAt.toISOString(),
+    createdAt: isoString(project.createdAt),
+    updatedAt: isoString(project.updatedAt),
   };
 }
 
 export function presentOwnerAsMember(project: ProjectFields): MemberDto {
-  return { user: presentUserSummary(project.owner), role: 'owner', addedAt: project.createdAt.toISOString() };
+  return { user: presentUserSummary(project.owner), role: 'owner', addedAt: isoString(project.createdAt) };
 }
 
 export function presentMember(member: ProjectMember): MemberDto {

@@ -242,7 +242,7 @@ type ProjectListRow = {
 const fromProjectListRow = (r: ProjectListRow): ProjectFields => ({
   id: r.id, name: r.name, slug: r.slug, tagline: r.tagline, description: r.description, stage: r.stage, visibility: r.visibility,
   tags: r.tags, links: r.links, lookingForCollaborators: r.looking_for_collaborators, wantedSkills: r.wanted_skills,
-  createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+  createdAt: r.created_at, updatedAt: r.updated_at,
   owner: { id: r.owner_id, username: r.owner_username, displayName: r.owner_display_name },
 });
 
