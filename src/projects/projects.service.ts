@@ -14,7 +14,7 @@ import { conflict, forbidden, notFound } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../posts/tags.js';
-import { columnsFrom, isoTimestamp, selectColumns } from '../db/hot-read.js';
+import { columnsFrom, isoTimestamp, preparedRows, selectColumns } from '../db/hot-read.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 
 export type ProjectRole = 'owner' | 'member' | 'none';
@@ -35,7 +35,7 @@ const roleOf = (ownerId: string, isMember: unknown, userId: string): ProjectRole
 
 async function readProjectRow(em: EntityManager, projectId: string, userId: string): Promise<Access<ProjectFields> | undefined> {
   if (!UUID.test(projectId)) return undefined;
-  const [row] = await em.execute<(ProjectListRow & { is_member: boolean })[]>(
+  const [row] = await preparedRows<ProjectListRow & { is_member: boolean }>(em,
     `select ${PROJECT_ROW_COLUMNS}, ${IS_MEMBER} from projects p join users u on u.id = p.owner_id where p.id = ?`,
     [UUID.test(userId) ? userId : null, projectId],
   );
@@ -82,7 +82,7 @@ export async function readProjectRows<R extends { id: string }>(
   const userId = UUID.test(actor.userId) ? actor.userId : null;
   // `offset 0` keeps the check a gate in front of the rows (a one-time filter: they are not
   // read at all for a caller who may not see them) instead of a filter on each row read.
-  const rows = !UUID.test(projectId) ? [] : await em.execute<(R & { project_visibility__: ProjectFields['visibility']; project_owner_id__: string; project_is_member__: boolean })[]>(
+  const rows = !UUID.test(projectId) ? [] : await preparedRows<R & { project_visibility__: ProjectFields['visibility']; project_owner_id__: string; project_is_member__: boolean }>(em,
     `select p.visibility as project_visibility__, p.owner_id as project_owner_id__, a.is_member as project_is_member__, r.*
      from projects p
      cross join lateral (select ${IS_MEMBER}) a
@@ -218,7 +218,7 @@ export async function listProjects(em: EntityManager, actor: Actor, query: Proje
   }
   // A hot list: one query (visibility and membership included), read as rows, not entities.
   const actorId = actor.userId || null;
-  const rows = await em.execute<ProjectListRow[]>(
+  const rows = await preparedRows<ProjectListRow>(em,
     `select ${PROJECT_ROW_COLUMNS}
      from projects p join users u on u.id = p.owner_id
      where ${readableSql('p', 'exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?)')}
