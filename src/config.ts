@@ -10,6 +10,9 @@ export type Config = {
   host: string;
   /** PostgreSQL URL (DATABASE_URL); when absent, the embedded database is used. */
   databaseUrl: string | undefined;
+  /** The hottest reads as named prepared statements (DATABASE_PREPARED_STATEMENTS, default true;
+   *  false behind a pooler that cannot keep them, e.g. PgBouncer in transaction mode before 1.21). */
+  databasePreparedStatements: boolean;
   /** Where the embedded database and other local data live (DATA_DIR, default ./.data). */
   dataDir: string;
   /** Where uploaded images are stored, content-addressed (DATA_DIR/media). */
@@ -64,10 +67,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL.trim())) throw new Error('REDIS_URL must be a redis:// URL');
   if (env.GITHUB_API_URL && !/^https?:\/\//.test(env.GITHUB_API_URL)) throw new Error('GITHUB_API_URL must be an http(s) URL');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
+  const prepared = env.DATABASE_PREPARED_STATEMENTS?.trim() || 'true';
+  if (prepared !== 'true' && prepared !== 'false') throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, got '${prepared}'`);
   return {
     port,
     host: env.HOST ?? '0.0.0.0',
     databaseUrl,
+    databasePreparedStatements: prepared === 'true',
     dataDir: resolve(env.DATA_DIR ?? '.data'),
     mediaDir: resolve(env.DATA_DIR ?? '.data', 'media'),
     redisUrl: env.REDIS_URL?.trim() || undefined,

@@ -21,7 +21,9 @@ async function connectRedis(url: string, log: ReturnType<typeof createLogger>): 
 
 export async function serve(config: Config = loadConfig()): Promise<Server> {
   const log = createLogger(config.logLevel);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: 'shipyard serve' });
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: 'shipyard serve', preparedStatements: config.databasePreparedStatements,
+  });
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined;
   const app = createApp({ orm: db.orm, config, log, redis });

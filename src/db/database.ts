@@ -15,6 +15,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { lockDirectory, type DirLock } from './lock.js';
+import { usePreparedStatements } from './hot-read.js';
 
 export type Database = {
   orm: MikroORM;
@@ -36,6 +37,8 @@ export type DatabaseOptions = {
   /** Who opens it, written into the directory lock. */
   command?: string;
   poolMax?: number;
+  /** Hot reads as named prepared statements (default true; DATABASE_PREPARED_STATEMENTS). */
+  preparedStatements?: boolean;
 };
 
 /** PGlite 0.5 is PostgreSQL 18; the directory is tagged so a future major never opens it. */
@@ -64,6 +67,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       pool: { min: 0, max: opts.poolMax ?? 10 },
       driverOptions: { connectionTimeoutMillis: 10_000 },
     });
+    usePreparedStatements(orm, opts.preparedStatements ?? true);
     const applied = migrate ? (await orm.migrator.up()).map((m) => m.name) : [];
     const url = new URL(opts.databaseUrl);
     return { orm, kind: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, applied, close: () => orm.close(true) };
@@ -88,6 +92,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       pool: { min: 1, max: 1 },
       driverOptions: { connectionTimeoutMillis: 10_000 },
     });
+    usePreparedStatements(orm, opts.preparedStatements ?? true);
     const applied = migrate ? (await orm.migrator.up()).map((m) => m.name) : [];
     const [s, d] = [socket, db];
     return {

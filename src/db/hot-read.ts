@@ -51,6 +51,14 @@ export type Timestamp = Date | string;
 export const isoString = (t: Timestamp): string => (typeof t === 'string' ? t : t.toISOString());
 
 const statements = new Map<string, { name: string; text: string }>();
+/** The ORMs (by their configuration, which every fork shares) whose hot reads are not prepared. */
+const unprepared = new WeakSet<object>();
+
+/** Prepared hot reads on or off for one ORM (DATABASE_PREPARED_STATEMENTS; off for a pooler that cannot keep them). */
+export function usePreparedStatements(orm: { config: object }, on: boolean): void {
+  if (on) unprepared.delete(orm.config);
+  else unprepared.add(orm.config);
+}
 
 /**
  * A hot read as a named prepared statement on the ORM's own `pg` pool. `em.execute` sends the
@@ -59,10 +67,11 @@ const statements = new Map<string, { name: string; text: string }>();
  * connection and its plan can be kept. `sql` is a fixed text with `?` placeholders (never one
  * inside a literal): each distinct text becomes one statement, named after its hash. Inside a
  * transaction the read must see the transaction's own writes and the embedded database has one
- * connection, so there it goes through `em.execute` on the transaction's connection.
+ * connection, so there it goes through `em.execute` on the transaction's connection; so it does
+ * when prepared statements are turned off (`usePreparedStatements`).
  */
 export async function preparedRows<R>(em: EntityManager, sql: string, params: unknown[]): Promise<R[]> {
-  if (em.isInTransaction()) return em.execute<R[]>(sql, params);
+  if (em.isInTransaction() || unprepared.has(em.config)) return em.execute<R[]>(sql, params);
   let statement = statements.get(sql);
   if (!statement) {
     let n = 0;
