@@ -256,4 +256,53 @@ describe('MCP at the HTTP level', () => {
     expect(res.status).toBe(400);
     expect(res.json.error.code).toBe(-32700);
   });
+
+  // The Streamable HTTP rules for a POST (spec 2025-11-25, "Sending Messages to the Server").
+  it('406 unless the client accepts both JSON and an event stream; 415 for a body that is not JSON', async () => {
+    const auth = { authorization: `Bearer ${ada.token}` };
+    for (const accept of ['application/json', 'text/event-stream', '*/*']) {
+      const res = await rawMcp(listTools, { ...auth, accept });
+      expect(res.status, accept).toBe(406);
+      expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/Not Acceptable/) } });
+    }
+    const text = await rawMcp(JSON.stringify(listTools), { ...auth, 'content-type': 'text/plain' });
+    expect(text.status).toBe(415);
+    expect(text.json.error).toMatchObject({ code: -32000, message: expect.stringMatching(/Unsupported Media Type/) });
+    expect((await rawMcp(listTools, { ...auth, 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
+  });
+
+  it('202 with no body for notifications only; 400 for a message that is not JSON-RPC', async () => {
+    const auth = { authorization: `Bearer ${ada.token}` };
+    const note = await rawMcp({ jsonrpc: '2.0', method: 'notifications/initialized' }, auth);
+    expect(note.status).toBe(202);
+    expect(note.json).toBeUndefined();
+    for (const body of [{ hello: 'world' }, { jsonrpc: '1.0', id: 1, method: 'tools/list' }, [listTools, 42]]) {
+      const res = await rawMcp(body, auth);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+    }
+  });
+
+  it('answers a batch with one response per request, in order; refuses an initialize in a batch, a repeated id and batches over 100', async () => {
+    const auth = { authorization: `Bearer ${ada.token}` };
+    const batch = await rawMcp([
+      { ...listTools, id: 'a' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } },
+    ], auth);
+    expect(batch.status).toBe(200);
+    expect(batch.json.map((r: { id: string }) => r.id)).toEqual(['a', 'b']);
+    expect(batch.json[0].result.tools).toHaveLength(7);
+    expect(batch.json[1].result.isError).toBeUndefined();
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const twice = await rawMcp([init, { ...listTools, id: 2 }], auth);
+    expect(twice.status).toBe(400);
+    expect(twice.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/Only one initialization request/) });
+    const same = await rawMcp([{ ...listTools, id: 7 }, { ...listTools, id: 7 }], auth);
+    expect(same.status).toBe(400);
+    expect(same.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/its own id/) });
+    const big = await rawMcp(Array.from({ length: 101 }, (_, i) => ({ ...listTools, id: i })), auth);
+    expect(big.status).toBe(400);
+    expect(big.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/Batch must not exceed 100/) });
+  });
 });

@@ -6,11 +6,11 @@
  *   → protocol versions: exactly 2025-11-25, 2025-06-18, 2025-03-26 (initialize with another is
  *     answered with 2025-11-25; another MCP-Protocol-Version header is a 400)
  *   → unknown tool → JSON-RPC -32602 (the SDK 1.x would answer an isError result)
- *   → a new McpServer + transport for this request.
+ *   → a new McpServer + transport for this request (./transport.ts: the Streamable HTTP POST
+ *     rules — 406, 415, batches, 202 — and JSON answers on Express's own response).
  * GET and DELETE get 405: a stateless server has no stream to open and no session to end.
  */
 import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { authenticateToken } from '../keys/keys.service.js';
 import type { KeyCache } from '../keys/key-cache.js';
@@ -22,6 +22,7 @@ import { REQUEST_BODY_BYTES } from '../http/limits.js';
 import type { Logger } from '../http/log.js';
 import { buildMcpServer, TOOL_NAMES } from './server.js';
 import { MCP_PROTOCOL_VERSIONS } from './versions.js';
+import { JsonResponseTransport } from './transport.js';
 
 const SUPPORTED: readonly string[] = MCP_PROTOCOL_VERSIONS;
 
@@ -77,14 +78,14 @@ export function mcpRouter(log: Logger, perKeyLimit: RequestHandler, keys: KeyCac
   router.use(express.json({ limit: REQUEST_BODY_BYTES }));
   router.post('/', outerGate(keys), perKeyLimit, versionGate, unknownToolGate, async (req: Request, res: Response) => {
     const server = buildMcpServer({ em: req.em, actor: req.actor! }, log, req.requestId);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new JsonResponseTransport();
     res.on('close', () => {
       void transport.close();
       void server.close();
     });
     try {
       await server.connect(transport);
-      await transport.handleRequest(req, res, req.body);
+      await transport.handlePost(req, res);
     } catch (err) {
       log.error('mcp request failed', { requestId: req.requestId, error: err });
       if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
