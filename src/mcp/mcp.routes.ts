@@ -22,15 +22,11 @@ import { REQUEST_BODY_BYTES } from '../http/limits.js';
 import type { Logger } from '../http/log.js';
 import { buildMcpServer, TOOL_NAMES } from './server.js';
 import { MCP_PROTOCOL_VERSIONS } from './versions.js';
-import { JsonResponseTransport } from './transport.js';
+import { JsonResponseTransport, rpcError } from './transport.js';
 
 const SUPPORTED: readonly string[] = MCP_PROTOCOL_VERSIONS;
 
 type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; protocolVersion?: unknown } };
-
-function rpcError(res: Response, status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}) {
-  res.status(status).set(headers).json({ jsonrpc: '2.0', id, error: { code, message } });
-}
 
 const messages = (body: unknown): JsonRpcMessage[] =>
   (Array.isArray(body) ? body : [body]).filter((m): m is JsonRpcMessage => typeof m === 'object' && m !== null);

@@ -20,13 +20,12 @@ import type { Request, Response } from 'express';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
-import {
-  isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, JSONRPCMessageSchema,
-  type JSONRPCMessage, type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJSONRPCRequest, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 
-const jsonRpcError = (res: Response, status: number, code: number, message: string) =>
-  void res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+/** A JSON-RPC error as the whole HTTP answer: every refusal of the MCP endpoint, the router's and this transport's. */
+export function rpcError(res: Response, status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}): void {
+  res.status(status).set(headers).json({ jsonrpc: '2.0', id, error: { code, message } });
+}
 
 export class JsonResponseTransport implements Transport {
   onmessage?: Transport['onmessage'];
@@ -46,12 +45,15 @@ export class JsonResponseTransport implements Transport {
 
   async start(): Promise<void> {}
 
-  /** The server's answer to one of this POST's requests; anything else has nowhere to go. */
+  /**
+   * The server's answer to one of this POST's requests; anything else has nowhere to go. The
+   * message is the SDK server's own, so its shape tells a response (no zod parse of the whole
+   * result on every call, as the SDK's `isJSONRPCResultResponse` would do).
+   */
   async send(message: JSONRPCMessage): Promise<void> {
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
-    const id = message.id as RequestId;
-    this.waiting.get(id)?.(message);
-    this.waiting.delete(id);
+    if (!('result' in message || 'error' in message) || message.id === undefined) return;
+    this.waiting.get(message.id)?.(message);
+    this.waiting.delete(message.id);
   }
 
   /** The client went away: the server aborts what it was running, and nothing is answered. */
@@ -67,28 +69,28 @@ export class JsonResponseTransport implements Transport {
   async handlePost(req: Request, res: Response): Promise<void> {
     const accept = req.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return jsonRpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+      return rpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
     }
     if (!isJsonContentType(req.headers['content-type'])) {
-      return jsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
     }
     const batch = Array.isArray(req.body);
     const raw: unknown[] = batch ? req.body : [req.body];
     if (raw.length > MAX_BATCH_SIZE) {
-      return jsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+      return rpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
     }
     const messages: JSONRPCMessage[] = [];
     for (const m of raw) {
       const parsed = JSONRPCMessageSchema.safeParse(m);
-      if (!parsed.success) return jsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message');
+      if (!parsed.success) return rpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message');
       messages.push(parsed.data);
     }
     if (messages.length > 1 && messages.some(isInitializeRequest)) {
-      return jsonRpcError(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
+      return rpcError(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
     }
     const requests = messages.filter(isJSONRPCRequest);
     if (new Set(requests.map((r) => r.id)).size < requests.length) {
-      return jsonRpcError(res, 400, -32600, 'Invalid Request: each request in a batch needs its own id');
+      return rpcError(res, 400, -32600, 'Invalid Request: each request in a batch needs its own id');
     }
     const answers = requests.map((r) => new Promise<JSONRPCMessage>((resolve) => this.waiting.set(r.id, resolve)));
     for (const m of messages) this.onmessage?.(m);
