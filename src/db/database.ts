@@ -58,17 +58,17 @@ function ormOptions() {
   };
 }
 
+/** The ORM on either database, its hot reads set up, its migrations applied unless told not to. */
+async function initOrm(opts: DatabaseOptions, clientUrl: string, pool: { min: number; max: number }): Promise<{ orm: MikroORM; applied: string[] }> {
+  const orm = await MikroORM.init({ ...ormOptions(), clientUrl, pool, driverOptions: { connectionTimeoutMillis: 10_000 } });
+  usePreparedStatements(orm, opts.preparedStatements ?? true);
+  const applied = (opts.migrate ?? true) ? (await orm.migrator.up()).map((m) => m.name) : [];
+  return { orm, applied };
+}
+
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  const migrate = opts.migrate ?? true;
   if (opts.databaseUrl) {
-    const orm = await MikroORM.init({
-      ...ormOptions(),
-      clientUrl: opts.databaseUrl,
-      pool: { min: 0, max: opts.poolMax ?? 10 },
-      driverOptions: { connectionTimeoutMillis: 10_000 },
-    });
-    usePreparedStatements(orm, opts.preparedStatements ?? true);
-    const applied = migrate ? (await orm.migrator.up()).map((m) => m.name) : [];
+    const { orm, applied } = await initOrm(opts, opts.databaseUrl, { min: 0, max: opts.poolMax ?? 10 });
     const url = new URL(opts.databaseUrl);
     return { orm, kind: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, applied, close: () => orm.close(true) };
   }
@@ -86,14 +86,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     db = await PGlite.create(opts.inMemory ? undefined : dataPath);
     socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
     await socket.start();
-    const orm = await MikroORM.init({
-      ...ormOptions(),
-      clientUrl: `postgresql://postgres@${socket.getServerConn()}/postgres`,
-      pool: { min: 1, max: 1 },
-      driverOptions: { connectionTimeoutMillis: 10_000 },
-    });
-    usePreparedStatements(orm, opts.preparedStatements ?? true);
-    const applied = migrate ? (await orm.migrator.up()).map((m) => m.name) : [];
+    const { orm, applied } = await initOrm(opts, `postgresql://postgres@${socket.getServerConn()}/postgres`, { min: 1, max: 1 });
     const [s, d] = [socket, db];
     return {
       orm,
