@@ -83,7 +83,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   const web = webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter: limiters.failedSignInPerAddress, log, github });
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
   app.use(base, chain(requestTimeout(config.requestTimeoutMs ?? 30_000), limiters.failedAuthPerAddress));
-  app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey, keys));
+  app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey, keys, config.validateResponses));
   // The REST pipeline, as one Express layer (src/http/chain.ts).
   app.use(chain(
     express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }),

@@ -5,7 +5,7 @@ import * as z from 'zod';
 import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
-import { runTool } from '../src/mcp/server.js';
+import { runTool, TOOLS } from '../src/mcp/server.js';
 import { defineTool } from '../src/mcp/tool.js';
 import { createLogger } from '../src/http/log.js';
 import { SCOPE_IDS, type ScopeId } from '../src/keys/scopes.js';
@@ -174,8 +174,12 @@ describe('MCP through the SDK client', () => {
     const { client } = await connect(ada.token);
     const extra = await call(client, 'create_milestone', { projectId: project.data!.id, title: 'x', ownerId: 'me' });
     expect(extra.isError).toBe(true);
+    expect(extra.content[0]!.text).toBe('Invalid arguments for create_milestone: Unrecognized key: "ownerId"');
     const bad = await call(client, 'create_milestone', { projectId: project.data!.id, title: '' });
     expect(bad.isError).toBe(true);
+    expect(bad.content[0]!.text).toMatch(/^Invalid arguments for create_milestone: .* at title$/);
+    const two = await call(client, 'create_milestone', { projectId: 'nope' });
+    expect(two.content[0]!.text).toMatch(/^Invalid arguments for create_milestone: .* at projectId; .* at title$/);
     const nul = await call(client, 'create_milestone', { projectId: project.data!.id, title: 'a\u0000b' });
     expect(nul.isError).toBe(true);
     expect(nul.content[0]!.text).toMatch(/NUL/);
@@ -204,10 +208,46 @@ describe('MCP through the SDK client', () => {
       input: z.object({}), output: z.object({}), annotations: {},
       run: async () => { throw new Error('password=hunter2 at db.internal:5432'); },
     });
-    const res = await runTool(boom, {}, { em: t.db.orm.em.fork(), actor: { userId: ada.user.id, via: 'key', scopes: SCOPE_IDS } }, createLogger('silent'), 'req1');
+    const res = await runTool(boom, {}, { em: t.db.orm.em.fork(), actor: { userId: ada.user.id, via: 'key', scopes: SCOPE_IDS } }, { log: createLogger('silent'), requestId: 'req1', checkOutput: true });
     expect(res.isError).toBe(true);
     expect(JSON.stringify(res)).not.toContain('hunter2');
     expect((res.content[0] as { text: string }).text).toMatch(/Internal error while running boom \(request req1\)/);
+  });
+
+  it("checks each result against the tool's output schema (VALIDATE_RESPONSES, on in tests) and never sends one that fails", async () => {
+    const wrong = defineTool({
+      name: 'wrong', scope: 'projects.read', title: 'w', description: 'w',
+      input: z.object({}).strict(), output: z.object({ count: z.int() }), annotations: {},
+      run: async () => ({ count: 'many', secret: 'x' }) as never,
+    });
+    const logged: unknown[] = [];
+    const log = { info: () => undefined, error: (msg: string, fields?: Record<string, unknown>) => void logged.push({ msg, ...fields }) };
+    const ctx = { em: t.db.orm.em.fork(), actor: { userId: ada.user.id, via: 'key' as const, scopes: SCOPE_IDS } };
+    const res = await runTool(wrong, {}, ctx, { log, requestId: 'req2', checkOutput: true });
+    expect(res.isError).toBe(true);
+    expect(res.structuredContent).toBeUndefined();
+    expect(JSON.stringify(res)).not.toContain('many');
+    expect((res.content[0] as { text: string }).text).toMatch(/Internal error while running wrong \(request req2\).*not sent/);
+    expect(logged).toEqual([expect.objectContaining({ msg: 'tool failed', requestId: 'req2', tool: 'wrong', error: expect.objectContaining({ message: expect.stringMatching(/count/) }) })]);
+    // With the check off (VALIDATE_RESPONSES=false), the same result goes out as the tool made it.
+    const unchecked = await runTool(wrong, {}, ctx, { log, requestId: 'req3', checkOutput: false });
+    expect(unchecked.structuredContent).toEqual({ count: 'many', secret: 'x' });
+    // Through HTTP, the app's server checks too (the harness runs with VALIDATE_RESPONSES on).
+    const listMine = TOOLS.find((x) => x.name === 'list_my_projects')!;
+    const run = listMine.run;
+    listMine.run = async () => ({ items: 'not a list', nextCursor: null }) as never;
+    try {
+      const { client } = await connect(ada.token);
+      const viaHttp = await call(client, 'list_my_projects');
+      expect(viaHttp.isError).toBe(true);
+      expect(viaHttp.content[0]!.text).toMatch(/Internal error while running list_my_projects .*not sent/);
+      await client.close();
+    } finally {
+      listMine.run = run;
+    }
+    // Arguments are checked before the tool runs, with the field named.
+    const args = await runTool(wrong, { extra: 1 }, ctx, { log, requestId: 'req4', checkOutput: true });
+    expect((args.content[0] as { text: string }).text).toBe('Invalid arguments for wrong: Unrecognized key: "extra"');
   });
 });
 

@@ -6,8 +6,8 @@
  *   → protocol versions: exactly 2025-11-25, 2025-06-18, 2025-03-26 (initialize with another is
  *     answered with 2025-11-25; another MCP-Protocol-Version header is a 400)
  *   → unknown tool → JSON-RPC -32602 (the SDK 1.x would answer an isError result)
- *   → a new McpServer + transport for this request (./transport.ts: the Streamable HTTP POST
- *     rules — 406, 415, batches, 202 — and JSON answers on Express's own response).
+ *   → a new SDK Server (./server.ts) and transport (./transport.ts: the Streamable HTTP POST
+ *     rules — 406, 415, batches, 202 — and JSON answers on Express's own response) for this request.
  * GET and DELETE get 405: a stateless server has no stream to open and no session to end.
  */
 import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
@@ -69,11 +69,12 @@ function unknownToolGate(req: Request, res: Response, next: NextFunction): void 
   next();
 }
 
-export function mcpRouter(log: Logger, perKeyLimit: RequestHandler, keys: KeyCache): Router {
+/** `checkOutput`: check each tool result against its output schema (VALIDATE_RESPONSES). */
+export function mcpRouter(log: Logger, perKeyLimit: RequestHandler, keys: KeyCache, checkOutput: boolean): Router {
   const router = Router();
   router.use(express.json({ limit: REQUEST_BODY_BYTES }));
   router.post('/', outerGate(keys), perKeyLimit, versionGate, unknownToolGate, async (req: Request, res: Response) => {
-    const server = buildMcpServer({ em: req.em, actor: req.actor! }, log, req.requestId);
+    const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
     const transport = new JsonResponseTransport();
     res.on('close', () => {
       void transport.close();

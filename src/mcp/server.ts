@@ -1,11 +1,16 @@
 /**
- * The MCP server. Stateless: one McpServer and one transport per HTTP request (a shared
- * McpServer fails as soon as two requests overlap). What is costly is built once at module
- * load: the tool list with its zod schemas, and the JSON-schema validator.
+ * The MCP server. Stateless: one SDK `Server` and one transport per HTTP request (a shared
+ * server fails as soon as two requests overlap). It is the SDK's low-level `Server` with two
+ * handlers of ours, tools/list and tools/call, instead of McpServer (README, Performance,
+ * item 18): McpServer rebuilt every tool's JSON Schema on each tools/list, registered seven
+ * tools on each request, and checked each result with zod's async parser, which cost the
+ * 50-milestone roadmap about twice the synchronous one. What is costly is built once at module
+ * load: the tool list with its JSON Schemas (zod's own conversion, as McpServer writes them),
+ * the input schemas, and the JSON-schema validator.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { ProblemError } from '../http/problem.js';
 import { findNul } from '../http/nul.js';
@@ -17,23 +22,59 @@ import { milestonesTools } from '../milestones/milestones.tools.js';
 import { postsTools } from '../posts/posts.tools.js';
 
 export const TOOLS: readonly ToolDef[] = [...projectsTools, ...milestonesTools, ...postsTools];
-export const TOOL_NAMES: ReadonlySet<string> = new Set(TOOLS.map((t) => t.name));
+const BY_NAME: ReadonlyMap<string, ToolDef> = new Map(TOOLS.map((t) => [t.name, t]));
+export const TOOL_NAMES: ReadonlySet<string> = new Set(BY_NAME.keys());
 
 const idempotencyKeyInput = z.string().regex(/^[\x21-\x7e]{1,255}$/)
   .describe('Optional. Send the same key when you retry this call: the first result is returned instead of creating it twice (kept 24 hours).');
-/** Each tool's input schema, built once; creates also take an idempotencyKey. */
-const INPUTS = new Map(TOOLS.map((t) => [t, t.creates ? t.input.extend({ idempotencyKey: idempotencyKeyInput.optional() }) : t.input] as const));
+const INPUTS = new WeakMap<ToolDef, z.ZodObject>();
+/** A tool's input schema, built once per tool: creates also take an idempotencyKey. */
+function inputOf(tool: ToolDef): z.ZodObject {
+  let input = INPUTS.get(tool);
+  if (!input) INPUTS.set(tool, (input = tool.creates ? tool.input.extend({ idempotencyKey: idempotencyKeyInput.optional() }) : tool.input));
+  return input;
+}
 export const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
 const INSTRUCTIONS =
   'Shipyard keeps a project roadmap (milestones) and build log. Call list_my_projects first to get project ids; ' +
   'then get_roadmap / list_build_logs to read and create_milestone, update_milestone, delete_milestone, create_build_log to write.';
 
+/** The answer to tools/list, built once: the JSON Schemas are zod's conversion with the options McpServer uses. */
+const LISTED: { tools: Tool[] } = {
+  tools: TOOLS.map((t) => ({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: z.toJSONSchema(inputOf(t), { target: 'draft-7', io: 'input' }) as Tool['inputSchema'],
+    outputSchema: z.toJSONSchema(t.output, { target: 'draft-7', io: 'output' }) as Tool['outputSchema'],
+    annotations: { title: t.title, ...t.annotations },
+    execution: { taskSupport: 'forbidden' },
+  })),
+};
+
+/** One for every server: the SDK builds a new Ajv for each server that is not given one. */
 const validator = new AjvJsonSchemaValidator();
 
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+const issues = (error: z.ZodError): string =>
+  error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join('.')}` : i.message)).join('; ');
 
-/** Scope check, then the tool; every failure becomes an isError result with a clear, safe text. */
-export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, log: Logger, requestId: string): Promise<CallToolResult> {
+/** What runTool needs besides the tool's own context. */
+export type RunOptions = {
+  log: Logger;
+  requestId: string;
+  /** Check each result against the tool's output schema (VALIDATE_RESPONSES; tests always do). */
+  checkOutput: boolean;
+};
+
+/** A result that does not match the tool's own output schema: a defect of ours, logged, never sent. */
+class OutputMismatch extends Error {}
+
+/**
+ * Scope check, arguments (NUL, then the tool's input schema), the tool, then its result against
+ * its output schema. Every failure becomes an isError result with a clear, safe text.
+ */
+export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, opts: RunOptions): Promise<CallToolResult> {
   if (!(ctx.actor.scopes as readonly string[]).includes(tool.scope)) {
     return errorResult(
       `Forbidden: ${tool.name} needs the '${tool.scope}' scope; this API key has ${ctx.actor.scopes.join(', ') || 'no scopes'}. ` +
@@ -42,7 +83,9 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, lo
   }
   const nul = findNul(args, '');
   if (nul !== undefined) return errorResult(`Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`);
-  const { idempotencyKey, ...toolArgs } = (args ?? {}) as { idempotencyKey?: string };
+  const parsed = inputOf(tool).safeParse(args ?? {});
+  if (!parsed.success) return errorResult(`Invalid arguments for ${tool.name}: ${issues(parsed.error)}`);
+  const { idempotencyKey, ...toolArgs } = parsed.data as { idempotencyKey?: string };
   let recordId: string | undefined;
   try {
     if (tool.creates && idempotencyKey !== undefined && ctx.actor.keyId) {
@@ -54,24 +97,31 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, lo
       recordId = claimed.recordId;
     }
     const data = (await tool.run(toolArgs as never, ctx)) as Record<string, unknown>;
+    if (opts.checkOutput) {
+      const checked = tool.output.safeParse(data);
+      if (!checked.success) throw new OutputMismatch(`the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`);
+    }
     if (recordId) await complete(ctx.em, recordId, 200, data, null);
     return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
   } catch (err) {
     if (recordId) await release(ctx.em, recordId).catch(() => undefined);
     if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}`);
-    log.error('tool failed', { requestId, tool: tool.name, error: err });
-    return errorResult(`Internal error while running ${tool.name} (request ${requestId}); nothing is known to have changed.`);
+    opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });
+    return errorResult(err instanceof OutputMismatch
+      ? `Internal error while running ${tool.name} (request ${opts.requestId}): its result did not pass the server's own check, so it is not sent.`
+      : `Internal error while running ${tool.name} (request ${opts.requestId}); nothing is known to have changed.`);
   }
 }
 
-export function buildMcpServer(ctx: ToolContext, log: Logger, requestId: string): McpServer {
-  const server = new McpServer(SERVER_INFO, { jsonSchemaValidator: validator, capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  for (const tool of TOOLS) {
-    server.registerTool(
-      tool.name,
-      { title: tool.title, description: tool.description, inputSchema: INPUTS.get(tool)!, outputSchema: tool.output, annotations: { title: tool.title, ...tool.annotations } },
-      (args: unknown) => runTool(tool, args, ctx, log, requestId),
-    );
-  }
+/** A server for one HTTP request: initialize and ping are the SDK's, tools/list and tools/call ours. */
+export function buildMcpServer(ctx: ToolContext, opts: RunOptions): Server {
+  const server = new Server(SERVER_INFO, { jsonSchemaValidator: validator, capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, () => LISTED);
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    const tool = BY_NAME.get(request.params.name);
+    // The router answers an unknown tool before this (-32602 too); this is the same answer.
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    return runTool(tool, request.params.arguments, ctx, opts);
+  });
   return server;
 }
