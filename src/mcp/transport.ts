@@ -4,8 +4,8 @@
  * StreamableHTTPServerTransport, which converts every Node request into a Fetch Request and
  * every answer back (through @hono/node-server) and keeps stream bookkeeping a stateless JSON
  * server never uses: that cost MCP `get_roadmap` 10–25% of its throughput (README, Performance,
- * item 17). The McpServer, its schemas and its handlers are the SDK's, behind the SDK's own
- * `Transport` interface.
+ * item 17). It sits behind the SDK's own `Transport` interface, under the SDK's `Server`
+ * (./server.ts).
  *
  * The POST rules are the SDK transport's, with its status codes and messages (test/mcp.test.ts
  * checks each): 406 unless Accept lists application/json and text/event-stream, 415 for a body
