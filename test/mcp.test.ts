@@ -228,7 +228,7 @@ describe('MCP through the SDK client', () => {
     expect(res.structuredContent).toBeUndefined();
     expect(JSON.stringify(res)).not.toContain('many');
     expect((res.content[0] as { text: string }).text).toMatch(/Internal error while running wrong \(request req2\).*not sent/);
-    expect(logged).toEqual([expect.objectContaining({ msg: 'tool failed', requestId: 'req2', tool: 'wrong', error: expect.objectContaining({ message: expect.stringMatching(/count/) }) })]);
+    expect(logged).toEqual([expect.objectContaining({ msg: 'tool failed', requestId: 'req2', tool: 'wrong', error: expect.objectContaining({ name: 'OutputMismatch', message: expect.stringMatching(/count/) }) })]);
     // With the check off (VALIDATE_RESPONSES=false), the same result goes out as the tool made it.
     const unchecked = await runTool(wrong, {}, ctx, { log, requestId: 'req3', checkOutput: false });
     expect(unchecked.structuredContent).toEqual({ count: 'many', secret: 'x' });

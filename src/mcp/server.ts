@@ -68,7 +68,9 @@ export type RunOptions = {
 };
 
 /** A result that does not match the tool's own output schema: a defect of ours, logged, never sent. */
-class OutputMismatch extends Error {}
+class OutputMismatch extends Error {
+  override name = 'OutputMismatch';
+}
 
 /**
  * Scope check, arguments (NUL, then the tool's input schema), the tool, then its result against
