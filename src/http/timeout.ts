@@ -12,9 +12,9 @@ export function requestTimeout(ms: number): RequestHandler {
       if (res.headersSent) return;
       next(new ProblemError(503, 'timeout', 'Request timed out', `The request took longer than ${ms / 1000} s; it may or may not have been applied. Retry in a moment (with an Idempotency-Key for creates).`, {}, { 'Retry-After': '5' }));
     }, ms);
-    // 'close' follows every response, finished or cut off. (An arrow passed as it is, not named:
-    // see chain.ts on tsx's keepNames.)
-    res.on('close', () => clearTimeout(timer));
+    const clear = () => clearTimeout(timer);
+    res.on('finish', clear);
+    res.on('close', clear);
     next();
   };
 }
