@@ -36,17 +36,14 @@ const badQuery = (detail: string) =>
  * Ranking every match of a very common word costs a read of every matching document (about
  * 0.6 s for 100k posts). Each kind ranks its newest CANDIDATES_PER_KIND matches instead, which the
  * planner finds from the newest end of the primary key (dense matches) or the GIN index
- * (rare ones) without touching the rest. The candidates are sorted as (id, row address) and
- * only the chosen ones are read again by address (a TID scan, same snapshot) for their
- * vectors: sorting every match with its vector (~0.5 kB a post) cost a dense pair about a
- * quarter of its time.
+ * (rare ones) without touching the rest.
  */
 export const CANDIDATES_PER_KIND = 1_000;
 /** The query inline (not from the CTE), so the planner sees its words and can tell a common word from a rare one. */
 const MATCH = `websearch_to_tsquery('english', ?)`;
-const rankNewest = (type: SearchResultType, table: string, candidates: string) =>
-  `select '${type}'::text as type, c.id, ts_rank(d.search, q.query) as score
-   from (${candidates} limit ${CANDIDATES_PER_KIND}) c join ${table} d on d.ctid = c.row cross join q`;
+const rankNewest = (type: SearchResultType, candidates: string) =>
+  `select '${type}'::text as type, c.id, ts_rank(c.search, q.query) as score
+   from (${candidates} limit ${CANDIDATES_PER_KIND}) c cross join q`;
 
 const noWords = (): never => {
   throw badQuery('The query has no words to search for (only punctuation, operators or very common words).');
@@ -75,7 +72,7 @@ function armsFor(actor: Actor, query: SearchQuery) {
   };
   if (wants('post', 'content.read')) {
     // The project's visibility per candidate by its primary key (not a join that would hash every project).
-    arms.push(rankNewest('post', 'posts', `select p.id, p.ctid as row from posts p
+    arms.push(rankNewest('post', `select p.id, p.search from posts p
       where p.search @@ ${MATCH}
         and (p.hidden_at is null or p.author_id = ?)
         and (p.project_id is null or exists (select 1 from projects pr where pr.id = p.project_id
@@ -84,13 +81,13 @@ function armsFor(actor: Actor, query: SearchQuery) {
     params.push(query.q, me, me);
   }
   if (wants('project', 'projects.read')) {
-    arms.push(rankNewest('project', 'projects', `select pr.id, pr.ctid as row from projects pr
+    arms.push(rankNewest('project', `select pr.id, pr.search from projects pr
       where pr.search @@ ${MATCH} and ${readableSql('pr', 'pr.id in (select project_id from member)')}
       order by pr.id desc`));
     params.push(query.q, me);
   }
   if (wants('job', 'jobs.read')) {
-    arms.push(rankNewest('job', 'jobs', `select j.id, j.ctid as row from jobs j
+    arms.push(rankNewest('job', `select j.id, j.search from jobs j
       where j.search @@ ${MATCH} and j.status = 'open' and j.expires_at > now()
       order by j.id desc`));
     params.push(query.q);
