@@ -9,6 +9,10 @@
  *   BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_ROUNDS (3), BENCH_SOAK seconds (0 = no soak),
  *   BENCH_ONLY (a regular expression: run the baselines and the scenarios whose names match),
  *   BENCH_PROFILE=1 (run the service under `node --cpu-prof` and print where its CPU time went).
+ * "CPU µs" is the CPU time the answering process (the service, or a baseline's own) used per
+ * request, PostgreSQL's share not included: with req/s it tells whether the service's one thread
+ * is what bounds a scenario (CPU µs × req/s near 1,000,000) or the database is. It moves with the
+ * machine's load too (±15% between runs here), so it does not replace alternating runs.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -55,6 +59,12 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: 
   });
 }
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+/** CPU time a process has used (user + system), in µs: what a request costs the server, whatever else the machine is doing. */
+const cpuMicros = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6; // utime, stime (fields 14 and 15 of stat)
+};
 
 const [P_JSON, P_PG, P_APP] = [18101, 18102, 18103];
 const children = [
@@ -121,8 +131,12 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
 }
 
-type Outcome = { rps: number; p50: number; p95: number; p99: number; failed: number; codes: string };
+type Outcome = { rps: number; p50: number; p95: number; p99: number; failed: number; codes: string; cpu: number };
+/** The process that answers a scenario: a baseline's own, else the service. */
+const serverOf = (s: Scenario) => (s.name === 'baseline: Express JSON route' ? children[0]! : s.name === 'baseline: Express + raw pg project read' ? children[1]! : app);
 function drive(s: Scenario, seconds: number): Promise<Outcome> {
+  const pid = serverOf(s).pid!;
+  const cpuBefore = cpuMicros(pid);
   return new Promise((resolve, reject) => {
     const times: number[] = [];
     const codes = new Map<number, number>();
@@ -137,7 +151,7 @@ function drive(s: Scenario, seconds: number): Promise<Outcome> {
         const other = [...codes].filter(([code]) => code < 200 || code > 299).map(([code, n]) => `${code}×${n}`).join(' ');
         resolve({
           rps: result.requests.average, p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99),
-          failed: result.non2xx + result.errors + result.timeouts, codes: other,
+          failed: result.non2xx + result.errors + result.timeouts, codes: other, cpu: (cpuMicros(pid) - cpuBefore) / result.requests.total,
         });
       },
     );
@@ -173,7 +187,7 @@ const median = (values: number[]) => {
 /** Per scenario, the median of each figure over the rounds; failed requests are summed. */
 const results = new Map<string, Outcome>([...rounds].map(([name, runs]) => [name, {
   rps: median(runs.map((r) => r.rps)), p50: median(runs.map((r) => r.p50)), p95: median(runs.map((r) => r.p95)), p99: median(runs.map((r) => r.p99)),
-  failed: runs.reduce((n, r) => n + r.failed, 0), codes: runs.map((r) => r.codes).filter(Boolean).join(' '),
+  failed: runs.reduce((n, r) => n + r.failed, 0), codes: runs.map((r) => r.codes).filter(Boolean).join(' '), cpu: median(runs.map((r) => r.cpu)),
 }]));
 /** The ratio of a figure of one scenario to another's, round by round (the two measured in the same round): median, lowest, highest. */
 function ratio(name: string, base: string, figure: (r: Outcome) => number = (r) => r.rps): { median: number; min: number; max: number } {
@@ -186,12 +200,12 @@ const showRatio = (r: { median: number; min: number; max: number }, places = 2) 
 const pad = (v: string, n: number) => v.padEnd(n);
 const fixed = (v: number, n: number, digits = 0) => v.toFixed(digits).padStart(n);
 console.log(`\nShipyard benchmark — ${CONNECTIONS} connections unless named, ${DURATION} s per scenario (after 2 s warm-up), ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}: medians; node ${nodeOptions.join(' ')}\n`);
-console.log(`${pad('scenario', 48)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'failed'.padStart(7)}  ${ROUNDS > 1 ? 'req/s by round'.padEnd(22) + ' ' : ''}ratio to baseline (by round: median, lowest–highest)`);
+console.log(`${pad('scenario', 48)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'failed'.padStart(7)} ${'CPU µs'.padStart(7)}  ${ROUNDS > 1 ? 'req/s by round'.padEnd(22) + ' ' : ''}ratio to baseline (by round: median, lowest–highest)`);
 for (const s of scenarios) {
   const r = results.get(s.name)!;
   const byRound = ROUNDS > 1 ? rounds.get(s.name)!.map((o) => o.rps.toFixed(0)).join(' ').padEnd(22) + ' ' : '';
   const shown = s.baseline && results.has(s.baseline) ? `${showRatio(ratio(s.name, s.baseline))} ${s.baseline}` : '';
-  console.log(`${pad(s.name, 48)} ${fixed(r.rps, 7)} ${fixed(r.p50, 7, 1)} ${fixed(r.p95, 7, 1)} ${fixed(r.p99, 7, 1)} ${fixed(r.failed, 7)}  ${byRound}${shown}${r.codes ? `  [${r.codes}]` : ''}`);
+  console.log(`${pad(s.name, 48)} ${fixed(r.rps, 7)} ${fixed(r.p50, 7, 1)} ${fixed(r.p95, 7, 1)} ${fixed(r.p99, 7, 1)} ${fixed(r.failed, 7)} ${fixed(r.cpu, 7)}  ${byRound}${shown}${r.codes ? `  [${r.codes}]` : ''}`);
 }
 
 const get = (name: string) => results.get(name)!;
