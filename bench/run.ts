@@ -60,7 +60,7 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: 
 }
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-/** CPU time a process has used (user + system), in µs: what a request costs the server, whatever else the machine is doing. */
+/** CPU time a process has used (user + system), in µs, from the kernel's own count. */
 const cpuMicros = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
   return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6; // utime, stime (fields 14 and 15 of stat)
@@ -132,8 +132,9 @@ function percentile(sorted: number[], p: number): number {
 }
 
 type Outcome = { rps: number; p50: number; p95: number; p99: number; failed: number; codes: string; cpu: number };
-/** The process that answers a scenario: a baseline's own, else the service. */
-const serverOf = (s: Scenario) => (s.name === 'baseline: Express JSON route' ? children[0]! : s.name === 'baseline: Express + raw pg project read' ? children[1]! : app);
+/** The process that answers a scenario, by the port it is sent to: a baseline's own, or the service. */
+const servers = new Map<number, ChildProcess>([[P_JSON, children[0]!], [P_PG, children[1]!], [P_APP, app]]);
+const serverOf = (s: Scenario) => servers.get(Number(new URL(s.url).port))!;
 function drive(s: Scenario, seconds: number): Promise<Outcome> {
   const pid = serverOf(s).pid!;
   const cpuBefore = cpuMicros(pid);
