@@ -5,5 +5,19 @@ if (major < 24) {
   process.stderr.write(`shipyard: needs Node 24 or newer (this is ${process.version}); run it as \`npx shipyard …\` from the project directory.\n`);
   process.exit(1);
 }
+// Node 24 can deadlock while exiting: a V8 compile job on a background thread waits for a
+// garbage collection that the exiting main thread never runs (nodejs/node#54918, #64274). Seen
+// in this project's CI: the CLI had answered and never exited. A command runs for a moment, so it
+// runs with V8 single-threaded (no background job, so nothing to wait for): this launcher starts
+// it so, and answers with its exit code; a signal that ends it ends the launcher the same way.
+// Not `serve`: the server needs V8's background threads (garbage collection, compilation).
+if (process.argv[2] !== 'serve' && !process.execArgv.includes('--single-threaded')) {
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const cli = spawnSync(process.execPath, ['--single-threaded', ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  if (cli.error) throw cli.error;
+  if (cli.signal) process.kill(process.pid, cli.signal);
+  process.exit(cli.status ?? 1);
+}
 const { tsImport } = await import('tsx/esm/api');
 await tsImport('../src/cli/main.ts', import.meta.url);
