@@ -37,7 +37,9 @@ function cli(args: string[], env: Record<string, string | undefined> = {}) {
   });
 }
 
-describe('shipyard CLI', () => {
+// Each test runs several CLI commands in turn, ~2.3 s each here (a launcher, then tsx loading the
+// sources under V8 single-threaded: bin/shipyard.mjs); under CI's load one test took 19 s.
+describe('shipyard CLI', { timeout: 90_000 }, () => {
   const username = uniqueName('op');
   beforeAll(async () => {
     const migrate = await cli(['migrate']);
