@@ -43,7 +43,7 @@ export function checkToken(token: string): TokenCheck {
   return checksum(m[1]!) === m[2] ? { ok: true } : { ok: false, reason: 'checksum' };
 }
 
-/** SHA-256, hex. The one-shot `crypto.hash` (Node 21.7+): no Hash object per request as createHash makes. */
+/** SHA-256, hex, of an API key or a web session secret (what the database keeps). The one-shot `crypto.hash` (Node 21.7+): no Hash object per request as createHash makes. */
 export function hashToken(token: string): string {
   return hash('sha256', token, 'hex');
 }

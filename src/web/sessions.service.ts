@@ -4,21 +4,20 @@
  * SESSION_DAYS; signing out deletes the row. A session never reaches the REST API except the
  * session-only (moderation) operations, and an API key never opens a session.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Session } from './session.entity.js';
 import { User } from '../users/user.entity.js';
 import { createUser, verifyPassword } from '../users/users.service.js';
+import { hashToken } from '../keys/tokens.js';
 
 export const SESSION_DAYS = 14;
 export const SESSION_COOKIE = 'shipyard_session';
 
-const hash = (secret: string) => createHash('sha256').update(secret).digest('hex');
-
 export async function openSession(em: EntityManager, userId: string): Promise<{ secret: string; expiresAt: Date }> {
   const secret = randomBytes(32).toString('base64url');
   const expiresAt = new Date(Date.now() + SESSION_DAYS * 86_400_000);
-  em.create(Session, { user: em.getReference(User, userId), tokenHash: hash(secret), expiresAt });
+  em.create(Session, { user: em.getReference(User, userId), tokenHash: hashToken(secret), expiresAt });
   await em.flush();
   return { secret, expiresAt };
 }
@@ -26,7 +25,7 @@ export async function openSession(em: EntityManager, userId: string): Promise<{ 
 /** The signed-in user for a cookie secret, or undefined (unknown, expired, or not a secret at all). */
 export async function userForSession(em: EntityManager, secret: string | undefined): Promise<User | undefined> {
   if (!secret || !/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
-  const session = await em.findOne(Session, { tokenHash: hash(secret) }, { populate: ['user'] });
+  const session = await em.findOne(Session, { tokenHash: hashToken(secret) }, { populate: ['user'] });
   if (!session) return undefined;
   if (session.expiresAt <= new Date()) {
     await em.nativeDelete(Session, { id: session.id });
@@ -36,7 +35,7 @@ export async function userForSession(em: EntityManager, secret: string | undefin
 }
 
 export async function closeSession(em: EntityManager, secret: string | undefined): Promise<void> {
-  if (secret) await em.nativeDelete(Session, { tokenHash: hash(secret) });
+  if (secret) await em.nativeDelete(Session, { tokenHash: hashToken(secret) });
 }
 
 /** Username or email, and password. The same answer for an unknown account and a wrong password. */
