@@ -44,6 +44,7 @@ import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 export type AppDeps = {
   orm: MikroORM;
   config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>
+    & Partial<Pick<Config, 'trustProxy'>>
     & { requestTimeoutMs?: number; keyCacheSeconds?: number; searchCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number; githubApiUrl?: string; githubToken?: string };
   log?: Logger;
   contract?: OpenApiDocument;
@@ -59,6 +60,10 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Behind a reverse proxy the peer address is the proxy's: the per-address limits (failed keys,
+  // failed sign-ins) would then spend one budget for every client. TRUST_PROXY names the proxies
+  // whose X-Forwarded-For says who the client is; nobody else's header counts.
+  if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
 
   const limits: RateLimits = {
     requestsPerMinutePerKey: config.rateLimitPerMinute, failedAuthPerMinutePerAddress: config.failedAuthPerMinute,

@@ -1,6 +1,7 @@
 /**
  * The only reader of process.env. Everything else receives a Config.
  */
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export type Config = {
@@ -25,6 +26,9 @@ export type Config = {
   rateLimitPerMinute: number;
   /** Requests with a missing or bad key per minute per client address (FAILED_AUTH_PER_MINUTE, default 30). */
   failedAuthPerMinute: number;
+  /** The reverse proxies in front whose X-Forwarded-For names the client (TRUST_PROXY): how many
+   *  hops, or their addresses and subnets; none by default (the peer address is the client). */
+  trustProxy: number | string[] | undefined;
   /** GitHub's REST API (GITHUB_API_URL, default https://api.github.com; tests use a local fake). */
   githubApiUrl: string;
   /** Optional token for a higher GitHub rate limit (GITHUB_TOKEN). Never logged. */
@@ -59,6 +63,35 @@ function positiveInt(name: string, value: string | undefined, fallback: number):
   return n;
 }
 
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY: a number of proxy hops, or a comma-separated list of proxy addresses, subnets
+ * (CIDR) and the names loopback, linklocal, uniquelocal. Never "every address": then any client
+ * could name its own address in X-Forwarded-For and escape the per-address limits.
+ */
+export function parseTrustProxy(value: string | undefined): number | string[] | undefined {
+  const v = value?.trim();
+  if (!v || v === 'false' || v === '0') return undefined;
+  const refuse = (why: string) => new Error(`TRUST_PROXY ${why}, got '${v}'. Give the number of proxies in front (1), or their addresses, subnets and names (loopback, linklocal, uniquelocal), comma-separated`);
+  if (v === 'true' || v === '*') throw refuse('may not trust every address (any client could then choose its own address)');
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v);
+    if (!Number.isSafeInteger(hops) || hops > 100) throw refuse('is not a sensible number of proxies');
+    return hops;
+  }
+  const items = v.split(',').map((s) => s.trim());
+  for (const item of items) {
+    if (PROXY_NAMES.includes(item)) continue;
+    const [addr, bits, extra] = item.split('/');
+    const family = isIP(addr ?? '');
+    const max = family === 4 ? 32 : 128;
+    const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
+    if (!family || !okBits || extra !== undefined) throw refuse(`names '${item}', which is not an address, a subnet or one of ${PROXY_NAMES.join(', ')}`);
+  }
+  return items;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = intFrom('PORT', env.PORT, 3000);
   const level = env.LOG_LEVEL ?? 'info';
@@ -79,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL?.trim() || undefined,
     rateLimitPerMinute: positiveInt('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 300),
     failedAuthPerMinute: positiveInt('FAILED_AUTH_PER_MINUTE', env.FAILED_AUTH_PER_MINUTE, 30),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     githubApiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),
     githubToken: env.GITHUB_TOKEN || undefined,
     githubSyncIntervalMinutes: env.GITHUB_SYNC_INTERVAL_MINUTES === '0' ? 0 : positiveInt('GITHUB_SYNC_INTERVAL_MINUTES', env.GITHUB_SYNC_INTERVAL_MINUTES, 360),

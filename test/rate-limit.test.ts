@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, type TestServer } from './harness.js';
+import { parseTrustProxy } from '../src/config.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -49,5 +50,45 @@ describe('rate limits', () => {
     const blocked = await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess' });
     expect(blocked.status).toBe(429);
     expect(blocked.headers.get('retry-after')).toBe('60');
+    // Without TRUST_PROXY nobody's X-Forwarded-For counts: naming another address does not escape.
+    const spoofed = await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess', headers: { 'x-forwarded-for': '198.51.100.7' } });
+    expect(spoofed.status).toBe(429);
+  });
+});
+
+describe('behind a reverse proxy (TRUST_PROXY)', () => {
+  let p: TestServer;
+  beforeAll(async () => {
+    // The tests connect from 127.0.0.1: the loopback proxy, whose X-Forwarded-For names the client.
+    p = await startServer({ failedAuthPerMinute: 3, trustProxy: ['loopback'] });
+  });
+  afterAll(async () => {
+    await p?.close();
+  });
+  const from = (client: string, token: string) => raw(p, 'GET', '/users/me', { token, headers: { 'x-forwarded-for': client } });
+
+  it('spends the failed-key budget of the client the proxy names, not one budget for everyone behind it', async () => {
+    for (let i = 0; i < 3; i++) expect((await from('203.0.113.5', 'shipyard_pat_guess')).status).toBe(401);
+    expect((await from('203.0.113.5', 'shipyard_pat_guess')).status).toBe(429);
+    // Another client behind the same proxy keeps its own budget, for a good key and a bad one.
+    const ada = await userWithKey(p, ['profile.read']);
+    expect((await from('203.0.113.6', ada.token)).status).toBe(200);
+    expect((await from('203.0.113.6', 'shipyard_pat_guess')).status).toBe(401);
+    // The proxy appends the address it saw: a client's own X-Forwarded-For entry is not believed.
+    expect((await from('203.0.113.9, 203.0.113.5', 'shipyard_pat_guess')).status).toBe(429);
+  });
+
+  it('takes a number of proxies or their addresses, and refuses to trust every address', () => {
+    expect(parseTrustProxy(undefined)).toBeUndefined();
+    expect(parseTrustProxy('')).toBeUndefined();
+    expect(parseTrustProxy('0')).toBeUndefined();
+    expect(parseTrustProxy('false')).toBeUndefined();
+    expect(parseTrustProxy('2')).toBe(2);
+    expect(parseTrustProxy('loopback, 10.0.0.0/8, fd00::/8, 192.0.2.1')).toEqual(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.1']);
+    expect(() => parseTrustProxy('true')).toThrow(/may not trust every address/);
+    expect(() => parseTrustProxy('*')).toThrow(/may not trust every address/);
+    expect(() => parseTrustProxy('10.0.0.0/33')).toThrow(/'10.0.0.0\/33', which is not an address/);
+    expect(() => parseTrustProxy('proxy.internal')).toThrow(/TRUST_PROXY names 'proxy.internal'/);
+    expect(() => parseTrustProxy('10.0.0.1,')).toThrow(/names ''/);
   });
 });
