@@ -112,6 +112,24 @@ describe('accounts and sessions', () => {
     const em = t.db.orm.em.fork();
     expect(await em.count(ApiKey, { name: 'x' })).toBe(0);
   });
+
+  it('takes a form from the public address when a proxy passes its own address as Host', async () => {
+    // The harness's PUBLIC_URL is http://localhost while requests go to 127.0.0.1:<port>, as
+    // behind a proxy that rewrites Host: the browser's Origin names the public address.
+    const { b } = await signedUp();
+    const [viaProxy, otherPort, otherScheme] = [uniqueName(), uniqueName(), uniqueName()];
+    const accepted = await b.post('/settings/keys', { _csrf: b.csrf(), name: viaProxy, scopes: 'projects.read', expiry: '30' }, { origin: 'http://localhost' });
+    expect(accepted.status).toBe(201);
+    expect(accepted.text).toMatch(/shipyard_pat_[A-Za-z0-9]+/);
+    // Another port or scheme of that host is another origin.
+    const port = await b.post('/settings/keys', { _csrf: b.csrf(), name: otherPort, scopes: 'projects.read', expiry: '30' }, { origin: 'http://localhost:8080' });
+    expect(port.status).toBe(403);
+    const scheme = await b.post('/settings/keys', { _csrf: b.csrf(), name: otherScheme, scopes: 'projects.read', expiry: '30' }, { origin: 'https://localhost' });
+    expect(scheme.status).toBe(403);
+    const em = t.db.orm.em.fork();
+    expect(await em.count(ApiKey, { name: viaProxy })).toBe(1);
+    expect(await em.count(ApiKey, { name: { $in: [otherPort, otherScheme] } })).toBe(0);
+  });
 });
 
 describe('Settings → Manage API keys', () => {

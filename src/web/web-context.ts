@@ -63,14 +63,19 @@ export function webContext(secure: boolean) {
   };
 }
 
-/** The form's `_csrf` against the cookie, and no cross-site Origin. */
-export function csrfOk(req: Request): boolean {
+/**
+ * The form's `_csrf` against the cookie, and no cross-site Origin. This site is the Host the
+ * request was sent to, or PUBLIC_URL's origin: a reverse proxy may pass on its own upstream
+ * address as Host (nginx does unless told otherwise), while the browser names the public one.
+ */
+export function csrfOk(req: Request, publicOrigin: string): boolean {
   // An Origin naming another site is refused outright; `null` (privacy modes, sandboxes) says
   // nothing either way, so the token alone decides.
   const origin = req.headers.origin;
   if (origin && origin !== 'null') {
     try {
-      if (new URL(origin).host !== req.headers.host) return false;
+      const named = new URL(origin);
+      if (named.host !== req.headers.host && named.origin !== publicOrigin) return false;
     } catch {
       return false;
     }

@@ -32,6 +32,7 @@ const field = (body: unknown, name: string): string => {
 
 export function webRouter(opts: { contract: OpenApiDocument; publicUrl: string; signInLimiter: RequestHandler; log: Logger; github: GithubClient }): Router {
   const secure = opts.publicUrl.startsWith('https://');
+  const publicOrigin = new URL(opts.publicUrl).origin;
   const router = Router();
   const keys = keysPages(opts.contract['x-scopes']);
   const moderation = moderationPages();
@@ -44,7 +45,7 @@ export function webRouter(opts: { contract: OpenApiDocument; publicUrl: string; 
   router.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 }));
   router.use(webContext(secure));
   router.use((req, res, next) => {
-    if (req.method !== 'POST' || csrfOk(req)) return next();
+    if (req.method !== 'POST' || csrfOk(req, publicOrigin)) return next();
     res.status(403).type('html').send(page('Form expired', req.web!.user, req.web!.csrf, html`
       <h1>This form has expired</h1><p>For your safety the form was refused (it came from another site, or the page was too old).
       Go back, reload the page and try again.</p>`));
