@@ -99,6 +99,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
   if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL.trim())) throw new Error('REDIS_URL must be a redis:// URL');
   if (env.GITHUB_API_URL && !/^https?:\/\//.test(env.GITHUB_API_URL)) throw new Error('GITHUB_API_URL must be an http(s) URL');
+  const publicUrl = env.PUBLIC_URL?.trim() || undefined;
+  if (publicUrl && !(/^https?:\/\//.test(publicUrl) && URL.canParse(publicUrl))) {
+    throw new Error(`PUBLIC_URL must be an http(s) URL (the address people open), got '${publicUrl}'`);
+  }
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
   const prepared = env.DATABASE_PREPARED_STATEMENTS?.trim() || 'true';
   if (prepared !== 'true' && prepared !== 'false') throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, got '${prepared}'`);
@@ -121,6 +125,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheSeconds: env.KEY_CACHE_SECONDS === '0' ? 0 : positiveInt('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
     searchCacheSeconds: env.SEARCH_CACHE_SECONDS === '0' ? 0 : positiveInt('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),
     logLevel: level,
-    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    publicUrl: (publicUrl ?? `http://localhost:${port}`).replace(/\/$/, ''),
   };
 }

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, raw, userWithKey, uniqueName, type TestServer } from './harness.js';
+import { loadConfig } from '../src/config.js';
 import { createUser } from '../src/users/users.service.js';
 import { Post } from '../src/posts/post.entity.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
@@ -129,6 +130,13 @@ describe('accounts and sessions', () => {
     const em = t.db.orm.em.fork();
     expect(await em.count(ApiKey, { name: viaProxy })).toBe(1);
     expect(await em.count(ApiKey, { name: { $in: [otherPort, otherScheme] } })).toBe(0);
+  });
+
+  it('needs PUBLIC_URL to be an http(s) URL, the origin those forms are compared with', () => {
+    expect(loadConfig({ PUBLIC_URL: 'https://shipyard.example/' }).publicUrl).toBe('https://shipyard.example');
+    expect(loadConfig({ PUBLIC_URL: '' }).publicUrl).toBe('http://localhost:3000');
+    expect(() => loadConfig({ PUBLIC_URL: 'shipyard.example' })).toThrow(/PUBLIC_URL must be an http\(s\) URL/);
+    expect(() => loadConfig({ PUBLIC_URL: 'https://' })).toThrow(/PUBLIC_URL must be an http\(s\) URL/);
   });
 });
 
