@@ -60,6 +60,33 @@ describe('build logs', () => {
     expect(ok.json).toMatchObject({ kind: 'post', projectId: null });
   });
 
+  it('pages by cursor, newest first, with the same items the post itself shows; a plain post of the author is not listed', async () => {
+    const p = await project();
+    const written = [];
+    for (const title of ['first', 'second', 'third']) written.push((await log(owner, p, title)).data!);
+    await api.createPost({ client: owner.client, body: { title: 'not a log', body: 'plain' } });
+    const one = await api.listBuildLogs({ client: stranger.client, path: { projectId: p }, query: { limit: 2 } });
+    expect(one.data!.items.map((x) => x.title)).toEqual(['third', 'second']);
+    expect(one.data!.nextCursor).toEqual(expect.any(String));
+    const two = await api.listBuildLogs({ client: stranger.client, path: { projectId: p }, query: { limit: 2, cursor: one.data!.nextCursor! } });
+    expect(two.data!.items.map((x) => x.title)).toEqual(['first']);
+    expect(two.data!.nextCursor).toBeNull();
+    // Field for field what GET /posts/{id} answers (the list reads rows, the post an entity).
+    const single = await api.getPost({ client: stranger.client, path: { postId: written[0]!.id } });
+    expect(two.data!.items[0]).toEqual(single.data);
+  });
+
+  it('answers 404 for a project the caller may not read, before looking at the cursor', async () => {
+    const priv = await project('private');
+    await log(member, priv, 'secret');
+    expect((await raw(t, 'GET', `/projects/${priv}/build-logs`, { token: stranger.token })).status).toBe(404);
+    expect((await raw(t, 'GET', `/projects/${priv}/build-logs?cursor=not-a-cursor`, { token: stranger.token })).status).toBe(404);
+    const mine = await raw(t, 'GET', `/projects/${priv}/build-logs`, { token: member.token });
+    expect(mine.status).toBe(200);
+    expect(mine.json.items.map((x: { title: string }) => x.title)).toEqual(['secret']);
+    expect((await raw(t, 'GET', `/projects/${priv}/build-logs?cursor=not-a-cursor`, { token: member.token })).status).toBe(400);
+  });
+
   it('does not show a hidden build log to others, only to its author', async () => {
     const p = await project();
     const res = await log(member, p, 'to hide');

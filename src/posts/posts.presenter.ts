@@ -1,8 +1,14 @@
 import type { Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 import type { Post } from './post.entity.js';
+import type { User } from '../users/user.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
+import { isoString, type Timestamp } from '../db/hot-read.js';
 
-export function presentPost(post: Post): PostDto {
+/** What the presenter reads: a Post entity, or a row of a hand-written select (its timestamps as text). */
+export type PostFields = Pick<Post, 'id' | 'kind' | 'title' | 'body' | 'tags' | 'mediaIds' | 'commentCount' | 'reactionCount'>
+  & { author: Pick<User, 'id' | 'username' | 'displayName'>; project?: { id: string } | null; hiddenAt?: Timestamp | null; createdAt: Timestamp; updatedAt: Timestamp };
+
+export function presentPost(post: PostFields): PostDto {
   return {
     id: post.id,
     kind: post.kind,
@@ -15,7 +21,7 @@ export function presentPost(post: Post): PostDto {
     commentCount: post.commentCount,
     reactionCount: post.reactionCount,
     hidden: post.hiddenAt != null,
-    createdAt: post.createdAt.toISOString(),
-    updatedAt: post.updatedAt.toISOString(),
+    createdAt: isoString(post.createdAt),
+    updatedAt: isoString(post.updatedAt),
   };
 }

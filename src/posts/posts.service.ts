@@ -11,8 +11,9 @@ import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { assertCanContributeToProject, assertCanReadProject, memberProjectIds } from '../projects/projects.service.js';
-import { presentPost } from './posts.presenter.js';
+import { actorId, assertCanContributeToProject, assertCanReadProject, memberProjectIds, readProjectRows } from '../projects/projects.service.js';
+import { presentPost, type PostFields } from './posts.presenter.js';
+import { isoTimestamp } from '../db/hot-read.js';
 import { normaliseTags } from './tags.js';
 import { ownMediaIds } from '../media/media.service.js';
 
@@ -123,18 +124,36 @@ export async function listPosts(em: EntityManager, actor: Actor, query: PostList
 export async function listBuildLogs(
   em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
 ): Promise<Page<PostDto>> {
-  await assertCanReadProject(em, actor, projectId);
-  const after = decodeCursor(query.cursor, isIdCursor);
-  const rows = await em.find(
-    Post,
-    {
-      project: projectId,
-      kind: 'build_log',
-      $or: [{ hiddenAt: null }, { author: actor.userId }],
-      ...(after ? { id: { $lt: after.id } } : {}),
-    },
-    { orderBy: { id: 'desc' }, limit: query.limit + 1, populate: ['author'] },
+  let after: { id: string } | undefined;
+  try {
+    after = decodeCursor(query.cursor, isIdCursor);
+  } catch (err) {
+    // A project the caller may not read is a 404 whatever the cursor, as on every other list.
+    await assertCanReadProject(em, actor, projectId);
+    throw err;
+  }
+  // What list_build_logs (MCP) and the REST list read: rows with their authors, in the same
+  // round trip as the read check, as the roadmap does (the ORM's find with its author populated
+  // cost ~5 ms of CPU per page of 20, against ~1 ms for a roadmap page).
+  const rows = await readProjectRows<BuildLogRow>(em, actor, projectId,
+    `select po.id, po.kind, po.title, po.body, po.tags, po.media_ids, po.comment_count, po.reaction_count,
+       ${isoTimestamp('po.hidden_at')} as hidden_at, ${isoTimestamp('po.created_at')} as created_at, ${isoTimestamp('po.updated_at')} as updated_at,
+       u.id as author_id, u.username as author_username, u.display_name as author_display_name
+     from posts po join users u on u.id = po.author_id
+     where po.project_id = p.id and po.kind = 'build_log' and (po.hidden_at is null or po.author_id = ?)${after ? ' and po.id < ?' : ''}
+     order by po.id desc limit ?`,
+    [actorId(actor), ...(after ? [after.id] : []), query.limit + 1],
   );
-  return pageOf(rows, query.limit, presentPost, (p) => ({ id: p.id }));
+  return pageOf(rows.map((r) => fromBuildLogRow(r, projectId)), query.limit, presentPost, (p) => ({ id: p.id }));
 }
+
+type BuildLogRow = {
+  id: string; kind: PostFields['kind']; title: string; body: string; tags: string[]; media_ids: string[]; comment_count: number; reaction_count: number;
+  hidden_at: string | null; created_at: string; updated_at: string; author_id: string; author_username: string; author_display_name: string;
+};
+const fromBuildLogRow = (r: BuildLogRow, projectId: string): PostFields => ({
+  id: r.id, kind: r.kind, title: r.title, body: r.body, tags: r.tags, mediaIds: r.media_ids, commentCount: r.comment_count, reactionCount: r.reaction_count,
+  author: { id: r.author_id, username: r.author_username, displayName: r.author_display_name }, project: { id: projectId },
+  hiddenAt: r.hidden_at, createdAt: r.created_at, updatedAt: r.updated_at,
+});
 

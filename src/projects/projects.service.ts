@@ -69,17 +69,20 @@ const readable = (visibility: ProjectFields['visibility'], role: ProjectRole) =>
  */
 export const readableSql = (p: string, member: string) => `(${p}.visibility = 'public' or ${p}.owner_id = ? or ${member})`;
 
+/** The caller's user id as a query parameter: null when it is not a UUID, so it matches no row instead of failing the cast. */
+export const actorId = (actor: Actor): string | null => (UUID.test(actor.userId) ? actor.userId : null);
+
 /**
- * The read check and a read of the project's own rows (its roadmap) in one round trip, for
- * the hottest sub-resource reads: `rowsSql` selects from the project `p` (it may use `p.id`)
- * with a non-null `id` column, and runs only when the caller may read the project. The answer
+ * The read check and a read of the project's own rows in one round trip, for the hottest
+ * sub-resource reads (the roadmap, the build logs): `rowsSql` selects from the project `p` (it
+ * may use `p.id`) with a non-null `id` column, and runs only when the caller may read the project. The answer
  * is decided by `readable`, as for `assertCanReadProject` (404); the SQL gate only spares the
- * read, so a mistake in it could cost time, never show a private roadmap.
+ * read, so a mistake in it could cost time, never show a private project's rows.
  */
 export async function readProjectRows<R extends { id: string }>(
   em: EntityManager, actor: Actor, projectId: string, rowsSql: string, params: unknown[],
 ): Promise<R[]> {
-  const userId = UUID.test(actor.userId) ? actor.userId : null;
+  const userId = actorId(actor);
   // `offset 0` keeps the check a gate in front of the rows (a one-time filter: they are not
   // read at all for a caller who may not see them) instead of a filter on each row read.
   const rows = !UUID.test(projectId) ? [] : await preparedRows<R & { project_visibility__: ProjectFields['visibility']; project_owner_id__: string; project_is_member__: boolean }>(em,
