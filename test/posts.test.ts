@@ -76,5 +76,17 @@ describe('posts', () => {
     expect(eveSees).not.toContain(hidden.id);
     const byAuthor = (await api.listPosts({ client: eve.client, query: { author: ada.user.username, limit: 100 } })).data!.items.map((p) => p.id);
     expect(byAuthor).not.toContain(secret.id);
+    // Those who may read them see them in the list too: the project's owner and member, the hidden post's author.
+    const adaSees = (await api.listPosts({ client: ada.client, query: { author: ada.user.username, limit: 100 } })).data!.items.map((p) => p.id);
+    expect(adaSees).toContain(secret.id);
+    const graceSees = (await api.listPosts({ client: grace.client, query: { limit: 100 } })).data!.items;
+    expect(graceSees.map((p) => p.id)).toEqual(expect.arrayContaining([secret.id, hidden.id]));
+    expect(graceSees.find((p) => p.id === hidden.id)!.hidden).toBe(true);
+  });
+
+  it('shows in the list field for field what GET /posts/{id} shows', async () => {
+    const post = await write(ada, { tags: ['Gamma', 'delta'], title: uniqueName('same') });
+    const listed = (await api.listPosts({ client: eve.client, query: { author: ada.user.username, limit: 1 } })).data!.items[0];
+    expect(listed).toEqual((await api.getPost({ client: eve.client, path: { postId: post.id } })).data);
   });
 });
