@@ -103,6 +103,8 @@ const every: Scenario[] = [
   { name: 'GET roadmap (50 milestones)', url: `${api}/projects/${seed.projectId}/milestones?limit=50`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(50) },
   { name: 'list projects, page 1', url: `${api}/projects?limit=20`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(20) },
   { name: 'list projects, page 1000 (cursor)', url: `${api}/projects?limit=20&cursor=${seed.page1000Cursor}`, headers: auth, baseline: 'list projects, page 1', expect: items(20) },
+  // Not in the issue's list, but the community's most read list (the posts feed; it was an ORM read until round 9).
+  { name: 'list posts (the feed), page 1', url: `${api}/posts?limit=20`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(20) },
   { name: 'POST milestone', url: `${api}/projects/${seed.writeProjectId}/milestones`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"title":"bench"}', baseline: 'baseline: Express + raw pg project read' },
   { name: 'MCP get_roadmap', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('get_roadmap', { projectId: seed.projectId, limit: 50 }), baseline: 'GET roadmap (50 milestones)', expect: mcpItems(50) },
   { name: 'MCP create_milestone', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('create_milestone', { projectId: seed.writeProjectId, title: 'bench' }), baseline: 'POST milestone', expect: (b) => (b.result && !b.result.isError ? undefined : 'the tool call failed') },
