@@ -95,6 +95,13 @@ describe('jobs', () => {
     expect(expiredJob.expired).toBe(true);
     expect((await raw(t, 'GET', '/jobs?location=%25', { token: eve.token })).status).toBe(200);
     expect((await raw(t, 'GET', '/jobs?q=the', { token: eve.token })).status).toBe(400);
+    // The list shows each job field for field as GET /jobs/{id} does, expired or not.
+    const listed = (await api.listJobs({ client: eve.client, query: { postedBy: poster.user.username, status: 'all', limit: 100 } })).data!.items;
+    for (const id of [expired.id, remote.id]) {
+      expect(listed.find((j) => j.id === id)).toEqual((await api.getJob({ client: eve.client, path: { jobId: id } })).data);
+    }
+    expect(listed.find((j) => j.id === expired.id)!.expired).toBe(true);
+    expect(listed.find((j) => j.id === remote.id)!.expired).toBe(false);
   });
 });
 

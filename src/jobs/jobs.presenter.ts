@@ -1,8 +1,18 @@
 import type { Job as JobDto } from '../../codegen/generated/api/types.gen.js';
 import type { Job } from './job.entity.js';
+import type { User } from '../users/user.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
+import { isoString, type Timestamp } from '../db/hot-read.js';
 
-export function presentJob(job: Job, now = new Date()): JobDto {
+/** What the presenter reads: a Job entity, or a row of the list's hand-written select (its timestamps as text, and
+ *  whether it had expired at the `now` the list filtered with, decided by PostgreSQL at full precision). */
+export type JobFields = Pick<Job, 'id' | 'title' | 'company' | 'description' | 'location' | 'remotePolicy' | 'employmentType'
+  | 'salaryMin' | 'salaryMax' | 'salaryCurrency' | 'skills' | 'applyUrl' | 'status'>
+  & { poster: Pick<User, 'id' | 'username' | 'displayName'>; expiresAt: Timestamp; expired?: boolean; createdAt: Timestamp; updatedAt: Timestamp };
+
+const time = (t: Timestamp) => (typeof t === 'string' ? Date.parse(t) : t.getTime());
+
+export function presentJob(job: JobFields, now = new Date()): JobDto {
   return {
     id: job.id,
     title: job.title,
@@ -17,10 +27,10 @@ export function presentJob(job: Job, now = new Date()): JobDto {
     skills: job.skills,
     applyUrl: job.applyUrl,
     status: job.status,
-    expiresAt: job.expiresAt.toISOString(),
-    expired: job.expiresAt <= now,
+    expiresAt: isoString(job.expiresAt),
+    expired: job.expired ?? time(job.expiresAt) <= now.getTime(),
     poster: presentUserSummary(job.poster),
-    createdAt: job.createdAt.toISOString(),
-    updatedAt: job.updatedAt.toISOString(),
+    createdAt: isoString(job.createdAt),
+    updatedAt: isoString(job.updatedAt),
   };
 }
