@@ -133,13 +133,15 @@ export async function listJobs(em: EntityManager, actor: Actor, query: JobListQu
   // Rows with their posters in one statement (the ORM's find with the poster populated cost
   // ~4.7 ms of CPU per page of 20 on the bench machine). Prepared, except with words to search:
   // those stay inline for the planner, as in search.
+  // `now` as RFC 3339 with its Z: the same instant whether the value is bound or inlined.
+  const at = now.toISOString();
   const where: string[] = [];
-  const params: unknown[] = [now];
+  const params: unknown[] = [at];
   const filter = (sql: string, ...values: unknown[]) => {
     where.push(sql);
     params.push(...values);
   };
-  if ((query.status ?? 'open') === 'open') filter(`j.status = 'open' and j.expires_at > ?`, now);
+  if ((query.status ?? 'open') === 'open') filter(`j.status = 'open' and j.expires_at > ?`, at);
   if (query.remotePolicy) filter('j.remote_policy = ?', query.remotePolicy);
   if (query.employmentType) filter('j.employment_type = ?', query.employmentType);
   if (query.skill) filter('j.skills @> array[?]::text[]', query.skill.toLowerCase());
