@@ -10,8 +10,8 @@ import { Milestone } from './milestone.entity.js';
 import { Project } from '../projects/project.entity.js';
 import type { Actor } from '../http/actor.js';
 import { notFound, unprocessable } from '../http/problem.js';
-import { decodeCursor, pageOf, type Page } from '../http/cursor.js';
-import { assertCanManageProject, assertCanReadProject, readProjectRows } from '../projects/projects.service.js';
+import { pageOf, type Page } from '../http/cursor.js';
+import { assertCanManageProject, assertCanReadProject, projectListCursor, readProjectRows } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import { isoTimestamp } from '../db/hot-read.js';
 
@@ -21,14 +21,7 @@ const isPositionCursor = (v: unknown): v is { position: number } =>
 export async function listMilestones(
   em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
 ): Promise<Page<MilestoneDto>> {
-  let after: { position: number } | undefined;
-  try {
-    after = decodeCursor(query.cursor, isPositionCursor);
-  } catch (err) {
-    // A project the caller may not read is a 404 whatever the cursor, as on every other list.
-    await assertCanReadProject(em, actor, projectId);
-    throw err;
-  }
+  const after = await projectListCursor(em, actor, projectId, query.cursor, isPositionCursor);
   // The roadmap is the hottest list (REST and MCP get_roadmap): read as rows, not entities, in
   // the same round trip as the read check.
   const rows = await readProjectRows<RoadmapRow>(em, actor, projectId,

@@ -11,7 +11,7 @@ import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { actorId, assertCanContributeToProject, assertCanReadProject, memberProjectIds, readableSql, readProjectRows } from '../projects/projects.service.js';
+import { actorId, assertCanContributeToProject, memberProjectIds, projectListCursor, readableSql, readProjectRows } from '../projects/projects.service.js';
 import { presentPost, type PostFields } from './posts.presenter.js';
 import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 import { normaliseTags } from './tags.js';
@@ -150,14 +150,7 @@ export async function listPosts(em: EntityManager, actor: Actor, query: PostList
 export async function listBuildLogs(
   em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
 ): Promise<Page<PostDto>> {
-  let after: { id: string } | undefined;
-  try {
-    after = decodeCursor(query.cursor, isIdCursor);
-  } catch (err) {
-    // A project the caller may not read is a 404 whatever the cursor, as on every other list.
-    await assertCanReadProject(em, actor, projectId);
-    throw err;
-  }
+  const after = await projectListCursor(em, actor, projectId, query.cursor, isIdCursor);
   // What list_build_logs (MCP) and the REST list read: rows with their authors, in the same
   // round trip as the read check, as the roadmap does (the ORM's find with its author populated
   // cost ~7 ms of CPU per page of 20 on the bench machine, against ~1 ms for a roadmap page).

@@ -100,6 +100,22 @@ export async function readProjectRows<R extends { id: string }>(
   return (first.id as string | null) === null ? [] : rows; // the left join's one empty row: no rows
 }
 
+/**
+ * The cursor of a list under a project read with `readProjectRows`: a project the caller may
+ * not read is a 404 whatever the cursor, as on every other list, so a cursor that does not
+ * decode is answered only after the read check.
+ */
+export async function projectListCursor<C>(
+  em: EntityManager, actor: Actor, projectId: string, cursor: string | undefined, isCursor: (v: unknown) => v is C,
+): Promise<C | undefined> {
+  try {
+    return decodeCursor(cursor, isCursor);
+  } catch (err) {
+    await assertCanReadProject(em, actor, projectId);
+    throw err;
+  }
+}
+
 /** The project if the actor may see it (public, or owner/member), else 404: the fields the API shows. */
 export async function assertCanReadProject(em: EntityManager, actor: Actor, projectId: string): Promise<Access<ProjectFields>> {
   return visible(await readProjectRow(em, projectId, actor.userId), projectId);
