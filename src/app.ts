@@ -45,7 +45,7 @@ export type AppDeps = {
   orm: MikroORM;
   config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>
     & Partial<Pick<Config, 'trustProxy'>>
-    & { requestTimeoutMs?: number; keyCacheSeconds?: number; searchCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number; githubApiUrl?: string; githubToken?: string };
+    & { requestTimeoutMs?: number; keyCacheSeconds?: number; searchCacheSeconds?: number; countsCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number; githubApiUrl?: string; githubToken?: string };
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
@@ -98,6 +98,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   ));
   app.use(base, dispatchOperations(operations, allHandlers(contract, {
     storage, uploadMaxBytes: config.uploadMaxBytes, limits, searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
+    countsCacheSeconds: config.countsCacheSeconds ?? 60,
   })));
   app.use(problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes }));
   return app;

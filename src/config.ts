@@ -41,6 +41,9 @@ export type Config = {
   /** Seconds a search page may be reused (SEARCH_CACHE_SECONDS, default 10; 0 = off). A page is dropped
    *  as soon as anything searchable changes, in any process; the bound only covers open jobs reaching their expiry. */
   searchCacheSeconds: number;
+  /** Seconds the platform's counts (stats, popular tags and skills) are shared by every caller before they
+   *  are taken again (COUNTS_CACHE_SECONDS, default 60; 0 = counted on every request). */
+  countsCacheSeconds: number;
   /** Validate every response against the contract (VALIDATE_RESPONSES, default on; tests keep it on). */
   validateResponses: boolean;
   /** pino-style level for the request log (LOG_LEVEL: silent, error, info; default info). */
@@ -124,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
     keyCacheSeconds: env.KEY_CACHE_SECONDS === '0' ? 0 : positiveInt('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
     searchCacheSeconds: env.SEARCH_CACHE_SECONDS === '0' ? 0 : positiveInt('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),
+    countsCacheSeconds: env.COUNTS_CACHE_SECONDS === '0' ? 0 : positiveInt('COUNTS_CACHE_SECONDS', env.COUNTS_CACHE_SECONDS, 60),
     logLevel: level,
     publicUrl: (publicUrl ?? `http://localhost:${port}`).replace(/\/$/, ''),
   };

@@ -25,7 +25,7 @@ import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 
 export function allHandlers(
   doc: OpenApiDocument,
-  deps: { storage: MediaStorage; uploadMaxBytes: number; limits: RateLimits; searchCache: SearchCache<SearchPage> },
+  deps: { storage: MediaStorage; uploadMaxBytes: number; limits: RateLimits; searchCache: SearchCache<SearchPage>; countsCacheSeconds: number },
 ): Handlers {
   return {
     ...metaHandlers(doc),
@@ -35,7 +35,7 @@ export function allHandlers(
     ...postsHandlers,
     ...commentsHandlers,
     ...reactionsHandlers,
-    ...platformHandlers(doc, deps.uploadMaxBytes, deps.limits),
+    ...platformHandlers(doc, deps.uploadMaxBytes, deps.limits, deps.countsCacheSeconds),
     ...searchHandlers(deps.searchCache),
     ...jobsHandlers,
     ...githubHandlers,

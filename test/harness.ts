@@ -31,7 +31,7 @@ export type TestServer = {
   close: () => Promise<void>;
 };
 
-export type ServerOptions = { rateLimitPerMinute?: number; failedAuthPerMinute?: number; requestTimeoutMs?: number; keyCacheSeconds?: number; failedSignInsPer15Minutes?: number; githubApiUrl?: string; trustProxy?: number | string[] };
+export type ServerOptions = { rateLimitPerMinute?: number; failedAuthPerMinute?: number; requestTimeoutMs?: number; keyCacheSeconds?: number; failedSignInsPer15Minutes?: number; githubApiUrl?: string; trustProxy?: number | string[]; countsCacheSeconds?: number };
 
 /** Budgets far above what a test sends, unless a test asks for a small one. */
 export const TEST_RATE_LIMIT = 100_000;
@@ -46,6 +46,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT, failedAuthPerMinute: opts.failedAuthPerMinute ?? TEST_RATE_LIMIT,
       requestTimeoutMs: opts.requestTimeoutMs, keyCacheSeconds: opts.keyCacheSeconds,
       failedSignInsPer15Minutes: opts.failedSignInsPer15Minutes ?? TEST_RATE_LIMIT, trustProxy: opts.trustProxy,
+      // Counted on every request unless a test asks for the shared counts: a test sees its own writes.
+      countsCacheSeconds: opts.countsCacheSeconds ?? 0,
       // Nothing leaves loopback: without a fake, GitHub is a closed local port.
       githubApiUrl: opts.githubApiUrl ?? 'http://127.0.0.1:9',
     }, log, storage });

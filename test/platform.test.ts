@@ -75,5 +75,46 @@ describe('platform', () => {
       users: after.users - before.users, projects: after.projects - before.projects, milestones: after.milestones - before.milestones,
       posts: after.posts - before.posts, buildLogs: after.buildLogs - before.buildLogs, comments: after.comments - before.comments,
     }).toEqual({ users: 1, projects: 1, milestones: 1, posts: 1, buildLogs: 1, comments: 1 });
+    // Counted for each request on this server (COUNTS_CACHE_SECONDS 0): each answer says when.
+    expect(Date.parse(after.countedAt)).toBeGreaterThan(Date.parse(before.countedAt));
+  });
+});
+
+describe('platform counts shared by every caller (COUNTS_CACHE_SECONDS)', () => {
+  let shared: TestServer;
+  let bob: TestUser;
+  beforeAll(async () => {
+    shared = await startServer({ countsCacheSeconds: 60 });
+    bob = await userWithKey(shared);
+  });
+  afterAll(async () => {
+    await shared?.close();
+  });
+
+  it('answers concurrent callers from one count, and the same count until it is a minute old', async () => {
+    const started = Date.now();
+    const first = await Promise.all(Array.from({ length: 8 }, () => api.getStats({ client: bob.client })));
+    const countedAt = first[0]!.data!.countedAt;
+    for (const r of first) expect(r.data).toEqual(first[0]!.data);
+    expect(Date.parse(countedAt)).toBeGreaterThanOrEqual(started - 1);
+    expect(Date.parse(countedAt)).toBeLessThanOrEqual(Date.now());
+
+    await api.createProject({ client: bob.client, body: { name: uniqueName('P'), tags: ['counted'] } });
+    const again = (await api.getStats({ client: bob.client })).data!;
+    expect(again).toEqual(first[0]!.data); // the new project is not counted yet, and the answer says when it was counted
+  });
+
+  it('counts tags once for the largest page and answers every limit from that count', async () => {
+    const tag = uniqueName('tag').replace('-', '');
+    const all = (await api.listPopularTags({ client: bob.client, query: { limit: 100 } })).data!;
+    const one = (await api.listPopularTags({ client: bob.client, query: { limit: 1 } })).data!;
+    const byDefault = (await api.listPopularTags({ client: bob.client })).data!;
+    expect(one).toEqual({ items: all.items.slice(0, 1), countedAt: all.countedAt });
+    expect(byDefault).toEqual({ items: all.items.slice(0, 20), countedAt: all.countedAt });
+
+    for (let i = 0; i < 3; i++) await api.createPost({ client: bob.client, body: { title: 't', body: 'b', tags: [tag] } });
+    expect((await api.listPopularTags({ client: bob.client, query: { limit: 100 } })).data).toEqual(all);
+    const skills = (await api.listPopularSkills({ client: bob.client, query: { limit: 100 } })).data!;
+    expect((await api.listPopularSkills({ client: bob.client, query: { limit: 100 } })).data).toEqual(skills);
   });
 });

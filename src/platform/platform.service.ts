@@ -32,11 +32,16 @@ export function scopeList(doc: OpenApiDocument): ScopeList {
   };
 }
 
-export function limits(doc: OpenApiDocument, uploadBytes: number, rateLimit: RateLimits): Limits {
+/** The `limit` parameter every list takes: its default and its maximum page size. */
+export function pageSize(doc: OpenApiDocument): { default: number; max: number } {
   const limit = (doc.components as { parameters: Record<string, { schema: { default: number; maximum: number } }> }).parameters.Limit!.schema;
+  return { default: limit.default, max: limit.maximum };
+}
+
+export function limits(doc: OpenApiDocument, uploadBytes: number, rateLimit: RateLimits): Limits {
   return {
     rateLimit: { requestsPerMinutePerKey: rateLimit.requestsPerMinutePerKey, failedAuthPerMinutePerAddress: rateLimit.failedAuthPerMinutePerAddress },
-    pageSize: { default: limit.default, max: limit.maximum },
+    pageSize: pageSize(doc),
     requestBodyBytes: REQUEST_BODY_BYTES,
     uploadBytes,
     keyLifetimeDays: MAX_KEY_DAYS,
@@ -49,8 +54,9 @@ export function versions(doc: OpenApiDocument): Versions {
   return { apiVersion: String((doc.info as { version: string }).version), mcpProtocolVersions: [...MCP_PROTOCOL_VERSIONS] };
 }
 
-/** Tags of visible posts (not hidden, not on a private project) and of public projects. */
-export async function popularTags(em: EntityManager, limit: number): Promise<TermCountList> {
+/** Tags of visible posts (not hidden, not on a private project) and of public projects: the `top` most used. */
+export async function popularTags(em: EntityManager, top: number): Promise<TermCountList> {
+  const countedAt = new Date().toISOString();
   const rows = await em.execute<{ name: string; count: number }[]>(
     `select tag as name, count(*)::int as count from (
        select unnest(p.tags) as tag from posts p left join projects pr on pr.id = p.project_id
@@ -58,26 +64,28 @@ export async function popularTags(em: EntityManager, limit: number): Promise<Ter
        union all
        select unnest(tags) from projects where visibility = 'public'
      ) t group by tag order by count desc, tag asc limit ?`,
-    [limit],
+    [top],
   );
-  return { items: rows.map((r) => ({ name: r.name, count: Number(r.count) })) };
+  return { items: rows.map((r) => ({ name: r.name, count: Number(r.count) })), countedAt };
 }
 
-/** Skills people list and public projects look for. */
-export async function popularSkills(em: EntityManager, limit: number): Promise<TermCountList> {
+/** Skills people list and public projects look for: the `top` most used. */
+export async function popularSkills(em: EntityManager, top: number): Promise<TermCountList> {
+  const countedAt = new Date().toISOString();
   const rows = await em.execute<{ name: string; count: number }[]>(
     `select skill as name, count(*)::int as count from (
        select unnest(skills) as skill from users
        union all
        select unnest(wanted_skills) from projects where visibility = 'public'
      ) s group by skill order by count desc, skill asc limit ?`,
-    [limit],
+    [top],
   );
-  return { items: rows.map((r) => ({ name: r.name, count: Number(r.count) })) };
+  return { items: rows.map((r) => ({ name: r.name, count: Number(r.count) })), countedAt };
 }
 
 export async function stats(em: EntityManager): Promise<Stats> {
-  const [row] = await em.execute<Record<keyof Stats, number>[]>(
+  const countedAt = new Date().toISOString();
+  const [row] = await em.execute<Record<Exclude<keyof Stats, 'countedAt'>, number>[]>(
     `with visible_posts as (
        select p.id, p.kind from posts p left join projects pr on pr.id = p.project_id
         where p.hidden_at is null and (p.project_id is null or pr.visibility = 'public')
@@ -93,6 +101,6 @@ export async function stats(em: EntityManager): Promise<Stats> {
   );
   return {
     users: Number(row!.users), projects: Number(row!.projects), milestones: Number(row!.milestones),
-    posts: Number(row!.posts), buildLogs: Number(row!.buildLogs), comments: Number(row!.comments),
+    posts: Number(row!.posts), buildLogs: Number(row!.buildLogs), comments: Number(row!.comments), countedAt,
   };
 }

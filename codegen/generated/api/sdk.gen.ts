@@ -767,7 +767,7 @@ export const getVersions = <ThrowOnError extends boolean = false>(options?: Opti
 /**
  * Popular tags
  *
- * The tags most used on public posts and projects, with how often, most used first.
+ * The tags most used on public posts and projects, with how often, most used first. Counting reads every post and project, so the counts are taken at most once a minute (the server's `COUNTS_CACHE_SECONDS`) and shared by every caller; `countedAt` says when.
  *
  * Required scope: `content.read`
  */
@@ -780,7 +780,7 @@ export const listPopularTags = <ThrowOnError extends boolean = false>(options?: 
 /**
  * Popular skills
  *
- * The skills people list and public projects look for, with how often, most used first.
+ * The skills people list and public projects look for, with how often, most used first. Counting reads every profile and project, so the counts are taken at most once a minute (the server's `COUNTS_CACHE_SECONDS`) and shared by every caller; `countedAt` says when.
  *
  * Required scope: `content.read`
  */
@@ -793,7 +793,7 @@ export const listPopularSkills = <ThrowOnError extends boolean = false>(options?
 /**
  * Platform counts
  *
- * Counts of public things on the platform.
+ * Counts of public things on the platform. Counting reads every user, project, milestone, post and comment, so the counts are taken at most once a minute (the server's `COUNTS_CACHE_SECONDS`) and shared by every caller; `countedAt` says when.
  *
  * Required scope: `content.read`
  */

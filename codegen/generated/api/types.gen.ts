@@ -703,6 +703,10 @@ export type Stats = {
     posts: number;
     buildLogs: number;
     comments: number;
+    /**
+     * When these counts were taken (they are shared by every caller and taken again at most once a minute by default).
+     */
+    countedAt: string;
 };
 
 /**
@@ -717,6 +721,10 @@ export type TermCount = {
 
 export type TermCountList = {
     items: Array<TermCount>;
+    /**
+     * When these counts were taken (they are shared by every caller and taken again at most once a minute by default).
+     */
+    countedAt: string;
 };
 
 /**

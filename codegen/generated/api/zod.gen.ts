@@ -357,7 +357,8 @@ export const zStats = z.object({
     milestones: z.int(),
     posts: z.int(),
     buildLogs: z.int(),
-    comments: z.int()
+    comments: z.int(),
+    countedAt: z.iso.datetime({ offset: true })
 });
 
 /**
@@ -455,7 +456,8 @@ export const zTermCount = z.object({
 });
 
 export const zTermCountList = z.object({
-    items: z.array(zTermCount)
+    items: z.array(zTermCount),
+    countedAt: z.iso.datetime({ offset: true })
 });
 
 /**
