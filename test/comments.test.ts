@@ -2,13 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Comment } from '../src/comments/comment.entity.js';
+import { Post } from '../src/posts/post.entity.js';
 
 let t: TestServer;
 let ada: TestUser;
 let grace: TestUser;
+let eve: TestUser;
 beforeAll(async () => {
   t = await startServer();
-  [ada, grace] = [await userWithKey(t), await userWithKey(t)];
+  [ada, grace, eve] = [await userWithKey(t), await userWithKey(t), await userWithKey(t)];
 });
 afterAll(async () => {
   await t?.close();
@@ -97,5 +99,72 @@ describe('comments', () => {
     const c = await comment(grace, post.id, 'bye');
     await api.deletePost({ client: ada.client, path: { postId: post.id } });
     expect((await api.getComment({ client: grace.client, path: { commentId: c.id } })).response?.status).toBe(404);
+  });
+
+  it('shows in the list field for field what GET /comments/{id} shows, to each reader, hidden and deleted ones too', async () => {
+    const post = await newPost();
+    const top = await comment(grace, post.id, 'top');
+    await comment(ada, post.id, 'reply', top.id);
+    const hidden = await comment(grace, post.id, 'spam');
+    await t.db.orm.em.fork().nativeUpdate(Comment, { id: hidden.id }, { hiddenAt: new Date() });
+    await api.deleteComment({ client: grace.client, path: { commentId: top.id } }); // a placeholder: it has a reply
+    for (const reader of [ada, grace, eve]) {
+      const listed = (await api.listComments({ client: reader.client, path: { postId: post.id } })).data!.items;
+      expect(listed).toHaveLength(3);
+      for (const c of listed) expect(c).toEqual((await api.getComment({ client: reader.client, path: { commentId: c.id } })).data);
+    }
+    const seenBy = async (who: TestUser) => (await api.getComment({ client: who.client, path: { commentId: hidden.id } })).data!;
+    expect(await seenBy(grace)).toMatchObject({ hidden: true, body: 'spam', author: { username: grace.user.username } });
+    expect(await seenBy(eve)).toMatchObject({ hidden: true, body: null });
+    expect(await seenBy(ada)).toMatchObject({ deleted: false, postId: post.id, parentId: null, depth: 0 });
+  });
+
+  it('pages oldest first by cursor to the last comment', async () => {
+    const post = await newPost();
+    const written: string[] = [];
+    for (let i = 0; i < 5; i++) written.push((await comment(i % 2 ? ada : grace, post.id, `c${i}`)).id);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = (await api.listComments({ client: eve.client, path: { postId: post.id }, query: { limit: 2, ...(cursor ? { cursor } : {}) } })).data!;
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((c) => c.id));
+      cursor = page.nextCursor ?? undefined;
+      pages++;
+    } while (cursor);
+    expect(seen).toEqual(written);
+    expect(pages).toBe(3);
+    const empty = await newPost();
+    expect((await api.listComments({ client: eve.client, path: { postId: empty.id } })).data).toEqual({ items: [], nextCursor: null });
+  });
+
+  it('keeps the comments of a post on a private project or of a hidden post from those who may not read it (404, whatever the cursor)', async () => {
+    const priv = (await api.createProject({ client: ada.client, body: { name: uniqueName('Secret'), visibility: 'private' } })).data!;
+    await api.addProjectMember({ client: ada.client, path: { projectId: priv.id }, body: { username: grace.user.username } });
+    const secret = (await api.createPost({ client: ada.client, body: { kind: 'build_log', projectId: priv.id, title: uniqueName('s'), body: 'b' } })).data!;
+    const onSecret = await comment(grace, secret.id, 'members only');
+    const hiddenPost = await newPost();
+    const onHidden = await comment(grace, hiddenPost.id, 'under a hidden post');
+    await t.db.orm.em.fork().nativeUpdate(Post, { id: hiddenPost.id }, { hiddenAt: new Date() });
+
+    for (const [postId, commentId] of [[secret.id, onSecret.id], [hiddenPost.id, onHidden.id]] as const) {
+      expect((await api.getComment({ client: eve.client, path: { commentId } })).response?.status).toBe(404);
+      expect((await api.listComments({ client: eve.client, path: { postId } })).response?.status).toBe(404);
+      const badCursor = await raw(t, 'GET', `/posts/${postId}/comments?cursor=not-a-cursor`, { token: eve.token });
+      expect(badCursor.status).toBe(404);
+      expect(badCursor.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect((await api.updateComment({ client: eve.client, path: { commentId }, body: { body: 'x' } })).response?.status).toBe(404);
+      expect((await api.deleteComment({ client: eve.client, path: { commentId } })).response?.status).toBe(404);
+    }
+    // The project's member reads the private one's; the hidden post's author reads its own.
+    expect((await api.getComment({ client: grace.client, path: { commentId: onSecret.id } })).data!.body).toBe('members only');
+    expect((await api.listComments({ client: grace.client, path: { postId: secret.id } })).data!.items.map((c) => c.id)).toEqual([onSecret.id]);
+    expect((await api.listComments({ client: ada.client, path: { postId: hiddenPost.id } })).data!.items.map((c) => c.id)).toEqual([onHidden.id]);
+    // A cursor that does not decode on a post the caller may read is the caller's mistake: 400.
+    const readable = await raw(t, 'GET', `/posts/${secret.id}/comments?cursor=not-a-cursor`, { token: grace.token });
+    expect(readable.status).toBe(400);
+    // Nothing the refused calls tried changed anything.
+    expect((await t.db.orm.em.fork().findOneOrFail(Comment, { id: onSecret.id })).body).toBe('members only');
   });
 });

@@ -1,9 +1,17 @@
 import type { Comment as CommentDto } from '../../codegen/generated/api/types.gen.js';
 import type { Comment } from './comment.entity.js';
+import type { User } from '../users/user.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
+import { isoString, type Timestamp } from '../db/hot-read.js';
+
+/** What the presenter reads: a Comment entity, or a row of a hand-written select (its timestamps as text). */
+export type CommentFields = Pick<Comment, 'id' | 'depth' | 'replyCount'> & {
+  post: { id: string }; parent?: { id: string } | null; body?: string | null; author: Pick<User, 'id' | 'username' | 'displayName'>;
+  deletedAt?: Timestamp | null; hiddenAt?: Timestamp | null; createdAt: Timestamp; updatedAt: Timestamp;
+};
 
 /** A deleted comment shows no body and no author; a hidden one shows its body to its author only. */
-export function presentComment(c: Comment, viewerId: string): CommentDto {
+export function presentComment(c: CommentFields, viewerId: string): CommentDto {
   const deleted = c.deletedAt != null;
   const hidden = c.hiddenAt != null;
   const showBody = !deleted && (!hidden || c.author.id === viewerId);
@@ -17,7 +25,7 @@ export function presentComment(c: Comment, viewerId: string): CommentDto {
     deleted,
     hidden,
     replyCount: c.replyCount,
-    createdAt: c.createdAt.toISOString(),
-    updatedAt: c.updatedAt.toISOString(),
+    createdAt: isoString(c.createdAt),
+    updatedAt: isoString(c.updatedAt),
   };
 }

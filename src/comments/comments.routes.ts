@@ -1,5 +1,5 @@
 import type { SomeHandlers } from '../http/handler.js';
-import { assertCanReadComment, createComment, deleteComment, listComments, updateComment } from './comments.service.js';
+import { createComment, deleteComment, listComments, readComment, updateComment } from './comments.service.js';
 import { presentComment } from './comments.presenter.js';
 
 type Ops = 'listComments' | 'createComment' | 'getComment' | 'updateComment' | 'deleteComment';
@@ -15,7 +15,7 @@ export const commentsHandlers = {
   },
   getComment: async ({ em, actor, path }) => ({
     status: 200,
-    body: presentComment(await assertCanReadComment(em, actor, path.commentId), actor.userId),
+    body: presentComment(await readComment(em, actor, path.commentId), actor.userId),
   }),
   updateComment: async ({ em, actor, path, body }) => ({
     status: 200,

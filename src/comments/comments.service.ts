@@ -12,42 +12,70 @@ import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { conflict, forbidden, notFound, unprocessable } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { assertCanReadPost } from '../posts/posts.service.js';
-import { presentComment } from './comments.presenter.js';
+import { isUuid } from '../http/ids.js';
+import { assertCanReadPost, readablePostsSql, readableParams, readPostRows } from '../posts/posts.service.js';
+import { presentComment, type CommentFields } from './comments.presenter.js';
+import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 
+/** A comment as the API shows it, its author's summary with it (timestamps as the API writes them). */
+const COMMENT_ROW = `c.id, c.post_id, c.parent_id, c.depth, c.body, c.reply_count,
+  ${isoTimestamp('c.deleted_at')} as deleted_at, ${isoTimestamp('c.hidden_at')} as hidden_at,
+  ${isoTimestamp('c.created_at')} as created_at, ${isoTimestamp('c.updated_at')} as updated_at,
+  u.id as author_id, u.username as author_username, u.display_name as author_display_name`;
+type CommentRow = {
+  id: string; post_id: string; parent_id: string | null; depth: number; body: string | null; reply_count: number;
+  deleted_at: string | null; hidden_at: string | null; created_at: string; updated_at: string; author_id: string; author_username: string; author_display_name: string;
+};
+const fromCommentRow = (r: CommentRow): CommentFields => ({
+  id: r.id, post: { id: r.post_id }, parent: r.parent_id === null ? null : { id: r.parent_id }, depth: r.depth, body: r.body, replyCount: r.reply_count,
+  author: { id: r.author_id, username: r.author_username, displayName: r.author_display_name },
+  deletedAt: r.deleted_at, hiddenAt: r.hidden_at, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+/** A post's comments, oldest first: rows with their authors, in the post's read check's round trip. */
 export async function listComments(
   em: EntityManager, actor: Actor, postId: string, query: { limit: number; cursor?: string },
 ): Promise<Page<CommentDto>> {
-  await assertCanReadPost(em, actor, postId);
-  const after = decodeCursor(query.cursor, isIdCursor);
-  const rows = await em.find(
-    Comment,
-    { post: postId, ...(after ? { id: { $gt: after.id } } : {}) },
-    { orderBy: { id: 'asc' }, limit: query.limit + 1, populate: ['author'] },
+  const after = await postListCursor(em, actor, postId, query.cursor);
+  const rows = await readPostRows<CommentRow>(em, actor, postId,
+    `select ${COMMENT_ROW} from comments c join users u on u.id = c.author_id
+     where c.post_id = po.id${after ? ' and c.id > ?' : ''} order by c.id asc limit ?`,
+    [...(after ? [after.id] : []), query.limit + 1],
   );
-  return pageOf(rows, query.limit, (c) => presentComment(c, actor.userId), (c) => ({ id: c.id }));
+  return pageOf(rows.map(fromCommentRow), query.limit, (c) => presentComment(c, actor.userId), (c) => ({ id: c.id }));
 }
 
-/** The comment if its post is readable by the actor, else 404. */
-export async function assertCanReadComment(em: EntityManager, actor: Actor, commentId: string): Promise<Comment> {
-  const comment = await em.findOne(Comment, { id: commentId }, { populate: ['author'] });
-  if (!comment) throw notFound(`No comment with id ${commentId}.`);
+/**
+ * The cursor of a post's comments: a post the caller may not read is a 404 whatever the
+ * cursor, so a cursor that does not decode is answered only after the read check.
+ */
+async function postListCursor(em: EntityManager, actor: Actor, postId: string, cursor: string | undefined) {
   try {
-    await assertCanReadPost(em, actor, comment.post.id);
-  } catch {
-    throw notFound(`No comment with id ${commentId}.`);
+    return decodeCursor(cursor, isIdCursor);
+  } catch (err) {
+    await assertCanReadPost(em, actor, postId);
+    throw err;
   }
-  return comment;
+}
+
+/** The comment if its post is readable by the actor, else 404: one prepared statement. */
+export async function readComment(em: EntityManager, actor: Actor, commentId: string): Promise<CommentFields> {
+  const [row] = !isUuid(commentId) ? [] : await preparedRows<CommentRow>(em,
+    readablePostsSql(COMMENT_ROW, 'join comments c on c.post_id = po.id join users u on u.id = c.author_id', ['c.id = ?']),
+    [...readableParams(actor), commentId],
+  );
+  if (!row) throw notFound(`No comment with id ${commentId}.`);
+  return fromCommentRow(row);
 }
 
 /** The author only; a deleted comment is no longer anyone's to change. */
-async function assertCanEditComment(em: EntityManager, actor: Actor, commentId: string): Promise<Comment> {
-  const comment = await assertCanReadComment(em, actor, commentId);
+async function assertCanEditComment(em: EntityManager, actor: Actor, commentId: string): Promise<CommentFields> {
+  const comment = await readComment(em, actor, commentId);
   if (comment.author.id !== actor.userId) throw forbidden(`Only the author of comment ${commentId} may change it.`);
   return comment;
 }
 
-export async function createComment(em: EntityManager, actor: Actor, postId: string, input: CommentCreate): Promise<Comment> {
+export async function createComment(em: EntityManager, actor: Actor, postId: string, input: CommentCreate): Promise<CommentFields> {
   await assertCanReadPost(em, actor, postId);
   const id = await em.transactional(async (tem) => {
     let depth = 0;
@@ -74,12 +102,14 @@ export async function createComment(em: EntityManager, actor: Actor, postId: str
     await tem.execute('update posts set comment_count = comment_count + 1 where id = ?', [postId]);
     return comment.id;
   });
-  return em.findOneOrFail(Comment, { id }, { populate: ['author'], refresh: true });
+  return readComment(em, actor, id);
 }
 
-export async function updateComment(em: EntityManager, actor: Actor, commentId: string, body: string): Promise<Comment> {
-  const comment = await assertCanEditComment(em, actor, commentId);
-  if (comment.deletedAt) throw conflict('This comment was deleted; it cannot be edited.');
+export async function updateComment(em: EntityManager, actor: Actor, commentId: string, body: string): Promise<CommentFields> {
+  const found = await assertCanEditComment(em, actor, commentId);
+  if (found.deletedAt) throw conflict('This comment was deleted; it cannot be edited.');
+  const comment = await em.findOne(Comment, { id: commentId }, { populate: ['author'] });
+  if (!comment) throw notFound(`No comment with id ${commentId}.`); // deleted since the check
   comment.body = body;
   await em.flush();
   return comment;

@@ -1,5 +1,6 @@
 /** Opaque cursors: base64url JSON of the keyset position. A tampered cursor is a 400. */
 import { ProblemError } from './problem.js';
+import { isUuid } from './ids.js';
 
 export type Page<T> = { items: T[]; nextCursor: string | null };
 
@@ -20,9 +21,8 @@ export function decodeCursor<T>(cursor: string | undefined, check: (v: unknown) 
   });
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const isIdCursor = (v: unknown): v is { id: string } =>
-  typeof v === 'object' && v !== null && typeof (v as { id?: unknown }).id === 'string' && UUID.test((v as { id: string }).id);
+  typeof v === 'object' && v !== null && typeof (v as { id?: unknown }).id === 'string' && isUuid((v as { id: string }).id);
 
 /** Fetch limit+1 rows, return limit and a cursor when there was more. */
 export function pageOf<R, T>(rows: R[], limit: number, present: (r: R) => T, cursorOf: (r: R) => Record<string, string | number>): Page<T> {

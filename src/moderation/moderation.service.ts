@@ -9,6 +9,7 @@ import { Comment } from '../comments/comment.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { forbidden, notFound } from '../http/problem.js';
+import { isUuid } from '../http/ids.js';
 
 export async function assertAdministrator(em: EntityManager, actor: Actor): Promise<User> {
   if (actor.via !== 'session') throw forbidden('Moderation is for signed-in administrators in the web application only; API keys are refused.');
@@ -17,11 +18,10 @@ export async function assertAdministrator(em: EntityManager, actor: Actor): Prom
   return admin;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function setPostHidden(em: EntityManager, actor: Actor, postId: string, hidden: boolean): Promise<Post> {
   await assertAdministrator(em, actor);
-  const post = UUID.test(postId) ? await em.findOne(Post, { id: postId }, { populate: ['author'] }) : null;
+  const post = isUuid(postId) ? await em.findOne(Post, { id: postId }, { populate: ['author'] }) : null;
   if (!post) throw notFound(`No post with id ${postId}.`);
   post.hiddenAt = hidden ? (post.hiddenAt ?? new Date()) : null;
   await em.flush();
@@ -30,7 +30,7 @@ export async function setPostHidden(em: EntityManager, actor: Actor, postId: str
 
 export async function setCommentHidden(em: EntityManager, actor: Actor, commentId: string, hidden: boolean): Promise<Comment> {
   await assertAdministrator(em, actor);
-  const comment = UUID.test(commentId) ? await em.findOne(Comment, { id: commentId }, { populate: ['author'] }) : null;
+  const comment = isUuid(commentId) ? await em.findOne(Comment, { id: commentId }, { populate: ['author'] }) : null;
   if (!comment) throw notFound(`No comment with id ${commentId}.`);
   comment.hiddenAt = hidden ? (comment.hiddenAt ?? new Date()) : null;
   await em.flush();

@@ -1,5 +1,5 @@
 import type { SomeHandlers } from '../http/handler.js';
-import { assertCanReadPost, createPost, deletePost, listBuildLogs, listPosts, updatePost } from './posts.service.js';
+import { createPost, deletePost, listBuildLogs, listPosts, readPost, updatePost } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
 
 export const postsHandlers = {
@@ -9,7 +9,7 @@ export const postsHandlers = {
       author: query?.author, tag: query?.tag, kind: query?.kind, projectId: query?.projectId, limit: query?.limit ?? 20, cursor: query?.cursor,
     }),
   }),
-  getPost: async ({ em, actor, path }) => ({ status: 200, body: presentPost(await assertCanReadPost(em, actor, path.postId)) }),
+  getPost: async ({ em, actor, path }) => ({ status: 200, body: presentPost(await readPost(em, actor, path.postId)) }),
   updatePost: async ({ em, actor, path, body }) => ({ status: 200, body: presentPost(await updatePost(em, actor, path.postId, body)) }),
   deletePost: async ({ em, actor, path }) => {
     await deletePost(em, actor, path.postId);

@@ -4,46 +4,74 @@
  * Who may read a post: anyone, unless it is hidden (its author only) or on a private project
  * (its owner and members only). To everyone else it does not exist (404).
  */
-import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PostCreate, PostUpdate, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 import { Post } from './post.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { actorId, assertCanContributeToProject, memberProjectIds, projectListCursor, readableSql, readProjectRows } from '../projects/projects.service.js';
+import { actorId, assertCanContributeToProject, projectListCursor, readableSql, readProjectRows } from '../projects/projects.service.js';
 import { presentPost, type PostFields } from './posts.presenter.js';
 import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 import { normaliseTags } from './tags.js';
 import { ownMediaIds } from '../media/media.service.js';
+import { isUuid } from '../http/ids.js';
 
-/** The filter for "posts this actor may read". */
-export async function readablePosts(em: EntityManager, actor: Actor): Promise<FilterQuery<Post>> {
-  const memberOf = await memberProjectIds(em, actor.userId);
-  return {
-    $and: [
-      { $or: [{ hiddenAt: null }, { author: actor.userId }] },
-      {
-        $or: [
-          { project: null },
-          { project: { visibility: 'public' } },
-          { project: { owner: actor.userId } },
-          ...(memberOf.length ? [{ project: { $in: memberOf } }] : []),
-        ],
-      },
-    ],
-  };
+/**
+ * "Posts this actor may read", in SQL: not hidden unless the caller wrote it, and on no project
+ * or on one the caller may read. A statement using it starts with `MEMBER_CTE` and selects from
+ * `posts po left join projects pr on pr.id = po.project_id`; its first parameters are
+ * `readableParams` (the CTE's, then READABLE_POST's: the caller's id each time). Each post's
+ * project is joined by its key: an EXISTS here was planned as a hash of every readable project,
+ * built on each request.
+ */
+const MEMBER_CTE = 'with member as (select project_id from project_members where user_id = ?)';
+const READABLE_POST = `(po.hidden_at is null or po.author_id = ?) and (po.project_id is null or ${readableSql('pr', 'pr.id in (select project_id from member)')})`;
+export const readableParams = (actor: Actor): unknown[] => {
+  const me = actorId(actor);
+  return [me, me, me];
+};
+/** A select from the posts the caller may read (`po`, its project `pr`); parameters of `joins` come between the CTE's and READABLE_POST's. */
+export const readablePostsSql = (select: string, joins: string, where: string[]): string =>
+  `${MEMBER_CTE} select ${select} from posts po left join projects pr on pr.id = po.project_id ${joins} where ${[READABLE_POST, ...where].join(' and ')}`;
+
+/** The post as the API shows it, if the actor may read it, else 404: one prepared statement. */
+export async function readPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
+  const [row] = !isUuid(postId) ? [] : await preparedRows<PostRow>(em,
+    readablePostsSql(POST_ROW, 'join users u on u.id = po.author_id', ['po.id = ?']),
+    [...readableParams(actor), postId],
+  );
+  if (!row) throw notFound(`No post with id ${postId}.`);
+  return fromPostRow(row);
 }
 
-export async function assertCanReadPost(em: EntityManager, actor: Actor, postId: string): Promise<Post> {
-  const post = await em.findOne(Post, { $and: [{ id: postId }, await readablePosts(em, actor)] }, { populate: ['author'] });
-  if (!post) throw notFound(`No post with id ${postId}.`);
-  return post;
+/** 404 unless the actor may read the post (reactions start here). */
+export async function assertCanReadPost(em: EntityManager, actor: Actor, postId: string): Promise<void> {
+  const [row] = !isUuid(postId) ? [] : await preparedRows<{ id: string }>(em, readablePostsSql('po.id', '', ['po.id = ?']), [...readableParams(actor), postId]);
+  if (!row) throw notFound(`No post with id ${postId}.`);
 }
 
-/** The author only: editing and deleting. */
-export async function assertCanEditPost(em: EntityManager, actor: Actor, postId: string): Promise<Post> {
-  const post = await assertCanReadPost(em, actor, postId);
+/**
+ * The read check of a post and a read of rows under it in one round trip, as `readProjectRows`
+ * does for a project (the comments): `rowsSql` selects from the post `po` (it may use `po.id`)
+ * with a non-null `id` column, and is run only for a post the caller may read. 404 otherwise.
+ */
+export async function readPostRows<R extends { id: string }>(
+  em: EntityManager, actor: Actor, postId: string, rowsSql: string, params: unknown[],
+): Promise<R[]> {
+  const me = actorId(actor);
+  const rows = !isUuid(postId) ? [] : await preparedRows<R>(em,
+    readablePostsSql('r.*', `left join lateral (${rowsSql}) r on true`, ['po.id = ?']),
+    [me, ...params, me, me, postId], // in the order of their placeholders: the CTE's, the rows', READABLE_POST's
+  );
+  if (!rows.length) throw notFound(`No post with id ${postId}.`);
+  return (rows[0]!.id as string | null) === null ? [] : rows; // the left join's one empty row: no rows
+}
+
+/** The author only: editing and deleting. A post the actor may not read is a 404 first. */
+export async function assertCanEditPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
+  const post = await readPost(em, actor, postId);
   if (post.author.id !== actor.userId) throw forbidden(`Only the author (${post.author.username}) may change post ${postId}.`);
   return post;
 }
@@ -89,7 +117,9 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
 }
 
 export async function updatePost(em: EntityManager, actor: Actor, postId: string, input: PostUpdate): Promise<Post> {
-  const post = await assertCanEditPost(em, actor, postId);
+  await assertCanEditPost(em, actor, postId);
+  const post = await em.findOne(Post, { id: postId }, { populate: ['author'] });
+  if (!post) throw notFound(`No post with id ${postId}.`); // deleted since the check
   if (input.title !== undefined) post.title = input.title.trim();
   if (input.body !== undefined) post.body = input.body;
   if (input.tags !== undefined) post.tags = normaliseTags(input.tags);
@@ -123,10 +153,9 @@ export async function listPosts(em: EntityManager, actor: Actor, query: PostList
   const after = decodeCursor(query.cursor, isIdCursor);
   const me = actorId(actor);
   // The feed, the most read list: rows with their authors in one prepared statement, newest
-  // first from the primary key, each row's project joined by its key for readablePosts' rule
-  // (an EXISTS there was planned as a hash of every readable project, built on each request).
-  const where = [`(po.hidden_at is null or po.author_id = ?)`, `(po.project_id is null or ${readableSql('pr', 'pr.id in (select project_id from member)')})`];
-  const params: unknown[] = [me, me, me];
+  // first from the primary key.
+  const where: string[] = [];
+  const params: unknown[] = readableParams(actor);
   const filter = (sql: string, value: unknown) => {
     where.push(sql);
     params.push(value);
@@ -138,9 +167,7 @@ export async function listPosts(em: EntityManager, actor: Actor, query: PostList
   if (query.projectId !== undefined) filter('po.project_id = ?', query.projectId);
   if (after) filter('po.id < ?', after.id);
   const rows = await preparedRows<PostRow>(em,
-    `with member as (select project_id from project_members where user_id = ?)
-     select ${POST_ROW} from posts po join users u on u.id = po.author_id left join projects pr on pr.id = po.project_id
-     where ${where.join(' and ')} order by po.id desc limit ?`,
+    `${readablePostsSql(POST_ROW, 'join users u on u.id = po.author_id', where)} order by po.id desc limit ?`,
     [...params, query.limit + 1],
   );
   return pageOf(rows.map(fromPostRow), query.limit, presentPost, (p) => ({ id: p.id }));

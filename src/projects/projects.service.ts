@@ -16,10 +16,10 @@ import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../posts/tags.js';
 import { columnsFrom, isoTimestamp, preparedRows, selectColumns } from '../db/hot-read.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
+import { isUuid } from '../http/ids.js';
 
 export type ProjectRole = 'owner' | 'member' | 'none';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * One query for the project, its owner and whether the actor is a member: every project
@@ -34,20 +34,20 @@ const IS_MEMBER = 'exists (select 1 from project_members m where m.project_id = 
 const roleOf = (ownerId: string, isMember: unknown, userId: string): ProjectRole => (ownerId === userId ? 'owner' : isMember === true ? 'member' : 'none');
 
 async function readProjectRow(em: EntityManager, projectId: string, userId: string): Promise<Access<ProjectFields> | undefined> {
-  if (!UUID.test(projectId)) return undefined;
+  if (!isUuid(projectId)) return undefined;
   const [row] = await preparedRows<ProjectListRow & { is_member: boolean }>(em,
     `select ${PROJECT_ROW_COLUMNS}, ${IS_MEMBER} from projects p join users u on u.id = p.owner_id where p.id = ?`,
-    [UUID.test(userId) ? userId : null, projectId],
+    [isUuid(userId) ? userId : null, projectId],
   );
   return row && { project: fromProjectListRow(row), role: roleOf(row.owner_id, row.is_member, userId) };
 }
 
 async function readProjectEntity(em: EntityManager, projectId: string, userId: string): Promise<Access<Project> | undefined> {
-  if (!UUID.test(projectId)) return undefined;
+  if (!isUuid(projectId)) return undefined;
   const [row] = await em.execute<Record<string, unknown>[]>(
     `select ${selectColumns(em, Project, 'p')}, ${selectColumns(em, User, 'u', 'owner__')}, ${IS_MEMBER}
      from projects p join users u on u.id = p.owner_id where p.id = ?`,
-    [UUID.test(userId) ? userId : null, projectId],
+    [isUuid(userId) ? userId : null, projectId],
   );
   if (!row) return undefined;
   em.map(User, columnsFrom(em, User, row, 'owner__'));
@@ -70,7 +70,7 @@ const readable = (visibility: ProjectFields['visibility'], role: ProjectRole) =>
 export const readableSql = (p: string, member: string) => `(${p}.visibility = 'public' or ${p}.owner_id = ? or ${member})`;
 
 /** The caller's user id as a query parameter: null when it is not a UUID, so it matches no row instead of failing the cast. */
-export const actorId = (actor: Actor): string | null => (UUID.test(actor.userId) ? actor.userId : null);
+export const actorId = (actor: Actor): string | null => (isUuid(actor.userId) ? actor.userId : null);
 
 /**
  * The read check and a read of the project's own rows in one round trip, for the hottest
@@ -85,7 +85,7 @@ export async function readProjectRows<R extends { id: string }>(
   const userId = actorId(actor);
   // `offset 0` keeps the check a gate in front of the rows (a one-time filter: they are not
   // read at all for a caller who may not see them) instead of a filter on each row read.
-  const rows = !UUID.test(projectId) ? [] : await preparedRows<R & { project_visibility__: ProjectFields['visibility']; project_owner_id__: string; project_is_member__: boolean }>(em,
+  const rows = !isUuid(projectId) ? [] : await preparedRows<R & { project_visibility__: ProjectFields['visibility']; project_owner_id__: string; project_is_member__: boolean }>(em,
     `select p.visibility as project_visibility__, p.owner_id as project_owner_id__, a.is_member as project_is_member__, r.*
      from projects p
      cross join lateral (select ${IS_MEMBER}) a

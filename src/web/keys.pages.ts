@@ -9,9 +9,9 @@ import type { ApiKey } from '../keys/api-key.entity.js';
 import { ProblemError } from '../http/problem.js';
 import { errorList, html, page, raw, type Html } from './views.js';
 import type { ScopeEntry } from '../http/contract.js';
+import { isUuid } from '../http/ids.js';
 
 const EXPIRY_CHOICES = [['7', '7 days'], ['30', '30 days'], ['60', '60 days'], ['90', '90 days'], ['365', 'One year'], ['date', 'On a date…']] as const;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const day = (d: Date | null | undefined) => (d ? d.toISOString().slice(0, 10) : '—');
 const dateTime = (d: Date | null | undefined) => (d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'never');
 
@@ -120,7 +120,7 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
 
   async function ownKey(req: Request): Promise<ApiKey | undefined> {
     const id = String(req.params.id);
-    if (!UUID.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     return (await listKeys(req.em, req.web!.user!.id)).find((k) => k.id === id);
   }
 
