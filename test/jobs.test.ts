@@ -3,6 +3,7 @@ import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUs
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
 import { Job } from '../src/jobs/job.entity.js';
+import { User } from '../src/users/user.entity.js';
 
 let t: TestServer;
 let ada: TestUser;
@@ -122,5 +123,28 @@ describe('profiles', () => {
     const p1 = (await api.createPost({ client: ada.client, body: { title: 'hello', body: 'world' } })).data!;
     const posts = (await api.listUserPosts({ client: eve.client, path: { username: ada.user.username } })).data!;
     expect(posts.items[0]!.id).toBe(p1.id);
+    expect(posts.items.every((p) => p.author.id === ada.user.id)).toBe(true);
+    expect(projects.items.every((p) => p.owner.id === ada.user.id)).toBe(true);
+    // Every page of the user's posts is theirs, in order, to the end.
+    await api.createPost({ client: eve.client, body: { title: 'not ada', body: 'b' } });
+    const p2 = (await api.createPost({ client: ada.client, body: { title: 'again', body: 'b' } })).data!;
+    const first = (await api.listUserPosts({ client: eve.client, path: { username: ada.user.username }, query: { limit: 1 } })).data!;
+    expect(first.items.map((p) => p.id)).toEqual([p2.id]);
+    const second = (await api.listUserPosts({ client: eve.client, path: { username: ada.user.username }, query: { limit: 1, cursor: first.nextCursor! } })).data!;
+    expect(second.items.map((p) => p.id)).toEqual([p1.id]);
+    for (const list of [api.listUserProjects, api.listUserPosts]) {
+      expect((await list({ client: eve.client, path: { username: 'no-such-user' } })).response?.status).toBe(404);
+    }
+  });
+
+  it('shows the same profile to its owner (GET /users/me) and to others', async () => {
+    const theirs = (await api.getUser({ client: eve.client, path: { username: ada.user.username } })).data!;
+    expect((await api.getCurrentUser({ client: ada.client })).data).toEqual(theirs);
+    // Usernames are lower case in the contract: another spelling is the caller's mistake, not a miss.
+    const upper = await raw(t, 'GET', `/users/${ada.user.username.toUpperCase()}`, { token: eve.token });
+    expect(upper.status).toBe(400);
+    expect(upper.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    const stored = await t.db.orm.em.fork().findOneOrFail(User, { id: ada.user.id });
+    expect(theirs).toMatchObject({ displayName: stored.displayName, bio: stored.bio, skills: stored.skills, createdAt: stored.createdAt.toISOString() });
   });
 });

@@ -147,7 +147,8 @@ const fromPostRow = (r: PostRow): PostFields => ({
   hiddenAt: r.hidden_at, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
-export type PostListQuery = { author?: string; tag?: string; kind?: Post['kind']; projectId?: string; limit: number; cursor?: string };
+/** `author` is a username or `me`; `authorId` a user already looked up (GET /users/{username}/posts). */
+export type PostListQuery = { author?: string; authorId?: string; tag?: string; kind?: Post['kind']; projectId?: string; limit: number; cursor?: string };
 
 export async function listPosts(em: EntityManager, actor: Actor, query: PostListQuery): Promise<Page<PostDto>> {
   const after = decodeCursor(query.cursor, isIdCursor);
@@ -162,6 +163,7 @@ export async function listPosts(em: EntityManager, actor: Actor, query: PostList
   };
   if (query.author === 'me') filter('po.author_id = ?', me);
   else if (query.author !== undefined) filter('u.username = ?', query.author.toLowerCase());
+  if (query.authorId !== undefined) filter('po.author_id = ?', query.authorId);
   if (query.tag !== undefined) filter('po.tags @> array[?]::text[]', query.tag.toLowerCase());
   if (query.kind !== undefined) filter('po.kind = ?', query.kind);
   if (query.projectId !== undefined) filter('po.project_id = ?', query.projectId);

@@ -222,11 +222,12 @@ export async function memberProjectIds(em: EntityManager, userId: string): Promi
   return (await em.find(ProjectMember, { user: userId }, { fields: ['project'] })).map((m) => m.project.id);
 }
 
-export type ProjectListQuery = { owner?: string; limit: number; cursor?: string };
+/** `owner` is a username or `me`; `ownerId` a user already looked up (GET /users/{username}/projects). */
+export type ProjectListQuery = { owner?: string; ownerId?: string; limit: number; cursor?: string };
 
 export async function listProjects(em: EntityManager, actor: Actor, query: ProjectListQuery): Promise<Page<ProjectDto>> {
   const after = decodeCursor(query.cursor, isIdCursor);
-  let ownerId: string | undefined;
+  let ownerId = query.ownerId;
   if (query.owner !== undefined) {
     if (query.owner === 'me') ownerId = actor.userId;
     else {

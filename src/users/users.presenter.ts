@@ -1,7 +1,13 @@
 import type { User as UserDto, UserSummary } from '../../codegen/generated/api/types.gen.js';
 import type { User } from './user.entity.js';
+import { isoString, type Timestamp } from '../db/hot-read.js';
 
-export function presentUser(user: User): UserDto {
+/** What the presenter reads: a User entity, or a row of a hand-written select (its timestamp as text). */
+export type UserFields = Pick<User, 'id' | 'username' | 'displayName' | 'bio' | 'skills'> & {
+  avatarMediaId?: string | null; location?: string | null; website?: string | null; githubLogin?: string | null; createdAt: Timestamp;
+};
+
+export function presentUser(user: UserFields): UserDto {
   return {
     id: user.id,
     username: user.username,
@@ -12,7 +18,7 @@ export function presentUser(user: User): UserDto {
     location: user.location ?? null,
     website: user.website ?? null,
     githubLogin: user.githubLogin ?? null,
-    createdAt: user.createdAt.toISOString(),
+    createdAt: isoString(user.createdAt),
   };
 }
 

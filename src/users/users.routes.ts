@@ -1,5 +1,5 @@
 import type { SomeHandlers } from '../http/handler.js';
-import { getUserById, findUserByUsername } from './users.service.js';
+import { readUser } from './users.service.js';
 import { presentUser } from './users.presenter.js';
 import { notFound } from '../http/problem.js';
 import { listProjects } from '../projects/projects.service.js';
@@ -7,20 +7,25 @@ import { listPosts } from '../posts/posts.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 async function userNamed(em: EntityManager, username: string) {
-  const user = await findUserByUsername(em, username);
+  const user = await readUser(em, { username });
   if (!user) throw notFound(`There is no user named '${username}'.`);
   return user;
 }
 
 export const usersHandlers = {
-  getCurrentUser: async ({ em, actor }) => ({ status: 200, body: presentUser(await getUserById(em, actor.userId)) }),
+  getCurrentUser: async ({ em, actor }) => {
+    const user = await readUser(em, { id: actor.userId });
+    if (!user) throw notFound('No such user.');
+    return { status: 200, body: presentUser(user) };
+  },
   getUser: async ({ em, path }) => ({ status: 200, body: presentUser(await userNamed(em, path.username)) }),
+  // The user is looked up once, for the 404; the list then filters by their id.
   listUserProjects: async ({ em, actor, path, query }) => {
     const user = await userNamed(em, path.username);
-    return { status: 200, body: await listProjects(em, actor, { owner: user.username, limit: query?.limit ?? 20, cursor: query?.cursor }) };
+    return { status: 200, body: await listProjects(em, actor, { ownerId: user.id, limit: query?.limit ?? 20, cursor: query?.cursor }) };
   },
   listUserPosts: async ({ em, actor, path, query }) => {
     const user = await userNamed(em, path.username);
-    return { status: 200, body: await listPosts(em, actor, { author: user.username, limit: query?.limit ?? 20, cursor: query?.cursor }) };
+    return { status: 200, body: await listPosts(em, actor, { authorId: user.id, limit: query?.limit ?? 20, cursor: query?.cursor }) };
   },
 } satisfies SomeHandlers<'getCurrentUser' | 'getUser' | 'listUserProjects' | 'listUserPosts'>;

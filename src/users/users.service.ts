@@ -6,6 +6,9 @@ import { User } from './user.entity.js';
 import { conflict, notFound, badRequest, unprocessable } from '../http/problem.js';
 import { ownMediaIds } from '../media/media.service.js';
 import { normaliseTags } from '../posts/tags.js';
+import { isoTimestamp, preparedRows } from '../db/hot-read.js';
+import { isUuid } from '../http/ids.js';
+import type { UserFields } from './users.presenter.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const SCRYPT = { N: 16384, r: 8, p: 1 };
@@ -76,6 +79,24 @@ export async function setAvatar(em: EntityManager, userId: string, mediaId: stri
   user.avatarMediaId = mediaId;
   await em.flush();
   return user;
+}
+
+/** The columns the API shows of a user (no email, no password hash), as a `UserRow`. */
+const USER_ROW = `id, username, display_name, bio, skills, avatar_media_id, location, website, github_login, ${isoTimestamp('created_at')} as created_at`;
+type UserRow = {
+  id: string; username: string; display_name: string; bio: string; skills: string[]; avatar_media_id: string | null;
+  location: string | null; website: string | null; github_login: string | null; created_at: string;
+};
+
+/** A user as the API shows them, by id or by username (any case), or null: one prepared statement, no entity. */
+export async function readUser(em: EntityManager, by: { id: string } | { username: string }): Promise<UserFields | null> {
+  const [column, value] = 'id' in by ? ['id', by.id] : ['username', by.username.toLowerCase()];
+  if (column === 'id' && !isUuid(value)) return null;
+  const [r] = await preparedRows<UserRow>(em, `select ${USER_ROW} from users where ${column} = ?`, [value]);
+  return r ? {
+    id: r.id, username: r.username, displayName: r.display_name, bio: r.bio, skills: r.skills, avatarMediaId: r.avatar_media_id,
+    location: r.location, website: r.website, githubLogin: r.github_login, createdAt: r.created_at,
+  } : null;
 }
 
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {
