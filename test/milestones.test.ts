@@ -122,6 +122,26 @@ describe('roadmap', () => {
     expect(missing.response?.status).toBe(404);
   });
 
+  it('reads one milestone as the roadmap lists it, only under its own project and for those who may read it', async () => {
+    const { data: secret } = await api.createProject({ client: ada.client, body: { name: uniqueName('Secret'), visibility: 'private' } });
+    const p = secret!.id;
+    await add(p, 'First');
+    const done = await add(p, 'Shipped', { status: 'done', description: 'with notes', dueDate: '2026-12-01' });
+    const listed = (await api.listMilestones({ client: ada.client, path: { projectId: p } })).data!.items;
+    for (const m of listed) expect((await api.getMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id } })).data).toEqual(m);
+    expect(listed[1]).toMatchObject({ id: done.id, status: 'done', description: 'with notes', dueDate: '2026-12-01', position: 2 });
+    expect(listed[1]!.completedAt).not.toBeNull();
+
+    // A stranger to the private project, and the milestone asked for under another project: 404.
+    expect((await api.getMilestone({ client: grace.client, path: { projectId: p, milestoneId: done.id } })).response?.status).toBe(404);
+    const other = await project();
+    const elsewhere = await api.getMilestone({ client: ada.client, path: { projectId: other, milestoneId: done.id } });
+    expect(elsewhere.response?.status).toBe(404);
+    expect(elsewhere.response?.headers.get('content-type')).toContain('application/problem+json');
+    await api.addProjectMember({ client: ada.client, path: { projectId: p }, body: { username: grace.user.username } });
+    expect((await api.getMilestone({ client: grace.client, path: { projectId: p, milestoneId: done.id } })).data).toEqual(listed[1]);
+  });
+
   it('refuses bad input with 400 and changes nothing', async () => {
     const p = await project();
     const m = await add(p, 'A');

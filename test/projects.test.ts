@@ -172,6 +172,19 @@ describe('members', () => {
     const notMember = await api.removeProjectMember({ client: ada.client, path: { projectId: p.id, username: eve.user.username } });
     expect(notMember.response?.status).toBe(404);
   });
+
+  it('pages the members in the order they joined, the owner first on the first page only', async () => {
+    const p = await newProject(ada);
+    const joined = [grace, eve];
+    const added = [];
+    for (const who of joined) added.push((await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: who.user.username } })).data!);
+    const first = (await api.listProjectMembers({ client: eve.client, path: { projectId: p.id }, query: { limit: 2 } })).data!;
+    expect(first.items).toEqual([{ user: { id: ada.user.id, username: ada.user.username, displayName: expect.any(String) }, role: 'owner', addedAt: p.createdAt }, added[0]]);
+    const rest = (await api.listProjectMembers({ client: eve.client, path: { projectId: p.id }, query: { limit: 2, cursor: first.nextCursor! } })).data!;
+    expect(rest).toEqual({ items: [added[1]], nextCursor: null });
+    const bad = await raw(t, 'GET', `/projects/${p.id}/members?cursor=not-a-cursor`, { token: eve.token });
+    expect(bad.status).toBe(400);
+  });
 });
 
 describe('text the database cannot hold', () => {

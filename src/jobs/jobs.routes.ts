@@ -1,5 +1,5 @@
 import type { SomeHandlers } from '../http/handler.js';
-import { closeJob, createJob, deleteJob, getJob, listJobs, updateJob } from './jobs.service.js';
+import { closeJob, createJob, deleteJob, listJobs, readJob, updateJob } from './jobs.service.js';
 import { presentJob } from './jobs.presenter.js';
 
 type Ops = 'listJobs' | 'createJob' | 'getJob' | 'updateJob' | 'deleteJob' | 'closeJob';
@@ -13,7 +13,7 @@ export const jobsHandlers = {
     const job = await createJob(em, actor, body);
     return { status: 201, body: presentJob(job), headers: { Location: `${req.baseUrl}/jobs/${job.id}` } };
   },
-  getJob: async ({ em, path }) => ({ status: 200, body: presentJob(await getJob(em, path.jobId)) }),
+  getJob: async ({ em, path }) => ({ status: 200, body: await readJob(em, path.jobId) }),
   updateJob: async ({ em, actor, path, body }) => ({ status: 200, body: presentJob(await updateJob(em, actor, path.jobId, body)) }),
   closeJob: async ({ em, actor, path }) => ({ status: 200, body: presentJob(await closeJob(em, actor, path.jobId)) }),
   deleteJob: async ({ em, actor, path }) => {

@@ -10,6 +10,7 @@ import type { Actor } from '../http/actor.js';
 import { badRequest, forbidden, notFound } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { normaliseTags } from '../posts/tags.js';
+import { isUuid } from '../http/ids.js';
 import { presentJob, type JobFields } from './jobs.presenter.js';
 import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 import { actorId } from '../projects/projects.service.js';
@@ -150,15 +151,27 @@ export async function listJobs(em: EntityManager, actor: Actor, query: JobListQu
   else if (query.postedBy) filter('u.username = ?', query.postedBy.toLowerCase());
   if (query.q) filter(`j.search @@ websearch_to_tsquery('english', ?)`, query.q);
   if (after) filter('j.id < ?', after.id);
-  const sql = `select j.id, j.title, j.company, j.description, j.location, j.remote_policy, j.employment_type, j.salary_min, j.salary_max,
-      j.salary_currency, j.skills, j.apply_url, j.status, ${isoTimestamp('j.expires_at')} as expires_at, j.expires_at <= ? as expired,
-      ${isoTimestamp('j.created_at')} as created_at, ${isoTimestamp('j.updated_at')} as updated_at,
-      u.id as poster_id, u.username as poster_username, u.display_name as poster_display_name
-    from jobs j join users u on u.id = j.poster_id
-    ${where.length ? `where ${where.join(' and ')}` : ''} order by j.id desc limit ?`;
+  const sql = `${JOB_SELECT} ${where.length ? `where ${where.join(' and ')}` : ''} order by j.id desc limit ?`;
   params.push(query.limit + 1);
   const rows = query.q ? await em.execute<JobRow[]>(sql, params) : await preparedRows<JobRow>(em, sql, params);
   return pageOf(rows.map(fromJobRow), query.limit, (j) => presentJob(j, now), (j) => ({ id: j.id }));
+}
+
+/**
+ * A job as the API shows it, with its poster (`j`, `u`): its first parameter is the `now` that
+ * decides `expired` (RFC 3339 with its Z), a WHERE follows.
+ */
+const JOB_SELECT = `select j.id, j.title, j.company, j.description, j.location, j.remote_policy, j.employment_type, j.salary_min, j.salary_max,
+      j.salary_currency, j.skills, j.apply_url, j.status, ${isoTimestamp('j.expires_at')} as expires_at, j.expires_at <= ? as expired,
+      ${isoTimestamp('j.created_at')} as created_at, ${isoTimestamp('j.updated_at')} as updated_at,
+      u.id as poster_id, u.username as poster_username, u.display_name as poster_display_name
+    from jobs j join users u on u.id = j.poster_id`;
+
+/** GET /jobs/{id}: the row the list shows for it, in one prepared statement. */
+export async function readJob(em: EntityManager, jobId: string, now = new Date()): Promise<JobDto> {
+  const [row] = !isUuid(jobId) ? [] : await preparedRows<JobRow>(em, `${JOB_SELECT} where j.id = ?`, [now.toISOString(), jobId]);
+  if (!row) throw notFound(`No job with id ${jobId}.`);
+  return presentJob(fromJobRow(row), now);
 }
 
 type JobRow = {

@@ -14,6 +14,7 @@ import { pageOf, type Page } from '../http/cursor.js';
 import { assertCanManageProject, assertCanReadProject, projectListCursor, readProjectRows } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import { isoTimestamp } from '../db/hot-read.js';
+import { isUuid } from '../http/ids.js';
 
 const isPositionCursor = (v: unknown): v is { position: number } =>
   typeof v === 'object' && v !== null && Number.isInteger((v as { position?: unknown }).position);
@@ -25,13 +26,15 @@ export async function listMilestones(
   // The roadmap is the hottest list (REST and MCP get_roadmap): read as rows, not entities, in
   // the same round trip as the read check.
   const rows = await readProjectRows<RoadmapRow>(em, actor, projectId,
-    `select m.id, m.project_id, m.title, m.description, m.status, to_char(m.due_date, 'YYYY-MM-DD') as due_date,
-       ${isoTimestamp('m.completed_at')} as completed_at, m.position, ${isoTimestamp('m.created_at')} as created_at, ${isoTimestamp('m.updated_at')} as updated_at
-     from milestones m where m.project_id = p.id and m.position > ? order by m.position limit ?`,
+    `select ${MILESTONE_COLUMNS} from milestones m where m.project_id = p.id and m.position > ? order by m.position limit ?`,
     [after?.position ?? 0, query.limit + 1],
   );
   return pageOf(rows.map(fromRoadmapRow), query.limit, presentMilestone, (m) => ({ position: m.position }));
 }
+
+/** The columns the API shows of a milestone (`m`), as a `RoadmapRow`. */
+const MILESTONE_COLUMNS = `m.id, m.project_id, m.title, m.description, m.status, to_char(m.due_date, 'YYYY-MM-DD') as due_date,
+       ${isoTimestamp('m.completed_at')} as completed_at, m.position, ${isoTimestamp('m.created_at')} as created_at, ${isoTimestamp('m.updated_at')} as updated_at`;
 
 type RoadmapRow = {
   id: string; project_id: string; title: string; description: string | null; status: MilestoneFields['status']; due_date: string | null;
@@ -42,11 +45,14 @@ const fromRoadmapRow = (r: RoadmapRow): MilestoneFields => ({
   completedAt: r.completed_at, position: r.position, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
-export async function getMilestone(em: EntityManager, actor: Actor, projectId: string, milestoneId: string): Promise<Milestone> {
-  await assertCanReadProject(em, actor, projectId);
-  const milestone = await em.findOne(Milestone, { id: milestoneId, project: projectId });
-  if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
-  return milestone;
+/** One milestone, in the project's read check's round trip, as the roadmap lists it. */
+export async function getMilestone(em: EntityManager, actor: Actor, projectId: string, milestoneId: string): Promise<MilestoneFields> {
+  const [row] = await readProjectRows<RoadmapRow>(em, actor, projectId,
+    `select ${MILESTONE_COLUMNS} from milestones m where m.project_id = p.id and m.id = ?`,
+    [isUuid(milestoneId) ? milestoneId : null],
+  );
+  if (!row) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
+  return fromRoadmapRow(row);
 }
 
 /**

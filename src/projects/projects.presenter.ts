@@ -30,6 +30,7 @@ export function presentOwnerAsMember(project: ProjectFields): MemberDto {
   return { user: presentUserSummary(project.owner), role: 'owner', addedAt: isoString(project.createdAt) };
 }
 
-export function presentMember(member: ProjectMember): MemberDto {
-  return { user: presentUserSummary(member.user), role: 'member', addedAt: member.addedAt.toISOString() };
+/** A member: a ProjectMember entity, or a row of the list's select (its timestamp as text). */
+export function presentMember(member: { user: Pick<ProjectMember['user'], 'id' | 'username' | 'displayName'>; addedAt: Timestamp }): MemberDto {
+  return { user: presentUserSummary(member.user), role: 'member', addedAt: isoString(member.addedAt) };
 }
