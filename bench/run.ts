@@ -8,7 +8,9 @@
  * measured minutes apart, not a whole run apart), so one noisy stretch does not decide a target.
  *   BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_ROUNDS (3), BENCH_SOAK seconds (0 = no soak),
  *   BENCH_ONLY (a regular expression: run the baselines and the scenarios whose names match),
- *   BENCH_PROFILE=1 (run the service under `node --cpu-prof` and print where its CPU time went).
+ *   BENCH_PROFILE=1 (run the service under `node --cpu-prof` and print where its CPU time went),
+ *   BENCH_MORE=1 (after the issue's list, the other reads: a post, its comments, profiles, a job, the radar...;
+ *   they have no target and no baseline, and are not in the targets' "every read").
  * "CPU µs" is the CPU time the answering process (the service, or a baseline's own) used per
  * request, PostgreSQL's share not included: with req/s it tells whether the service's one thread
  * is what bounds a scenario (CPU µs × req/s near 1,000,000) or the database is. It moves with the
@@ -26,6 +28,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const SOAK = Number(process.env.BENCH_SOAK ?? 0);
 const PROFILE = process.env.BENCH_PROFILE === '1';
+const MORE = process.env.BENCH_MORE === '1';
 const PROFILE_DIR = 'bench/profiles';
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
 
@@ -115,6 +118,24 @@ const every: Scenario[] = [
   { name: 'GET search, 1 connection, a new query each time', url: `${api}/search?q=gears%20mill`, headers: auth, connections: 1, nextPath: newQuery },
   { name: 'GET search, a new query each time', url: `${api}/search?q=gears%20mill`, headers: auth, baseline: 'baseline: Express + raw pg project read', nextPath: newQuery },
 ];
+/** BENCH_MORE=1: the other reads, each once made a row read (README, performance item 22). */
+const more: Scenario[] = [
+  { name: 'more: GET post', url: `${api}/posts/${seed.postId}`, headers: auth },
+  { name: 'more: GET post comments (30)', url: `${api}/posts/${seed.postId}/comments?limit=30`, headers: auth, expect: items(30) },
+  { name: 'more: GET comment', url: `${api}/comments/${seed.commentId}`, headers: auth },
+  { name: 'more: GET users/me', url: `${api}/users/me`, headers: auth },
+  { name: 'more: GET user', url: `${api}/users/${seed.username}`, headers: auth },
+  { name: "more: GET user's projects", url: `${api}/users/${seed.username}/projects`, headers: auth, expect: items(2) },
+  { name: "more: GET user's posts", url: `${api}/users/${seed.username}/posts`, headers: auth, expect: items(10) },
+  { name: 'more: GET job', url: `${api}/jobs/${seed.jobId}`, headers: auth },
+  { name: 'more: GET milestone', url: `${api}/projects/${seed.projectId}/milestones/${seed.milestoneId}`, headers: auth },
+  { name: 'more: GET members', url: `${api}/projects/${seed.projectId}/members`, headers: auth, expect: items(1) },
+  { name: 'more: GET radar', url: `${api}/radar`, headers: auth, expect: items(20) },
+  { name: 'more: GET platform stats', url: `${api}/platform/stats`, headers: auth },
+  { name: 'more: GET popular tags', url: `${api}/platform/tags`, headers: auth },
+];
+// Before the searches, which stay last.
+if (MORE) every.splice(every.findIndex((s) => s.name === 'GET search'), 0, ...more);
 
 /** Ordered pairs of the seed's words (56,406 of them, then from the first again: long past the 1,000 pages the cache keeps). */
 function newQueries(): () => string {

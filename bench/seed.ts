@@ -67,6 +67,21 @@ const writeProjectId = w?.id ?? (await em.execute<{ id: string }[]>(
    values (gen_random_uuid(), ?, 'Bench writes', 'bench-writes', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`, [user.id]))[0]!.id;
 // Each run writes into bench-writes; start it empty so POST timings do not drift between runs.
 await em.execute('delete from milestones where project_id = ?', [writeProjectId]);
+// For BENCH_MORE's reads: the bench user's skills (the radar ranks from them; three of the seed's
+// four, so it scores its full 500 candidates of each kind), a public post of theirs with 30
+// comments, and ids of a job, a milestone and a seeded user with projects and posts.
+await em.execute(`update users set skills = '{go,rust,typescript}' where id = ?`, [user.id]);
+const [post] = await em.execute<{ id: string }[]>(`select id from posts where author_id = ? and title = 'Bench comments'`, [user.id]);
+const postId = post?.id ?? (await em.execute<{ id: string }[]>(
+  `insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
+   values (gen_random_uuid(), ?, 'post', 'Bench comments', 'Thirty comments below.', '{}', '{}', 30, 0, now(), now()) returning id`, [user.id]))[0]!.id;
+if (!post) {
+  await em.execute(`insert into comments (id, post_id, author_id, body, depth, reply_count, created_at, updated_at)
+    select gen_random_uuid(), ?, u.id, 'A comment by ' || u.username, 0, 0, now(), now() from (select id, username from users where username like 'user%' order by username limit 30) u`, [postId]);
+}
+const [comment] = await em.execute<{ id: string }[]>('select id from comments where post_id = ? order by id limit 1', [postId]);
+const [job] = await em.execute<{ id: string }[]>('select id from jobs order by id desc limit 1');
+const [milestone] = await em.execute<{ id: string }[]>('select id from milestones where project_id = ? and position = 1', [projectId]);
 // Then vacuum, every run: the state autovacuum keeps a live database in (hint bits, visibility map,
 // statistics, no dead rows). Autovacuum may be off (it is on the bench machine), and without this
 // each run left the previous ones' milestones as dead rows for the write roadmap's count to walk
@@ -77,4 +92,7 @@ await em.execute('vacuum analyze');
 const [page1000] = await em.execute<{ id: string }[]>(`select id from projects where visibility = 'public' or owner_id = ? order by id desc offset ${999 * 20 - 1} limit 1`, [user.id]);
 const { token } = await createKey(em, { userId: user.id, name: 'bench', scopes: [...SCOPE_IDS], expiresInDays: 1 });
 await db.close();
-process.stdout.write(JSON.stringify({ token, projectId, writeProjectId, page1000Cursor: Buffer.from(JSON.stringify({ id: page1000!.id })).toString('base64url') }) + '\n');
+process.stdout.write(JSON.stringify({
+  token, projectId, writeProjectId, page1000Cursor: Buffer.from(JSON.stringify({ id: page1000!.id })).toString('base64url'),
+  postId, commentId: comment!.id, jobId: job!.id, milestoneId: milestone!.id, username: 'user42',
+}) + '\n');
