@@ -18,7 +18,6 @@ export async function assertAdministrator(em: EntityManager, actor: Actor): Prom
   return admin;
 }
 
-
 export async function setPostHidden(em: EntityManager, actor: Actor, postId: string, hidden: boolean): Promise<Post> {
   await assertAdministrator(em, actor);
   const post = isUuid(postId) ? await em.findOne(Post, { id: postId }, { populate: ['author'] }) : null;

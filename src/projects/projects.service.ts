@@ -20,7 +20,6 @@ import { isUuid } from '../http/ids.js';
 
 export type ProjectRole = 'owner' | 'member' | 'none';
 
-
 /**
  * One query for the project, its owner and whether the actor is a member: every project
  * sub-resource (roadmap, build logs, members, MCP tools) starts here, so it is a hot read.
