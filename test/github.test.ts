@@ -65,6 +65,7 @@ describe('GitHub insight', () => {
     const repos = (await api.listGithubRepos({ client: user.client, query: { limit: 3 } })).data!;
     expect(repos.items.map((r) => r.name)).toEqual(['notes', 'engine', 'mill']);
     expect(repos.items[1]).toMatchObject({ fullName: `${login}/engine`, stars: 40, language: 'TypeScript', topics: ['compiler'], fork: false });
+    expect(repos.items[1]!.pushedAt).toBe('2026-11-20T10:00:00.000Z');
     const rest = (await api.listGithubRepos({ client: user.client, query: { limit: 3, cursor: repos.nextCursor! } })).data!;
     expect(rest.items.map((r) => r.name)).toEqual(['forked-lib', 'old']);
 
@@ -81,6 +82,9 @@ describe('GitHub insight', () => {
 
     const summary = (await api.getGithubSummary({ client: user.client })).data!;
     expect(summary).toMatchObject({ login, repoCount: 5, totalStars: 52, topLanguages: ['TypeScript', 'Rust', 'CSS'], activeWeeks: 5, longestStreakWeeks: 5, syncStatus: 'ok' });
+    // The sync's time, to the millisecond, on the profile and the summary alike.
+    expect(profile.lastSyncedAt).toBe(account.syncedAt!.toISOString());
+    expect(summary.lastSyncedAt).toBe(profile.lastSyncedAt);
   });
 
   it('keeps the last known activity when GitHub is still computing it (partial)', async () => {
