@@ -9,7 +9,7 @@
  *   BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_ROUNDS (3), BENCH_SOAK seconds (0 = no soak),
  *   BENCH_ONLY (a regular expression: run the baselines and the scenarios whose names match),
  *   BENCH_PROFILE=1 (run the service under `node --cpu-prof` and print where its CPU time went),
- *   BENCH_MORE=1 (after the issue's list, the other reads: a post, its comments, profiles, a job, the radar...;
+ *   BENCH_MORE=1 (after the issue's list, the other reads: a post, its comments, profiles, a job, the radar, GitHub...;
  *   they have no target and no baseline, and are not in the targets' "every read").
  * "CPU µs" is the CPU time the answering process (the service, or a baseline's own) used per
  * request, PostgreSQL's share not included: with req/s it tells whether the service's one thread
@@ -131,6 +131,10 @@ const more: Scenario[] = [
   { name: 'more: GET milestone', url: `${api}/projects/${seed.projectId}/milestones/${seed.milestoneId}`, headers: auth },
   { name: 'more: GET members', url: `${api}/projects/${seed.projectId}/members`, headers: auth, expect: items(1) },
   { name: 'more: GET radar', url: `${api}/radar`, headers: auth, expect: items(20) },
+  { name: 'more: GET GitHub repos (of 100)', url: `${api}/github/repos`, headers: auth, expect: items(20) },
+  { name: 'more: GET GitHub languages', url: `${api}/github/languages`, headers: auth, expect: items(3) },
+  { name: 'more: GET GitHub activity', url: `${api}/github/activity`, headers: auth, expect: items(52, (b) => b.weeks) },
+  { name: 'more: GET GitHub summary', url: `${api}/github/summary`, headers: auth },
   { name: 'more: GET platform stats', url: `${api}/platform/stats`, headers: auth },
   { name: 'more: GET popular tags', url: `${api}/platform/tags`, headers: auth },
 ];

@@ -69,7 +69,8 @@ const writeProjectId = w?.id ?? (await em.execute<{ id: string }[]>(
 await em.execute('delete from milestones where project_id = ?', [writeProjectId]);
 // For BENCH_MORE's reads: the bench user's skills (the radar ranks from them; three of the seed's
 // four, so it scores its full 500 candidates of each kind), a public post of theirs with 30
-// comments, and ids of a job, a milestone and a seeded user with projects and posts.
+// comments, a linked GitHub account, and ids of a job, a milestone and a seeded user with
+// projects and posts.
 await em.execute(`update users set skills = '{go,rust,typescript}' where id = ?`, [user.id]);
 const [post] = await em.execute<{ id: string }[]>(`select id from posts where author_id = ? and title = 'Bench comments'`, [user.id]);
 const postId = post?.id ?? (await em.execute<{ id: string }[]>(
@@ -80,6 +81,18 @@ if (!post) {
     select gen_random_uuid(), ?, u.id, 'A comment by ' || u.username, 0, 0, now(), now() from (select id, username from users where username like 'user%' order by username limit 30) u`, [postId]);
 }
 const [comment] = await em.execute<{ id: string }[]>('select id from comments where post_id = ? order by id limit 1', [postId]);
+// A linked GitHub account with 100 synced repositories (52 weeks of commits each) for the GitHub Insight reads.
+const [account] = await em.execute<{ id: string }[]>('select id from github_accounts where user_id = ?', [user.id]);
+if (!account) {
+  const [linked] = await em.execute<{ id: string }[]>(
+    `insert into github_accounts (id, user_id, login, sync_status, synced_at, created_at) values (gen_random_uuid(), ?, 'bench-gh', 'ok', now(), now()) returning id`, [user.id]);
+  await em.execute(`insert into github_repos (id, account_id, name, full_name, html_url, stars, forks, language, topics, pushed_at, fork, archived, languages, weekly_commits)
+    select gen_random_uuid(), ?, 'repo' || i, 'bench-gh/repo' || i, 'https://github.com/bench-gh/repo' || i, i % 50, i % 7, 'TypeScript', '{}',
+           now() - (i || ' hours')::interval, i % 10 = 0, false, jsonb_build_object('TypeScript', 1000 * i, 'Rust', 300 * i, 'Shell', 20 * i),
+           (select jsonb_agg(jsonb_build_object('week', to_char(date_trunc('week', now()) - (w || ' weeks')::interval, 'YYYY-MM-DD'), 'commits', (i + w) % 5) order by w desc)
+            from generate_series(0, 51) w)
+    from generate_series(1, 100) i`, [linked!.id]);
+}
 const [job] = await em.execute<{ id: string }[]>('select id from jobs order by id desc limit 1');
 const [milestone] = await em.execute<{ id: string }[]>('select id from milestones where project_id = ? and position = 1', [projectId]);
 // Then vacuum, every run: the state autovacuum keeps a live database in (hint bits, visibility map,
