@@ -11,11 +11,10 @@ import { Post } from '../posts/post.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { conflict, forbidden, notFound, unprocessable } from '../http/problem.js';
-import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { isUuid } from '../http/ids.js';
-import { assertCanReadPost, readablePostsSql, readableParams, readPostRows } from '../posts/posts.service.js';
+import { decodeCursorUnder, isIdCursor, pageOf, type Page } from '../http/cursor.js';
+import { assertCanReadPost, readablePostRow, readPostRows } from '../posts/posts.service.js';
 import { presentComment, type CommentFields } from './comments.presenter.js';
-import { isoTimestamp, preparedRows } from '../db/hot-read.js';
+import { isoTimestamp } from '../db/hot-read.js';
 
 /** A comment as the API shows it, its author's summary with it (timestamps as the API writes them). */
 const COMMENT_ROW = `c.id, c.post_id, c.parent_id, c.depth, c.body, c.reply_count,
@@ -36,7 +35,7 @@ const fromCommentRow = (r: CommentRow): CommentFields => ({
 export async function listComments(
   em: EntityManager, actor: Actor, postId: string, query: { limit: number; cursor?: string },
 ): Promise<Page<CommentDto>> {
-  const after = await postListCursor(em, actor, postId, query.cursor);
+  const after = await decodeCursorUnder(query.cursor, isIdCursor, () => assertCanReadPost(em, actor, postId));
   const rows = await readPostRows<CommentRow>(em, actor, postId,
     `select ${COMMENT_ROW} from comments c join users u on u.id = c.author_id
      where c.post_id = po.id${after ? ' and c.id > ?' : ''} order by c.id asc limit ?`,
@@ -45,25 +44,10 @@ export async function listComments(
   return pageOf(rows.map(fromCommentRow), query.limit, (c) => presentComment(c, actor.userId), (c) => ({ id: c.id }));
 }
 
-/**
- * The cursor of a post's comments: a post the caller may not read is a 404 whatever the
- * cursor, so a cursor that does not decode is answered only after the read check.
- */
-async function postListCursor(em: EntityManager, actor: Actor, postId: string, cursor: string | undefined) {
-  try {
-    return decodeCursor(cursor, isIdCursor);
-  } catch (err) {
-    await assertCanReadPost(em, actor, postId);
-    throw err;
-  }
-}
-
 /** The comment if its post is readable by the actor, else 404: one prepared statement. */
 export async function readComment(em: EntityManager, actor: Actor, commentId: string): Promise<CommentFields> {
-  const [row] = !isUuid(commentId) ? [] : await preparedRows<CommentRow>(em,
-    readablePostsSql(COMMENT_ROW, 'join comments c on c.post_id = po.id join users u on u.id = c.author_id', ['c.id = ?']),
-    [...readableParams(actor), commentId],
-  );
+  const row = await readablePostRow<CommentRow>(em, actor, COMMENT_ROW,
+    'join comments c on c.post_id = po.id join users u on u.id = c.author_id', 'c.id', commentId);
   if (!row) throw notFound(`No comment with id ${commentId}.`);
   return fromCommentRow(row);
 }

@@ -11,7 +11,7 @@ import { Project } from '../projects/project.entity.js';
 import type { Actor } from '../http/actor.js';
 import { notFound, unprocessable } from '../http/problem.js';
 import { pageOf, type Page } from '../http/cursor.js';
-import { assertCanManageProject, assertCanReadProject, projectListCursor, readProjectRows } from '../projects/projects.service.js';
+import { assertCanManageProject, projectListCursor, readProjectRows } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import { isoTimestamp } from '../db/hot-read.js';
 import { isUuid } from '../http/ids.js';

@@ -28,28 +28,36 @@ import { isUuid } from '../http/ids.js';
  */
 const MEMBER_CTE = 'with member as (select project_id from project_members where user_id = ?)';
 const READABLE_POST = `(po.hidden_at is null or po.author_id = ?) and (po.project_id is null or ${readableSql('pr', 'pr.id in (select project_id from member)')})`;
-export const readableParams = (actor: Actor): unknown[] => {
+const readableParams = (actor: Actor): unknown[] => {
   const me = actorId(actor);
   return [me, me, me];
 };
 /** A select from the posts the caller may read (`po`, its project `pr`); parameters of `joins` come between the CTE's and READABLE_POST's. */
-export const readablePostsSql = (select: string, joins: string, where: string[]): string =>
+const readablePostsSql = (select: string, joins: string, where: string[]): string =>
   `${MEMBER_CTE} select ${select} from posts po left join projects pr on pr.id = po.project_id ${joins} where ${[READABLE_POST, ...where].join(' and ')}`;
 
-/** The post as the API shows it, if the actor may read it, else 404: one prepared statement. */
+/**
+ * The one row of `select` (from the readable posts `po` and `joins`) whose `idColumn` is `id`,
+ * or undefined: one prepared statement. A post, a comment under it, or the read check alone.
+ */
+export async function readablePostRow<R>(
+  em: EntityManager, actor: Actor, select: string, joins: string, idColumn: string, id: string,
+): Promise<R | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await preparedRows<R>(em, readablePostsSql(select, joins, [`${idColumn} = ?`]), [...readableParams(actor), id]);
+  return row;
+}
+
+/** The post as the API shows it, if the actor may read it, else 404. */
 export async function readPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
-  const [row] = !isUuid(postId) ? [] : await preparedRows<PostRow>(em,
-    readablePostsSql(POST_ROW, 'join users u on u.id = po.author_id', ['po.id = ?']),
-    [...readableParams(actor), postId],
-  );
+  const row = await readablePostRow<PostRow>(em, actor, POST_ROW, 'join users u on u.id = po.author_id', 'po.id', postId);
   if (!row) throw notFound(`No post with id ${postId}.`);
   return fromPostRow(row);
 }
 
 /** 404 unless the actor may read the post (reactions start here). */
 export async function assertCanReadPost(em: EntityManager, actor: Actor, postId: string): Promise<void> {
-  const [row] = !isUuid(postId) ? [] : await preparedRows<{ id: string }>(em, readablePostsSql('po.id', '', ['po.id = ?']), [...readableParams(actor), postId]);
-  if (!row) throw notFound(`No post with id ${postId}.`);
+  if (!(await readablePostRow(em, actor, 'po.id', '', 'po.id', postId))) throw notFound(`No post with id ${postId}.`);
 }
 
 /**

@@ -6,12 +6,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import type { ProjectCreate, ProjectUpdate } from '../../codegen/generated/api/types.gen.js';
-import { Project, ProjectMember } from './project.entity.js';
+import { Project } from './project.entity.js';
 import { User } from '../users/user.entity.js';
 import { Post } from '../posts/post.entity.js';
 import type { Actor } from '../http/actor.js';
 import { conflict, forbidden, notFound } from '../http/problem.js';
-import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
+import { decodeCursor, decodeCursorUnder, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../posts/tags.js';
 import { columnsFrom, isoTimestamp, preparedRows, selectColumns } from '../db/hot-read.js';
@@ -99,21 +99,10 @@ export async function readProjectRows<R extends { id: string }>(
   return (first.id as string | null) === null ? [] : rows; // the left join's one empty row: no rows
 }
 
-/**
- * The cursor of a list under a project read with `readProjectRows`: a project the caller may
- * not read is a 404 whatever the cursor, as on every other list, so a cursor that does not
- * decode is answered only after the read check.
- */
-export async function projectListCursor<C>(
+/** The cursor of a list under a project read with `readProjectRows` (decodeCursorUnder: 404 before a bad cursor). */
+export const projectListCursor = <C>(
   em: EntityManager, actor: Actor, projectId: string, cursor: string | undefined, isCursor: (v: unknown) => v is C,
-): Promise<C | undefined> {
-  try {
-    return decodeCursor(cursor, isCursor);
-  } catch (err) {
-    await assertCanReadProject(em, actor, projectId);
-    throw err;
-  }
-}
+): Promise<C | undefined> => decodeCursorUnder(cursor, isCursor, () => assertCanReadProject(em, actor, projectId));
 
 /** The project if the actor may see it (public, or owner/member), else 404: the fields the API shows. */
 export async function assertCanReadProject(em: EntityManager, actor: Actor, projectId: string): Promise<Access<ProjectFields>> {
@@ -214,11 +203,6 @@ export async function deleteProject(em: EntityManager, actor: Actor, projectId: 
     await tem.nativeUpdate(Post, { project: projectId }, { project: null, kind: 'post' });
     await tem.nativeDelete(Project, { id: projectId }); // milestones and memberships cascade
   });
-}
-
-/** Ids of the projects the user is a member of (not those they own). */
-export async function memberProjectIds(em: EntityManager, userId: string): Promise<string[]> {
-  return (await em.find(ProjectMember, { user: userId }, { fields: ['project'] })).map((m) => m.project.id);
 }
 
 /** `owner` is a username or `me`; `ownerId` a user already looked up (GET /users/{username}/projects). */
