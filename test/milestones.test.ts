@@ -3,6 +3,7 @@ import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUs
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
+import { MAX_MILESTONES } from '../src/milestones/milestones.service.js';
 
 let t: TestServer;
 let ada: TestUser;
@@ -55,6 +56,33 @@ describe('roadmap', () => {
 
     const far = await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'far', position: 9 } });
     expect(far.response?.status).toBe(422);
+  });
+
+  it('refuses a milestone past the most a roadmap holds with a 409, and takes it again once there is room', async () => {
+    const p = await project();
+    const first = await add(p, 'first');
+    await add(p, 'second');
+    // The rest of a full roadmap, straight into the table: 100,000 requests would take minutes.
+    await t.db.orm.em.fork().execute(
+      `insert into milestones (id, project_id, title, status, position, created_at, updated_at)
+       select gen_random_uuid(), ?, 'filler ' || n, 'planned', n, now(), now() from generate_series(3, ?) as n`,
+      [p, MAX_MILESTONES],
+    );
+    const full = await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'one too many' } });
+    expect(full.response?.status).toBe(409);
+    expect(full.response?.headers.get('content-type')).toContain('application/problem+json');
+    expect((full.error as { detail: string }).detail).toContain(`the most a roadmap can hold is ${MAX_MILESTONES}`);
+    const atFirst = await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'one too many', position: 1 } });
+    expect(atFirst.response?.status).toBe(409);
+    const em = t.db.orm.em.fork();
+    expect(await em.count(Milestone, { project: p })).toBe(MAX_MILESTONES);
+    expect(await em.count(Milestone, { project: p, title: 'one too many' })).toBe(0);
+    expect((await em.findOneOrFail(Milestone, first.id)).position).toBe(1);
+
+    const del = await api.deleteMilestone({ client: ada.client, path: { projectId: p, milestoneId: first.id } });
+    expect(del.response?.status).toBe(204);
+    const last = await add(p, 'last');
+    expect(last.position).toBe(MAX_MILESTONES);
   });
 
   it('keeps omitted fields, clears nullable ones sent as null, and stamps completion', async () => {

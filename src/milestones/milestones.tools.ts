@@ -3,7 +3,7 @@ import { zMilestone, zMilestoneCreate, zMilestonePage, zMilestoneUpdate } from '
 import { defineTool } from '../mcp/tool.js';
 import { badRequest } from '../http/problem.js';
 import { milestoneIdInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { createMilestone, deleteMilestone, listMilestones, updateMilestone } from './milestones.service.js';
+import { createMilestone, deleteMilestone, listMilestones, MAX_MILESTONES, updateMilestone } from './milestones.service.js';
 import { presentMilestone } from './milestones.presenter.js';
 
 export const milestonesTools = [
@@ -22,7 +22,7 @@ export const milestonesTools = [
     scope: 'projects.write',
     title: 'Add a milestone',
     description:
-      'Adds a milestone to a project you own: last in the roadmap, or at `position` (later ones move down). Returns the milestone.',
+      `Adds a milestone to a project you own: last in the roadmap, or at \`position\` (later ones move down). Returns the milestone. A roadmap holds at most ${MAX_MILESTONES.toLocaleString('en')} milestones; a full one refuses the call.`,
     input: z.object({ ...projectIdInput, ...zMilestoneCreate.shape }).strict(),
     output: zMilestone,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },

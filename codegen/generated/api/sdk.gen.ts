@@ -301,7 +301,7 @@ export const listMilestones = <ThrowOnError extends boolean = false>(options: Op
 /**
  * Add a milestone
  *
- * Adds a milestone, last unless a position is given. Owner only.
+ * Adds a milestone, last unless a position is given. Owner only. A roadmap holds at most 100,000 milestones (the highest position); adding one to a full roadmap is a 409.
  *
  * Required scope: `projects.write`
  */
