@@ -9,6 +9,7 @@
  *   BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_ROUNDS (3), BENCH_SOAK seconds (0 = no soak),
  *   BENCH_ONLY (a regular expression: run the baselines and the scenarios whose names match),
  *   BENCH_PROFILE=1 (run the service under `node --cpu-prof` and print where its CPU time went),
+ *   BENCH_LOG=file (the service's log, access log included, written there instead of dropped: what a failed request was),
  *   BENCH_MORE=1 (after the issue's list, the other reads: a post, its comments, profiles, a job, the radar, GitHub...;
  *   they have no target and no baseline, and are not in the targets' "every read").
  * "CPU µs" is the CPU time the answering process (the service, or a baseline's own) used per
@@ -17,8 +18,9 @@
  * machine's load too (±15% between runs here), so it does not replace alternating runs.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { createWriteStream, readFileSync, readdirSync, statSync } from 'node:fs';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { VOCABULARY } from './vocabulary.js';
 
 const url = process.env.DATABASE_URL;
@@ -51,9 +53,17 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: 
     const onData = (d: Buffer) => {
       out += d;
       if (!out.includes(ready)) return;
-      // Ready: from now on its output (the access log) is drained and dropped, not kept.
-      child.stdout!.off('data', onData).resume();
-      child.stderr!.off('data', onData).resume();
+      // Ready: from now on its output (the access log) is drained and dropped, not kept (the service's goes to BENCH_LOG if set).
+      child.stdout!.off('data', onData);
+      child.stderr!.off('data', onData);
+      if (process.env.BENCH_LOG && args[0] === 'src/main.ts') {
+        const file = createWriteStream(process.env.BENCH_LOG);
+        child.stdout!.pipe(file);
+        child.stderr!.pipe(file);
+      } else {
+        child.stdout!.resume();
+        child.stderr!.resume();
+      }
       resolve(child);
     };
     child.stdout!.on('data', onData);
@@ -162,7 +172,8 @@ type Outcome = { rps: number; p50: number; p95: number; p99: number; failed: num
 /** The process that answers a scenario, by the port it is sent to: a baseline's own, or the service. */
 const servers = new Map<number, ChildProcess>([[P_JSON, children[0]!], [P_PG, children[1]!], [P_APP, app]]);
 const serverOf = (s: Scenario) => servers.get(Number(new URL(s.url).port))!;
-function drive(s: Scenario, seconds: number): Promise<Outcome> {
+/** `live`, when given, counts failed requests as they happen (the soak prints them every 10 s). */
+function drive(s: Scenario, seconds: number, live?: { failed: number }): Promise<Outcome> {
   const pid = serverOf(s).pid!;
   const cpuBefore = cpuMicros(pid);
   return new Promise((resolve, reject) => {
@@ -176,17 +187,21 @@ function drive(s: Scenario, seconds: number): Promise<Outcome> {
       (err, result) => {
         if (err) return reject(err);
         times.sort((a, b) => a - b);
-        const other = [...codes].filter(([code]) => code < 200 || code > 299).map(([code, n]) => `${code}×${n}`).join(' ');
+        const other = [...[...codes].filter(([code]) => code < 200 || code > 299).map(([code, n]) => `${code}×${n}`),
+          ...(result.timeouts ? [`timeouts×${result.timeouts}`] : []), ...(result.errors - result.timeouts > 0 ? [`errors×${result.errors - result.timeouts}`] : [])].join(' ');
         resolve({
           rps: result.requests.average, p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99),
-          failed: result.non2xx + result.errors + result.timeouts, codes: other, cpu: (cpuMicros(pid) - cpuBefore) / result.requests.total,
+          // autocannon counts a timeout among its errors as well as in timeouts: counted once here.
+          failed: result.non2xx + result.errors, codes: other, cpu: (cpuMicros(pid) - cpuBefore) / result.requests.total,
         });
       },
     );
     instance.on('response', (_client, status, _bytes, ms) => {
       times.push(ms);
       codes.set(status, (codes.get(status) ?? 0) + 1);
+      if (live && (status < 200 || status > 299)) live.failed++;
     });
+    if (live) instance.on('reqError', () => live.failed++);
   });
 }
 
@@ -265,15 +280,42 @@ if (SOAK > 0 && !ONLY) {
   // A new search query on every request fills the search cache to its bound and keeps it evicting.
   const mix = ['GET project', 'MCP get_roadmap', 'POST milestone', 'GET search, a new query each time'];
   console.log(`\nsoak: ${SOAK} s of ${mix.join(', ')} at once; RSS every 10 s`);
+  // POST milestone adds ~150 a second to one roadmap, and a roadmap holds at most 100,000
+  // (a 409 after that): every 10 s the roadmap is cut back to its first 1,000, from the end and
+  // under the project's lock as the service's own writes take it, so positions stay 1..n.
+  const trimmer = new pg.Client({ connectionString: url });
+  await trimmer.connect();
+  const trim = async () => {
+    await trimmer.query('begin');
+    await trimmer.query('select id from projects where id = $1 for update', [seed.writeProjectId]);
+    await trimmer.query('delete from milestones where project_id = $1 and position > 1000', [seed.writeProjectId]);
+    await trimmer.query('commit');
+  };
   const samples: number[] = [rssMb(app.pid!)];
-  const timer = setInterval(() => samples.push(rssMb(app.pid!)), 10_000);
-  const soaked = await Promise.all(mix.map((name) => drive(scenarios.find((s) => s.name === name)!, SOAK)));
+  const live = { failed: 0 };
+  const failedBySample: number[] = [0];
+  let trimming = Promise.resolve();
+  const timer = setInterval(() => {
+    samples.push(rssMb(app.pid!));
+    failedBySample.push(live.failed);
+    trimming = trimming.then(trim);
+  }, 10_000);
+  const soaked = await Promise.all(mix.map((name) => drive(scenarios.find((s) => s.name === name)!, SOAK, live)));
   clearInterval(timer);
+  await trimming;
+  await trimmer.end();
   samples.push(rssMb(app.pid!));
+  failedBySample.push(live.failed);
   const first = samples[0]!, last = samples[samples.length - 1]!;
   const min = Math.min(...samples), max = Math.max(...samples);
   console.log(`RSS MB: ${samples.map((v) => v.toFixed(0)).join(' ')}`);
+  if (live.failed) console.log(`failed requests by 10 s: ${failedBySample.slice(1).map((n, i) => n - failedBySample[i]!).join(' ')}`);
   console.log(`RSS first → last ${(((last - first) / first) * 100).toFixed(1)}%, spread ${(((max - min) / min) * 100).toFixed(1)}% (target ±10%); failed requests ${soaked.reduce((n, r) => n + r.failed, 0)}`);
+  // Each part of the mix on its own line: which one failed, and with what.
+  mix.forEach((name, i) => {
+    const r = soaked[i]!;
+    console.log(`  ${pad(name, 46)} ${fixed(r.rps, 7)} req/s  p50 ${fixed(r.p50, 6, 1)}  p99 ${fixed(r.p99, 7, 1)} ms  failed ${r.failed}${r.codes ? `  [${r.codes}]` : ''}`);
+  });
 }
 if (PROFILE) {
   // The profile is written when the service exits (it shuts down gracefully on SIGTERM).
