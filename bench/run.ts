@@ -172,6 +172,7 @@ type Outcome = { rps: number; p50: number; p95: number; p99: number; failed: num
 /** The process that answers a scenario, by the port it is sent to: a baseline's own, or the service. */
 const servers = new Map<number, ChildProcess>([[P_JSON, children[0]!], [P_PG, children[1]!], [P_APP, app]]);
 const serverOf = (s: Scenario) => servers.get(Number(new URL(s.url).port))!;
+const failedStatus = (status: number) => status < 200 || status > 299;
 /** `live`, when given, counts failed requests as they happen (the soak prints them every 10 s). */
 function drive(s: Scenario, seconds: number, live?: { failed: number }): Promise<Outcome> {
   const pid = serverOf(s).pid!;
@@ -187,19 +188,20 @@ function drive(s: Scenario, seconds: number, live?: { failed: number }): Promise
       (err, result) => {
         if (err) return reject(err);
         times.sort((a, b) => a - b);
-        const other = [...[...codes].filter(([code]) => code < 200 || code > 299).map(([code, n]) => `${code}×${n}`),
-          ...(result.timeouts ? [`timeouts×${result.timeouts}`] : []), ...(result.errors - result.timeouts > 0 ? [`errors×${result.errors - result.timeouts}`] : [])].join(' ');
+        const other = [...codes].filter(([code]) => failedStatus(code)).map(([code, n]) => `${code}×${n}`);
+        if (result.timeouts) other.push(`timeouts×${result.timeouts}`);
+        if (result.errors > result.timeouts) other.push(`errors×${result.errors - result.timeouts}`);
         resolve({
           rps: result.requests.average, p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99),
           // autocannon counts a timeout among its errors as well as in timeouts: counted once here.
-          failed: result.non2xx + result.errors, codes: other, cpu: (cpuMicros(pid) - cpuBefore) / result.requests.total,
+          failed: result.non2xx + result.errors, codes: other.join(' '), cpu: (cpuMicros(pid) - cpuBefore) / result.requests.total,
         });
       },
     );
     instance.on('response', (_client, status, _bytes, ms) => {
       times.push(ms);
       codes.set(status, (codes.get(status) ?? 0) + 1);
-      if (live && (status < 200 || status > 299)) live.failed++;
+      if (live && failedStatus(status)) live.failed++;
     });
     if (live) instance.on('reqError', () => live.failed++);
   });
