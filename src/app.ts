@@ -6,7 +6,7 @@
  *   → the web application: every path outside /api/v1 (src/web/web.routes.ts)
  *   → a 30 s answer deadline (503), the failed-authentication budget per client address (429)
  *   → /api/v1/mcp (its own auth gate, per-key budget and JSON-RPC errors)
- *   → JSON body (1 MiB)
+ *   → JSON body (1 MiB, UTF-8, no duplicate keys: src/http/json-body.ts)
  *   → contract validator: route match (404/405) → authenticate (401) → per-key budget (429)
  *     → scope (403) → request validation (400)
  *   → text with U+0000 refused (400: PostgreSQL cannot store it)
@@ -20,10 +20,10 @@ import type { Config } from './config.js';
 import { loadContract, listOperations, basePath, type OpenApiDocument } from './http/contract.js';
 import { contractValidator } from './http/validator.js';
 import { dispatchOperations } from './http/operations.js';
-import { chain } from './http/chain.js';
+import { chain, chainWithErrors } from './http/chain.js';
 import { problemHandler } from './http/errors.js';
 import { refuseNul } from './http/nul.js';
-import { REQUEST_BODY_BYTES } from './http/limits.js';
+import { jsonBody } from './http/json-body.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseReady } from './db/ready.js';
 import { idempotency } from './idempotency/idempotency.middleware.js';
@@ -89,17 +89,18 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
   app.use(base, chain(requestTimeout(config.requestTimeoutMs ?? 30_000), limiters.failedAuthPerAddress));
   app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey, keys, config.validateResponses));
-  // The REST pipeline, as one Express layer (src/http/chain.ts).
-  app.use(chain(
-    express.json({ limit: REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }),
+  // The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors.
+  const problems = problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes });
+  app.use(base, chainWithErrors(problems,
+    ...jsonBody(),
     ...contractValidator(contract, { ...config, perKeyLimit: limiters.perKey, keys }),
     refuseNul,
     idempotency(),
+    dispatchOperations(operations, allHandlers(contract, {
+      storage, uploadMaxBytes: config.uploadMaxBytes, limits, searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
+      countsCacheSeconds: config.countsCacheSeconds ?? 60,
+    })),
   ));
-  app.use(base, dispatchOperations(operations, allHandlers(contract, {
-    storage, uploadMaxBytes: config.uploadMaxBytes, limits, searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
-    countsCacheSeconds: config.countsCacheSeconds ?? 60,
-  })));
-  app.use(problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes }));
+  app.use(problems);
   return app;
 }

@@ -9,6 +9,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { MikroORM } from '@mikro-orm/postgresql';
+import { CompiledQuery, type DatabaseConnection } from 'kysely';
 import { Migrator } from '@mikro-orm/migrations';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -59,8 +60,14 @@ function ormOptions() {
 }
 
 /** The ORM on either database, its hot reads set up, its migrations applied unless told not to. */
-async function initOrm(opts: DatabaseOptions, clientUrl: string, pool: { min: number; max: number }): Promise<{ orm: MikroORM; applied: string[] }> {
-  const orm = await MikroORM.init({ ...ormOptions(), clientUrl, pool, driverOptions: { connectionTimeoutMillis: 10_000 } });
+async function initOrm(opts: DatabaseOptions, clientUrl: string, pool: { min: number; max: number }, embedded: boolean): Promise<{ orm: MikroORM; applied: string[] }> {
+  const orm = await MikroORM.init({
+    ...ormOptions(), clientUrl, pool, driverOptions: { connectionTimeoutMillis: 10_000 },
+    // The embedded database is one session whatever the client does: a connection made anew
+    // (after one was dropped) finds the prepared statements of the one before, which `pg`
+    // would try to prepare again ("already exists") and fail on every later use.
+    ...(embedded ? { onCreateConnection: async (c: unknown) => void (await (c as DatabaseConnection).executeQuery(CompiledQuery.raw('deallocate all'))) } : {}),
+  });
   usePreparedStatements(orm, opts.preparedStatements ?? true);
   const applied = (opts.migrate ?? true) ? (await orm.migrator.up()).map((m) => m.name) : [];
   return { orm, applied };
@@ -68,7 +75,7 @@ async function initOrm(opts: DatabaseOptions, clientUrl: string, pool: { min: nu
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
-    const { orm, applied } = await initOrm(opts, opts.databaseUrl, { min: 0, max: opts.poolMax ?? 10 });
+    const { orm, applied } = await initOrm(opts, opts.databaseUrl, { min: 0, max: opts.poolMax ?? 10 }, false);
     const url = new URL(opts.databaseUrl);
     return { orm, kind: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, applied, close: () => orm.close(true) };
   }
@@ -86,7 +93,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     db = await PGlite.create(opts.inMemory ? undefined : dataPath);
     socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
     await socket.start();
-    const { orm, applied } = await initOrm(opts, `postgresql://postgres@${socket.getServerConn()}/postgres`, { min: 1, max: 1 });
+    const { orm, applied } = await initOrm(opts, `postgresql://postgres@${socket.getServerConn()}/postgres`, { min: 1, max: 1 }, true);
     const [s, d] = [socket, db];
     return {
       orm,

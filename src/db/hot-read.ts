@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EntityManager, EntityName } from '@mikro-orm/postgresql';
+import { isDatabaseUnavailable } from '../http/errors.js';
 
 const cache = new Map<string, { sql: string; fields: string[] }>();
 
@@ -79,5 +80,16 @@ export async function preparedRows<R>(em: EntityManager, sql: string, params: un
     statements.set(sql, statement);
   }
   const pool = await em.getConnection().getNativeClient();
-  return (await pool.query({ ...statement, values: params })).rows as R[];
+  // Checked out and given back by hand: `pool.query` would drop the connection on any error,
+  // a bad value as much as a broken socket, and reconnect for the next read.
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    return (await client.query({ ...statement, values: params })).rows as R[];
+  } catch (err) {
+    if (isDatabaseUnavailable(err)) broken = err as Error;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }

@@ -64,7 +64,8 @@ export const unavailable = () =>
 export function problemHandler(log: Logger, limits: { uploadMaxBytes: number }): ErrorRequestHandler {
   return (err: HttpLikeError, req, res, _next) => {
     const problem = err instanceof ProblemError ? err : isDatabaseUnavailable(err) ? unavailable() : fromClientError(err, req, limits);
-    if (problem?.status === 503) log.error('database unavailable', { requestId: req.requestId, path: req.path, error: err });
+    if (problem?.slug === 'timeout') log.error('request timed out', { requestId: req.requestId, path: req.path });
+    else if (problem?.status === 503) log.error('database unavailable', { requestId: req.requestId, path: req.path, error: err });
     if (res.headersSent) {
       log.error('error after the response started', { requestId: req.requestId, error: err });
       res.end();

@@ -9,6 +9,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { OpenApiDocument } from './contract.js';
 import { authenticate, requireScope } from './authenticate.js';
 import { badRequest } from './problem.js';
+import { strictQueryIntegers } from './query-integers.js';
 import type { KeyCache } from '../keys/key-cache.js';
 
 /**
@@ -37,7 +38,7 @@ export function contractValidator(
   const chain = OpenApiValidator.middleware({
     apiSpec: doc as never,
     validateApiSpec: true,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
     validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
     validateSecurity: false,
     ignoreUndocumented: false,
@@ -49,7 +50,7 @@ export function contractValidator(
   if (at < 0 || chain[at - 1]?.name !== 'metadataMiddleware') {
     throw new Error('express-openapi-validator changed its middleware chain: cannot place authentication');
   }
-  chain.splice(at, 1, authenticate(opts.keys) as RequestHandler, opts.perKeyLimit, requireScope as RequestHandler);
+  chain.splice(at, 1, authenticate(opts.keys) as RequestHandler, opts.perKeyLimit, requireScope as RequestHandler, strictQueryIntegers(doc));
   const multipart = chain.findIndex((mw) => mw.name === 'multipartMiddleware');
   if (multipart < 0) throw new Error('express-openapi-validator changed its middleware chain: no multipart stage');
   chain[multipart] = clientMultipartErrors(chain[multipart]!);

@@ -10,7 +10,7 @@
  *     rules — 406, 415, batches, 202 — and JSON answers on Express's own response) for this request.
  * GET and DELETE get 405: a stateless server has no stream to open and no session to end.
  */
-import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { authenticateToken } from '../keys/keys.service.js';
 import type { KeyCache } from '../keys/key-cache.js';
@@ -18,7 +18,8 @@ import { bearerToken } from '../http/bearer.js';
 import { ProblemError } from '../http/problem.js';
 import { isDatabaseUnavailable } from '../http/errors.js';
 import { MCP_SCOPES } from '../keys/scopes.js';
-import { REQUEST_BODY_BYTES } from '../http/limits.js';
+import { jsonBody } from '../http/json-body.js';
+import { chain } from '../http/chain.js';
 import type { Logger } from '../http/log.js';
 import { buildMcpServer, TOOL_NAMES } from './server.js';
 import { MCP_PROTOCOL_VERSIONS } from './versions.js';
@@ -72,7 +73,7 @@ function unknownToolGate(req: Request, res: Response, next: NextFunction): void 
 /** `checkOutput`: check each tool result against its output schema (VALIDATE_RESPONSES). */
 export function mcpRouter(log: Logger, perKeyLimit: RequestHandler, keys: KeyCache, checkOutput: boolean): Router {
   const router = Router();
-  router.use(express.json({ limit: REQUEST_BODY_BYTES }));
+  router.use(chain(...jsonBody()));
   router.post('/', outerGate(keys), perKeyLimit, versionGate, unknownToolGate, async (req: Request, res: Response) => {
     const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
     const transport = new JsonResponseTransport();
@@ -91,9 +92,9 @@ export function mcpRouter(log: Logger, perKeyLimit: RequestHandler, keys: KeyCac
   router.all('/', (_req, res) => rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, { Allow: 'POST' }));
   router.use((err: Error & { type?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
+    if (err instanceof ProblemError && err.slug === 'malformed-json') return rpcError(res, 400, -32700, `Parse error: ${err.detail}`);
     if (err instanceof ProblemError) return rpcError(res, err.status, -32000, err.detail, null, err.headers);
     if (isDatabaseUnavailable(err)) return rpcError(res, 503, -32000, 'The database cannot be reached right now; retry in a few seconds.', null, { 'Retry-After': '5' });
-    if (err.type === 'entity.parse.failed') return rpcError(res, 400, -32700, 'Parse error: Invalid JSON');
     if (err.type === 'entity.too.large') return rpcError(res, 413, -32600, 'Request body too large (limit 1 MiB)');
     log.error('mcp error', { requestId: req.requestId, error: err });
     rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);

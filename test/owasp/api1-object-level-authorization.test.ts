@@ -70,5 +70,15 @@ describe('API1 object-level authorization', () => {
     const theirs = (await raw(t, 'POST', '/media', { token: victim.token, body: fileForm(png(2, 2)) })).json;
     const res = await api.createPost({ client: attacker.client, body: { title: 't', body: 'b', mediaIds: [theirs.id] } });
     expect(res.response?.status).toBe(422);
+    // Editing a post is held to the same rule, with the same problem (it was a 500 HTML page).
+    const own = (await api.createPost({ client: attacker.client, body: { title: 't', body: 'b' } })).data!;
+    for (const mediaIds of [[theirs.id], ['01a00000-0000-7000-8000-000000000000']]) {
+      const edit = await raw(t, 'PATCH', `/posts/${own.id}`, { token: attacker.token, body: { mediaIds } });
+      expect(edit.status).toBe(422);
+      expect(edit.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(edit.json.type).toBe('https://shipyard.dev/problems/unprocessable');
+      expect(edit.text).not.toMatch(/node_modules|<html/i);
+    }
+    expect((await api.getPost({ client: attacker.client, path: { postId: own.id } })).data!.mediaIds).toEqual([]);
   });
 });

@@ -29,6 +29,22 @@ describe('API4 resource consumption', () => {
     for (const [what, res, status] of cases) expect((await res).status, what).toBe(status);
   });
 
+  it('takes only integers written in digits as integers in a query: 400 for Infinity, 1e400, 1e2 or hex on every list', async () => {
+    const project = (await api.createProject({ client: ada.client, body: { name: 'limits' } })).data!;
+    const post = (await api.createPost({ client: ada.client, body: { title: 't', body: 'b' } })).data!;
+    const lists = ['/projects', '/posts', '/jobs', '/search?q=limits&', `/projects/${project.id}/milestones`, `/projects/${project.id}/members`,
+      `/projects/${project.id}/build-logs`, `/posts/${post.id}/comments`, `/users/${ada.user.username}/projects`, `/users/${ada.user.username}/posts`, '/radar'];
+    for (const list of lists) {
+      for (const limit of ['Infinity', '-Infinity', '1e400', '1e2', '0x10', '1.0', '+5', ' 5']) {
+        const res = await raw(t, 'GET', `${list}${list.endsWith('&') ? '' : '?'}limit=${encodeURIComponent(limit)}`, { token: ada.token });
+        expect(res.status, `${list} limit=${limit}`).toBe(400);
+        expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(res.json.errors).toEqual([{ path: '/query/limit', message: 'must be an integer written in digits' }]);
+      }
+      expect((await raw(t, 'GET', `${list}${list.endsWith('&') ? '' : '?'}limit=5`, { token: ada.token })).status, list).toBe(200);
+    }
+  });
+
   it('spends a per-key budget (429) before a client can exhaust the service', async () => {
     const own = await startServer({ rateLimitPerMinute: 3 });
     try {

@@ -1,6 +1,7 @@
 /** OWASP API8:2023 Security Misconfiguration — headers, CORS, errors that tell nothing internal. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, type TestServer, type TestUser } from '../harness.js';
+import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from '../harness.js';
+import { Project } from '../../src/projects/project.entity.js';
 
 let t: TestServer;
 let ada: TestUser;
@@ -39,5 +40,27 @@ describe('API8 security misconfiguration', () => {
       expect(res.status).toBeLessThan(500);
       expect(res.text).not.toMatch(/node_modules|at [A-Za-z]+ \(|stack|SELECT|postgres/i);
     }
+  });
+
+  it('reads JSON one way only: duplicate keys, bad UTF-8, lone surrogates and other charsets are refused, storing nothing', async () => {
+    const name = uniqueName('Parse');
+    const send = (body: string | Buffer, contentType = 'application/json') =>
+      fetch(`${t.apiUrl}/projects`, { method: 'POST', headers: { authorization: `Bearer ${ada.token}`, 'content-type': contentType }, body });
+    const cases: [string, Response, number, RegExp][] = [
+      ['duplicate key', await send(`{"name":"${name}","visibility":"private","visibility":"public"}`), 400, /"visibility" appears twice/],
+      ['duplicate key, escaped', await send(`{"name":"${name}","\\u006eame":"other"}`), 400, /"name" appears twice/],
+      ['invalid UTF-8', await send(Buffer.concat([Buffer.from(`{"name":"${name}`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])), 400, /not valid UTF-8/],
+      ['lone surrogate', await send(`{"name":"${name}\\ud800"}`), 400, /lone surrogate .* at \/name/],
+      ['UTF-16', await send(Buffer.from(`{"name":"${name}"}`, 'utf16le'), 'application/json; charset=utf-16le'), 415, /UTF-8 only/],
+      ['latin-1', await send(`{"name":"${name}"}`, 'application/json; charset=iso-8859-1'), 415, /UTF-8 only/],
+    ];
+    for (const [what, res, status, detail] of cases) {
+      expect(res.status, what).toBe(status);
+      expect(res.headers.get('content-type'), what).toMatch(/^application\/problem\+json/);
+      expect((await res.json()).detail, what).toMatch(detail);
+    }
+    expect(await t.db.orm.em.fork().count(Project, { name: { $like: `${name}%` } })).toBe(0);
+    // Declared UTF-8, in any spelling, is read as before.
+    expect((await send(`{"name":"${name}"}`, 'application/json; charset=UTF-8')).status).toBe(201);
   });
 });

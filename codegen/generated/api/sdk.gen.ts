@@ -434,7 +434,7 @@ export const getPost = <ThrowOnError extends boolean = false>(options: Options<G
 /**
  * Edit a post
  *
- * Changes the title, body or tags. Only the author.
+ * Changes the title, body, tags or attached images. Only the author. A field left out keeps its value; `mediaIds` must name images the author uploaded (422 otherwise).
  *
  * Required scope: `content.write`
  */

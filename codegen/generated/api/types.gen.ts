@@ -2655,6 +2655,10 @@ export type UpdatePostErrors = {
      */
     415: Problem;
     /**
+     * The request is well formed but refers to something that does not fit (an unknown user, an incomplete order).
+     */
+    422: Problem;
+    /**
      * The key (or, for failed sign-ins, the client address) used up its request budget; retry after the number of seconds in Retry-After. Every response carries the budget in the `RateLimit` and `RateLimit-Policy` headers.
      */
     429: Problem;

@@ -1,0 +1,118 @@
+/**
+ * JSON request bodies, read strictly (RFC 8259 as an interchange format): UTF-8 only (a body
+ * declared in another charset is a 415), every byte valid UTF-8, no lone surrogate written as
+ * an escape, and no object with the same key twice. Each of these is a 400 problem: a parser
+ * that keeps the last of two keys, or replaces a bad byte, lets a client send one thing and
+ * have another stored (`{"visibility":"private","visibility":"public"}`).
+ */
+import express, { type Request, type RequestHandler } from 'express';
+import { ProblemError } from './problem.js';
+import { REQUEST_BODY_BYTES } from './limits.js';
+
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+export const malformedJson = (detail: string) => new ProblemError(400, 'malformed-json', 'Malformed JSON', detail);
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The charset a Content-Type names, lower-cased; undefined when it names none. */
+function charsetOf(req: Request): string | undefined {
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(req.headers['content-type'] ?? '');
+  return match?.[1]?.toLowerCase();
+}
+
+type Frame = { keys?: Set<string>; key?: string; index: number };
+const segment = (f: Frame) => (f.keys ? (f.key ?? '') : String(f.index)).replace(/~/g, '~0').replace(/\//g, '~1');
+const pointer = (frames: Frame[]) => frames.map((f) => `/${segment(f)}`).join('') || '/';
+
+/**
+ * The first key written twice in one object, or a lone surrogate in a string, said with a JSON
+ * Pointer to where it is; undefined when there is neither. `text` is already known to be JSON.
+ */
+export function findDuplicateOrLoneSurrogate(text: string): string | undefined {
+  const stack: Frame[] = [];
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      const start = i++;
+      let escaped = false;
+      for (let d = text.charCodeAt(i); d !== 0x22; d = text.charCodeAt(i)) {
+        if (d === 0x5c /* \ */) {
+          escaped = true;
+          i++;
+        }
+        i++;
+      }
+      const raw = text.slice(start, ++i);
+      const value = escaped ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+      const frame = stack.at(-1);
+      // A string is a key when it comes first in an object or after a comma in one.
+      const isKey = frame?.keys !== undefined && frame.key === undefined;
+      if (escaped && !value.isWellFormed()) {
+        return `a lone surrogate (an unpaired \\ud800-\\udfff escape) in a ${isKey ? 'key' : 'string'} at ${pointer(stack)}`;
+      }
+      if (isKey) {
+        if (frame.keys!.has(value)) return `the key "${value}" appears twice in the object at ${pointer(stack.slice(0, -1))}`;
+        frame.keys!.add(value);
+        frame.key = value;
+      }
+      continue;
+    }
+    if (c === 0x7b /* { */) stack.push({ keys: new Set(), index: 0 });
+    else if (c === 0x5b /* [ */) stack.push({ index: 0 });
+    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) stack.pop();
+    else if (c === 0x2c /* , */) {
+      const frame = stack.at(-1)!;
+      if (frame.keys) frame.key = undefined;
+      else frame.index++;
+    }
+    i++;
+  }
+  return undefined;
+}
+
+function parseStrict(req: Request, _res: unknown, next: (err?: unknown) => void): void {
+  if (!Buffer.isBuffer(req.body)) return next();
+  const bytes = req.body;
+  if (bytes.length === 0) {
+    req.body = undefined;
+    return next();
+  }
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return next(malformedJson('The request body is not valid UTF-8.'));
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return next(malformedJson('The request body is not valid JSON.'));
+  }
+  const problem = findDuplicateOrLoneSurrogate(text);
+  if (problem) return next(malformedJson(`The request body is not acceptable JSON: ${problem}.`));
+  req.body = value;
+  next();
+}
+
+function utf8Only(req: Request, _res: unknown, next: (err?: unknown) => void): void {
+  const charset = charsetOf(req);
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && req.is(JSON_TYPES)) {
+    return next(new ProblemError(415, 'unsupported-media-type', 'Unsupported media type',
+      `JSON is read as UTF-8 only; this body declares charset=${charset}.`));
+  }
+  next();
+}
+
+/** The stages that turn a JSON body into `req.body` (other bodies are left to their own parsers). */
+export function jsonBody(): RequestHandler[] {
+  return [
+    utf8Only as RequestHandler,
+    // Bytes first (decompressed, at most 1 MiB), so that the decoding is ours, not a lenient one.
+    express.raw({ type: JSON_TYPES, limit: REQUEST_BODY_BYTES }),
+    parseStrict as RequestHandler,
+  ];
+}
