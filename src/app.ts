@@ -4,10 +4,11 @@
  *   → security headers (helmet), CORS for /api/v1 (no credentials)
  *   → /healthz (liveness), /readyz (database reachable, else 503)
  *   → the web application: every path outside /api/v1 (src/web/web.routes.ts)
- *   → a 30 s answer deadline (503), the failed-authentication budget per client address (429)
- *   → /api/v1/mcp (its own auth gate, per-key budget and JSON-RPC errors)
+ *   → a 30 s answer deadline (503)
+ *   → /api/v1/mcp (its own auth gate, budgets and JSON-RPC errors)
  *   → JSON body (1 MiB, UTF-8, no duplicate keys: src/http/json-body.ts)
- *   → contract validator: route match (404/405) → authenticate (401) → per-key budget (429)
+ *   → contract validator: route match (404/405) → authenticate (401, or 429 for an address
+ *     that sent too many bad keys) → per-key and per-user budgets (429)
  *     → scope (403) → request validation (400)
  *   → text with U+0000 refused (400: PostgreSQL cannot store it)
  *   → Idempotency-Key on creates: replay the first response (or 409 / 422)
@@ -33,7 +34,8 @@ import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
-import { createRateLimiters, type RateLimits } from './http/rate-limit.js';
+import { failedAuthBudget, requestBudget, signInBudget, type RateLimits } from './http/rate-limit.js';
+import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
 import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
 import { webRouter } from './web/web.routes.js';
@@ -44,12 +46,12 @@ import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 export type AppDeps = {
   orm: MikroORM;
   config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>
-    & Partial<Pick<Config, 'trustProxy'>>
+    & Partial<Pick<Config, 'trustProxy' | 'rateLimitPerUserPerMinute'>>
     & { requestTimeoutMs?: number; keyCacheSeconds?: number; searchCacheSeconds?: number; countsCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number; githubApiUrl?: string; githubToken?: string };
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
-  /** Shared rate-limit budgets across instances (connected client), else in memory. */
+  /** Shared rate-limit budgets across instances (a client, connected or connecting), else in memory. */
   redis?: RedisClientType;
 };
 
@@ -66,10 +68,14 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
 
   const limits: RateLimits = {
-    requestsPerMinutePerKey: config.rateLimitPerMinute, failedAuthPerMinutePerAddress: config.failedAuthPerMinute,
+    requestsPerMinutePerKey: config.rateLimitPerMinute,
+    requestsPerMinutePerUser: config.rateLimitPerUserPerMinute ?? 2 * config.rateLimitPerMinute,
+    failedAuthPerMinutePerAddress: config.failedAuthPerMinute,
     failedSignInsPerAddress: config.failedSignInsPer15Minutes,
   };
-  const limiters = createRateLimiters(limits, redis);
+  const counters: Counters = redis ? new RedisCounters(redis, new MemoryCounters(), log) : new MemoryCounters();
+  const budget = requestBudget(counters, limits);
+  const failedAuth = failedAuthBudget(counters, limits);
   const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000);
   app.locals.keyCache = keys;
 
@@ -79,21 +85,26 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // Redis is not required: without it the budgets are counted per instance ("local").
   app.get('/readyz', async (_req, res) => {
     const ok = await databaseReady(orm);
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable' });
+    res.status(ok ? 200 : 503).json({
+      status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable',
+      ...(redis ? { redis: counters.mode === 'shared' ? 'ok' : 'unreachable' } : {}),
+      rateLimits: counters.mode,
+    });
   });
   // The web application (sign-in, Settings → Manage API keys, moderation, /docs): everything outside the API.
   const github = new GithubClient({ baseUrl: config.githubApiUrl ?? 'https://api.github.com', token: config.githubToken });
-  const web = webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter: limiters.failedSignInPerAddress, log, github });
+  const web = webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter: signInBudget(counters, limits), log, github });
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
-  app.use(base, chain(requestTimeout(config.requestTimeoutMs ?? 30_000), limiters.failedAuthPerAddress));
-  app.use(`${base}/mcp`, mcpRouter(log, limiters.perKey, keys, config.validateResponses));
+  app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
+  app.use(`${base}/mcp`, mcpRouter({ log, budget, failedAuth, keys, checkOutput: config.validateResponses }));
   // The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors.
   const problems = problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes });
   app.use(base, chainWithErrors(problems,
     ...jsonBody(),
-    ...contractValidator(contract, { ...config, perKeyLimit: limiters.perKey, keys }),
+    ...contractValidator(contract, { ...config, budget, failedAuth, keys }),
     refuseNul,
     idempotency(),
     dispatchOperations(operations, allHandlers(contract, {

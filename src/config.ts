@@ -24,6 +24,8 @@ export type Config = {
   redisUrl: string | undefined;
   /** Requests per minute per API key (RATE_LIMIT_PER_MINUTE, default 300). */
   rateLimitPerMinute: number;
+  /** Requests per minute per user, all their keys together (RATE_LIMIT_PER_USER_PER_MINUTE, default twice the per-key budget). */
+  rateLimitPerUserPerMinute: number;
   /** Requests with a missing or bad key per minute per client address (FAILED_AUTH_PER_MINUTE, default 30). */
   failedAuthPerMinute: number;
   /** The reverse proxies in front whose X-Forwarded-For names the client (TRUST_PROXY): how many
@@ -107,6 +109,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`PUBLIC_URL must be an http(s) URL (the address people open), got '${publicUrl}'`);
   }
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
+  const perKey = positiveInt('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 300);
+  const perUser = positiveInt('RATE_LIMIT_PER_USER_PER_MINUTE', env.RATE_LIMIT_PER_USER_PER_MINUTE, 2 * perKey);
+  if (perUser < perKey) throw new Error(`RATE_LIMIT_PER_USER_PER_MINUTE (${perUser}) must be at least RATE_LIMIT_PER_MINUTE (${perKey}): a user's budget holds their keys' budgets`);
   const prepared = env.DATABASE_PREPARED_STATEMENTS?.trim() || 'true';
   if (prepared !== 'true' && prepared !== 'false') throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, got '${prepared}'`);
   return {
@@ -117,7 +122,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR ?? '.data'),
     mediaDir: resolve(env.DATA_DIR ?? '.data', 'media'),
     redisUrl: env.REDIS_URL?.trim() || undefined,
-    rateLimitPerMinute: positiveInt('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 300),
+    rateLimitPerMinute: perKey,
+    rateLimitPerUserPerMinute: perUser,
     failedAuthPerMinute: positiveInt('FAILED_AUTH_PER_MINUTE', env.FAILED_AUTH_PER_MINUTE, 30),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     githubApiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),

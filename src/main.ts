@@ -8,16 +8,9 @@ import { loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './app.js';
 import { createLogger } from './http/log.js';
-import { createClient, type RedisClientType } from 'redis';
+import { connectRedis } from './http/counters.js';
 import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';
-
-async function connectRedis(url: string, log: ReturnType<typeof createLogger>): Promise<RedisClientType> {
-  const client: RedisClientType = createClient({ url, socket: { reconnectStrategy: (retries) => Math.min(retries * 200, 5000) } });
-  client.on('error', (err: Error) => log.error('redis error', { error: err.message }));
-  await client.connect();
-  return client;
-}
 
 export async function serve(config: Config = loadConfig()): Promise<Server> {
   const log = createLogger(config.logLevel);
@@ -25,7 +18,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: 'shipyard serve', preparedStatements: config.databasePreparedStatements,
   });
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined;
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
   const app = createApp({ orm: db.orm, config, log, redis });
   const server = app.listen(config.port, config.host);
   // No request may hold a connection for ever: headers within 20 s, the whole request within 60 s.
@@ -44,7 +37,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     mcp: `${config.publicUrl}/api/v1/mcp`,
     spec: `${config.publicUrl}/api/v1/openapi.json`,
     database: `${db.kind} (${db.location})`,
-    rateLimits: redis ? 'redis (shared)' : 'memory (this process)',
+    rateLimits: redis ? 'shared in Redis (counted per instance while it does not answer)' : 'counted per instance (no REDIS_URL)',
     // What the heap may grow to (HEAP_MB through npm start, plus the young generation).
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
   });
@@ -58,7 +51,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     log.info('shutting down', { signal });
     stopSync();
     server.close(async () => {
-      await redis?.quit().catch(() => undefined);
+      if (redis?.isOpen) redis.destroy();
       await db.close();
       log.info('stopped');
       process.exit(0);

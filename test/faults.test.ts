@@ -95,7 +95,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     expect(write.status).toBe(503);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'unavailable', database: 'unreachable' });
+    expect(await ready.json()).toEqual({ status: 'unavailable', database: 'unreachable', rateLimits: 'local' });
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
     pgCtl('start');

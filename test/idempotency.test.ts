@@ -38,6 +38,19 @@ describe('Idempotency-Key (REST)', () => {
     expect(await count(name)).toBe(1);
   });
 
+  it('compares requests by meaning: the same JSON with its keys in another order is the same request', async () => {
+    const key = randomUUID();
+    const name = uniqueName('Idem');
+    const send = (body: string) => raw(t, 'POST', '/projects', { token: ada.token, body, headers: { 'idempotency-key': key } });
+    expect((await send(`{"name":"${name}","tags":["a","b"],"links":[{"label":"x","url":"https://x.example/"}]}`)).status).toBe(201);
+    const reordered = await send(`{"links":[{"url":"https://x.example/","label":"x"}],"tags":["a","b"],"name":"${name}"}`);
+    expect(reordered.status).toBe(201);
+    expect(reordered.headers.get('idempotent-replayed')).toBe('true');
+    // Order inside an array is meaning: that is another request.
+    expect((await send(`{"name":"${name}","tags":["b","a"],"links":[{"label":"x","url":"https://x.example/"}]}`)).status).toBe(422);
+    expect(await count(name)).toBe(1);
+  });
+
   it('refuses the same key with another request (422), and keeps keys per API key', async () => {
     const key = randomUUID();
     const name = uniqueName('Idem');

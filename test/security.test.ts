@@ -41,6 +41,6 @@ describe('security headers and CORS', () => {
   it('answers readiness from the database', async () => {
     const res = await fetch(`${t.baseUrl}/readyz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ready', database: 'ok' });
+    expect(await res.json()).toEqual({ status: 'ready', database: 'ok', rateLimits: 'local' });
   });
 });

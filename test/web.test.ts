@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, raw, userWithKey, uniqueName, type TestServer } from './harness.js';
 import { loadConfig } from '../src/config.js';
 import { createUser } from '../src/users/users.service.js';
+import { createKey } from '../src/keys/keys.service.js';
 import { Post } from '../src/posts/post.entity.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
 import { User } from '../src/users/user.entity.js';
@@ -114,6 +115,25 @@ describe('accounts and sessions', () => {
     expect(await em.count(ApiKey, { name: 'x' })).toBe(0);
   });
 
+  it('answers a NUL character in any form field with a page naming the field, never a 500', async () => {
+    const { b, username } = await signedUp();
+    const anon = new Browser(t.baseUrl);
+    await anon.get('/signin');
+    const cases: [Browser, string, Record<string, string>, string][] = [
+      [anon, '/signin', { login: 'ada\u0000', password: 'whatever it is' }, 'login'],
+      [anon, '/signup', { username: 'nul', email: 'nul@example.test', displayName: 'N\u0000', password: 'a long enough password' }, 'displayName'],
+      [b, '/settings/keys', { name: 'k\u0000', scopes: 'projects.read', expiry: '30' }, 'name'],
+      [b, '/settings/profile', { displayName: 'Ada', bio: 'b\u0000', location: '', website: '', skills: '' }, 'bio'],
+    ];
+    for (const [who, path, form, name] of cases) {
+      const res = await who.post(path, { _csrf: who.csrf(), ...form });
+      expect(res.status, path).toBe(400);
+      expect(res.headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(res.text, path).toContain(`The field &quot;${name}&quot; contains a NUL character`);
+    }
+    expect(await t.db.orm.em.fork().count(ApiKey, { user: { username } })).toBe(0);
+  });
+
   it('takes a form from the public address when a proxy passes its own address as Host', async () => {
     // The harness's PUBLIC_URL is http://localhost while requests go to 127.0.0.1:<port>, as
     // behind a proxy that rewrites Host: the browser's Origin names the public address.
@@ -158,6 +178,27 @@ describe('Settings → Manage API keys', () => {
     expect(dated.text).toContain('it will not be shown again');
     expect(dated.text).toContain(`Expires ${soon}`);
     expect(dated.text).toContain('Scopes: Read jobs, Read projects.');
+    // The date picker's own maximum is accepted; the day after is refused, naming the last allowed date.
+    const form = await b.get('/settings/keys');
+    const max = /id="key-expires-on"[^>]* max="(\d{4}-\d{2}-\d{2})"/.exec(form.text)![1]!;
+    const atMax = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'longest', scopes: 'projects.read', expiry: 'date', expiresOn: max });
+    expect(atMax.status).toBe(201);
+    expect(atMax.text).toContain(`Expires ${max}`);
+    const dayAfter = new Date(Date.parse(`${max}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    const beyond = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'beyond', scopes: 'projects.read', expiry: 'date', expiresOn: dayAfter });
+    expect(beyond.status).toBe(400);
+    expect(beyond.text).toContain(`on ${max} at the latest`);
+  });
+
+  it('refuses a key beyond the 50 active ones an account may have, saying what to do', async () => {
+    const { b, username } = await signedUp();
+    const em = t.db.orm.em.fork();
+    const user = await em.findOneOrFail(User, { username });
+    for (let i = 0; i < 50; i++) await createKey(em.fork(), { userId: user.id, name: `k${i}`, scopes: ['projects.read'], expiresInDays: 1 });
+    const res = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'one too many', scopes: 'projects.read', expiry: '30' });
+    expect(res.status).toBe(409);
+    expect(res.text).toContain('50 active API keys, the most it may have. Revoke one it no longer uses');
+    expect(await em.count(ApiKey, { user: user.id })).toBe(50);
   });
 
   it('lists every key with its status; another person\'s key cannot be revoked (404)', async () => {

@@ -9,6 +9,7 @@ import type { KeyCache } from '../keys/key-cache.js';
 import { bearerToken, hasBearer } from './bearer.js';
 import { ProblemError } from './problem.js';
 import { ANONYMOUS, type Actor } from './actor.js';
+import type { FailedAuth } from './rate-limit.js';
 import { timingSafeEqual } from 'node:crypto';
 import { SESSION_COOKIE, userForSession } from '../web/sessions.service.js';
 import { CSRF_COOKIE, parseCookies } from '../web/web-context.js';
@@ -35,7 +36,12 @@ async function sessionActor(req: Request): Promise<Actor> {
   return { userId: user.id, via: 'session', scopes: [] };
 }
 
-export const authenticate = (keys: KeyCache) => async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
+/**
+ * The caller of a matched operation: nobody (public), the web session (session-only), or the
+ * API key. A refused authentication is counted against the address's failed-authentication
+ * budget, which may turn it into a 429 (src/http/rate-limit.ts); a valid key never meets it.
+ */
+export const authenticate = (keys: KeyCache, failedAuth: FailedAuth) => async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
   try {
     const op = req.openapi?.schema;
     if (!op) throw new Error('authenticate ran before the operation was matched');
@@ -43,16 +49,12 @@ export const authenticate = (keys: KeyCache) => async function authenticate(req:
       req.actor = ANONYMOUS;
       return next();
     }
-    if (op['x-session-only'] === true && !hasBearer(req)) {
-      req.actor = await sessionActor(req);
-      return next();
-    }
-    req.actor = await authenticateToken(req.em, bearerToken(req), keys);
+    req.actor = op['x-session-only'] === true && !hasBearer(req) ? await sessionActor(req) : await authenticateToken(req.em, bearerToken(req), keys);
     // Like GitHub's token-expiration header: every response tells the key's expiry.
     if (req.actor.expiresAt) res.setHeader('Shipyard-Key-Expiration', req.actor.expiresAt.toISOString());
     next();
   } catch (err) {
-    next(err);
+    next(err instanceof ProblemError && err.status === 401 ? await failedAuth(req, err).catch(() => err) : err);
   }
 };
 

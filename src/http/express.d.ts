@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from './actor.js';
 import type { OperationObject } from './contract.js';
+import type { IdempotentRequest } from '../idempotency/idempotency.service.js';
 
 declare global {
   namespace Express {
@@ -11,6 +12,8 @@ declare global {
       actor?: Actor;
       /** Set by express-openapi-validator once it has matched the operation. */
       openapi?: { schema: OperationObject; openApiRoute: string; expressRoute: string; pathParams: Record<string, string> };
+      /** A create sent with an Idempotency-Key (src/idempotency/idempotency.middleware.ts). */
+      idempotency?: IdempotentRequest;
       /** A short id for the log line and the problem's instance. */
       requestId: string;
     }

@@ -5,10 +5,29 @@
  */
 import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Handler, Handlers, OperationId } from './handler.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Handler, Handlers, OperationId, Reply } from './handler.js';
+import { once, type Outcome, type Replay } from '../idempotency/idempotency.service.js';
 import type { Operation } from './contract.js';
 
 type Bound = (req: Request, res: Response) => Promise<void>;
+
+/** What a create's idempotency record keeps: its reply, or the problem it was refused with. */
+const stored = (instance: string) => (outcome: Outcome<Reply<OperationId>>): Replay => {
+  if ('refused' in outcome) return { status: outcome.refused.status, body: outcome.refused.toProblem(instance), location: null };
+  const reply = outcome.result;
+  if (!('body' in reply)) throw new Error('a create with an Idempotency-Key answered without a JSON body');
+  const location = reply.headers?.Location;
+  return { status: reply.status, body: reply.body, location: typeof location === 'string' ? location : null };
+};
+
+function replay(res: Response, { status, body, location }: Replay): void {
+  if (res.headersSent) return;
+  res.setHeader('Idempotent-Replayed', 'true');
+  if (location) res.setHeader('Location', location);
+  if (status >= 400) res.type('application/problem+json');
+  res.status(status).json(body);
+}
 
 export function dispatchOperations(operations: Operation[], handlers: Handlers): RequestHandler {
   const bound = new Map<string, Bound>();
@@ -19,10 +38,21 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers):
     const handler = handlers[op.operationId as OperationId] as Handler<OperationId> | undefined;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
     bound.set(op.operationId, async (req: Request, res: Response) => {
-      if (!req.actor) throw new Error(`${op.operationId} reached its handler without an actor`);
-      const reply = await handler({
-        body: req.body, path: req.openapi!.pathParams as never, query: req.query as never, actor: req.actor, em: req.em, req, res,
+      const actor = req.actor;
+      if (!actor) throw new Error(`${op.operationId} reached its handler without an actor`);
+      const run = (em: EntityManager) => handler({
+        body: req.body, path: req.openapi!.pathParams as never, query: req.query as never, actor, em, req, res,
       } as never);
+      let reply: Reply<OperationId>;
+      if (req.idempotency) {
+        const outcome = await once(req.em, req.idempotency, run, stored(req.originalUrl.split('?')[0]!));
+        if (outcome.kind === 'replay') return replay(res, outcome.replay);
+        reply = outcome.result;
+      } else {
+        reply = await run(req.em);
+      }
+      // The request deadline may have answered meanwhile (503); what was done stays done.
+      if (res.headersSent) return;
       if (reply.status === 204) {
         res.status(204).end();
         return;

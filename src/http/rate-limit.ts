@@ -1,90 +1,126 @@
 /**
- * Request budgets: in memory for one process, or in Redis (REDIS_URL) so that every instance
- * of the service spends from the same budget. Two limiters:
- * - per API key, on every authenticated request (REST and MCP share the budget), with the
- *   IETF draft-8 `RateLimit` / `RateLimit-Policy` headers on every response;
- * - per client address, counting only requests refused for a missing or bad key (401), so
- *   guessing keys is slow while well-behaved clients never meet it.
+ * Request budgets, counted by src/http/counters.ts (per process, or shared in Redis):
+ * - per API key and per user, on every authenticated request (REST and MCP share them; an MCP
+ *   POST spends one unit per JSON-RPC request it carries), so that neither batching nor many
+ *   keys multiply what one person may send; both are announced in the IETF draft-8
+ *   `RateLimit-Policy` / `RateLimit` headers of every response;
+ * - per client address, for refused authentications only: once an address has sent too many
+ *   missing or bad keys, its requests that fail authentication get 429 instead of 401, while a
+ *   request with a valid key is never refused by it (a bad neighbour cannot lock others out);
+ * - per client address, for failed web sign-ins and refused sign-ups.
  * Over budget: 429 problem+json with Retry-After.
  */
-import type { RequestHandler } from 'express';
-import { rateLimit, ipKeyGenerator, MemoryStore, type Store } from 'express-rate-limit';
-import { RedisStore } from 'rate-limit-redis';
-import type { RedisClientType } from 'redis';
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
+import type { Counters } from './counters.js';
 import { ProblemError } from './problem.js';
 
-export type RateLimits = { requestsPerMinutePerKey: number; failedAuthPerMinutePerAddress: number; failedSignInsPerAddress?: number };
-export type RateLimiters = { perKey: RequestHandler; failedAuthPerAddress: RequestHandler; failedSignInPerAddress: RequestHandler };
+export type RateLimits = {
+  requestsPerMinutePerKey: number;
+  requestsPerMinutePerUser: number;
+  failedAuthPerMinutePerAddress: number;
+  failedSignInsPerAddress?: number;
+};
 
 /** Failed web sign-ins (and sign-ups) per client address, per 15 minutes, before 429. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-
 const WINDOW_MS = 60_000;
+const WINDOW_S = WINDOW_MS / 1000;
 
-function tooMany(detail: string, retryAfter: string | undefined): ProblemError {
-  return new ProblemError(429, 'rate-limited', 'Too many requests', `${detail}; retry in ${retryAfter ?? 'a few'} seconds.`);
+/** The client's address as a budget's name (IPv6 by its /56, as express-rate-limit groups them). */
+const addressOf = (req: Request) => ipKeyGenerator(req.ip ?? '');
+/** A partition key for the headers: names the budget without revealing the key or user id. */
+const partition = (name: string) => createHash('sha256').update(name).digest().subarray(0, 9).toString('base64');
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+function tooMany(detail: string, retryAfterS: number): ProblemError {
+  return new ProblemError(429, 'rate-limited', 'Too many requests', `${detail}; retry in ${retryAfterS} seconds.`, {}, { 'Retry-After': String(retryAfterS) });
 }
 
-/**
- * Counts only refused authentications (401) per client address, and blocks the address once
- * over budget. Unlike a limiter that counts every request and gives successes back afterwards,
- * requests in flight never count, so heavy legitimate traffic cannot trip it.
- */
-function failureLimiter(
-  opts: { limit: number; windowMs: number; prefix: string; failed: (status: number) => boolean; detail: string },
-  redis: RedisClientType | undefined,
-): RequestHandler {
-  const { limit, windowMs } = opts;
-  const store: Store = redis
-    ? new RedisStore({ prefix: `shipyard:rl:${opts.prefix}:`, sendCommand: (...args: string[]) => redis.sendCommand(args) })
-    : new MemoryStore();
-  store.init?.({ windowMs } as Parameters<NonNullable<Store['init']>>[0]);
-  return async (req, res, next) => {
-    const key = ipKeyGenerator(req.ip ?? '');
-    try {
-      const info = await store.get?.(key);
-      if (info && info.totalHits >= limit && (!info.resetTime || info.resetTime.getTime() > Date.now())) {
-        const retry = info.resetTime ? Math.max(1, Math.ceil((info.resetTime.getTime() - Date.now()) / 1000)) : windowMs / 1000;
-        res.setHeader('Retry-After', retry);
-        return next(tooMany(opts.detail, String(retry)));
-      }
-    } catch {
-      // the store is unreachable: let the request through rather than refuse everyone
+declare global {
+  namespace Express {
+    interface Request {
+      /** What this request spends of its budgets (default 1; an MCP POST: one per JSON-RPC request). */
+      budgetUnits?: number;
     }
-    res.on('finish', () => {
-      if (opts.failed(res.statusCode)) void Promise.resolve(store.increment(key)).catch(() => undefined);
-    });
-    next();
+  }
+}
+
+type Budget = { policy: string; name: string; limit: number; refusal: string };
+
+/** The budgets a request spends: its key's and its user's, or (public and session operations) its address's. */
+function budgetsOf(req: Request, limits: RateLimits): Budget[] {
+  const actor = req.actor;
+  if (actor?.keyId) {
+    return [
+      { policy: 'per-key', name: `key:${actor.keyId}`, limit: limits.requestsPerMinutePerKey,
+        refusal: `This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute` },
+      { policy: 'per-user', name: `user:${actor.userId}`, limit: limits.requestsPerMinutePerUser,
+        refusal: `The API keys of this account made more than ${limits.requestsPerMinutePerUser} requests in a minute together` },
+    ];
+  }
+  return [{ policy: 'per-address', name: `ip:${addressOf(req)}`, limit: limits.requestsPerMinutePerKey,
+    refusal: `This address made more than ${limits.requestsPerMinutePerKey} requests in a minute` }];
+}
+
+function announce(res: Response, budgets: Budget[], counts: { count: number; resetMs: number }[]): void {
+  if (res.headersSent) return;
+  res.setHeader('RateLimit-Policy', budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${WINDOW_S}; pk=:${partition(b.name)}:`).join(', '));
+  res.setHeader('RateLimit', budgets.map((b, i) => `"${b.policy}"; r=${Math.max(0, b.limit - counts[i]!.count)}; t=${seconds(counts[i]!.resetMs)}`).join(', '));
+}
+
+/** Spends the request's budgets (after authentication); 429 when any of them is over. */
+export function requestBudget(counters: Counters, limits: RateLimits): RequestHandler {
+  return async function requestBudget(req, res, next) {
+    try {
+      const budgets = budgetsOf(req, limits);
+      const counts = await counters.spend(budgets.map((b) => b.name), req.budgetUnits ?? 1, WINDOW_MS);
+      announce(res, budgets, counts);
+      const over = budgets.findIndex((b, i) => counts[i]!.count > b.limit);
+      if (over >= 0) return next(tooMany(budgets[over]!.refusal, seconds(counts[over]!.resetMs)));
+      next();
+    } catch (err) {
+      next(err);
+    }
   };
 }
 
-/** Each limiter needs a store of its own. A Redis outage lets requests through (logged) rather than failing them. */
-function redisStore(redis: RedisClientType | undefined, prefix: string): { store?: Store; passOnStoreError: boolean } {
-  if (!redis) return { passOnStoreError: false };
-  return { store: new RedisStore({ prefix: `shipyard:rl:${prefix}:`, sendCommand: (...args: string[]) => redis.sendCommand(args) }), passOnStoreError: true };
+/**
+ * The failed-authentication budget: counts each refused authentication of an address and turns
+ * the refusal into a 429 once the address is over budget. It is consulted only when
+ * authentication has already failed, so it never stands in front of a valid key.
+ */
+export type FailedAuth = (req: Request, refusal: ProblemError) => Promise<ProblemError>;
+
+export function failedAuthBudget(counters: Counters, limits: RateLimits): FailedAuth {
+  return async (req, refusal) => {
+    const [spent] = await counters.spend([`auth:${addressOf(req)}`], 1, WINDOW_MS);
+    if (spent!.count <= limits.failedAuthPerMinutePerAddress) return refusal;
+    return tooMany('Too many requests with a missing or invalid API key from this address', seconds(spent!.resetMs));
+  };
 }
 
-export function createRateLimiters(limits: RateLimits, redis?: RedisClientType): RateLimiters {
-  const perKey = rateLimit({
-    ...redisStore(redis, 'key'),
-    windowMs: WINDOW_MS,
-    limit: limits.requestsPerMinutePerKey,
-    identifier: 'per-key',
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    // Runs after authentication; the key id is the budget's name (never the token).
-    keyGenerator: (req) => (req.actor?.keyId ? `key:${req.actor.keyId}` : `ip:${ipKeyGenerator(req.ip ?? '')}`),
-    handler: (_req, res, next) =>
-      next(tooMany(`This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute`, res.getHeader('Retry-After')?.toString())),
-  });
-  const failedAuthPerAddress = failureLimiter({
-    limit: limits.failedAuthPerMinutePerAddress, windowMs: WINDOW_MS, prefix: 'auth', failed: (status) => status === 401,
-    detail: 'Too many requests with a missing or invalid API key from this address',
-  }, redis);
-  // Web sign-in: a wrong password answers 401, a refused sign-up 400/409; both spend the budget.
-  const failedSignInPerAddress = failureLimiter({
-    limit: limits.failedSignInsPerAddress ?? 10, windowMs: SIGN_IN_WINDOW_MS, prefix: 'signin', failed: (status) => status === 401 || status === 409,
-    detail: 'Too many failed sign-ins from this address',
-  }, redis);
-  return { perKey, failedAuthPerAddress, failedSignInPerAddress };
+/**
+ * Failed web sign-ins (a wrong password answers 401) and refused sign-ups (400, 409) per
+ * address: once over budget, the next attempt is refused before the password is checked.
+ */
+export function signInBudget(counters: Counters, limits: RateLimits): RequestHandler {
+  const limit = limits.failedSignInsPerAddress ?? 10;
+  return async function signInBudget(req, res, next) {
+    try {
+      const name = `signin:${addressOf(req)}`;
+      const [now] = await counters.spend([name], 0, SIGN_IN_WINDOW_MS);
+      if (now!.count >= limit) {
+        res.setHeader('Retry-After', String(seconds(now!.resetMs)));
+        return next(tooMany('Too many failed sign-ins from this address', seconds(now!.resetMs)));
+      }
+      res.on('finish', () => {
+        if (res.statusCode === 401 || res.statusCode === 409) void counters.spend([name], 1, SIGN_IN_WINDOW_MS).catch(() => undefined);
+      });
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
 }

@@ -11,6 +11,7 @@ import { authenticate, requireScope } from './authenticate.js';
 import { badRequest } from './problem.js';
 import { strictQueryIntegers } from './query-integers.js';
 import type { KeyCache } from '../keys/key-cache.js';
+import type { FailedAuth } from './rate-limit.js';
 
 /**
  * The validator reads the raw query string with Node's legacy `url.parse`, on every request that
@@ -32,7 +33,7 @@ function settleUrlParseWarning(): void {
 
 export function contractValidator(
   doc: OpenApiDocument,
-  opts: { validateResponses: boolean; uploadMaxBytes: number; perKeyLimit: RequestHandler; keys: KeyCache },
+  opts: { validateResponses: boolean; uploadMaxBytes: number; budget: RequestHandler; failedAuth: FailedAuth; keys: KeyCache },
 ): RequestHandler[] {
   settleUrlParseWarning();
   const chain = OpenApiValidator.middleware({
@@ -50,7 +51,7 @@ export function contractValidator(
   if (at < 0 || chain[at - 1]?.name !== 'metadataMiddleware') {
     throw new Error('express-openapi-validator changed its middleware chain: cannot place authentication');
   }
-  chain.splice(at, 1, authenticate(opts.keys) as RequestHandler, opts.perKeyLimit, requireScope as RequestHandler, strictQueryIntegers(doc));
+  chain.splice(at, 1, authenticate(opts.keys, opts.failedAuth) as RequestHandler, opts.budget, requireScope as RequestHandler, strictQueryIntegers(doc));
   const multipart = chain.findIndex((mw) => mw.name === 'multipartMiddleware');
   if (multipart < 0) throw new Error('express-openapi-validator changed its middleware chain: no multipart stage');
   chain[multipart] = clientMultipartErrors(chain[multipart]!);

@@ -1,8 +1,15 @@
 /**
- * Idempotency keys (as Stripe and the IETF draft use them): the first response to a create is
- * stored for 24 hours and replayed for a retry with the same key and the same request; the same
- * key with a different request is refused (422), and a retry while the first is still running
- * gets 409. Records are per API key. A 5xx is not kept, so the client may retry it.
+ * Idempotency keys (as Stripe and the IETF draft use them): the first successful response to a
+ * create is stored for 24 hours and replayed for a retry with the same key and the same request;
+ * the same key with a different request is refused (422). Records are per API key.
+ *
+ * Exactly once: the record is written in the same transaction as the create itself, so the two
+ * commit together or not at all, whatever fails in between (a crash, a lost connection, a
+ * request deadline that answered 503 while the database was still working). A retry that
+ * arrives while the first attempt's transaction is open waits for it on the record's unique
+ * key, up to IN_PROGRESS_WAIT_MS, and then replays its outcome; a longer wait is a 409 with
+ * Retry-After. An attempt that fails (any error, 4xx or 5xx) rolls back: nothing was created,
+ * no record is kept, and a retry runs afresh.
  */
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -11,9 +18,22 @@ import { IdempotencyRecord } from './idempotency.entity.js';
 import { ProblemError } from '../http/problem.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+/** How long a retry waits for a first attempt still running before it is told to come back. */
+export const IN_PROGRESS_WAIT_MS = 2000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-export const requestHash = (...parts: unknown[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+/** The same JSON value written the same way: object keys sorted, at every depth. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** What was asked (method and path, or tool), compared by meaning: `{"a":1,"b":2}` and `{"b":2,"a":1}` are one request. */
+export const requestHash = (...parts: unknown[]) => createHash('sha256').update(canonicalJson(parts)).digest('hex');
 
 export function checkIdempotencyKey(key: string): void {
   if (!KEY_PATTERN.test(key)) {
@@ -24,42 +44,81 @@ export function checkIdempotencyKey(key: string): void {
 }
 
 export type Replay = { status: number; body: unknown; location: string | null };
-export type Claim = { kind: 'new'; recordId: string } | { kind: 'replay'; replay: Replay };
+export type IdempotentRequest = { apiKeyId: string; key: string; hash: string };
+export type Once<T> = { kind: 'new'; result: T } | { kind: 'replay'; replay: Replay };
 
-/** Claims the key for this request, or returns the stored response to replay. */
-export async function claim(root: EntityManager, apiKeyId: string, key: string, hash: string): Promise<Claim> {
-  const em = root.fork();
-  const cutoff = new Date(Date.now() - IDEMPOTENCY_TTL_MS);
-  await em.nativeDelete(IdempotencyRecord, { apiKeyId, key, createdAt: { $lt: cutoff } }); // expired: forget it
+const inProgress = () =>
+  new ProblemError(409, 'idempotency-in-progress', 'Request in progress',
+    'A request with this Idempotency-Key is still being processed; retry in a moment to get its result.', {}, { 'Retry-After': '1' });
+
+const isLockTimeout = (err: unknown) => (err as { code?: string }).code === '55P03';
+
+/**
+ * Claims the key inside the transaction `em`, or returns the stored response to replay. The
+ * insert waits on a first attempt's uncommitted record (PostgreSQL's unique check), so the
+ * outcome it then sees is final.
+ */
+async function claim(em: EntityManager, request: IdempotentRequest): Promise<{ recordId: string } | { replay: Replay }> {
+  const { apiKeyId, key, hash } = request;
+  await em.nativeDelete(IdempotencyRecord, { apiKeyId, key, createdAt: { $lt: new Date(Date.now() - IDEMPOTENCY_TTL_MS) } });
   const id = uuidv7();
-  const inserted = await em.execute(
-    `insert into idempotency_records (id, api_key_id, key, request_hash, state, created_at) values (?, ?, ?, ?, 'in_progress', now())
-     on conflict (api_key_id, key) do nothing returning id`,
-    [id, apiKeyId, key, hash],
-  );
-  if (inserted.length) return { kind: 'new', recordId: id };
+  let inserted: unknown[];
+  try {
+    await em.execute(`set local lock_timeout = ${IN_PROGRESS_WAIT_MS}`);
+    inserted = await em.execute(
+      `insert into idempotency_records (id, api_key_id, key, request_hash, state, created_at) values (?, ?, ?, ?, 'in_progress', now())
+       on conflict (api_key_id, key) do nothing returning id`,
+      [id, apiKeyId, key, hash],
+    );
+    await em.execute('set local lock_timeout = default');
+  } catch (err) {
+    if (isLockTimeout(err)) throw inProgress();
+    throw err;
+  }
+  if (inserted.length) return { recordId: id };
   const existing = await em.findOne(IdempotencyRecord, { apiKeyId, key });
-  if (!existing) return claim(root, apiKeyId, key, hash); // removed meanwhile: try again
+  if (!existing) throw inProgress(); // expired and removed meanwhile: the retry will claim it
   if (existing.requestHash !== hash) {
     throw new ProblemError(422, 'idempotency-key-reused', 'Idempotency-Key reused',
       'This Idempotency-Key was already used for a different request; use a new key for a new request.');
   }
-  if (existing.state === 'in_progress') {
-    throw new ProblemError(409, 'idempotency-in-progress', 'Request in progress',
-      'A request with this Idempotency-Key is still being processed; retry in a moment.', {}, { 'Retry-After': '1' });
-  }
-  return { kind: 'replay', replay: { status: existing.status ?? 200, body: existing.responseBody, location: existing.location ?? null } };
+  if (existing.state !== 'done') throw inProgress();
+  return { replay: { status: existing.status ?? 200, body: existing.responseBody, location: existing.location ?? null } };
 }
 
-export async function complete(root: EntityManager, recordId: string, status: number, body: unknown, location: string | null): Promise<void> {
-  const em = root.fork();
-  if (status >= 500) {
-    await em.nativeDelete(IdempotencyRecord, { id: recordId });
-    return;
-  }
-  await em.nativeUpdate(IdempotencyRecord, { id: recordId }, { state: 'done', status, responseBody: body as object, location });
-}
+/** What became of a create: its result, or the client error it was refused with. */
+export type Outcome<T> = { result: T } | { refused: ProblemError };
 
-export async function release(root: EntityManager, recordId: string): Promise<void> {
-  await root.fork().nativeDelete(IdempotencyRecord, { id: recordId });
+/**
+ * Runs `create` once for this key: in one transaction with the record of its response, or not
+ * at all when a response is already stored. `stored` says what to keep of the outcome; a
+ * refusal (a 4xx problem) it keeps is stored and thrown again once committed, and whatever the
+ * create wrote before it was refused is undone (it runs in a savepoint). Anything else thrown
+ * rolls the whole transaction back, the claim with it.
+ */
+export async function once<T>(
+  root: EntityManager, request: IdempotentRequest, create: (em: EntityManager) => Promise<T>, stored: (outcome: Outcome<T>) => Replay | undefined,
+): Promise<Once<T>> {
+  const done = await root.transactional(async (em) => {
+    const claimed = await claim(em, request);
+    if ('replay' in claimed) return { kind: 'replay', replay: claimed.replay } as const;
+    const keep = async (outcome: Outcome<T>) => {
+      const response = stored(outcome);
+      if (!response) return false;
+      const { status, body, location } = response;
+      await em.nativeUpdate(IdempotencyRecord, { id: claimed.recordId }, { state: 'done', status, responseBody: body as object, location });
+      return true;
+    };
+    let result: T;
+    try {
+      result = await em.transactional((inner) => create(inner));
+    } catch (err) {
+      if (err instanceof ProblemError && err.status < 500 && (await keep({ refused: err }))) return { kind: 'refused', error: err } as const;
+      throw err;
+    }
+    await keep({ result });
+    return { kind: 'new', result } as const;
+  });
+  if (done.kind === 'refused') throw done.error;
+  return done;
 }

@@ -1,16 +1,18 @@
 /**
  * API keys: created by a signed-in person (web, later) or the operator CLI; never over the API.
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey } from './api-key.entity.js';
 import { User } from '../users/user.entity.js';
 import { checkToken, generateToken, hashToken } from './tokens.js';
 import { isScopeId, SCOPE_IDS, type ScopeId } from './scopes.js';
-import { badRequest, invalidToken, notFound } from '../http/problem.js';
+import { badRequest, conflict, invalidToken, notFound } from '../http/problem.js';
 import type { Actor } from '../http/actor.js';
 import { keyEvents, type CachedKey, type KeyCache } from './key-cache.js';
 
 export const MAX_KEY_DAYS = 366;
+/** The most keys one account may have active (neither revoked nor expired): minting keys does not multiply a budget. */
+export const MAX_ACTIVE_KEYS = 50;
 /** last_used_at is written at most this often per key. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -25,11 +27,20 @@ export function parseScopes(scopes: string[]): ScopeId[] {
   return [...new Set(scopes)].sort() as ScopeId[];
 }
 
+/**
+ * The last day (UTC, YYYY-MM-DD) a key made now may expire on: MAX_KEY_DAYS from today. A key
+ * given a date lasts until the end of that day, so the date picker's maximum and this rule agree.
+ */
+export function lastExpiryDay(now = Date.now()): string {
+  return new Date(now + MAX_KEY_DAYS * 86_400_000).toISOString().slice(0, 10);
+}
+
 function expiryOf(input: NewKey, now = Date.now()): Date {
   if ('expiresAt' in input) {
     const at = input.expiresAt.getTime();
-    if (!Number.isFinite(at) || at <= now || at > now + MAX_KEY_DAYS * 86_400_000) {
-      throw badRequest(`A key expires between now and ${MAX_KEY_DAYS} days from now; it cannot be made without an expiry.`);
+    const last = lastExpiryDay(now);
+    if (!Number.isFinite(at) || at <= now || at > Date.parse(`${last}T23:59:59.999Z`)) {
+      throw badRequest(`A key expires after now and on ${last} at the latest (${MAX_KEY_DAYS} days from today); it cannot be made without an expiry.`);
     }
     return input.expiresAt;
   }
@@ -45,15 +56,24 @@ export async function createKey(em: EntityManager, input: NewKey): Promise<Creat
   const name = input.name.trim();
   if (!name || name.length > 100) throw badRequest('A key needs a name of 1 to 100 characters.');
   const token = generateToken();
-  const key = em.create(ApiKey, {
-    user: em.getReference(User, input.userId),
-    name,
-    tokenHash: hashToken(token),
-    last4: token.slice(-4),
-    scopes,
-    expiresAt,
+  const key = await em.transactional(async (tem) => {
+    // The account's row is the lock: two creates at once cannot both take the last place.
+    await tem.findOneOrFail(User, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['id'] });
+    const active = await tem.count(ApiKey, { user: input.userId, revokedAt: null, expiresAt: { $gt: new Date() } });
+    if (active >= MAX_ACTIVE_KEYS) {
+      throw conflict(`This account has ${active} active API keys, the most it may have. Revoke one it no longer uses (Settings → Manage API keys), then create this one.`);
+    }
+    const created = tem.create(ApiKey, {
+      user: tem.getReference(User, input.userId),
+      name,
+      tokenHash: hashToken(token),
+      last4: token.slice(-4),
+      scopes,
+      expiresAt,
+    });
+    await tem.flush();
+    return created;
   });
-  await em.flush();
   return { key, token };
 }
 

@@ -2,7 +2,7 @@
  * POST /api/v1/mcp — Streamable HTTP, stateless, JSON responses. In order:
  *   JSON body (parse errors as JSON-RPC -32700)
  *   → outer gate: a valid key (401) holding projects.read, projects.write or content.write (403)
- *   → the key's request budget, shared with REST (429)
+ *   → the key's and the user's request budgets, shared with REST, one unit per JSON-RPC request (429)
  *   → protocol versions: exactly 2025-11-25, 2025-06-18, 2025-03-26 (initialize with another is
  *     answered with 2025-11-25; another MCP-Protocol-Version header is a 400)
  *   → unknown tool → JSON-RPC -32602 (the SDK 1.x would answer an isError result)
@@ -21,6 +21,7 @@ import { MCP_SCOPES } from '../keys/scopes.js';
 import { jsonBody } from '../http/json-body.js';
 import { chain } from '../http/chain.js';
 import type { Logger } from '../http/log.js';
+import type { FailedAuth } from '../http/rate-limit.js';
 import { buildMcpServer, TOOL_NAMES } from './server.js';
 import { MCP_PROTOCOL_VERSIONS } from './versions.js';
 import { JsonResponseTransport, rpcError } from './transport.js';
@@ -32,7 +33,21 @@ type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; param
 const messages = (body: unknown): JsonRpcMessage[] =>
   (Array.isArray(body) ? body : [body]).filter((m): m is JsonRpcMessage => typeof m === 'object' && m !== null);
 
-const outerGate = (keys: KeyCache) => async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
+/**
+ * What a POST spends of the key's and the user's budgets: one unit per JSON-RPC request in it, so
+ * a batch costs what its calls would cost one by one. Notifications carry no work here (a
+ * stateless server drops them) and ride along free, except that a POST of notifications alone
+ * costs one unit like any request; the `notifications/initialized` that completes opening a
+ * connection costs nothing, so connecting spends one unit (the initialize), not two.
+ */
+export function budgetUnits(body: unknown): number {
+  const all = messages(body);
+  const requests = all.filter((m) => m.id !== undefined && typeof m.method === 'string').length;
+  if (requests > 0) return requests;
+  return all.length > 0 && all.every((m) => m.method === 'notifications/initialized') ? 0 : 1;
+}
+
+const outerGate = (keys: KeyCache, failedAuth: FailedAuth) => async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
   try {
     const actor = await authenticateToken(req.em, bearerToken(req), keys);
     if (!actor.scopes.some((s) => MCP_SCOPES.includes(s))) {
@@ -44,6 +59,8 @@ const outerGate = (keys: KeyCache) => async function outerGate(req: Request, res
     next();
   } catch (err) {
     if (err instanceof ProblemError && err.status === 401) {
+      const refusal = await failedAuth(req, err).catch(() => err);
+      if (refusal.status === 429) return next(refusal);
       return rpcError(res, 401, -32001, `Unauthorized: ${err.detail}`, null, err.headers);
     }
     next(err);
@@ -71,10 +88,16 @@ function unknownToolGate(req: Request, res: Response, next: NextFunction): void 
 }
 
 /** `checkOutput`: check each tool result against its output schema (VALIDATE_RESPONSES). */
-export function mcpRouter(log: Logger, perKeyLimit: RequestHandler, keys: KeyCache, checkOutput: boolean): Router {
+export function mcpRouter({ log, budget, failedAuth, keys, checkOutput }: {
+  log: Logger; budget: RequestHandler; failedAuth: FailedAuth; keys: KeyCache; checkOutput: boolean;
+}): Router {
   const router = Router();
   router.use(chain(...jsonBody()));
-  router.post('/', outerGate(keys), perKeyLimit, versionGate, unknownToolGate, async (req: Request, res: Response) => {
+  const spend: RequestHandler = (req, res, next) => {
+    req.budgetUnits = budgetUnits(req.body);
+    return budget(req, res, next);
+  };
+  router.post('/', outerGate(keys, failedAuth), spend, versionGate, unknownToolGate, async (req: Request, res: Response) => {
     const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
     const transport = new JsonResponseTransport();
     res.on('close', () => {

@@ -14,7 +14,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import * as z from 'zod';
 import { ProblemError } from '../http/problem.js';
 import { findNul } from '../http/nul.js';
-import { claim, complete, release, requestHash } from '../idempotency/idempotency.service.js';
+import { once, requestHash } from '../idempotency/idempotency.service.js';
 import type { Logger } from '../http/log.js';
 import type { ToolContext, ToolDef } from './tool.js';
 import { projectsTools } from '../projects/projects.tools.js';
@@ -88,25 +88,26 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, op
   const parsed = inputOf(tool).safeParse(args ?? {});
   if (!parsed.success) return errorResult(`Invalid arguments for ${tool.name}: ${issues(parsed.error)}`);
   const { idempotencyKey, ...toolArgs } = parsed.data as { idempotencyKey?: string };
-  let recordId: string | undefined;
-  try {
-    if (tool.creates && idempotencyKey !== undefined && ctx.actor.keyId) {
-      const claimed = await claim(ctx.em, ctx.actor.keyId, `mcp:${tool.name}:${idempotencyKey}`, requestHash(tool.name, toolArgs));
-      if (claimed.kind === 'replay') {
-        const data = claimed.replay.body as Record<string, unknown>;
-        return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
-      }
-      recordId = claimed.recordId;
-    }
-    const data = (await tool.run(toolArgs as never, ctx)) as Record<string, unknown>;
+  const run = async (em: ToolContext['em']) => {
+    const data = (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>;
     if (opts.checkOutput) {
       const checked = tool.output.safeParse(data);
       if (!checked.success) throw new OutputMismatch(`the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`);
     }
-    if (recordId) await complete(ctx.em, recordId, 200, data, null);
+    return data;
+  };
+  try {
+    let data: Record<string, unknown>;
+    if (tool.creates && idempotencyKey !== undefined && ctx.actor.keyId) {
+      // The create and its record commit together (src/idempotency/idempotency.service.ts).
+      const request = { apiKeyId: ctx.actor.keyId, key: `mcp:${tool.name}:${idempotencyKey}`, hash: requestHash(tool.name, toolArgs) };
+      const outcome = await once(ctx.em, request, run, (o) => ('result' in o ? { status: 200, body: o.result, location: null } : undefined));
+      data = outcome.kind === 'replay' ? (outcome.replay.body as Record<string, unknown>) : outcome.result;
+    } else {
+      data = await run(ctx.em);
+    }
     return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
   } catch (err) {
-    if (recordId) await release(ctx.em, recordId).catch(() => undefined);
     if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}`);
     opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });
     return errorResult(err instanceof OutputMismatch

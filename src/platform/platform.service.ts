@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits, ScopeList, Stats, TermCountList, Versions } from '../../codegen/generated/api/types.gen.js';
 import { basePath, listOperations, type OpenApiDocument } from '../http/contract.js';
-import { MAX_KEY_DAYS } from '../keys/keys.service.js';
+import { MAX_KEY_DAYS, MAX_ACTIVE_KEYS } from '../keys/keys.service.js';
 import { MAX_COMMENT_DEPTH } from '../comments/comment.entity.js';
 import { REQUEST_BODY_BYTES, TAGS_PER_ITEM } from '../http/limits.js';
 import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
@@ -40,11 +40,16 @@ export function pageSize(doc: OpenApiDocument): { default: number; max: number }
 
 export function limits(doc: OpenApiDocument, uploadBytes: number, rateLimit: RateLimits): Limits {
   return {
-    rateLimit: { requestsPerMinutePerKey: rateLimit.requestsPerMinutePerKey, failedAuthPerMinutePerAddress: rateLimit.failedAuthPerMinutePerAddress },
+    rateLimit: {
+      requestsPerMinutePerKey: rateLimit.requestsPerMinutePerKey,
+      requestsPerMinutePerUser: rateLimit.requestsPerMinutePerUser,
+      failedAuthPerMinutePerAddress: rateLimit.failedAuthPerMinutePerAddress,
+    },
     pageSize: pageSize(doc),
     requestBodyBytes: REQUEST_BODY_BYTES,
     uploadBytes,
     keyLifetimeDays: MAX_KEY_DAYS,
+    activeKeysPerUser: MAX_ACTIVE_KEYS,
     commentDepth: MAX_COMMENT_DEPTH,
     tagsPerItem: TAGS_PER_ITEM,
   };

@@ -50,7 +50,10 @@ export async function addMember(em: EntityManager, actor: Actor, projectId: stri
 export async function removeMember(em: EntityManager, actor: Actor, projectId: string, username: string): Promise<void> {
   const { project, role } = await assertCanReadProject(em, actor, projectId);
   const target = username.toLowerCase();
-  if (target === project.owner.username) throw conflict('The owner cannot be removed from their own project.');
+  if (target === project.owner.username) {
+    if (role !== 'owner') throw forbidden(`Only the owner of project ${projectId} may remove members, and nobody removes the owner.`);
+    throw conflict('The owner cannot be removed from their own project.');
+  }
   const member = await em.findOne(ProjectMember, { project: projectId, user: { username: target } }, { populate: ['user'] });
   const leaving = member !== null && member.user.id === actor.userId;
   if (role !== 'owner' && !leaving) {

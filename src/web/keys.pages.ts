@@ -4,7 +4,7 @@
  * confirmation step. Revocation takes effect at once (the key cache drops it in this process).
  */
 import type { Request, Response } from 'express';
-import { createKey, keyStatus, listKeys, MAX_KEY_DAYS, revokeKey } from '../keys/keys.service.js';
+import { createKey, keyStatus, lastExpiryDay, listKeys, MAX_KEY_DAYS, revokeKey } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { ProblemError } from '../http/problem.js';
 import { errorList, html, page, raw, type Html } from './views.js';
@@ -22,7 +22,7 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
 
   function createForm(csrf: string, form: Form, errors: string[]): Html {
     const chosen = new Set(form.scopes ?? []);
-    const max = new Date(Date.now() + MAX_KEY_DAYS * 86_400_000).toISOString().slice(0, 10);
+    const max = lastExpiryDay();
     const min = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     return html`<section aria-labelledby="create-heading"><h2 id="create-heading">Create a key</h2>
       ${errorList(errors)}
@@ -113,7 +113,7 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
         <p>Scopes: ${key.scopes.map((s, i) => html`${i ? ', ' : ''}${label(s)}`)}. Expires ${day(key.expiresAt)}.</p>
         <p><a class="button" href="/settings/keys">Back to your keys</a></p>`));
     } catch (err) {
-      if (err instanceof ProblemError && err.status === 400) return list(req, res, form, [err.detail], 400);
+      if (err instanceof ProblemError && (err.status === 400 || err.status === 409)) return list(req, res, form, [err.detail], err.status);
       throw err;
     }
   }

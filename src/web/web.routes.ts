@@ -17,6 +17,7 @@ import { docsPage } from './docs.page.js';
 import { settingsPages } from './settings.pages.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../http/problem.js';
+import { findNul } from '../http/nul.js';
 import type { OpenApiDocument } from '../http/contract.js';
 import type { Logger } from '../http/log.js';
 
@@ -49,6 +50,14 @@ export function webRouter(opts: { contract: OpenApiDocument; publicUrl: string; 
     res.status(403).type('html').send(page('Form expired', req.web!.user, req.web!.csrf, html`
       <h1>This form has expired</h1><p>For your safety the form was refused (it came from another site, or the page was too old).
       Go back, reload the page and try again.</p>`));
+  });
+  // PostgreSQL text cannot hold U+0000: a form carrying it is refused before any handler sees it.
+  router.use((req, _res, next) => {
+    const at = req.method === 'POST' ? findNul(req.body, '') : undefined;
+    if (at === undefined) return next();
+    const name = at.split('/')[1] ?? 'a field';
+    next(new ProblemError(400, 'validation', 'This form cannot be sent as it is',
+      `The field "${name}" contains a NUL character (U+0000), which cannot be stored. Go back, remove it and send the form again.`));
   });
 
   const signedIn = (h: Handler): RequestHandler => wrap((req, res) => {

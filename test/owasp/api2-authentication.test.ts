@@ -34,15 +34,27 @@ describe('API2 authentication', () => {
     }
   });
 
-  it('slows down key guessing from one address (429 after the failed-auth budget)', async () => {
+  it('slows down key guessing from one address (429 after the failed-auth budget), without locking out its valid keys', async () => {
     const own = await startServer({ failedAuthPerMinute: 5 });
     try {
       const statuses = [];
       for (let i = 0; i < 8; i++) statuses.push((await raw(own, 'GET', '/users/me', { token: generateToken() })).status);
       expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
-      // Over budget, the address waits out the window, whatever key it then sends.
-      const { token } = await userWithKey(own, ['profile.read']);
-      expect((await raw(own, 'GET', '/users/me', { token })).status).toBe(429);
+      expect((await raw(own, 'GET', '/users/me')).status).toBe(429); // no key at all is a failure too
+      // A bad neighbour at the same address spent that budget: a valid key is still served,
+      // on REST and MCP, and so is the public spec.
+      const { token } = await userWithKey(own, ['profile.read', 'projects.read']);
+      expect((await raw(own, 'GET', '/users/me', { token })).status).toBe(200);
+      expect((await raw(own, 'GET', '/openapi.json')).status).toBe(200);
+      const mcp = await raw(own, 'POST', '/mcp', {
+        token, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } },
+      });
+      expect(mcp.status).toBe(200);
+      const badMcp = await raw(own, 'POST', '/mcp', { token: generateToken(), headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+      expect(badMcp.status).toBe(429);
+      expect(badMcp.json.error.message).toMatch(/retry in \d+ seconds/);
+      expect((await raw(own, 'GET', '/users/me', { token: generateToken() })).status).toBe(429);
     } finally {
       await own.close();
     }

@@ -1,6 +1,8 @@
 /** OWASP API4:2023 Unrestricted Resource Consumption — every bound holds, with a clear 4xx. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, fileForm, UPLOAD_MAX_BYTES, type TestServer, type TestUser } from '../harness.js';
+import { startServer, userWithKey, keyFor, raw, fileForm, UPLOAD_MAX_BYTES, type TestServer, type TestUser } from '../harness.js';
+import { createKey } from '../../src/keys/keys.service.js';
+import { ApiKey } from '../../src/keys/api-key.entity.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
 import { png } from '../fixtures/images.js';
 
@@ -52,6 +54,54 @@ describe('API4 resource consumption', () => {
       const statuses = [];
       for (let i = 0; i < 5; i++) statuses.push((await raw(own, 'GET', '/platform/versions', { token: u.token })).status);
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('spends one unit per JSON-RPC request of an MCP batch, and none for the notification that completes a connection', async () => {
+    const own = await startServer({ rateLimitPerMinute: 5 });
+    try {
+      const u = await userWithKey(own, ['projects.read']);
+      const post = (body: unknown, version = '2025-03-26') => raw(own, 'POST', '/mcp', {
+        token: u.token, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': version }, body,
+      });
+      const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'c', version: '1' } } });
+      expect(init.headers.get('ratelimit')).toMatch(/^"per-key"; r=4;/);
+      const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect(initialized.status).toBe(202);
+      expect(initialized.headers.get('ratelimit')).toMatch(/^"per-key"; r=4;/);
+      const batch = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } }));
+      const three = await post(batch(3));
+      expect(three.status).toBe(200);
+      expect(three.headers.get('ratelimit')).toMatch(/^"per-key"; r=1;/);
+      // A batch bigger than what is left is refused whole: 100 calls no longer cost one unit.
+      const over = await post(batch(2));
+      expect(over.status).toBe(429);
+      expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('gives an account one budget however many keys it mints, and caps its active keys', async () => {
+    const own = await startServer({ rateLimitPerMinute: 3 });
+    try {
+      const u = await userWithKey(own, ['content.read']);
+      const tokens = [u.token, ...(await Promise.all([0, 1, 2].map(() => keyFor(own, u.user.id, ['content.read']))))];
+      const statuses: number[] = [];
+      for (const token of tokens) for (let i = 0; i < 2; i++) statuses.push((await raw(own, 'GET', '/platform/versions', { token })).status);
+      // Per key 3, per user 6 (twice the per-key budget): the fourth key's requests are refused.
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+      const refused = await raw(own, 'GET', '/platform/versions', { token: tokens[3]! });
+      expect(refused.json.detail).toMatch(/API keys of this account made more than 6 requests in a minute together/);
+      expect(refused.headers.get('ratelimit')).toMatch(/"per-user"; r=0;/);
+
+      const minter = await userWithKey(own, ['content.read']); // its first key
+      const em = own.db.orm.em.fork();
+      await Promise.all(Array.from({ length: 60 }, () => createKey(em.fork(), { userId: minter.user.id, name: 'mint', scopes: ['content.read'], expiresInDays: 1 }).catch((e: Error) => e)));
+      expect(await em.count(ApiKey, { user: minter.user.id })).toBe(50);
+      await expect(createKey(em.fork(), { userId: minter.user.id, name: 'one more', scopes: ['content.read'], expiresInDays: 1 })).rejects.toThrow(/50 active API keys, the most it may have/);
     } finally {
       await own.close();
     }

@@ -31,6 +31,21 @@ describe('API5 function level authorization', () => {
     expect((await api.getCurrentUser({ client: writer.client })).response?.status).toBe(403);
   });
 
+  it("lets only the owner manage members: removing the owner's membership is a 403 to anyone else, a 409 to the owner", async () => {
+    const [owner, member, stranger] = [await userWithKey(t), await userWithKey(t), await userWithKey(t)];
+    const project = (await api.createProject({ client: owner.client, body: { name: uniqueName('Team') } })).data!;
+    await api.addProjectMember({ client: owner.client, path: { projectId: project.id }, body: { username: member.user.username } });
+    const removeOwner = (token: string) => raw(t, 'DELETE', `/projects/${project.id}/members/${owner.user.username}`, { token });
+    for (const who of [member, stranger]) {
+      const res = await removeOwner(who.token);
+      expect(res.status).toBe(403);
+      expect(res.json.type).toBe('https://shipyard.dev/problems/forbidden');
+    }
+    expect((await removeOwner(owner.token)).status).toBe(409);
+    const members = (await api.listProjectMembers({ client: owner.client, path: { projectId: project.id } })).data!.items.map((m) => m.user.username);
+    expect(members).toEqual([owner.user.username, member.user.username]);
+  });
+
   it('answers an unknown method on a known path with 405, not by running something else', async () => {
     const u = await userWithKey(t);
     for (const method of ['PUT', 'PATCH']) {

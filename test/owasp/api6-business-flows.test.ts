@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from '../harness.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
+import { Project } from '../../src/projects/project.entity.js';
 
 let t: TestServer;
 let owner: TestUser;
@@ -35,6 +36,39 @@ describe('API6 sensitive business flows', () => {
     await Promise.all(Array.from({ length: 5 }, () => raw(t, 'POST', '/projects', { token: owner.token, body: { name }, headers: { 'idempotency-key': key } })));
     const mine = (await api.listProjects({ client: owner.client, query: { owner: 'me', limit: 100 } })).data!.items.filter((p) => p.name === name);
     expect(mine.length).toBe(1);
+  });
+
+  it('creates exactly once when the first attempt outlives its deadline (503) and is retried with its Idempotency-Key', async () => {
+    const slow = await startServer({ requestTimeoutMs: 300 });
+    const locker = slow.db.orm.em.fork();
+    try {
+      const ada = await userWithKey(slow, ['projects.read', 'projects.write']);
+      const name = uniqueName('Late');
+      // Warm: the key is looked up (and cached) before the table is held.
+      expect((await raw(slow, 'GET', '/projects', { token: ada.token })).status).toBe(200);
+      const key = randomUUID();
+      const send = () => raw(slow, 'POST', '/projects', { token: ada.token, body: { name }, headers: { 'idempotency-key': key } });
+      // Hold the projects table (on the embedded database, its one connection) past the deadline.
+      await locker.begin();
+      await locker.execute('lock table projects in share row exclusive mode');
+      const first = await send();
+      expect(first.status).toBe(503);
+      expect(first.json.detail).toMatch(/may or may not have been applied/);
+      const retry = await send(); // the first attempt is still waiting for the table
+      expect([409, 503]).toContain(retry.status);
+      await locker.commit();
+      let settled = await send();
+      for (let i = 0; i < 40 && settled.status !== 201; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        settled = await send();
+      }
+      expect(settled.status).toBe(201);
+      expect(settled.headers.get('idempotent-replayed')).toBe('true');
+      expect(await slow.db.orm.em.fork().count(Project, { name })).toBe(1);
+    } finally {
+      if (locker.isInTransaction()) await locker.rollback();
+      await slow.close();
+    }
   });
 
   it('does not let a job be posted without an expiry or beyond a year', async () => {

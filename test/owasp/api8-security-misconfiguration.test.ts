@@ -44,14 +44,14 @@ describe('API8 security misconfiguration', () => {
 
   it('reads JSON one way only: duplicate keys, bad UTF-8, lone surrogates and other charsets are refused, storing nothing', async () => {
     const name = uniqueName('Parse');
-    const send = (body: string | Buffer, contentType = 'application/json') =>
+    const send = (body: string | Uint8Array<ArrayBuffer>, contentType = 'application/json') =>
       fetch(`${t.apiUrl}/projects`, { method: 'POST', headers: { authorization: `Bearer ${ada.token}`, 'content-type': contentType }, body });
     const cases: [string, Response, number, RegExp][] = [
       ['duplicate key', await send(`{"name":"${name}","visibility":"private","visibility":"public"}`), 400, /"visibility" appears twice/],
       ['duplicate key, escaped', await send(`{"name":"${name}","\\u006eame":"other"}`), 400, /"name" appears twice/],
-      ['invalid UTF-8', await send(Buffer.concat([Buffer.from(`{"name":"${name}`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])), 400, /not valid UTF-8/],
+      ['invalid UTF-8', await send(new Uint8Array(Buffer.concat([Buffer.from(`{"name":"${name}`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]))), 400, /not valid UTF-8/],
       ['lone surrogate', await send(`{"name":"${name}\\ud800"}`), 400, /lone surrogate .* at \/name/],
-      ['UTF-16', await send(Buffer.from(`{"name":"${name}"}`, 'utf16le'), 'application/json; charset=utf-16le'), 415, /UTF-8 only/],
+      ['UTF-16', await send(new Uint8Array(Buffer.from(`{"name":"${name}"}`, 'utf16le')), 'application/json; charset=utf-16le'), 415, /UTF-8 only/],
       ['latin-1', await send(`{"name":"${name}"}`, 'application/json; charset=iso-8859-1'), 415, /UTF-8 only/],
     ];
     for (const [what, res, status, detail] of cases) {

@@ -27,7 +27,7 @@ describe('API9 inventory', () => {
   });
 
   it('has one handler per operation and none other', () => {
-    const handlers = Object.keys(allHandlers(contract, { storage: new LocalDiskStorage('/nonexistent'), uploadMaxBytes: 1, limits: { requestsPerMinutePerKey: 1, failedAuthPerMinutePerAddress: 1 }, searchCache: new SearchCache(0), countsCacheSeconds: 0 })).sort();
+    const handlers = Object.keys(allHandlers(contract, { storage: new LocalDiskStorage('/nonexistent'), uploadMaxBytes: 1, limits: { requestsPerMinutePerKey: 1, requestsPerMinutePerUser: 1, failedAuthPerMinutePerAddress: 1 }, searchCache: new SearchCache(0), countsCacheSeconds: 0 })).sort();
     expect(handlers).toEqual(listOperations(contract).filter((o) => o.access.kind !== 'mcp').map((o) => o.operationId).sort());
     expect(listOperations(contract).filter((o) => o.access.kind === 'mcp').map((o) => `${o.method} ${o.path}`)).toEqual(['post /mcp']);
   });

@@ -261,11 +261,15 @@ export type JsonRpcRequest = JsonRpcMessage | Array<JsonRpcMessage>;
 export type Limits = {
     rateLimit: {
         /**
-         * Requests one API key may make per minute (REST and MCP together).
+         * Requests one API key may make per minute (REST and MCP together; an MCP POST counts each JSON-RPC request in it).
          */
         requestsPerMinutePerKey: number;
         /**
-         * Requests with a missing or bad key one client address may make per minute.
+         * Requests all the API keys of one account may make per minute together.
+         */
+        requestsPerMinutePerUser: number;
+        /**
+         * Requests with a missing or bad key one client address may make per minute; beyond it such requests get 429 instead of 401. Requests with a valid key are never counted or refused by it.
          */
         failedAuthPerMinutePerAddress: number;
     };
@@ -285,6 +289,10 @@ export type Limits = {
      * The longest an API key may live.
      */
     keyLifetimeDays: number;
+    /**
+     * The most API keys one account may have active (neither revoked nor expired) at once.
+     */
+    activeKeysPerUser: number;
     /**
      * How deep a comment thread may go.
      */
@@ -781,7 +789,7 @@ export type CommentId = string;
 export type Cursor2 = string;
 
 /**
- * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+ * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
  */
 export type IdempotencyKey = string;
 
@@ -1131,7 +1139,7 @@ export type CreateJobData = {
     body: JobCreate;
     headers?: {
         /**
-         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
          */
         'Idempotency-Key'?: string;
     };
@@ -1480,7 +1488,7 @@ export type CreateProjectData = {
     body: ProjectCreate;
     headers?: {
         /**
-         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
          */
         'Idempotency-Key'?: string;
     };
@@ -1784,7 +1792,7 @@ export type AddProjectMemberData = {
     body: MemberAdd;
     headers?: {
         /**
-         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
          */
         'Idempotency-Key'?: string;
     };
@@ -2048,7 +2056,7 @@ export type CreateMilestoneData = {
     body: MilestoneCreate;
     headers?: {
         /**
-         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
          */
         'Idempotency-Key'?: string;
     };
@@ -2446,7 +2454,7 @@ export type CreatePostData = {
     body: PostCreate;
     headers?: {
         /**
-         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
          */
         'Idempotency-Key'?: string;
     };
@@ -2750,7 +2758,7 @@ export type CreateCommentData = {
     body: CommentCreate;
     headers?: {
         /**
-         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
          */
         'Idempotency-Key'?: string;
     };
@@ -2880,7 +2888,7 @@ export type AddReactionData = {
     body: ReactionCreate;
     headers?: {
         /**
-         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
          */
         'Idempotency-Key'?: string;
     };
@@ -3608,7 +3616,7 @@ export type UploadMediaData = {
     body: MediaUpload;
     headers?: {
         /**
-         * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
          */
         'Idempotency-Key'?: string;
     };

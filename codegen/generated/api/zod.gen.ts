@@ -138,6 +138,7 @@ export const zJsonRpcRequest = z.union([
 export const zLimits = z.object({
     rateLimit: z.object({
         requestsPerMinutePerKey: z.int(),
+        requestsPerMinutePerUser: z.int(),
         failedAuthPerMinutePerAddress: z.int()
     }),
     pageSize: z.object({
@@ -147,6 +148,7 @@ export const zLimits = z.object({
     requestBodyBytes: z.int(),
     uploadBytes: z.int(),
     keyLifetimeDays: z.int(),
+    activeKeysPerUser: z.int(),
     commentDepth: z.int(),
     tagsPerItem: z.int()
 });
@@ -649,7 +651,7 @@ export const zCommentId = z.uuid();
 export const zCursor2 = z.string().min(1).max(200);
 
 /**
- * Makes a retry safe: the first response to this create is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request. The same key with another request is a 422; a retry while the first is running, a 409.
+ * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
  */
 export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/);
 

@@ -1,0 +1,121 @@
+/**
+ * Redis frozen, killed and back, under two instances of the service: no request waits for it,
+ * the budgets are still enforced (by each instance on its own) while it is away, /readyz says
+ * so, and the shared budgets come back by themselves. The test runs its own throwaway Redis on
+ * a free port, so it never touches a shared one; it is skipped where redis-server is missing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer as netServer, type AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RedisClientType } from 'redis';
+import { startServer, userWithKey, UPLOAD_MAX_BYTES, type TestServer } from './harness.js';
+import { createApp } from '../src/app.js';
+import { createLogger } from '../src/http/log.js';
+import { connectRedis } from '../src/http/counters.js';
+
+const available = spawnSync('redis-server', ['--version']).status === 0;
+
+async function freePort(): Promise<number> {
+  const s = netServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+let port = 0;
+let redisProcess: ChildProcess | undefined;
+async function startRedis(): Promise<void> {
+  redisProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 50; i++) {
+    if (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('redis-server did not start');
+}
+
+let t: TestServer;
+const servers: Server[] = [];
+const clients: RedisClientType[] = [];
+const urls: string[] = [];
+const PER_KEY = 4;
+/** What the first instance logs: each change of Redis's state, once. */
+const said: string[] = [];
+const log = { info: (msg: string) => void said.push(msg), error: (msg: string) => void said.push(msg) };
+
+/** Any answer within 5 s: a request that waits on a frozen Redis (30 s before) fails this. */
+const get = (url: string, token?: string) =>
+  fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(5000) });
+const ready = async (i: number) => (await (await get(urls[i]!.replace('/api/v1', '/readyz'))).json()) as Record<string, string>;
+
+describe.skipIf(!available)('Redis frozen, down and back', () => {
+  beforeAll(async () => {
+    port = await freePort();
+    await startRedis();
+    t = await startServer();
+    for (let i = 0; i < 2; i++) {
+      const redis = connectRedis(`redis://127.0.0.1:${port}`, createLogger('silent'));
+      clients.push(redis);
+      const app = createApp({
+        orm: t.db.orm, log: i === 0 ? log : createLogger('silent'), redis, storage: t.storage,
+        config: { validateResponses: true, logLevel: 'silent', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir: mkdtempSync(join(tmpdir(), 'sy-')), rateLimitPerMinute: PER_KEY, failedAuthPerMinute: 1000 },
+      });
+      const server: Server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+      servers.push(server);
+      urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`);
+    }
+    for (let i = 0; i < 50 && !clients.every((c) => c.isReady); i++) await new Promise((r) => setTimeout(r, 100));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const s of servers) {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+    }
+    for (const c of clients) c.destroy();
+    redisProcess?.kill('SIGCONT');
+    redisProcess?.kill('SIGKILL');
+    await t?.close();
+  });
+
+  it('shares one budget between instances while Redis answers', async () => {
+    const { token } = await userWithKey(t, ['content.read']);
+    const statuses = [];
+    for (let i = 0; i < PER_KEY + 1; i++) statuses.push((await get(`${urls[i % 2]}/platform/versions`, token)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    expect(await ready(0)).toEqual({ status: 'ready', database: 'ok', redis: 'ok', rateLimits: 'shared' });
+  });
+
+  it('keeps serving, with each instance enforcing the budget, while Redis is frozen or killed, and shares again once it is back', async () => {
+    for (const outage of ['SIGSTOP', 'SIGKILL'] as const) {
+      redisProcess!.kill(outage);
+      const { token } = await userWithKey(t, ['content.read']);
+      const statuses = [];
+      for (let i = 0; i < PER_KEY + 1; i++) statuses.push((await get(`${urls[0]}/platform/versions`, token)).status);
+      expect(statuses, outage).toEqual([200, 200, 200, 200, 429]);
+      expect((await get(`${urls[1]}/platform/versions`, token)).status, outage).toBe(200); // the other instance counts on its own
+      expect(await ready(0), outage).toEqual({ status: 'ready', database: 'ok', redis: 'unreachable', rateLimits: 'local' });
+      if (outage === 'SIGSTOP') redisProcess!.kill('SIGCONT');
+      else await startRedis();
+      // Back by itself: the next request after a short pause goes to Redis again.
+      let mode = 'local';
+      for (let i = 0; i < 50 && mode !== 'shared'; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        await get(`${urls[0]}/platform/versions`, (await userWithKey(t, ['content.read'])).token);
+        mode = (await ready(0)).rateLimits!;
+      }
+      expect(mode, outage).toBe('shared');
+    }
+    const changes = said.filter((m) => /^redis /.test(m));
+    expect(changes).toEqual([
+      'redis does not answer: request budgets are counted by each instance until it does',
+      'redis answers again: request budgets are shared by every instance',
+      'redis does not answer: request budgets are counted by each instance until it does',
+      'redis answers again: request budgets are shared by every instance',
+    ]);
+  }, 60_000);
+});
