@@ -38,6 +38,7 @@ import { failedAuthBudget, requestBudget, signInBudget, type RateLimits } from '
 import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
 import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
+import type { ChangeFeed } from './db/changes.js';
 import { webRouter } from './web/web.routes.js';
 import { GithubClient } from './github/github.client.js';
 import { SearchCache } from './search/search-cache.js';
@@ -53,9 +54,11 @@ export type AppDeps = {
   storage?: MediaStorage;
   /** Shared rate-limit budgets across instances (a client, connected or connecting), else in memory. */
   redis?: RedisClientType;
+  /** The database's change notices (src/db/changes.ts): revocations reach the key cache at once. */
+  changes?: ChangeFeed;
 };
 
-export function createApp({ orm, config, log = createLogger(config.logLevel), contract = loadContract(), storage = new LocalDiskStorage(config.mediaDir), redis }: AppDeps): Express {
+export function createApp({ orm, config, log = createLogger(config.logLevel), contract = loadContract(), storage = new LocalDiskStorage(config.mediaDir), redis, changes }: AppDeps): Express {
   const operations = listOperations(contract); // refuses to boot on an unguarded operation
   const base = basePath(contract);
   const app = express();
@@ -76,7 +79,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   const counters: Counters = redis ? new RedisCounters(redis, new MemoryCounters(), log) : new MemoryCounters();
   const budget = requestBudget(counters, limits);
   const failedAuth = failedAuthBudget(counters, limits);
-  const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000);
+  const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000, changes);
   app.locals.keyCache = keys;
 
   app.use(chain(requestContext(orm, log), securityHeaders()));

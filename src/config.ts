@@ -38,7 +38,8 @@ export type Config = {
   /** Sync linked GitHub accounts older than this, in minutes (GITHUB_SYNC_INTERVAL_MINUTES, default 360; 0 = off). */
   githubSyncIntervalMinutes: number;
   /** Seconds a looked-up API key is reused before it is read again (KEY_CACHE_SECONDS, default 10; 0 = off).
-   *  A key revoked by another process (the CLI, another instance) is refused within this bound. */
+   *  A revocation, or an account disabled or deleted, empties every instance's cache at once (the
+   *  database's notices); this only bounds how long an unchanged key is reused. */
   keyCacheSeconds: number;
   /** Seconds a search page may be reused (SEARCH_CACHE_SECONDS, default 10; 0 = off). A page is dropped
    *  as soon as anything searchable changes, in any process; the bound only covers open jobs reaching their expiry. */

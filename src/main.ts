@@ -19,7 +19,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
   });
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
-  const app = createApp({ orm: db.orm, config, log, redis });
+  const app = createApp({ orm: db.orm, config, log, redis, changes: db.changes });
   const server = app.listen(config.port, config.host);
   // No request may hold a connection for ever: headers within 20 s, the whole request within 60 s.
   server.headersTimeout = 20_000;

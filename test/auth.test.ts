@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, keyFor, type TestServer } from './harness.js';
+import { startServer, userWithKey, raw, keyFor, waitForCache, refusedWithinASecond, type TestServer } from './harness.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
 import { authenticateToken, revokeKey, createKey } from '../src/keys/keys.service.js';
 import { generateToken, TOKEN_PREFIX } from '../src/keys/tokens.js';
@@ -105,17 +105,14 @@ describe('authentication (401)', () => {
 });
 
 describe('the key cache (KEY_CACHE_SECONDS)', () => {
-  it('refuses a key revoked by another process once the cache bound has passed', async () => {
-    const cached = await startServer({ keyCacheSeconds: 1 });
+  it('refuses a key revoked by another process at once, however long keys are cached', async () => {
+    const cached = await startServer({ keyCacheSeconds: 600 });
     try {
       const { user, token } = await userWithKey(cached, ['profile.read']);
-      expect((await raw(cached, 'GET', '/users/me', { token })).status).toBe(200);
+      await waitForCache(cached, token);
       // Revoked the way the operator CLI or another instance does it: in the database only.
       await cached.db.orm.em.fork().nativeUpdate(ApiKey, { user: user.id }, { revokedAt: new Date() });
-      // Within the bound the cached key is still accepted: that is the cache at work.
-      expect((await raw(cached, 'GET', '/users/me', { token })).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1_100));
-      expect401(await raw(cached, 'GET', '/users/me', { token }), /revoked/);
+      expect401(await refusedWithinASecond(cached, token), /revoked/);
     } finally {
       await cached.close();
     }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { createApp } from '../src/app.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
+import { hashToken } from '../src/keys/tokens.js';
 import { LocalDiskStorage, type MediaStorage } from '../src/media/storage.js';
 import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
@@ -28,6 +29,8 @@ export type TestServer = {
   apiUrl: string;
   db: Database;
   storage: MediaStorage;
+  /** The server's key cache, to see whether a key is cached before attacking its revocation. */
+  keyCache: KeyCache;
   close: () => Promise<void>;
 };
 
@@ -50,7 +53,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       countsCacheSeconds: opts.countsCacheSeconds ?? 0,
       // Nothing leaves loopback: without a fake, GitHub is a closed local port.
       githubApiUrl: opts.githubApiUrl ?? 'http://127.0.0.1:9',
-    }, log, storage });
+    }, log, storage, changes: db.changes });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -61,6 +64,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
     apiUrl: `${baseUrl}/api/v1`,
     db,
     storage,
+    keyCache: app.locals.keyCache as KeyCache,
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
@@ -69,6 +73,28 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       rmSync(mediaDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Uses the key until the server has cached it (once its cache hears the database's notices). */
+export async function waitForCache(t: Pick<TestServer, 'apiUrl' | 'keyCache'>, token: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(`${t.apiUrl}/platform/versions`, { headers: { authorization: `Bearer ${token}` } });
+    if (res.status !== 200 && res.status !== 403) throw new Error(`the key is not usable: ${res.status}`);
+    if (t.keyCache.get(hashToken(token))) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('the key was never cached');
+}
+
+/** The promise under test: a revoked key is refused within one second. The last answer, 401 or not. */
+export async function refusedWithinASecond(t: Pick<TestServer, 'apiUrl'>, token: string, path = '/platform/versions') {
+  const until = Date.now() + 1000;
+  let res = await raw(t, 'GET', path, { token });
+  while (res.status !== 401 && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 25));
+    res = await raw(t, 'GET', path, { token });
+  }
+  return res;
 }
 
 export const uniqueName = (prefix = 'u') => `${prefix}-${randomBytes(5).toString('hex')}`;
@@ -100,7 +126,7 @@ export function fileForm(bytes: Buffer, filename = 'image.png', field = 'file', 
   return form;
 }
 
-export async function raw(t: TestServer, method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+export async function raw(t: Pick<TestServer, 'apiUrl'>, method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
   let body: string | undefined;

@@ -8,7 +8,7 @@ import { loadConfig } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { DatabaseLockedError } from '../db/lock.js';
 import { ProblemError } from '../http/problem.js';
-import { createUser, findUserByUsername } from '../users/users.service.js';
+import { createUser, setAccountDisabled, findUserByUsername } from '../users/users.service.js';
 import { createKey, keyStatus, listKeys, revokeKey } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { serve } from '../main.js';
@@ -21,6 +21,8 @@ const USAGE = `Usage: shipyard <command> [options]
   serve                                   start the HTTP server (same as make run)
   migrate                                 apply pending database migrations
   users create --username U --email E [--password P] [--display-name N] [--skills a,b] [--admin]
+  users disable --username U              refuse the account's sign-ins and keys, on every instance at once
+  users enable --username U
   keys create --username U --scopes a,b --expires-in-days N [--name NAME]
   keys list --username U
   keys revoke --id ID
@@ -93,6 +95,14 @@ async function run(argv: string[]): Promise<unknown> {
         });
         return { id: user.id, username: user.username, email: user.email, displayName: user.displayName, skills: user.skills, admin: user.isAdmin };
       });
+    case 'users disable':
+    case 'users enable': {
+      const username = need(values, 'username');
+      return withDatabase(`users ${sub}`, async (db) => {
+        const user = await setAccountDisabled(db.orm.em.fork(), username, sub === 'disable');
+        return { username: user.username, disabledAt: user.disabledAt?.toISOString() ?? null };
+      });
+    }
     case 'keys create': {
       const username = need(values, 'username');
       const scopes = need(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);

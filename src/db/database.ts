@@ -17,6 +17,7 @@ import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { lockDirectory, type DirLock } from './lock.js';
 import { usePreparedStatements } from './hot-read.js';
+import { embeddedFeed, postgresFeed, type ChangeFeed } from './changes.js';
 
 export type Database = {
   orm: MikroORM;
@@ -25,6 +26,8 @@ export type Database = {
   location: string;
   /** Migrations applied by this open (empty when the schema was current). */
   applied: string[];
+  /** LISTEN/NOTIFY notices (src/db/changes.ts), on either database. */
+  changes: ChangeFeed;
   close: () => Promise<void>;
 };
 
@@ -77,7 +80,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const { orm, applied } = await initOrm(opts, opts.databaseUrl, { min: 0, max: opts.poolMax ?? 10 }, false);
     const url = new URL(opts.databaseUrl);
-    return { orm, kind: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, applied, close: () => orm.close(true) };
+    return {
+      orm, kind: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, applied, changes: postgresFeed(opts.databaseUrl), close: () => orm.close(true),
+    };
   }
 
   let lock: DirLock | undefined;
@@ -100,6 +105,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       kind: 'embedded',
       location: dataPath,
       applied,
+      changes: embeddedFeed(orm),
       close: async () => {
         await orm.close(true);
         await s.stop();

@@ -1,6 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
+import { accessChangedTrigger } from './access-changes.js';
 
 const ApiKeySchema = defineEntity({
   name: 'ApiKey',
@@ -20,6 +21,7 @@ const ApiKeySchema = defineEntity({
     revokedAt: p.datetime().nullable(),
   },
   indexes: [{ name: 'api_keys_user_idx', properties: ['user'] }],
+  triggers: [accessChangedTrigger('api_keys', 'revoked_at, expires_at, scopes, user_id')],
 });
 export class ApiKey extends ApiKeySchema.class {}
 ApiKeySchema.setClass(ApiKey);

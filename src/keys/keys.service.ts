@@ -99,12 +99,14 @@ export function keyStatus(key: ApiKey, now = new Date()): 'active' | 'expired' |
 }
 
 async function readKey(em: EntityManager, tokenHash: string, cache: KeyCache | undefined): Promise<CachedKey | undefined> {
-  const row = await em.findOne(ApiKey, { tokenHash });
+  const generation = cache?.generation ?? 0;
+  const row = await em.findOne(ApiKey, { tokenHash }, { populate: ['user'], fields: ['*', 'user.disabledAt'] });
   if (!row) return undefined;
   const key: CachedKey = {
-    id: row.id, userId: row.user.id, scopes: row.scopes, expiresAt: row.expiresAt, revokedAt: row.revokedAt ?? null, lastUsedAt: row.lastUsedAt ?? null,
+    id: row.id, userId: row.user.id, userDisabled: Boolean(row.user.disabledAt), scopes: row.scopes, expiresAt: row.expiresAt,
+    revokedAt: row.revokedAt ?? null, lastUsedAt: row.lastUsedAt ?? null,
   };
-  cache?.set(tokenHash, key);
+  cache?.set(tokenHash, key, generation);
   return key;
 }
 
@@ -127,6 +129,7 @@ export async function authenticateToken(em: EntityManager, token: string, cache?
   if (!key) throw invalidToken('The API key is not known.');
   const now = new Date();
   if (key.revokedAt) throw invalidToken('The API key has been revoked.');
+  if (key.userDisabled) throw invalidToken('The account this API key belongs to is disabled.');
   if (key.expiresAt <= now) throw invalidToken(`The API key expired at ${key.expiresAt.toISOString()}.`);
   if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
     // Conditional, so concurrent requests write it once; no flush of anything else.

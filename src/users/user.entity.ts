@@ -1,6 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { searchChangedTrigger } from '../search/search-changes.js';
+import { accessChangedTrigger } from '../keys/access-changes.js';
 
 const UserSchema = defineEntity({
   name: 'User',
@@ -21,12 +22,14 @@ const UserSchema = defineEntity({
     /** scrypt hash (`scrypt$N$r$p$salt$hash`), null for an account that cannot sign in yet. */
     passwordHash: p.string().length(255).nullable().hidden(),
     isAdmin: p.boolean().default(false),
+    /** Set by the operator CLI: a disabled account signs in nowhere and its keys are refused. */
+    disabledAt: p.datetime().nullable(),
     /** Full-text search vector kept by PostgreSQL (migration ..._search); written as PostgreSQL prints it so the schema diff stays clean. */
     search: p.type('tsvector').generated(`(((setweight(to_tsvector('simple'::regconfig, (((COALESCE(username, ''::character varying))::text || ' '::text) || (COALESCE(display_name, ''::character varying))::text)), 'A'::"char") || setweight(to_tsvector('english'::regconfig, shipyard_words(skills)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(bio, ''::text)), 'C'::"char"))) stored`).lazy().nullable().hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
   indexes: [{ name: 'users_search_idx', properties: ['search'], type: 'gin' }],
-  triggers: [searchChangedTrigger('users', 'search')],
+  triggers: [searchChangedTrigger('users', 'search'), accessChangedTrigger('users', 'disabled_at')],
 });
 export class User extends UserSchema.class {}
 UserSchema.setClass(User);

@@ -9,6 +9,7 @@ import { normaliseTags } from '../posts/tags.js';
 import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 import { isUuid } from '../http/ids.js';
 import type { UserFields } from './users.presenter.js';
+import { Session } from '../web/session.entity.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const SCRYPT = { N: 16384, r: 8, p: 1 };
@@ -101,6 +102,24 @@ export async function readUser(em: EntityManager, by: { id: string } | { usernam
 
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {
   return em.findOne(User, { username: username.toLowerCase() });
+}
+
+/**
+ * Disables an account (the operator CLI) or enables it again. A disabled account signs in
+ * nowhere, its sessions end, and its keys are refused by every instance at once (the database
+ * announces the change: src/keys/access-changes.ts). Nothing it made is removed.
+ */
+export async function setAccountDisabled(em: EntityManager, username: string, disabled: boolean): Promise<User> {
+  const user = await findUserByUsername(em, username);
+  if (!user) throw notFound(`There is no user named '${username}'.`);
+  if (disabled && !user.disabledAt) {
+    user.disabledAt = new Date();
+    await em.nativeDelete(Session, { user: user.id });
+  } else if (!disabled) {
+    user.disabledAt = null;
+  }
+  await em.flush();
+  return user;
 }
 
 export type ProfileUpdate = { displayName: string; bio: string; location: string; website: string; skills: string[] };

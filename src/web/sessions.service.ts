@@ -26,7 +26,7 @@ export async function openSession(em: EntityManager, userId: string): Promise<{ 
 export async function userForSession(em: EntityManager, secret: string | undefined): Promise<User | undefined> {
   if (!secret || !/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
   const session = await em.findOne(Session, { tokenHash: hashToken(secret) }, { populate: ['user'] });
-  if (!session) return undefined;
+  if (!session || session.user.disabledAt) return undefined;
   if (session.expiresAt <= new Date()) {
     await em.nativeDelete(Session, { id: session.id });
     return undefined;
@@ -45,7 +45,7 @@ export async function signIn(em: EntityManager, login: string, password: string)
   const user = await em.findOne(User, key.includes('@') ? { email: key } : { username: key });
   // Hash anyway when there is no such account, so timing does not tell which accounts exist.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
-  return user && user.passwordHash && ok ? user : undefined;
+  return user && user.passwordHash && !user.disabledAt && ok ? user : undefined;
 }
 
 export async function signUp(em: EntityManager, input: { username: string; email: string; displayName: string; password: string }): Promise<User> {

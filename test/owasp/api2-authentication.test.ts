@@ -1,6 +1,16 @@
 /** OWASP API2:2023 Broken Authentication — keys that must not work, and keys that must not leak. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, type TestServer } from '../harness.js';
+import type { Server } from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { startServer, userWithKey, raw, waitForCache, refusedWithinASecond, UPLOAD_MAX_BYTES, TEST_RATE_LIMIT, type TestServer } from '../harness.js';
+import { createApp } from '../../src/app.js';
+import { createLogger } from '../../src/http/log.js';
+import type { KeyCache } from '../../src/keys/key-cache.js';
+import { ApiKey } from '../../src/keys/api-key.entity.js';
+import { setAccountDisabled } from '../../src/users/users.service.js';
 import { generateToken } from '../../src/keys/tokens.js';
 
 let t: TestServer;
@@ -76,5 +86,47 @@ describe('API2 authentication', () => {
     expect(requests.map((r) => [r.method, r.path, r.status])).toEqual([
       ['GET', '/api/v1/users/me', 400], ['GET', '/api/v1/users/me', 200], ['POST', '/api/v1/mcp', 200],
     ]);
+  });
+
+  it('refuses a revoked key, or the key of a disabled or deleted account, on every instance within a second', async () => {
+    // Two instances on one database, each caching keys for 10 minutes: only the database's
+    // notices can tell them in time.
+    const a = await startServer({ keyCacheSeconds: 600 });
+    const app = createApp({
+      orm: a.db.orm, log: createLogger('silent'), storage: a.storage, changes: a.db.changes,
+      config: { validateResponses: true, logLevel: 'silent', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir: mkdtempSync(join(tmpdir(), 'sy-')), rateLimitPerMinute: TEST_RATE_LIMIT, failedAuthPerMinute: TEST_RATE_LIMIT, keyCacheSeconds: 600 },
+    });
+    const server: Server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+    const b = { apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`, keyCache: app.locals.keyCache as KeyCache };
+    const everywhere = async (token: string) => {
+      for (const instance of [a, b]) await waitForCache(instance, token);
+    };
+    try {
+      const revoked = await userWithKey(a, ['content.read', 'projects.read']);
+      const disabled = await userWithKey(a, ['content.read', 'projects.read']);
+      const deleted = await userWithKey(a, ['content.read']);
+      for (const u of [revoked, disabled, deleted]) await everywhere(u.token);
+
+      await a.db.orm.em.fork().nativeUpdate(ApiKey, { user: revoked.user.id }, { revokedAt: new Date() }); // as the CLI does, elsewhere
+      await setAccountDisabled(a.db.orm.em.fork(), disabled.user.username, true);
+      await a.db.orm.em.fork().execute('delete from users where id = ?', [deleted.user.id]);
+      for (const instance of [a, b]) {
+        for (const [u, why] of [[revoked, /revoked/], [disabled, /disabled/], [deleted, /not known/]] as const) {
+          const res = await refusedWithinASecond(instance, u.token);
+          expect(res.status).toBe(401);
+          expect(res.json.detail).toMatch(why);
+        }
+        const mcp = await raw(instance, 'POST', '/mcp', { token: disabled.token, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+        expect(mcp.status).toBe(401);
+      }
+      // Enabled again, the account's keys work again, everywhere.
+      await setAccountDisabled(a.db.orm.em.fork(), disabled.user.username, false);
+      for (const instance of [a, b]) expect((await raw(instance, 'GET', '/platform/versions', { token: disabled.token })).status).toBe(200);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      b.keyCache.close();
+      await a.close();
+    }
   });
 });

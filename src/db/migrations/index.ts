@@ -13,6 +13,7 @@ import { Migration20261122172005_idempotency } from './Migration20261122172005_i
 import { Migration20261122201111_sessions } from './Migration20261122201111_sessions.js';
 import { Migration20261123000000_search_fastupdate_off } from './Migration20261123000000_search_fastupdate_off.js';
 import { Migration20261123120000_search_changes } from './Migration20261123120000_search_changes.js';
+import { Migration20261125000000_access_changes } from './Migration20261125000000_access_changes.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -28,4 +29,5 @@ export const migrationsList = [
   { name: 'Migration20261122201111_sessions', class: Migration20261122201111_sessions },
   { name: 'Migration20261123000000_search_fastupdate_off', class: Migration20261123000000_search_fastupdate_off },
   { name: 'Migration20261123120000_search_changes', class: Migration20261123120000_search_changes },
+  { name: 'Migration20261125000000_access_changes', class: Migration20261125000000_access_changes },
 ];
