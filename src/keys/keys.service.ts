@@ -100,7 +100,9 @@ export function keyStatus(key: ApiKey, now = new Date()): 'active' | 'expired' |
 
 async function readKey(em: EntityManager, tokenHash: string, cache: KeyCache | undefined): Promise<CachedKey | undefined> {
   const generation = cache?.generation ?? 0;
-  const row = await em.findOne(ApiKey, { tokenHash }, { populate: ['user'], fields: ['*', 'user.disabledAt'] });
+  // A fork of its own: the account is read in part (whether it is disabled), and a partial
+  // entity must not stand in for the whole one in the request's own identity map.
+  const row = await em.fork().findOne(ApiKey, { tokenHash }, { populate: ['user'], fields: ['*', 'user.disabledAt'] });
   if (!row) return undefined;
   const key: CachedKey = {
     id: row.id, userId: row.user.id, userDisabled: Boolean(row.user.disabledAt), scopes: row.scopes, expiresAt: row.expiresAt,

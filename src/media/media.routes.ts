@@ -16,9 +16,9 @@ export function mediaHandlers(storage: MediaStorage) {
       const media = await uploadMedia(em, storage, actor, files.find((f) => f.fieldname === 'file')?.buffer);
       return { status: 201, body: presentMedia(media), headers: { Location: `${req.baseUrl}/media/${media.id}` } };
     },
-    getMedia: async ({ em, path }) => ({ status: 200, body: presentMedia(await getMedia(em, path.mediaId)) }),
-    getMediaContent: async ({ em, path, req }) => {
-      const media = await getMedia(em, path.mediaId);
+    getMedia: async ({ em, actor, path }) => ({ status: 200, body: presentMedia(await getMedia(em, actor, path.mediaId)) }),
+    getMediaContent: async ({ em, actor, path, req }) => {
+      const media = await getMedia(em, actor, path.mediaId);
       const etag = `"${media.sha256}"`;
       // Content-addressed, so it never changes: cache for a year.
       const headers = { ETag: etag, 'Cache-Control': 'private, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' };

@@ -5,16 +5,51 @@ import { Media } from './media.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, notFound, ProblemError } from '../http/problem.js';
-import { sniffImage } from './image-sniff.js';
+import sharp from 'sharp';
+import { sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
 import type { MediaStorage } from './storage.js';
+import { MEMBER_CTE, readableParams, shownByReadablePostSql } from '../posts/posts.service.js';
+import { isUuid } from '../http/ids.js';
 
 export const notAnImage = () =>
   new ProblemError(415, 'unsupported-media-type', 'Unsupported media type', 'The file is not a PNG, JPEG, GIF or WebP image (judged from its bytes, not its name).');
+
+/** The most pixels an upload may have (all its frames together): 40 megapixels. */
+export const MAX_IMAGE_PIXELS = 40_000_000;
+
+const FORMATS: Record<ImageType, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+
+/**
+ * That the bytes are the image their header says, decoded in full by libvips (sharp) within the
+ * pixel bound: a header alone can promise 100000×100000 pixels in 70 bytes (a decompression
+ * bomb), or open a file that is something else after it (a GIF that goes on as a script). The
+ * pixels are decoded into a thumbnail, so memory stays small whatever the image's size.
+ */
+async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
+  const pixels = info.width * info.height;
+  if (pixels > MAX_IMAGE_PIXELS) {
+    throw new ProblemError(422, 'image-too-large', 'Image too large',
+      `The image declares ${info.width}×${info.height} pixels; the most accepted is ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`);
+  }
+  const options = { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'warning', animated: true, sequentialRead: true } as const;
+  try {
+    const meta = await sharp(bytes, options).metadata();
+    if (meta.format !== FORMATS[info.contentType] || meta.width !== info.width || (meta.pageHeight ?? meta.height) !== info.height) throw new Error('header and image disagree');
+    await sharp(bytes, options).resize(16, 16, { fit: 'inside' }).raw().toBuffer();
+  } catch (err) {
+    if (/pixel limit/i.test((err as Error).message)) {
+      throw new ProblemError(422, 'image-too-large', 'Image too large', `The image has more than ${MAX_IMAGE_PIXELS / 1_000_000} megapixels in all its frames.`);
+    }
+    throw new ProblemError(415, 'unsupported-media-type', 'Unsupported media type',
+      `The file starts like a ${FORMATS[info.contentType].toUpperCase()} image but does not decode as one (it is cut short, damaged, or something else).`);
+  }
+}
 
 export async function uploadMedia(em: EntityManager, storage: MediaStorage, actor: Actor, bytes: Buffer | undefined): Promise<Media> {
   if (!bytes) throw badRequest('Send the image as multipart/form-data in a field named "file".', [{ path: '/body/file', message: 'required' }]);
   const info = sniffImage(bytes);
   if (!info) throw notAnImage();
+  await assertDecodes(bytes, info);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   await storage.put(sha256, bytes);
   const media = em.create(Media, {
@@ -30,8 +65,22 @@ export async function uploadMedia(em: EntityManager, storage: MediaStorage, acto
   return media;
 }
 
-export async function getMedia(em: EntityManager, mediaId: string): Promise<Media> {
-  const media = await em.findOne(Media, { id: mediaId }, { populate: ['uploader'] });
+/**
+ * Who may read an image: it follows the content that shows it. Its uploader always; anyone when
+ * it is a profile picture, when no post shows it (yet), or when some post that shows it is one
+ * they may read. An image shown only by posts they may not read (a build log of a private
+ * project, a hidden post) does not exist for them (404), as those posts do not.
+ */
+const readableMediaSql = (): string => `${MEMBER_CTE} select m.id from media m where m.id = ? and (
+     m.uploader_id = ?
+  or exists (select 1 from users a where a.avatar_media_id = m.id)
+  or not exists (select 1 from posts p0 where p0.media_ids @> array[m.id::text])
+  or ${shownByReadablePostSql('m.id')})`;
+
+export async function getMedia(em: EntityManager, actor: Actor, mediaId: string): Promise<Media> {
+  const [me, ...postParams] = readableParams(actor);
+  const readable = isUuid(mediaId) && (await em.execute(readableMediaSql(), [me, mediaId, me, ...postParams])).length > 0;
+  const media = readable ? await em.findOne(Media, { id: mediaId }, { populate: ['uploader'] }) : null;
   if (!media) throw notFound(`No media with id ${mediaId}.`);
   return media;
 }

@@ -33,6 +33,8 @@ const PostSchema = defineEntity({
     /** Migration ..._search_changes: whether a person has hidden posts, without reading all of theirs. */
     { name: 'posts_author_hidden_idx', properties: ['author'], where: 'hidden_at is not null' },
     { name: 'posts_search_idx', properties: ['search'], type: 'gin' },
+    /** Migration ..._media_access: the posts that show an image (who may read it follows them). */
+    { name: 'posts_media_ids_idx', properties: ['mediaIds'], type: 'gin' },
   ],
   triggers: [searchChangedTrigger('posts', 'search, hidden_at, project_id, author_id')],
 });

@@ -32,6 +32,14 @@ const readableParams = (actor: Actor): unknown[] => {
   const me = actorId(actor);
   return [me, me, me];
 };
+/**
+ * "The image `mediaColumn` is shown by a post this actor may read", for a statement that starts
+ * with `MEMBER_CTE`; its parameters (after the CTE's): `readableParams(actor).slice(1)`.
+ */
+export const shownByReadablePostSql = (mediaColumn: string): string =>
+  `exists (select 1 from posts po left join projects pr on pr.id = po.project_id where po.media_ids @> array[${mediaColumn}::text] and ${READABLE_POST})`;
+export { MEMBER_CTE, readableParams };
+
 /** A select from the posts the caller may read (`po`, its project `pr`); parameters of `joins` come between the CTE's and READABLE_POST's. */
 const readablePostsSql = (select: string, joins: string, where: string[]): string =>
   `${MEMBER_CTE} select ${select} from posts po left join projects pr on pr.id = po.project_id ${joins} where ${[READABLE_POST, ...where].join(' and ')}`;

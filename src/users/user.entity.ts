@@ -28,7 +28,11 @@ const UserSchema = defineEntity({
     search: p.type('tsvector').generated(`(((setweight(to_tsvector('simple'::regconfig, (((COALESCE(username, ''::character varying))::text || ' '::text) || (COALESCE(display_name, ''::character varying))::text)), 'A'::"char") || setweight(to_tsvector('english'::regconfig, shipyard_words(skills)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(bio, ''::text)), 'C'::"char"))) stored`).lazy().nullable().hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
-  indexes: [{ name: 'users_search_idx', properties: ['search'], type: 'gin' }],
+  indexes: [
+    { name: 'users_search_idx', properties: ['search'], type: 'gin' },
+    /** Migration ..._media_access: whether an image is someone's profile picture. */
+    { name: 'users_avatar_idx', properties: ['avatarMediaId'], where: 'avatar_media_id is not null' },
+  ],
   triggers: [searchChangedTrigger('users', 'search'), accessChangedTrigger('users', 'disabled_at')],
 });
 export class User extends UserSchema.class {}

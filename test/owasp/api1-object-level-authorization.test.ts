@@ -81,4 +81,27 @@ describe('API1 object-level authorization', () => {
     }
     expect((await api.getPost({ client: attacker.client, path: { postId: own.id } })).data!.mediaIds).toEqual([]);
   });
+
+  it("cannot read an image shown only by a private project's build log, not even as a removed member", async () => {
+    const p = (await api.createProject({ client: victim.client, body: { name: uniqueName('Secret'), visibility: 'private' } })).data!;
+    await api.addProjectMember({ client: victim.client, path: { projectId: p.id }, body: { username: attacker.user.username } });
+    const image = (await raw(t, 'POST', '/media', { token: victim.token, body: fileForm(png(5, 3)) })).json;
+    const shared = (await raw(t, 'POST', '/media', { token: victim.token, body: fileForm(png(6, 3)) })).json;
+    await api.createPost({ client: victim.client, body: { kind: 'build_log', projectId: p.id, title: 'private log', body: 'b', mediaIds: [image.id, shared.id] } });
+    await api.createPost({ client: victim.client, body: { title: 'public post', body: 'b', mediaIds: [shared.id] } });
+    const reads = (token: string, id: string) => Promise.all([raw(t, 'GET', `/media/${id}`, { token }), raw(t, 'GET', `/media/${id}/content`, { token })]);
+
+    // A member reads it with the log; once removed, it is gone for them as the log is.
+    for (const res of await reads(attacker.token, image.id)) expect(res.status).toBe(200);
+    await api.removeProjectMember({ client: victim.client, path: { projectId: p.id, username: attacker.user.username } });
+    for (const res of await reads(attacker.token, image.id)) {
+      expect(res.status).toBe(404);
+      expect(res.json.type).toBe('https://shipyard.dev/problems/not-found');
+    }
+    const stranger = await userWithKey(t, ['content.read']);
+    for (const res of await reads(stranger.token, image.id)) expect(res.status).toBe(404);
+    // The uploader always; an image also shown by a public post, anyone.
+    for (const res of await reads(victim.token, image.id)) expect(res.status).toBe(200);
+    for (const res of await reads(stranger.token, shared.id)) expect(res.status).toBe(200);
+  });
 });

@@ -4,7 +4,8 @@ import { startServer, userWithKey, keyFor, raw, fileForm, UPLOAD_MAX_BYTES, type
 import { createKey } from '../../src/keys/keys.service.js';
 import { ApiKey } from '../../src/keys/api-key.entity.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
-import { png } from '../fixtures/images.js';
+import { gifScriptPolyglot, png, pngDeclaring } from '../fixtures/images.js';
+import { Media } from '../../src/media/media.entity.js';
 
 let t: TestServer;
 let ada: TestUser;
@@ -29,6 +30,25 @@ describe('API4 resource consumption', () => {
       ['upload size', raw(t, 'POST', '/media', { token: ada.token, body: fileForm(Buffer.concat([png(2, 2), Buffer.alloc(UPLOAD_MAX_BYTES)])) }), 413],
     ];
     for (const [what, res, status] of cases) expect((await res).status, what).toBe(status);
+  });
+
+  it('refuses decompression bombs and files that only start like an image, storing nothing', async () => {
+    const count = () => t.db.orm.em.fork().count(Media, {});
+    const before = await count();
+    const cases: [string, Buffer, number, RegExp][] = [
+      ['100000×100000 declared in a few bytes', pngDeclaring(100_000, 100_000), 422, /declares 100000×100000 pixels; the most accepted is 40 megapixels/],
+      ['2³¹−1 square', pngDeclaring(2 ** 31 - 1, 2 ** 31 - 1), 422, /the most accepted is 40 megapixels/],
+      ['a header that promises more than its data', pngDeclaring(1000, 1000), 415, /does not decode as one/],
+      ['a GIF that goes on as JavaScript', gifScriptPolyglot, 415, /starts like a GIF image but does not decode/],
+      ['a PNG cut short', png(16, 16).subarray(0, 60), 415, /does not decode as one/],
+    ];
+    for (const [what, bytes, status, detail] of cases) {
+      const res = await raw(t, 'POST', '/media', { token: ada.token, body: fileForm(bytes) });
+      expect(res.status, what).toBe(status);
+      expect(res.headers.get('content-type'), what).toMatch(/^application\/problem\+json/);
+      expect(res.json.detail, what).toMatch(detail);
+    }
+    expect(await count()).toBe(before);
   });
 
   it('takes only integers written in digits as integers in a query: 400 for Infinity, 1e400, 1e2 or hex on every list', async () => {

@@ -14,6 +14,7 @@ import { Migration20261122201111_sessions } from './Migration20261122201111_sess
 import { Migration20261123000000_search_fastupdate_off } from './Migration20261123000000_search_fastupdate_off.js';
 import { Migration20261123120000_search_changes } from './Migration20261123120000_search_changes.js';
 import { Migration20261125000000_access_changes } from './Migration20261125000000_access_changes.js';
+import { Migration20261125000100_media_access } from './Migration20261125000100_media_access.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -30,4 +31,5 @@ export const migrationsList = [
   { name: 'Migration20261123000000_search_fastupdate_off', class: Migration20261123000000_search_fastupdate_off },
   { name: 'Migration20261123120000_search_changes', class: Migration20261123120000_search_changes },
   { name: 'Migration20261125000000_access_changes', class: Migration20261125000000_access_changes },
+  { name: 'Migration20261125000100_media_access', class: Migration20261125000100_media_access },
 ];
