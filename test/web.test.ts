@@ -84,11 +84,39 @@ describe('accounts and sessions', () => {
   it('explains a refused sign-up on the form, and keeps what was typed', async () => {
     const b = new Browser(t.baseUrl);
     await b.get('/signup');
-    const short = await b.post('/signup', { _csrf: b.csrf(), username: 'Not Valid!', email: 'x@example.test', displayName: '', password: 'short' });
+    const short = await b.post('/signup', { _csrf: b.csrf(), username: 'Not Valid!', email: 'not-an-email', displayName: '', password: 'short' });
     expect(short.status).toBe(400);
     expect(short.text).toContain('role="alert"');
-    expect(short.text).toMatch(/not a valid username/);
-    expect(short.text).toContain('value="x@example.test"');
+    // Every field's problem at once.
+    expect(short.text).toMatch(/<li>Username: &#39;Not Valid!&#39; is not valid/);
+    expect(short.text).toMatch(/<li>Email: &#39;not-an-email&#39; is not an email address/);
+    expect(short.text).toMatch(/<li>Password: at least 15 characters \(this one has 5\)/);
+    expect(short.text).toContain('value="not-an-email"');
+  });
+
+  it('refuses the passwords an attacker tries first (NIST SP 800-63B), all reasons at once', async () => {
+    const b = new Browser(t.baseUrl);
+    await b.get('/signup');
+    const username = uniqueName('pw');
+    const weak: [string, RegExp][] = [
+      [' '.repeat(15), /not only spaces/],
+      ['1234567890', /at least 15 characters/],
+      ['password12', /at least 15 characters/],
+      ['passwordpassword', /most common passwords/],
+      ['1234567890123456', /typed in sequence/],
+      ['qwertyuiopasdfgh', /most common passwords|typed in sequence/],
+      ['aaaaaaaaaaaaaaaa', /one short run of characters repeated/],
+      [`${username}${username}`, /must not contain your username/],
+      ['my shipyard password', /name of this service/],
+    ];
+    for (const [password, why] of weak) {
+      const res = await b.post('/signup', { _csrf: b.csrf(), username, email: `${username}@example.test`, displayName: '', password });
+      expect(res.status, password).toBe(400);
+      expect(res.text, password).toMatch(why);
+    }
+    expect(await t.db.orm.em.fork().count(User, { username })).toBe(0);
+    const ok = await b.post('/signup', { _csrf: b.csrf(), username, email: `${username}@example.test`, displayName: '', password: 'lantern orbit velvet' });
+    expect(ok.status).toBe(303);
   });
 
   it('signs in by username or email; a wrong password is a 401 page that names neither', async () => {

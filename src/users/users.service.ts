@@ -9,6 +9,7 @@ import { normaliseTags } from '../posts/tags.js';
 import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 import { isUuid } from '../http/ids.js';
 import type { UserFields } from './users.presenter.js';
+import { passwordProblems } from './password-policy.js';
 import { Session } from '../web/session.entity.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
@@ -36,15 +37,26 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 export type NewUser = { username: string; email: string; displayName?: string; password?: string; admin?: boolean; skills?: string[] };
 
+/** Every reason the new account's fields are refused, each naming its field (all at once, for the sign-up form). */
+function newUserProblems(input: NewUser, username: string, email: string): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  if (!USERNAME_PATTERN.test(username)) {
+    problems.push({ path: '/username', message: `Username: '${input.username}' is not valid: lowercase letters, digits and inner hyphens, at most 39.` });
+  } else if (RESERVED_USERNAMES.has(username)) {
+    problems.push({ path: '/username', message: `Username: '${username}' is reserved; choose another.` });
+  }
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) problems.push({ path: '/email', message: `Email: '${input.email}' is not an email address.` });
+  if (input.password !== undefined) {
+    for (const message of passwordProblems(input.password, { username, email })) problems.push({ path: '/password', message });
+  }
+  return problems;
+}
+
 export async function createUser(em: EntityManager, input: NewUser): Promise<User> {
   const username = input.username.trim().toLowerCase();
-  if (!USERNAME_PATTERN.test(username)) {
-    throw badRequest(`'${input.username}' is not a valid username: lowercase letters, digits and inner hyphens, at most 39.`);
-  }
-  if (RESERVED_USERNAMES.has(username)) throw badRequest(`'${username}' is reserved; choose another username.`);
   const email = input.email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) throw badRequest(`'${input.email}' is not an email address.`);
-  if (input.password !== undefined && input.password.length < 10) throw badRequest('A password needs at least 10 characters.');
+  const problems = newUserProblems(input, username, email);
+  if (problems.length) throw badRequest(problems.map((p) => p.message).join(' '), problems);
   const user = em.create(User, {
     username,
     email,

@@ -18,6 +18,7 @@ import { settingsPages } from './settings.pages.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../http/problem.js';
 import { findNul } from '../http/nul.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../users/password-policy.js';
 import type { OpenApiDocument } from '../http/contract.js';
 import type { Logger } from '../http/log.js';
 
@@ -107,21 +108,23 @@ export function webRouter(opts: { contract: OpenApiDocument; publicUrl: string; 
         <label for="displayName">Display name</label>
         <input type="text" id="displayName" name="displayName" autocomplete="name" maxlength="100" value="${form.displayName ?? ''}">
         <label for="new-password">Password</label>
-        <input type="password" id="new-password" name="password" autocomplete="new-password" required minlength="10" aria-describedby="password-hint">
-        <p class="hint" id="password-hint">At least 10 characters.</p>
+        <input type="password" id="new-password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" aria-describedby="password-hint">
+        <p class="hint" id="password-hint">At least ${PASSWORD_MIN} characters; a few unrelated words make a good password. Not a common one, and without your username.</p>
         <p><button type="submit">Sign up</button></p>
       </form><p>Already have an account? <a href="/signin">Sign in</a>.</p>`));
   router.get('/signup', (req, res) => signUpPage(req, res));
   router.post('/signup', opts.signInLimiter, wrap(async (req, res) => {
     const form = { username: field(req.body, 'username'), email: field(req.body, 'email'), displayName: field(req.body, 'displayName') };
     const password = field(req.body, 'password');
-    if (password.length > 1024) return signUpPage(req, res, ['Password: at most 1024 characters.'], 400, form);
     try {
       const user = await signUp(req.em, { ...form, password });
       startSession(res, (await openSession(req.em, user.id)).secret);
       res.redirect(303, '/settings/keys');
     } catch (err) {
-      if (err instanceof ProblemError && (err.status === 400 || err.status === 409)) return signUpPage(req, res, [err.detail], err.status, form);
+      if (err instanceof ProblemError && (err.status === 400 || err.status === 409)) {
+        // Every field's problem at once, as the key form lists them.
+        return signUpPage(req, res, err.extra.errors?.map((e) => e.message) ?? [err.detail], err.status, form);
+      }
       if (err instanceof UniqueConstraintViolationException) return signUpPage(req, res, ['That username or email is taken.'], 409, form);
       throw err;
     }
