@@ -36,8 +36,10 @@ class Browser {
     for (const [k, v] of Object.entries(form)) for (const x of [v].flat()) body.append(k, x);
     return this.store(await fetch(this.base + path, { method: 'POST', body, headers: { ...this.headers(), ...extra }, redirect: 'manual' }));
   }
+  /** The CSRF token of the last page read (bound to the session: it changes at sign-in). */
+  token = '';
   csrf() {
-    return this.cookies.get('shipyard_csrf') ?? '';
+    return this.token;
   }
   private headers() {
     return { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
@@ -49,7 +51,10 @@ class Browser {
       if (/Expires=Thu, 01 Jan 1970/.test(line) || value === '') this.cookies.delete(name!);
       else this.cookies.set(name!, value!);
     }
-    return { status: res.status, location: res.headers.get('location'), text: await res.text(), headers: res.headers };
+    const text = await res.text();
+    const token = /<meta name="csrf-token" content="([^"]+)">/.exec(text)?.[1];
+    if (token) this.token = token;
+    return { status: res.status, location: res.headers.get('location'), text, headers: res.headers };
   }
 }
 
@@ -60,6 +65,7 @@ async function signedUp(): Promise<{ b: Browser; username: string }> {
   const res = await b.post('/signup', { _csrf: b.csrf(), username, email: `${username}@example.test`, displayName: 'Web Person', password: 'a long enough password' });
   expect(res.status).toBe(303);
   expect(res.location).toBe('/settings/keys');
+  await b.get('/settings/keys'); // the signed-in session's own token
   return { b, username };
 }
 
@@ -129,8 +135,31 @@ describe('accounts and sessions', () => {
     const ok = await b.post('/signin', { _csrf: b.csrf(), login: `${username}@example.test`, password: 'a long enough password', next: '/docs' });
     expect(ok.status).toBe(303);
     expect(ok.location).toBe('/docs');
+    await b.get('/signin');
     const offsite = await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'a long enough password', next: '//evil.example/' });
     expect(offsite.location).toBe('/settings/keys');
+  });
+
+  it('binds the CSRF token to the session: it changes at sign-in, and one session\'s token is void in another', async () => {
+    const { b, username } = await signedUp();
+    const mine = b.csrf();
+    // The token is not the pre-session cookie, and not the cookie of this session either.
+    expect(mine).not.toBe(b.cookies.get('shipyard_csrf'));
+    expect(mine).not.toBe(b.cookies.get('shipyard_session'));
+    const other = (await signedUp()).b;
+    const stolen = await other.post('/settings/keys', { _csrf: mine, name: 'stolen', scopes: 'projects.read', expiry: '30' });
+    expect(stolen.status).toBe(403);
+    // Signing in again starts a new session: the token from before is void, the page's new one works.
+    await b.post('/signout', { _csrf: mine });
+    await b.get('/signin');
+    const before = b.csrf();
+    expect((await b.post('/signin', { _csrf: before, login: username, password: 'a long enough password' })).status).toBe(303);
+    expect((await b.post('/settings/keys', { _csrf: before, name: 'old token', scopes: 'projects.read', expiry: '30' })).status).toBe(403);
+    expect((await b.post('/settings/keys', { _csrf: mine, name: 'older token', scopes: 'projects.read', expiry: '30' })).status).toBe(403);
+    await b.get('/settings/keys');
+    expect(b.csrf()).not.toBe(mine);
+    expect((await b.post('/settings/keys', { _csrf: b.csrf(), name: 'fresh token', scopes: 'projects.read', expiry: '30' })).status).toBe(201);
+    expect(await t.db.orm.em.fork().count(ApiKey, { user: { username }, name: { $in: ['stolen', 'old token', 'older token'] } })).toBe(0);
   });
 
   it('refuses a form without the CSRF token, or from another site', async () => {
@@ -279,6 +308,7 @@ describe('moderation (session only)', () => {
     const b = new Browser(t.baseUrl);
     await b.get('/signin');
     expect((await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'administrator password' })).status).toBe(303);
+    await b.get('/admin/moderation');
     return b;
   }
 
@@ -291,6 +321,8 @@ describe('moderation (session only)', () => {
     const noCsrf = await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { headers: session });
     expect(noCsrf.status).toBe(403);
     expect(noCsrf.json.type).toMatch(/csrf-token-required$/);
+    // The pre-session cookie's value (what double-submit used to take) is not the token.
+    expect((await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { headers: { ...session, 'x-csrf-token': b.cookies.get('shipyard_csrf') ?? 'x' } })).status).toBe(403);
     const withCsrf = { ...session, 'x-csrf-token': b.csrf() };
     const hidden = await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { headers: withCsrf });
     expect(hidden.status).toBe(200);

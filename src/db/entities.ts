@@ -10,6 +10,6 @@ import { Reaction } from '../reactions/reaction.entity.js';
 import { Job } from '../jobs/job.entity.js';
 import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 import { IdempotencyRecord } from '../idempotency/idempotency.entity.js';
-import { Session } from '../web/session.entity.js';
+import { Session } from '../sessions/session.entity.js';
 
 export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media, Reaction, Job, GithubAccount, GithubRepo, IdempotencyRecord, Session];

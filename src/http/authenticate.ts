@@ -10,28 +10,27 @@ import { bearerToken, hasBearer } from './bearer.js';
 import { ProblemError } from './problem.js';
 import { ANONYMOUS, type Actor } from './actor.js';
 import type { FailedAuth } from './rate-limit.js';
-import { timingSafeEqual } from 'node:crypto';
-import { SESSION_COOKIE, userForSession } from '../web/sessions.service.js';
-import { CSRF_COOKIE, parseCookies } from '../web/web-context.js';
+import { SESSION_COOKIE, userForSession } from '../sessions/sessions.service.js';
+import { csrfTokenMatches } from '../sessions/csrf.js';
+import { parseCookies } from './cookies.js';
 
 /**
  * The web application's session, for the session-only (moderation) operations: the
- * `shipyard_session` cookie, and the `X-CSRF-Token` header equal to the `shipyard_csrf` cookie
- * (a page on another site can send the cookies with a form, never this header).
+ * `shipyard_session` cookie, and the `X-CSRF-Token` header carrying that session's CSRF token
+ * (src/sessions/csrf.ts; the signed-in pages carry it). A page on another site can make the
+ * browser send the cookie, never this header.
  */
 async function sessionActor(req: Request): Promise<Actor> {
-  const cookies = parseCookies(req.headers.cookie);
-  const user = await userForSession(req.em, cookies[SESSION_COOKIE]);
+  const secret = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+  const user = await userForSession(req.em, secret);
   if (!user) {
     throw new ProblemError(401, 'session-required', 'Sign-in required',
       'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.',
       {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
   }
-  const sent = req.headers['x-csrf-token'];
-  const expected = cookies[CSRF_COOKIE];
-  if (typeof sent !== 'string' || !expected || sent.length !== expected.length || !timingSafeEqual(Buffer.from(sent), Buffer.from(expected))) {
+  if (!csrfTokenMatches(req.headers['x-csrf-token'], secret)) {
     throw new ProblemError(403, 'csrf-token-required', 'CSRF token required',
-      'A signed-in request must send the X-CSRF-Token header with the value of the shipyard_csrf cookie.');
+      "A signed-in request must send the X-CSRF-Token header with this session's CSRF token (the csrf-token meta tag of the signed-in pages).");
   }
   return { userId: user.id, via: 'session', scopes: [] };
 }

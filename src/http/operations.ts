@@ -63,7 +63,10 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers):
       }
       if ('stream' in reply) {
         res.status(reply.status).set(reply.headers);
-        await pipeline(reply.stream, res);
+        await pipeline(reply.stream, res).catch((err: NodeJS.ErrnoException) => {
+          // The client went away before the last byte: nothing to answer, nothing to report.
+          if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
+        });
         return;
       }
       if ('text' in reply) {

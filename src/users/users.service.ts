@@ -10,7 +10,7 @@ import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 import { isUuid } from '../http/ids.js';
 import type { UserFields } from './users.presenter.js';
 import { passwordProblems } from './password-policy.js';
-import { Session } from '../web/session.entity.js';
+import { Session } from '../sessions/session.entity.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const SCRYPT = { N: 16384, r: 8, p: 1 };

@@ -76,6 +76,7 @@ export function page(title: string, user: PageUser, csrf: string, body: Html): s
     : html`<nav aria-label="Main"><ul><li><a href="/signin">Sign in</a></li><li><a href="/signup">Sign up</a></li><li><a href="/docs">API reference</a></li></ul></nav>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="${esc(csrf)}">
 <title>${esc(title)} · Shipyard</title><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
 <body><header><a class="brand" href="/">Shipyard</a>${nav.html}</header>
 <main id="main">${body.html}</main></body></html>`;

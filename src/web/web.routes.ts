@@ -8,8 +8,8 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { RequestHandler } from 'express';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
-import { closeSession, openSession, SESSION_COOKIE, SESSION_DAYS, signIn, signUp } from './sessions.service.js';
-import { cookieOptions, csrfOk, webContext } from './web-context.js';
+import { closeSession, openSession, SESSION_COOKIE, SESSION_DAYS, signIn, signUp } from '../sessions/sessions.service.js';
+import { cookieOptions, csrfOk, renewPreSession, webContext } from './web-context.js';
 import { errorList, html, page, SCRIPT, STYLE } from './views.js';
 import { keysPages } from './keys.pages.js';
 import { moderationPages } from './moderation.pages.js';
@@ -67,8 +67,10 @@ export function webRouter(opts: { contract: OpenApiDocument; publicUrl: string; 
   });
   const safeNext = (v: string) => (/^\/(?!\/)[\w\-./?=&%]*$/.test(v) && !v.startsWith('/signin') ? v : '/settings/keys');
 
+  // A new session, and a new pre-session secret: every CSRF token from before sign-in is void.
   function startSession(res: Response, secret: string) {
     res.cookie(SESSION_COOKIE, secret, cookieOptions(secure, SESSION_DAYS * 86_400_000));
+    renewPreSession(res, secure);
   }
 
   // ---- sign in
@@ -133,6 +135,7 @@ export function webRouter(opts: { contract: OpenApiDocument; publicUrl: string; 
   router.post('/signout', wrap(async (req, res) => {
     await closeSession(req.em, req.web!.cookies[SESSION_COOKIE]);
     res.clearCookie(SESSION_COOKIE, cookieOptions(secure));
+    renewPreSession(res, secure);
     res.redirect(303, '/signin');
   }));
 

@@ -806,7 +806,7 @@ export const getStats = <ThrowOnError extends boolean = false>(options?: Options
 /**
  * Hide a post (administrators, signed-in session only)
  *
- * Hides a post from everyone but its author. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header (the value of the `shipyard_csrf` cookie).
+ * Hides a post from everyone but its author. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header: the session's CSRF token, which every signed-in page carries in `<meta name="csrf-token">`.
  *
  * Session only: API keys are refused.
  */
@@ -823,7 +823,7 @@ export const hidePost = <ThrowOnError extends boolean = false>(options: Options<
 /**
  * Unhide a post (administrators, signed-in session only)
  *
- * Shows a hidden post to everyone again. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header (the value of the `shipyard_csrf` cookie).
+ * Shows a hidden post to everyone again. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header: the session's CSRF token (`<meta name="csrf-token">` of the signed-in pages).
  *
  * Session only: API keys are refused.
  */
@@ -840,7 +840,7 @@ export const unhidePost = <ThrowOnError extends boolean = false>(options: Option
 /**
  * Hide a comment (administrators, signed-in session only)
  *
- * Hides a comment from everyone but its author (its place in the thread stays). Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header (the value of the `shipyard_csrf` cookie).
+ * Hides a comment from everyone but its author (its place in the thread stays). Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header: the session's CSRF token (`<meta name="csrf-token">` of the signed-in pages).
  *
  * Session only: API keys are refused.
  */
@@ -857,7 +857,7 @@ export const hideComment = <ThrowOnError extends boolean = false>(options: Optio
 /**
  * Unhide a comment (administrators, signed-in session only)
  *
- * Shows a hidden comment to everyone again. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header (the value of the `shipyard_csrf` cookie).
+ * Shows a hidden comment to everyone again. Session-only: API keys carry no roles, so every key is refused with 403, an administrator's included. A signed-in request sends the `X-CSRF-Token` header: the session's CSRF token (`<meta name="csrf-token">` of the signed-in pages).
  *
  * Session only: API keys are refused.
  */
