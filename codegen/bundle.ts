@@ -77,11 +77,46 @@ function resolveObject(node: JsonObject, file: string): JsonObject {
   return out;
 }
 
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
+const header = (name: string): JsonObject => {
+  used.get('headers')?.add(name) ?? used.set('headers', new Set([name]));
+  return { $ref: `#/components/headers/${name}` };
+};
+
+/**
+ * The headers the server sends with every response, written onto each response an operation
+ * declares itself (the shared ones in components/responses.yaml list theirs): the request id
+ * always; the budgets and the key's expiry once authentication has passed (not on a 401; not the
+ * expiry on a public operation); and on a create's 201, whether it is a replay.
+ */
+function declareResponseHeaders(doc: JsonObject): void {
+  for (const item of Object.values(doc.paths as JsonObject)) {
+    for (const method of METHODS) {
+      const op = (item as JsonObject)[method] as JsonObject | undefined;
+      if (!op) continue;
+      const responses = op.responses as JsonObject;
+      const creates = method === 'post' && '201' in responses;
+      for (const [status, response] of Object.entries(responses) as [string, JsonObject][]) {
+        if ('$ref' in response) continue;
+        const headers: JsonObject = { 'X-Request-Id': header('XRequestId') };
+        if (status !== '401') {
+          headers.RateLimit = header('RateLimit');
+          headers['RateLimit-Policy'] = header('RateLimitPolicy');
+          if (op['x-public'] !== true) headers['Shipyard-Key-Expiration'] = header('ShipyardKeyExpiration');
+        }
+        if (creates && status === '201') headers['Idempotent-Replayed'] = header('IdempotentReplayed');
+        response.headers = { ...headers, ...((response.headers as JsonObject | undefined) ?? {}) };
+      }
+    }
+  }
+}
+
 export function bundleSpec(): JsonObject {
   fileCache.clear();
   used.clear();
   const rootFile = resolve(specDir, 'openapi.yaml');
   const doc = resolveObject(load(rootFile) as JsonObject, rootFile);
+  declareResponseHeaders(doc);
   const components = (doc.components ?? {}) as JsonObject;
   // Carry over every component a reference reached, following references between components.
   const done = new Set<string>();

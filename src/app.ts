@@ -83,7 +83,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.locals.keyCache = keys;
 
   app.use(chain(requestContext(orm, log), securityHeaders()));
-  app.use(base, cors);
+  app.use(base, cors(contract));
   // Liveness: the process answers. Readiness: the database answers too.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

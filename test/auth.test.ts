@@ -13,10 +13,11 @@ afterAll(async () => {
   await t?.close();
 });
 
-function expect401(res: Awaited<ReturnType<typeof raw>>, detail: RegExp) {
+/** A 401; `challenge` is the WWW-Authenticate: `Bearer` alone when no key was presented (RFC 6750 §3.1). */
+function expect401(res: Awaited<ReturnType<typeof raw>>, detail: RegExp, challenge = 'Bearer error="invalid_token"') {
   expect(res.status).toBe(401);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+  expect(res.headers.get('www-authenticate')).toBe(challenge);
   expect(res.json).toMatchObject({ type: 'https://shipyard.dev/problems/invalid-token', status: 401 });
   expect(res.json.detail).toMatch(detail);
 }
@@ -29,13 +30,13 @@ describe('authentication (401)', () => {
   });
 
   it('refuses a missing header', async () => {
-    expect401(await raw(t, 'GET', '/users/me'), /needs an API key/);
+    expect401(await raw(t, 'GET', '/users/me'), /needs an API key/, 'Bearer');
   });
 
   it('refuses another scheme, and a scheme that only contains "bearer"', async () => {
     const { token } = await userWithKey(t, ['profile.read']);
-    expect401(await raw(t, 'GET', '/users/me', { headers: { authorization: `Basic ${token}` } }), /Bearer scheme/);
-    expect401(await raw(t, 'GET', '/users/me', { headers: { authorization: `xbearerx ${token}` } }), /Bearer scheme/);
+    expect401(await raw(t, 'GET', '/users/me', { headers: { authorization: `Basic ${token}` } }), /Bearer scheme/, 'Bearer');
+    expect401(await raw(t, 'GET', '/users/me', { headers: { authorization: `xbearerx ${token}` } }), /Bearer scheme/, 'Bearer');
   });
 
   it('refuses a malformed key', async () => {

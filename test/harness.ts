@@ -4,13 +4,15 @@
  * listening server, mostly through the generated SDK.
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { createApp } from '../src/app.js';
+import { loadContract } from '../src/http/contract.js';
+import { headerChecker } from './declared-headers.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
 import { hashToken } from '../src/keys/tokens.js';
 import { LocalDiskStorage, type MediaStorage } from '../src/media/storage.js';
@@ -54,8 +56,12 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       // Nothing leaves loopback: without a fake, GitHub is a closed local port.
       githubApiUrl: opts.githubApiUrl ?? 'http://127.0.0.1:9',
     }, log, storage, changes: db.changes });
+  const headers = headerChecker(loadContract());
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer((req, res) => {
+      res.on('finish', () => headers.check(req, res));
+      app(req, res);
+    }).listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -71,6 +77,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       (app.locals.keyCache as KeyCache).close();
       await db.close();
       rmSync(mediaDir, { recursive: true, force: true });
+      if (headers.violations.size) throw new Error(`responses sent undeclared headers:\n  ${[...headers.violations].join('\n  ')}`);
     },
   };
 }

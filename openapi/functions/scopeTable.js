@@ -23,7 +23,10 @@ export default (doc) => {
     return [{ message: 'the document has no x-scopes table', path: ['x-scopes'] }];
   }
   const known = new Set(scopes.map((s) => s.id));
-  const base = new URL(doc.servers?.[0]?.url ?? '/', 'http://x').pathname.replace(/\/$/, '');
+  // The first server's URL with its variables at their defaults (as src/http/contract.ts reads it).
+  const server = doc.servers?.[0];
+  const url = (server?.url ?? '/').replace(/\{(\w+)\}/g, (_, name) => server?.variables?.[name]?.default ?? '');
+  const base = new URL(url, 'http://x').pathname.replace(/\/$/, '');
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const method of METHODS) {
       const op = item?.[method];

@@ -26,7 +26,7 @@ async function sessionActor(req: Request): Promise<Actor> {
   if (!user) {
     throw new ProblemError(401, 'session-required', 'Sign-in required',
       'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.',
-      {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+      {}, { 'WWW-Authenticate': 'Bearer' });
   }
   if (!csrfTokenMatches(req.headers['x-csrf-token'], secret)) {
     throw new ProblemError(403, 'csrf-token-required', 'CSRF token required',

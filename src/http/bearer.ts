@@ -1,17 +1,18 @@
 import type { Request } from 'express';
-import { invalidToken } from './problem.js';
+import { missingToken } from './problem.js';
 
 /**
  * The token from `Authorization: Bearer <token>`, the only place a key is accepted (never a
- * query string, never a cookie). Throws a 401 problem for a missing header or another scheme.
+ * query string, never a cookie). A missing header or another scheme is a 401 whose challenge
+ * names no error (no key was presented); a bad key is `invalid_token` (src/keys/keys.service.ts).
  */
 export function bearerToken(req: Request): string {
   const header = req.headers.authorization;
   if (header === undefined || header.trim() === '') {
-    throw invalidToken('This request needs an API key: send `Authorization: Bearer shipyard_pat_…`.');
+    throw missingToken('This request needs an API key: send `Authorization: Bearer shipyard_pat_…`.');
   }
   const m = /^Bearer +(\S+) *$/i.exec(header);
-  if (!m) throw invalidToken('Use the Bearer scheme: `Authorization: Bearer shipyard_pat_…`.');
+  if (!m) throw missingToken('Use the Bearer scheme: `Authorization: Bearer shipyard_pat_…`.');
   return m[1]!;
 }
 

@@ -23,7 +23,7 @@ export type OperationObject = {
 export type ScopeEntry = { id: ScopeId; label: string; description: string; opens: string[] };
 export type OpenApiDocument = {
   openapi: string;
-  servers?: { url: string }[];
+  servers?: { url: string; variables?: Record<string, { default: string }> }[];
   paths: Record<string, Partial<Record<HttpMethod, OperationObject>> & Record<string, unknown>>;
   'x-scopes': ScopeEntry[];
   [key: string]: unknown;
@@ -76,6 +76,9 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
   return ops;
 }
 
+/** The path every operation is under: the first server's URL with its variables at their defaults. */
 export function basePath(doc: OpenApiDocument): string {
-  return new URL(doc.servers?.[0]?.url ?? '/', 'http://x').pathname.replace(/\/$/, '');
+  const server = doc.servers?.[0];
+  const url = (server?.url ?? '/').replace(/\{(\w+)\}/g, (_, name: string) => server?.variables?.[name]?.default ?? '');
+  return new URL(url, 'http://x').pathname.replace(/\/$/, '');
 }

@@ -38,3 +38,6 @@ export const conflict = (detail: string) => new ProblemError(409, 'conflict', 'C
 export const unprocessable = (detail: string) => new ProblemError(422, 'unprocessable', 'Unprocessable content', detail);
 export const invalidToken = (detail: string) =>
   new ProblemError(401, 'invalid-token', 'Invalid API key', detail, {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+/** No key was sent at all (or under another scheme): the challenge carries no error code (RFC 6750 §3.1). */
+export const missingToken = (detail: string) =>
+  new ProblemError(401, 'invalid-token', 'API key required', detail, {}, { 'WWW-Authenticate': 'Bearer' });

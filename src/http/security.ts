@@ -6,6 +6,7 @@
  */
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
+import { HTTP_METHODS, type OpenApiDocument } from './contract.js';
 
 export const securityHeaders = (): RequestHandler =>
   helmet({
@@ -13,18 +14,35 @@ export const securityHeaders = (): RequestHandler =>
     crossOriginResourcePolicy: { policy: 'same-site' },
   });
 
-const EXPOSED = ['Location', 'ETag', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Shipyard-Key-Expiration', 'X-Request-Id'].join(', ');
-
-export const cors: RequestHandler = (req, res, next) => {
-  if (!req.headers.origin) return next();
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', EXPOSED);
-  if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
-    res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE');
-    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Idempotency-Key, If-None-Match, MCP-Protocol-Version, Accept');
-    res.setHeader('Access-Control-Max-Age', '600');
-    res.status(204).end();
-    return;
+/** Every response header the contract declares, so that browser code may read each of them. */
+export function declaredResponseHeaders(doc: OpenApiDocument): string[] {
+  const names = new Map<string, string>();
+  const visit = (response: { headers?: Record<string, unknown> } | undefined) => {
+    for (const name of Object.keys(response?.headers ?? {})) names.set(name.toLowerCase(), name);
+  };
+  const components = doc.components as { responses?: Record<string, { headers?: Record<string, unknown> }> } | undefined;
+  for (const response of Object.values(components?.responses ?? {})) visit(response);
+  for (const item of Object.values(doc.paths)) {
+    for (const method of HTTP_METHODS) {
+      for (const response of Object.values((item[method]?.responses ?? {}) as Record<string, { headers?: Record<string, unknown> }>)) visit(response);
+    }
   }
-  next();
-};
+  return [...names.values()].sort();
+}
+
+export function cors(doc: OpenApiDocument): RequestHandler {
+  const exposed = declaredResponseHeaders(doc).join(', ');
+  return (req, res, next) => {
+    if (!req.headers.origin) return next();
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', exposed);
+    if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+      res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE');
+      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Idempotency-Key, If-None-Match, MCP-Protocol-Version, Accept');
+      res.setHeader('Access-Control-Max-Age', '600');
+      res.status(204).end();
+      return;
+    }
+    next();
+  };
+}

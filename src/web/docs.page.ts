@@ -3,7 +3,7 @@
  * the validator uses), so it cannot drift and needs nothing from another origin. Built once.
  */
 import type { Request, Response } from 'express';
-import { listOperations, type OpenApiDocument, type OperationObject } from '../http/contract.js';
+import { basePath, listOperations, type OpenApiDocument, type OperationObject } from '../http/contract.js';
 import { html, page, type Html } from './views.js';
 
 type Param = { name: string; in: string; required?: boolean; description?: string; schema?: { type?: unknown; format?: string; enum?: unknown[] } };
@@ -14,7 +14,7 @@ const anchor = (s: string) => s.replace(/[^A-Za-z0-9]+/g, '-');
 const refName = (ref?: string) => ref?.split('/').pop();
 
 export function docsPage(doc: OpenApiDocument) {
-  const base = doc.servers?.[0]?.url ?? '/api/v1';
+  const base = basePath(doc);
   const ops = listOperations(doc).map((o) => {
     const item = doc.paths[o.path] as Record<string, unknown> & { parameters?: Param[] };
     const op = item[o.method] as Op;

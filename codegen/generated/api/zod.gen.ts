@@ -1301,6 +1301,15 @@ export const zUnhideCommentResponse = zComment;
 
 export const zMcpRequestBody = zJsonRpcRequest;
 
+export const zMcpRequestHeaders = z.object({
+    Accept: z.literal('application/json, text/event-stream'),
+    'MCP-Protocol-Version': z.enum([
+        '2025-11-25',
+        '2025-06-18',
+        '2025-03-26'
+    ]).optional()
+});
+
 export const zMcpRequestResponse = z.union([
     z.record(z.string(), z.unknown()),
     z.unknown()
