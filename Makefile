@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 STAMP := node_modules/.install-stamp
 
-.PHONY: install run test lint typecheck codegen check-codegen bench sdk
+.PHONY: install run test lint lint-owasp typecheck codegen check-codegen check-breaking release-contract bench sdk
 
 $(STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm ci --no-audit --no-fund
@@ -19,9 +19,13 @@ run: install
 test: install
 	npm test
 
-## lint: Spectral with the house ruleset over the bundled contract
+## lint: the bundled contract through Spectral (the house rules) and Redocly (recommended, warnings as errors)
 lint: install
 	npm run --silent lint
+
+## lint-owasp: Spectral's OWASP API Security Top 10 ruleset (openapi/spectral-owasp.yaml says what it narrows, and why)
+lint-owasp: install
+	npm run --silent lint-owasp
 
 typecheck: install
 	npm run --silent typecheck

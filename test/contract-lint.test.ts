@@ -13,11 +13,11 @@ import { expectedScopes } from '../openapi/functions/scopeTable.js';
 
 const run = promisify(execFile);
 
-async function lint(doc: unknown): Promise<{ code: number; out: string }> {
+async function lint(doc: unknown, ruleset = 'openapi/spectral.yaml'): Promise<{ code: number; out: string }> {
   const file = join(mkdtempSync(join(tmpdir(), 'shipyard-lint-')), 'openapi.json');
   writeFileSync(file, JSON.stringify(doc));
   try {
-    const { stdout } = await run('node_modules/.bin/spectral', ['lint', '--fail-severity=warn', '-r', 'openapi/spectral.yaml', file]);
+    const { stdout } = await run('node_modules/.bin/spectral', ['lint', '--fail-severity=warn', '-r', ruleset, file]);
     return { code: 0, out: stdout };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -48,6 +48,29 @@ describe('house lint', () => {
     expect(res.out).toMatch(/unknown scope 'projects.admin'/);
     expect(res.out).toMatch(/response 400 must be application\/problem\+json only/);
     expect(res.out).toMatch(/the request body \(application\/json\) has no example/);
+  }, 60_000);
+});
+
+describe('OWASP lint (make lint-owasp)', () => {
+  const owasp = 'openapi/spectral-owasp.yaml';
+  it('passes the real contract', async () => {
+    const res = await lint(loadContract(), owasp);
+    expect(res.out).toMatch(/No results/);
+    expect(res.code).toBe(0);
+  }, 60_000);
+
+  it('names each defect of a broken copy, the narrowed rules included', async () => {
+    const doc = structuredClone(loadContract()) as any;
+    delete doc.paths['/projects'].get.responses['401'];
+    delete doc.paths['/projects'].get.responses['200'].headers.RateLimit;
+    doc.paths['/jobs'].get.security = [];
+    doc.components.schemas.ProjectCreate.properties.name = { type: 'string' };
+    delete doc.components.schemas.ProjectCreate.properties.tags.maxItems;
+    const res = await lint(doc, owasp);
+    expect(res.code).not.toBe(0);
+    for (const rule of ['read-restricted', 'define-error-responses-401', 'rate-limit', 'request-string-limit', 'request-array-limit']) {
+      expect(res.out).toContain(`shipyard-owasp-${rule}`);
+    }
   }, 60_000);
 });
 

@@ -4,7 +4,7 @@ import * as z from 'zod';
 
 export const zCommentCreate = z.object({
     body: z.string().min(1).max(10000),
-    parentId: z.uuid().optional()
+    parentId: z.uuid().max(36).optional()
 });
 
 export const zCommentUpdate = z.object({
@@ -14,7 +14,7 @@ export const zCommentUpdate = z.object({
 /**
  * An ISO 4217 currency code.
  */
-export const zCurrency = z.string().regex(/^[A-Z]{3}$/);
+export const zCurrency = z.string().max(3).regex(/^[A-Z]{3}$/);
 
 /**
  * Pass as `cursor` to read the next page; null on the last page.
@@ -101,7 +101,7 @@ export const zGithubSummary = z.object({
 /**
  * An opaque identifier.
  */
-export const zId = z.uuid();
+export const zId = z.uuid().max(36);
 
 export const zJobStatus = z.enum(['open', 'closed']);
 
@@ -123,7 +123,7 @@ export const zJsonRpcMessage = z.object({
         z.string(),
         z.int()
     ]).nullish(),
-    method: z.string(),
+    method: z.string().max(200),
     params: z.record(z.string(), z.unknown()).optional()
 });
 
@@ -132,7 +132,7 @@ export const zJsonRpcMessage = z.object({
  */
 export const zJsonRpcRequest = z.union([
     zJsonRpcMessage,
-    z.array(zJsonRpcMessage).min(1)
+    z.array(zJsonRpcMessage).min(1).max(100)
 ]);
 
 export const zLimits = z.object({
@@ -218,7 +218,7 @@ export const zProjectName = z.string().min(1).max(100);
 /**
  * Unique among the owner's projects.
  */
-export const zProjectSlug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/);
+export const zProjectSlug = z.string().max(64).regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/);
 
 export const zProjectStage = z.enum([
     'idea',
@@ -366,7 +366,7 @@ export const zStats = z.object({
 /**
  * A tag; stored and returned in lowercase.
  */
-export const zTag = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+#.-]{0,31}$/);
+export const zTag = z.string().max(32).regex(/^[A-Za-z0-9][A-Za-z0-9+#.-]{0,31}$/);
 
 /**
  * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.
@@ -383,7 +383,7 @@ export const zJobCreate = z.object({
     salaryCurrency: zCurrency.nullish(),
     skills: z.array(zTag).max(20).optional(),
     applyUrl: z.url().max(500).regex(/^https:\/\//),
-    expiresAt: z.iso.datetime({ offset: true }).optional()
+    expiresAt: z.iso.datetime({ offset: true }).max(35).optional()
 });
 
 /**
@@ -401,7 +401,7 @@ export const zJobUpdate = z.object({
     salaryCurrency: zCurrency.nullish(),
     skills: z.array(zTag).max(20).optional(),
     applyUrl: z.url().max(500).regex(/^https:\/\//).optional(),
-    expiresAt: z.iso.datetime({ offset: true }).optional()
+    expiresAt: z.iso.datetime({ offset: true }).max(35).optional()
 });
 
 export const zPostCreate = z.object({
@@ -409,8 +409,8 @@ export const zPostCreate = z.object({
     title: z.string().min(1).max(200),
     body: z.string().min(1).max(100000),
     tags: z.array(zTag).max(10).optional(),
-    mediaIds: z.array(z.uuid()).max(10).optional(),
-    projectId: z.uuid().optional()
+    mediaIds: z.array(z.uuid().max(36)).max(10).optional(),
+    projectId: z.uuid().max(36).optional()
 });
 
 /**
@@ -420,7 +420,7 @@ export const zPostUpdate = z.object({
     title: z.string().min(1).max(200).optional(),
     body: z.string().min(1).max(100000).optional(),
     tags: z.array(zTag).max(10).optional(),
-    mediaIds: z.array(z.uuid()).max(10).optional()
+    mediaIds: z.array(z.uuid().max(36)).max(10).optional()
 });
 
 export const zProjectCreate = z.object({
@@ -643,7 +643,7 @@ export const zVersions = z.object({
 /**
  * The comment's id.
  */
-export const zCommentId = z.uuid();
+export const zCommentId = z.uuid().max(36);
 
 /**
  * The `nextCursor` of the previous page.
@@ -658,7 +658,7 @@ export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/
 /**
  * The job's id.
  */
-export const zJobId = z.uuid();
+export const zJobId = z.uuid().max(36);
 
 /**
  * How many items to return (1-100).
@@ -668,22 +668,22 @@ export const zLimit = z.int().gte(1).lte(100).default(20);
 /**
  * The media's id.
  */
-export const zMediaId = z.uuid();
+export const zMediaId = z.uuid().max(36);
 
 /**
  * The milestone's id.
  */
-export const zMilestoneId = z.uuid();
+export const zMilestoneId = z.uuid().max(36);
 
 /**
  * The post's id.
  */
-export const zPostId = z.uuid();
+export const zPostId = z.uuid().max(36);
 
 /**
  * The project's id.
  */
-export const zProjectId = z.uuid();
+export const zProjectId = z.uuid().max(36);
 
 /**
  * A user's username.
@@ -761,7 +761,7 @@ export const zCreateJobHeaders = z.object({
 export const zCreateJobResponse = zJob;
 
 export const zDeleteJobPath = z.object({
-    jobId: z.uuid()
+    jobId: z.uuid().max(36)
 });
 
 /**
@@ -770,7 +770,7 @@ export const zDeleteJobPath = z.object({
 export const zDeleteJobResponse = z.void();
 
 export const zGetJobPath = z.object({
-    jobId: z.uuid()
+    jobId: z.uuid().max(36)
 });
 
 /**
@@ -781,7 +781,7 @@ export const zGetJobResponse = zJob;
 export const zUpdateJobBody = zJobUpdate;
 
 export const zUpdateJobPath = z.object({
-    jobId: z.uuid()
+    jobId: z.uuid().max(36)
 });
 
 /**
@@ -790,7 +790,7 @@ export const zUpdateJobPath = z.object({
 export const zUpdateJobResponse = zJob;
 
 export const zCloseJobPath = z.object({
-    jobId: z.uuid()
+    jobId: z.uuid().max(36)
 });
 
 /**
@@ -821,7 +821,7 @@ export const zCreateProjectHeaders = z.object({
 export const zCreateProjectResponse = zProject;
 
 export const zDeleteProjectPath = z.object({
-    projectId: z.uuid()
+    projectId: z.uuid().max(36)
 });
 
 /**
@@ -830,7 +830,7 @@ export const zDeleteProjectPath = z.object({
 export const zDeleteProjectResponse = z.void();
 
 export const zGetProjectPath = z.object({
-    projectId: z.uuid()
+    projectId: z.uuid().max(36)
 });
 
 /**
@@ -841,7 +841,7 @@ export const zGetProjectResponse = zProject;
 export const zUpdateProjectBody = zProjectUpdate;
 
 export const zUpdateProjectPath = z.object({
-    projectId: z.uuid()
+    projectId: z.uuid().max(36)
 });
 
 /**
@@ -850,7 +850,7 @@ export const zUpdateProjectPath = z.object({
 export const zUpdateProjectResponse = zProject;
 
 export const zListProjectMembersPath = z.object({
-    projectId: z.uuid()
+    projectId: z.uuid().max(36)
 });
 
 export const zListProjectMembersQuery = z.object({
@@ -870,7 +870,7 @@ export const zAddProjectMemberHeaders = z.object({
 });
 
 export const zAddProjectMemberPath = z.object({
-    projectId: z.uuid()
+    projectId: z.uuid().max(36)
 });
 
 /**
@@ -879,7 +879,7 @@ export const zAddProjectMemberPath = z.object({
 export const zAddProjectMemberResponse = zMember;
 
 export const zRemoveProjectMemberPath = z.object({
-    projectId: z.uuid(),
+    projectId: z.uuid().max(36),
     username: zUsername
 });
 
@@ -889,7 +889,7 @@ export const zRemoveProjectMemberPath = z.object({
 export const zRemoveProjectMemberResponse = z.void();
 
 export const zListBuildLogsPath = z.object({
-    projectId: z.uuid()
+    projectId: z.uuid().max(36)
 });
 
 export const zListBuildLogsQuery = z.object({
@@ -903,7 +903,7 @@ export const zListBuildLogsQuery = z.object({
 export const zListBuildLogsResponse = zPostPage;
 
 export const zListMilestonesPath = z.object({
-    projectId: z.uuid()
+    projectId: z.uuid().max(36)
 });
 
 export const zListMilestonesQuery = z.object({
@@ -923,7 +923,7 @@ export const zCreateMilestoneHeaders = z.object({
 });
 
 export const zCreateMilestonePath = z.object({
-    projectId: z.uuid()
+    projectId: z.uuid().max(36)
 });
 
 /**
@@ -934,7 +934,7 @@ export const zCreateMilestoneResponse = zMilestone;
 export const zReorderMilestonesBody = zMilestoneReorder;
 
 export const zReorderMilestonesPath = z.object({
-    projectId: z.uuid()
+    projectId: z.uuid().max(36)
 });
 
 /**
@@ -943,8 +943,8 @@ export const zReorderMilestonesPath = z.object({
 export const zReorderMilestonesResponse = zMilestonePage;
 
 export const zDeleteMilestonePath = z.object({
-    projectId: z.uuid(),
-    milestoneId: z.uuid()
+    projectId: z.uuid().max(36),
+    milestoneId: z.uuid().max(36)
 });
 
 /**
@@ -953,8 +953,8 @@ export const zDeleteMilestonePath = z.object({
 export const zDeleteMilestoneResponse = z.void();
 
 export const zGetMilestonePath = z.object({
-    projectId: z.uuid(),
-    milestoneId: z.uuid()
+    projectId: z.uuid().max(36),
+    milestoneId: z.uuid().max(36)
 });
 
 /**
@@ -965,8 +965,8 @@ export const zGetMilestoneResponse = zMilestone;
 export const zUpdateMilestoneBody = zMilestoneUpdate;
 
 export const zUpdateMilestonePath = z.object({
-    projectId: z.uuid(),
-    milestoneId: z.uuid()
+    projectId: z.uuid().max(36),
+    milestoneId: z.uuid().max(36)
 });
 
 /**
@@ -978,7 +978,7 @@ export const zListPostsQuery = z.object({
     author: zUsername.optional(),
     tag: zTag.optional(),
     kind: zPostKind.optional(),
-    projectId: z.uuid().optional(),
+    projectId: z.uuid().max(36).optional(),
     limit: z.int().gte(1).lte(100).optional().default(20),
     cursor: z.string().min(1).max(200).optional()
 });
@@ -1000,7 +1000,7 @@ export const zCreatePostHeaders = z.object({
 export const zCreatePostResponse = zPost;
 
 export const zDeletePostPath = z.object({
-    postId: z.uuid()
+    postId: z.uuid().max(36)
 });
 
 /**
@@ -1009,7 +1009,7 @@ export const zDeletePostPath = z.object({
 export const zDeletePostResponse = z.void();
 
 export const zGetPostPath = z.object({
-    postId: z.uuid()
+    postId: z.uuid().max(36)
 });
 
 /**
@@ -1020,7 +1020,7 @@ export const zGetPostResponse = zPost;
 export const zUpdatePostBody = zPostUpdate;
 
 export const zUpdatePostPath = z.object({
-    postId: z.uuid()
+    postId: z.uuid().max(36)
 });
 
 /**
@@ -1029,7 +1029,7 @@ export const zUpdatePostPath = z.object({
 export const zUpdatePostResponse = zPost;
 
 export const zListCommentsPath = z.object({
-    postId: z.uuid()
+    postId: z.uuid().max(36)
 });
 
 export const zListCommentsQuery = z.object({
@@ -1049,7 +1049,7 @@ export const zCreateCommentHeaders = z.object({
 });
 
 export const zCreateCommentPath = z.object({
-    postId: z.uuid()
+    postId: z.uuid().max(36)
 });
 
 /**
@@ -1058,7 +1058,7 @@ export const zCreateCommentPath = z.object({
 export const zCreateCommentResponse = zComment;
 
 export const zGetReactionsPath = z.object({
-    postId: z.uuid()
+    postId: z.uuid().max(36)
 });
 
 /**
@@ -1073,7 +1073,7 @@ export const zAddReactionHeaders = z.object({
 });
 
 export const zAddReactionPath = z.object({
-    postId: z.uuid()
+    postId: z.uuid().max(36)
 });
 
 /**
@@ -1082,7 +1082,7 @@ export const zAddReactionPath = z.object({
 export const zAddReactionResponse = zReactions;
 
 export const zRemoveReactionPath = z.object({
-    postId: z.uuid(),
+    postId: z.uuid().max(36),
     kind: zReactionKind
 });
 
@@ -1092,7 +1092,7 @@ export const zRemoveReactionPath = z.object({
 export const zRemoveReactionResponse = z.void();
 
 export const zDeleteCommentPath = z.object({
-    commentId: z.uuid()
+    commentId: z.uuid().max(36)
 });
 
 /**
@@ -1101,7 +1101,7 @@ export const zDeleteCommentPath = z.object({
 export const zDeleteCommentResponse = z.void();
 
 export const zGetCommentPath = z.object({
-    commentId: z.uuid()
+    commentId: z.uuid().max(36)
 });
 
 /**
@@ -1112,7 +1112,7 @@ export const zGetCommentResponse = zComment;
 export const zUpdateCommentBody = zCommentUpdate;
 
 export const zUpdateCommentPath = z.object({
-    commentId: z.uuid()
+    commentId: z.uuid().max(36)
 });
 
 /**
@@ -1192,7 +1192,7 @@ export const zUploadMediaHeaders = z.object({
 export const zUploadMediaResponse = zMedia;
 
 export const zGetMediaPath = z.object({
-    mediaId: z.uuid()
+    mediaId: z.uuid().max(36)
 });
 
 /**
@@ -1205,7 +1205,7 @@ export const zGetMediaContentHeaders = z.object({
 });
 
 export const zGetMediaContentPath = z.object({
-    mediaId: z.uuid()
+    mediaId: z.uuid().max(36)
 });
 
 /**
@@ -1264,7 +1264,7 @@ export const zListPopularSkillsResponse = zTermCountList;
 export const zGetStatsResponse = zStats;
 
 export const zHidePostPath = z.object({
-    postId: z.uuid()
+    postId: z.uuid().max(36)
 });
 
 /**
@@ -1273,7 +1273,7 @@ export const zHidePostPath = z.object({
 export const zHidePostResponse = zPost;
 
 export const zUnhidePostPath = z.object({
-    postId: z.uuid()
+    postId: z.uuid().max(36)
 });
 
 /**
@@ -1282,7 +1282,7 @@ export const zUnhidePostPath = z.object({
 export const zUnhidePostResponse = zPost;
 
 export const zHideCommentPath = z.object({
-    commentId: z.uuid()
+    commentId: z.uuid().max(36)
 });
 
 /**
@@ -1291,7 +1291,7 @@ export const zHideCommentPath = z.object({
 export const zHideCommentResponse = zComment;
 
 export const zUnhideCommentPath = z.object({
-    commentId: z.uuid()
+    commentId: z.uuid().max(36)
 });
 
 /**
