@@ -30,6 +30,15 @@ lint-owasp: install
 typecheck: install
 	npm run --silent typecheck
 
+## check-breaking: the contract against the released one (openapi/released/v1.json); a breaking change fails
+##                 unless docs/api-changes.md accepts it, with a reason, under the new info.version
+check-breaking: install
+	npm run --silent check-breaking
+
+## release-contract: after check-breaking passes, make the current contract the released one
+release-contract: install
+	npm run --silent release-contract
+
 ## codegen: bundle openapi/ and regenerate types, zod schemas and the SDK under codegen/generated
 codegen: install
 	npm run --silent codegen

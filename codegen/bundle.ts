@@ -87,7 +87,8 @@ const header = (name: string): JsonObject => {
  * The headers the server sends with every response, written onto each response an operation
  * declares itself (the shared ones in components/responses.yaml list theirs): the request id
  * always; the budgets and the key's expiry once authentication has passed (not on a 401; not the
- * expiry on a public operation); and on a create's 201, whether it is a replay.
+ * expiry on a public operation); on a create's 201, whether it is a replay; and on every
+ * response of a deprecated operation, the deprecation headers (src/http/deprecation.ts).
  */
 function declareResponseHeaders(doc: JsonObject): void {
   for (const item of Object.values(doc.paths as JsonObject)) {
@@ -96,7 +97,16 @@ function declareResponseHeaders(doc: JsonObject): void {
       if (!op) continue;
       const responses = op.responses as JsonObject;
       const creates = method === 'post' && '201' in responses;
-      for (const [status, response] of Object.entries(responses) as [string, JsonObject][]) {
+      const deprecated = op.deprecated === true;
+      for (const [status, ref] of Object.entries(responses) as [string, JsonObject][]) {
+        // A deprecated operation's responses all carry the deprecation headers: its shared ones
+        // become copies of their own.
+        let response = ref;
+        if ('$ref' in ref && deprecated) {
+          const name = String(ref.$ref).split('/').pop()!;
+          response = structuredClone(resolveNode(pointer(load(resolve(componentsDir, 'responses.yaml')), `/${name}`, name), resolve(componentsDir, 'responses.yaml'))) as JsonObject;
+          responses[status] = response;
+        }
         if ('$ref' in response) continue;
         const headers: JsonObject = { 'X-Request-Id': header('XRequestId') };
         if (status !== '401') {
@@ -105,6 +115,11 @@ function declareResponseHeaders(doc: JsonObject): void {
           if (op['x-public'] !== true) headers['Shipyard-Key-Expiration'] = header('ShipyardKeyExpiration');
         }
         if (creates && status === '201') headers['Idempotent-Replayed'] = header('IdempotentReplayed');
+        if (deprecated) {
+          headers.Deprecation = header('Deprecation');
+          headers.Sunset = header('Sunset');
+          headers.Link = header('DeprecationLink');
+        }
         response.headers = { ...headers, ...((response.headers as JsonObject | undefined) ?? {}) };
       }
     }

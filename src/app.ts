@@ -6,10 +6,10 @@
  *   → the web application: every path outside /api/v1 (src/web/web.routes.ts)
  *   → a 30 s answer deadline (503)
  *   → /api/v1/mcp (its own auth gate, budgets and JSON-RPC errors)
- *   → JSON body (1 MiB, UTF-8, no duplicate keys: src/http/json-body.ts)
  *   → contract validator: route match (404/405) → authenticate (401, or 429 for an address
  *     that sent too many bad keys) → per-key and per-user budgets (429)
- *     → scope (403) → request validation (400)
+ *     → scope (403) → JSON body (1 MiB, UTF-8, no duplicate keys: src/http/json-body.ts)
+ *     → request validation (400)
  *   → text with U+0000 refused (400: PostgreSQL cannot store it)
  *   → Idempotency-Key on creates: replay the first response (or 409 / 422)
  *   → the operation's handler → presenter → response (validated against the contract)
@@ -18,13 +18,12 @@
 import express, { type Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
-import { loadContract, listOperations, basePath, type OpenApiDocument } from './http/contract.js';
+import { loadContract, listOperations, basePath, closedForValidation, type OpenApiDocument } from './http/contract.js';
 import { contractValidator } from './http/validator.js';
 import { dispatchOperations } from './http/operations.js';
 import { chain, chainWithErrors } from './http/chain.js';
 import { problemHandler } from './http/errors.js';
 import { refuseNul } from './http/nul.js';
-import { jsonBody } from './http/json-body.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseReady } from './db/ready.js';
 import { idempotency } from './idempotency/idempotency.middleware.js';
@@ -90,6 +89,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   });
   // Redis is not required: without it the budgets are counted per instance ("local").
   app.get('/readyz', async (_req, res) => {
+    await counters.probe();
     const ok = await databaseReady(orm);
     res.status(ok ? 200 : 503).json({
       status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable',
@@ -106,8 +106,7 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   // The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors.
   const problems = problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes });
   app.use(base, chainWithErrors(problems,
-    ...jsonBody(),
-    ...contractValidator(contract, { ...config, budget, failedAuth, keys }),
+    ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys }),
     refuseNul,
     idempotency(),
     dispatchOperations(operations, allHandlers(contract, {

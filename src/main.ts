@@ -9,6 +9,7 @@ import { openDatabase } from './db/database.js';
 import { createApp } from './app.js';
 import { createLogger } from './http/log.js';
 import { connectRedis } from './http/counters.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';
 
@@ -21,6 +22,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
   const app = createApp({ orm: db.orm, config, log, redis, changes: db.changes });
   const server = app.listen(config.port, config.host);
+  answerClientErrors(server);
   // No request may hold a connection for ever: headers within 20 s, the whole request within 60 s.
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;

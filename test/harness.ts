@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { createApp } from '../src/app.js';
-import { loadContract } from '../src/http/contract.js';
+import { loadContract, type OpenApiDocument } from '../src/http/contract.js';
 import { headerChecker } from './declared-headers.js';
+import { answerClientErrors } from '../src/http/client-errors.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
 import { hashToken } from '../src/keys/tokens.js';
 import { LocalDiskStorage, type MediaStorage } from '../src/media/storage.js';
@@ -36,7 +37,7 @@ export type TestServer = {
   close: () => Promise<void>;
 };
 
-export type ServerOptions = { rateLimitPerMinute?: number; failedAuthPerMinute?: number; requestTimeoutMs?: number; keyCacheSeconds?: number; failedSignInsPer15Minutes?: number; githubApiUrl?: string; trustProxy?: number | string[]; countsCacheSeconds?: number };
+export type ServerOptions = { contract?: OpenApiDocument; rateLimitPerMinute?: number; failedAuthPerMinute?: number; requestTimeoutMs?: number; keyCacheSeconds?: number; failedSignInsPer15Minutes?: number; githubApiUrl?: string; trustProxy?: number | string[]; countsCacheSeconds?: number };
 
 /** Budgets far above what a test sends, unless a test asks for a small one. */
 export const TEST_RATE_LIMIT = 100_000;
@@ -55,13 +56,14 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       countsCacheSeconds: opts.countsCacheSeconds ?? 0,
       // Nothing leaves loopback: without a fake, GitHub is a closed local port.
       githubApiUrl: opts.githubApiUrl ?? 'http://127.0.0.1:9',
-    }, log, storage, changes: db.changes });
-  const headers = headerChecker(loadContract());
+    }, log, storage, changes: db.changes, contract: opts.contract });
+  const headers = headerChecker(opts.contract ?? loadContract());
   const server: Server = await new Promise((resolve) => {
     const s = createServer((req, res) => {
       res.on('finish', () => headers.check(req, res));
       app(req, res);
     }).listen(0, '127.0.0.1', () => resolve(s));
+    answerClientErrors(s);
   });
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -32,7 +32,7 @@ describe('platform', () => {
       rateLimit: { requestsPerMinutePerKey: TEST_RATE_LIMIT, requestsPerMinutePerUser: 2 * TEST_RATE_LIMIT, failedAuthPerMinutePerAddress: TEST_RATE_LIMIT },
       pageSize: { default: 20, max: 100 }, requestBodyBytes: 1048576, uploadBytes: 262144, keyLifetimeDays: 366, activeKeysPerUser: 50, commentDepth: 5, tagsPerItem: 10,
     });
-    expect((await api.getVersions({ client: ada.client })).data).toEqual({ apiVersion: '1.0.0', mcpProtocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26'] });
+    expect((await api.getVersions({ client: ada.client })).data).toEqual({ apiVersion: '1.1.0', mcpProtocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26'] });
   });
 
   it('counts popular tags from visible posts and public projects only', async () => {

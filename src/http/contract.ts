@@ -82,3 +82,26 @@ export function basePath(doc: OpenApiDocument): string {
   const url = (server?.url ?? '/').replace(/\{(\w+)\}/g, (_, name: string) => server?.variables?.[name]?.default ?? '');
   return new URL(url, 'http://x').pathname.replace(/\/$/, '');
 }
+
+/**
+ * The contract as the server holds its own answers to it. The served contract leaves response
+ * objects open (a client must not break when a field is added), while the server must never send
+ * a field the contract does not name: it validates against this copy, in which every object
+ * schema that names its properties and says nothing of others is closed. Request schemas are
+ * closed in the contract itself (an unknown body field is a 400), so they are unchanged.
+ */
+export function closedForValidation(doc: OpenApiDocument): OpenApiDocument {
+  const copy = structuredClone(doc);
+  const close = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(close);
+    if (node === null || typeof node !== 'object') return;
+    const schema = node as Record<string, unknown>;
+    if (schema.properties && typeof schema.properties === 'object' && !('additionalProperties' in schema) && !('unevaluatedProperties' in schema)) {
+      schema.additionalProperties = false;
+    }
+    for (const [key, value] of Object.entries(schema)) if (key !== 'example' && key !== 'examples') close(value);
+  };
+  close(copy.paths);
+  close(copy.components);
+  return copy;
+}

@@ -2,18 +2,30 @@
  * Fixed-window counters for the request budgets: in this process, or in Redis (REDIS_URL) so that
  * every instance spends from one budget. Redis is never waited on for long: each call has a short
  * timeout, and after a failure a circuit opens and the counters of this process stand in (each
- * instance then enforces the budgets on its own: never unlimited) until Redis answers a probe
- * again. The state is logged once per change and reported by /readyz.
+ * instance then enforces the budgets on its own: never unlimited) until Redis answers again,
+ * which is tried every REDIS_RETRY_MS by the next request or readiness check. The state is logged
+ * once per change and reported by /readyz.
  */
 import { createClient, type RedisClientType } from 'redis';
 import type { Logger } from './log.js';
 
-/** A budget's count in its current window after a spend, and the milliseconds until the window ends. */
+/** A budget's count in its current window, and the milliseconds until the window ends. */
 export type Count = { count: number; resetMs: number };
+/** A budget: its counter's name and the most its window may hold. */
+export type Budget = { key: string; limit: number };
+export type Taken = { allowed: boolean; counts: Count[] };
 
 export interface Counters {
-  /** Adds `units` to each counter (0 reads it) and returns their counts, in order. */
-  spend(keys: readonly string[], units: number, windowMs: number): Promise<Count[]>;
+  /**
+   * Spends `units` from every budget if each has room for them (for at least one unit, when
+   * `units` is 0), and from none otherwise: a refused request costs nothing, so a key that ran
+   * out cannot use up its account's budget for its sibling keys. The counts as they then stand.
+   */
+  take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken>;
+  /** Adds `units` (0 reads it) to one counter without a limit: failures, counted to refuse later. */
+  add(key: string, units: number, windowMs: number): Promise<Count>;
+  /** Tries Redis again now if it is due (readiness checks call it, so an idle instance recovers too). */
+  probe(): Promise<void>;
   /** 'shared' while Redis keeps the counts, 'local' while this process does. */
   readonly mode: 'shared' | 'local';
 }
@@ -23,42 +35,73 @@ export class MemoryCounters implements Counters {
   readonly #windows = new Map<string, { count: number; resetAt: number }>();
   #sweptAt = 0;
 
-  async spend(keys: readonly string[], units: number, windowMs: number): Promise<Count[]> {
+  async take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
+    const windows = budgets.map((b) => this.#window(b.key, windowMs));
+    const allowed = budgets.every((b, i) => windows[i]!.count + Math.max(units, 1) <= b.limit);
+    if (allowed) for (const w of windows) w.count += units;
     const now = Date.now();
-    this.#sweep(now, windowMs);
-    return keys.map((key) => {
-      let w = this.#windows.get(key);
-      if (!w || w.resetAt <= now) {
-        w = { count: 0, resetAt: now + windowMs };
-        this.#windows.set(key, w);
-      }
-      w.count += units;
-      return { count: w.count, resetMs: w.resetAt - now };
-    });
+    return { allowed, counts: windows.map((w) => ({ count: w.count, resetMs: w.resetAt - now })) };
   }
 
-  /** Forgets ended windows, at most once per window length. */
-  #sweep(now: number, windowMs: number): void {
-    if (now - this.#sweptAt < windowMs) return;
-    this.#sweptAt = now;
-    for (const [key, w] of this.#windows) if (w.resetAt <= now) this.#windows.delete(key);
+  async add(key: string, units: number, windowMs: number): Promise<Count> {
+    const w = this.#window(key, windowMs);
+    w.count += units;
+    return { count: w.count, resetMs: w.resetAt - Date.now() };
+  }
+
+  async probe(): Promise<void> {}
+
+  #window(key: string, windowMs: number): { count: number; resetAt: number } {
+    const now = Date.now();
+    // Ended windows are forgotten at most once per window length.
+    if (now - this.#sweptAt >= windowMs) {
+      this.#sweptAt = now;
+      for (const [k, w] of this.#windows) if (w.resetAt <= now) this.#windows.delete(k);
+    }
+    let w = this.#windows.get(key);
+    if (!w || w.resetAt <= now) {
+      w = { count: 0, resetAt: now + windowMs };
+      this.#windows.set(key, w);
+    }
+    return w;
   }
 }
 
-/** INCRBY each key, start its window on first use, and return [count, ms left] per key. */
-const SPEND_SCRIPT = `
-local out = {}
+/**
+ * KEYS: the budgets' counters; ARGV: units, the units there must be room for, the window (ms),
+ * then each budget's limit. Spends from all or none; returns [allowed, count, ms left, …].
+ */
+const TAKE_SCRIPT = `
+local units, need, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local counts, ttls, allowed = {}, {}, 1
 for i, key in ipairs(KEYS) do
-  local n = redis.call('INCRBY', key, ARGV[1])
-  local ttl = redis.call('PTTL', key)
-  if ttl < 0 then
-    redis.call('PEXPIRE', key, ARGV[2])
-    ttl = tonumber(ARGV[2])
+  counts[i] = tonumber(redis.call('GET', key) or '0')
+  ttls[i] = redis.call('PTTL', key)
+  if ttls[i] < 0 then ttls[i] = window end
+  if counts[i] + need > tonumber(ARGV[3 + i]) then allowed = 0 end
+end
+if allowed == 1 and units > 0 then
+  for i, key in ipairs(KEYS) do
+    counts[i] = redis.call('INCRBY', key, units)
+    if redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, window) end
   end
-  out[#out + 1] = n
-  out[#out + 1] = ttl
+end
+local out = {allowed}
+for i = 1, #KEYS do
+  out[#out + 1] = counts[i]
+  out[#out + 1] = ttls[i]
 end
 return out`;
+
+/** INCRBY one counter, start its window on first use; returns [count, ms left]. */
+const ADD_SCRIPT = `
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+return {n, ttl}`;
 
 export const REDIS_TIMEOUT_MS = 150;
 export const REDIS_RETRY_MS = 2000;
@@ -78,32 +121,55 @@ export class RedisCounters implements Counters {
     return this.#open ? 'local' : 'shared';
   }
 
-  async spend(keys: readonly string[], units: number, windowMs: number): Promise<Count[]> {
-    if (this.#open && Date.now() < this.#probeAt) return this.local.spend(keys, units, windowMs);
+  take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
+    return this.#either(
+      async () => {
+        const reply = await this.#eval(TAKE_SCRIPT, budgets.map((b) => b.key), [units, Math.max(units, 1), windowMs, ...budgets.map((b) => b.limit)]);
+        return { allowed: reply[0] === 1, counts: budgets.map((_, i) => ({ count: reply[1 + 2 * i]!, resetMs: reply[2 + 2 * i]! })) };
+      },
+      () => this.local.take(budgets, units, windowMs),
+    );
+  }
+
+  add(key: string, units: number, windowMs: number): Promise<Count> {
+    return this.#either(
+      async () => {
+        const [count, resetMs] = await this.#eval(ADD_SCRIPT, [key], [units, windowMs]);
+        return { count: count!, resetMs: resetMs! };
+      },
+      () => this.local.add(key, units, windowMs),
+    );
+  }
+
+  async probe(): Promise<void> {
+    if (this.#open && Date.now() >= this.#probeAt) await this.add('probe', 0, 1000);
+  }
+
+  /** Redis while it answers; this process's counters while the circuit is open, and when a call fails. */
+  async #either<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (this.#open && Date.now() < this.#probeAt) return local();
     // One probe at a time while the circuit is open: the others keep counting locally.
     if (this.#open) this.#probeAt = Date.now() + REDIS_RETRY_MS;
     try {
-      const counts = await this.#spendInRedis(keys, units, windowMs);
+      const result = await shared();
       if (this.#open) {
         this.#open = false;
         this.log.info('redis answers again: request budgets are shared by every instance');
       }
-      return counts;
+      return result;
     } catch (err) {
       if (!this.#open) {
         this.#open = true;
         this.log.error('redis does not answer: request budgets are counted by each instance until it does', { error: (err as Error).message });
       }
       this.#probeAt = Date.now() + REDIS_RETRY_MS;
-      return this.local.spend(keys, units, windowMs);
+      return local();
     }
   }
 
-  async #spendInRedis(keys: readonly string[], units: number, windowMs: number): Promise<Count[]> {
+  async #eval(script: string, keys: string[], args: number[]): Promise<number[]> {
     if (!this.redis.isReady) throw new Error('not connected');
-    const command = this.redis.sendCommand<number[]>(
-      ['EVAL', SPEND_SCRIPT, String(keys.length), ...keys.map((k) => this.prefix + k), String(units), String(windowMs)],
-    );
+    const command = this.redis.sendCommand<number[]>(['EVAL', script, String(keys.length), ...keys.map((k) => this.prefix + k), ...args.map(String)]);
     // A frozen Redis keeps its connection open and never answers: the wait is ours to bound.
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
@@ -111,8 +177,7 @@ export class RedisCounters implements Counters {
     });
     command.catch(() => undefined); // answered after the timeout: nobody is waiting any more
     try {
-      const reply = await Promise.race([command, late]);
-      return keys.map((_, i) => ({ count: Number(reply[2 * i]), resetMs: Number(reply[2 * i + 1]) }));
+      return (await Promise.race([command, late])).map(Number);
     } finally {
       clearTimeout(timer);
     }

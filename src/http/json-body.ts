@@ -73,11 +73,33 @@ export function findDuplicateOrLoneSurrogate(text: string): string | undefined {
   return undefined;
 }
 
+/** Deeper than any request of this API: a body nested further is refused before it is parsed. */
+export const MAX_JSON_DEPTH = 32;
+
+/** How deep the arrays and objects of a JSON text nest (strings skipped), stopping past `max`. */
+function nesting(text: string, max: number): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > deepest && (deepest = depth) > max) return deepest;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
 function parseStrict(req: Request, _res: unknown, next: (err?: unknown) => void): void {
   if (!Buffer.isBuffer(req.body)) return next();
   const bytes = req.body;
   if (bytes.length === 0) {
     req.body = undefined;
+    // An empty body is not JSON: an operation that needs one says so (one that takes none ignores it).
+    if ((req.openapi?.schema.requestBody as { required?: boolean } | undefined)?.required) {
+      return next(malformedJson('The request body is empty; this operation takes a JSON body.'));
+    }
     return next();
   }
   let text: string;
@@ -86,6 +108,7 @@ function parseStrict(req: Request, _res: unknown, next: (err?: unknown) => void)
   } catch {
     return next(malformedJson('The request body is not valid UTF-8.'));
   }
+  if (nesting(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return next(malformedJson(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`));
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -107,7 +130,11 @@ function utf8Only(req: Request, _res: unknown, next: (err?: unknown) => void): v
   next();
 }
 
-/** The stages that turn a JSON body into `req.body` (other bodies are left to their own parsers). */
+/**
+ * The stages that turn a JSON body into `req.body` (other bodies are left to their own parsers).
+ * They run after authentication and the request budget: an unauthenticated body is never read,
+ * and a malformed one costs its sender a unit like any request.
+ */
 export function jsonBody(): RequestHandler[] {
   return [
     utf8Only as RequestHandler,

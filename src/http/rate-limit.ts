@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
-import type { Counters } from './counters.js';
+import type { Count, Counters } from './counters.js';
 import { ProblemError } from './problem.js';
 
 export type RateLimits = {
@@ -47,39 +47,45 @@ declare global {
   }
 }
 
-type Budget = { policy: string; name: string; limit: number; refusal: string };
+type Policy = { policy: string; key: string; limit: number; refusal: string };
 
 /** The budgets a request spends: its key's and its user's, or (public and session operations) its address's. */
-function budgetsOf(req: Request, limits: RateLimits): Budget[] {
+function budgetsOf(req: Request, limits: RateLimits): Policy[] {
   const actor = req.actor;
   if (actor?.keyId) {
     return [
-      { policy: 'per-key', name: `key:${actor.keyId}`, limit: limits.requestsPerMinutePerKey,
+      { policy: 'per-key', key: `key:${actor.keyId}`, limit: limits.requestsPerMinutePerKey,
         refusal: `This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute` },
-      { policy: 'per-user', name: `user:${actor.userId}`, limit: limits.requestsPerMinutePerUser,
+      { policy: 'per-user', key: `user:${actor.userId}`, limit: limits.requestsPerMinutePerUser,
         refusal: `The API keys of this account made more than ${limits.requestsPerMinutePerUser} requests in a minute together` },
     ];
   }
-  return [{ policy: 'per-address', name: `ip:${addressOf(req)}`, limit: limits.requestsPerMinutePerKey,
+  return [{ policy: 'per-address', key: `ip:${addressOf(req)}`, limit: limits.requestsPerMinutePerKey,
     refusal: `This address made more than ${limits.requestsPerMinutePerKey} requests in a minute` }];
 }
 
-function announce(res: Response, budgets: Budget[], counts: { count: number; resetMs: number }[]): void {
+function announce(res: Response, budgets: Policy[], counts: Count[]): void {
   if (res.headersSent) return;
-  res.setHeader('RateLimit-Policy', budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${WINDOW_S}; pk=:${partition(b.name)}:`).join(', '));
+  res.setHeader('RateLimit-Policy', budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${WINDOW_S}; pk=:${partition(b.key)}:`).join(', '));
   res.setHeader('RateLimit', budgets.map((b, i) => `"${b.policy}"; r=${Math.max(0, b.limit - counts[i]!.count)}; t=${seconds(counts[i]!.resetMs)}`).join(', '));
 }
 
-/** Spends the request's budgets (after authentication); 429 when any of them is over. */
+/**
+ * Spends the request's budgets (after authentication): all of them or, when one has no room
+ * left, none (429 naming it). A request that is refused costs nothing.
+ */
 export function requestBudget(counters: Counters, limits: RateLimits): RequestHandler {
   return async function requestBudget(req, res, next) {
     try {
       const budgets = budgetsOf(req, limits);
-      const counts = await counters.spend(budgets.map((b) => b.name), req.budgetUnits ?? 1, WINDOW_MS);
+      const units = req.budgetUnits ?? 1;
+      const { allowed, counts } = await counters.take(budgets, units, WINDOW_MS);
       announce(res, budgets, counts);
-      const over = budgets.findIndex((b, i) => counts[i]!.count > b.limit);
-      if (over >= 0) return next(tooMany(budgets[over]!.refusal, seconds(counts[over]!.resetMs)));
-      next();
+      if (allowed) return next();
+      const full = budgets.findIndex((b, i) => counts[i]!.count + Math.max(units, 1) > b.limit);
+      const refusal = full >= 0 ? budgets[full]! : budgets[0]!;
+      const more = units > 1 && counts[Math.max(full, 0)]!.count < refusal.limit ? ` (this request carries ${units} calls, more than are left)` : '';
+      next(tooMany(`${refusal.refusal}${more}`, seconds(counts[Math.max(full, 0)]!.resetMs)));
     } catch (err) {
       next(err);
     }
@@ -95,9 +101,9 @@ export type FailedAuth = (req: Request, refusal: ProblemError) => Promise<Proble
 
 export function failedAuthBudget(counters: Counters, limits: RateLimits): FailedAuth {
   return async (req, refusal) => {
-    const [spent] = await counters.spend([`auth:${addressOf(req)}`], 1, WINDOW_MS);
-    if (spent!.count <= limits.failedAuthPerMinutePerAddress) return refusal;
-    return tooMany('Too many requests with a missing or invalid API key from this address', seconds(spent!.resetMs));
+    const spent = await counters.add(`auth:${addressOf(req)}`, 1, WINDOW_MS);
+    if (spent.count <= limits.failedAuthPerMinutePerAddress) return refusal;
+    return tooMany('Too many requests with a missing or invalid API key from this address', seconds(spent.resetMs));
   };
 }
 
@@ -109,14 +115,14 @@ export function signInBudget(counters: Counters, limits: RateLimits): RequestHan
   const limit = limits.failedSignInsPerAddress ?? 10;
   return async function signInBudget(req, res, next) {
     try {
-      const name = `signin:${addressOf(req)}`;
-      const [now] = await counters.spend([name], 0, SIGN_IN_WINDOW_MS);
-      if (now!.count >= limit) {
-        res.setHeader('Retry-After', String(seconds(now!.resetMs)));
-        return next(tooMany('Too many failed sign-ins from this address', seconds(now!.resetMs)));
+      const key = `signin:${addressOf(req)}`;
+      const now = await counters.add(key, 0, SIGN_IN_WINDOW_MS);
+      if (now.count >= limit) {
+        res.setHeader('Retry-After', String(seconds(now.resetMs)));
+        return next(tooMany('Too many failed sign-ins from this address', seconds(now.resetMs)));
       }
       res.on('finish', () => {
-        if (res.statusCode === 401 || res.statusCode === 409) void counters.spend([name], 1, SIGN_IN_WINDOW_MS).catch(() => undefined);
+        if (res.statusCode === 401 || res.statusCode === 409) void counters.add(key, 1, SIGN_IN_WINDOW_MS).catch(() => undefined);
       });
       next();
     } catch (err) {

@@ -1,7 +1,8 @@
 /**
  * express-openapi-validator, with our authentication and scope check placed where its own
  * security stage would run: after it has matched the operation (404/405 for unknown routes),
- * before it validates the request (400). Request order is therefore 404/405 → 401 → 429 → 403 → 400.
+ * before it validates the request (400). Request order is therefore 404/405 → 401 → 429 → 403 →
+ * the body read (JSON: src/http/json-body.ts) → 400.
  */
 import { parse as legacyUrlParse } from 'node:url';
 import type { RequestHandler } from 'express';
@@ -10,6 +11,8 @@ import type { OpenApiDocument } from './contract.js';
 import { authenticate, requireScope } from './authenticate.js';
 import { badRequest } from './problem.js';
 import { strictQueryIntegers } from './query-integers.js';
+import { jsonBody } from './json-body.js';
+import { deprecation } from './deprecation.js';
 import type { KeyCache } from '../keys/key-cache.js';
 import type { FailedAuth } from './rate-limit.js';
 
@@ -51,7 +54,7 @@ export function contractValidator(
   if (at < 0 || chain[at - 1]?.name !== 'metadataMiddleware') {
     throw new Error('express-openapi-validator changed its middleware chain: cannot place authentication');
   }
-  chain.splice(at, 1, authenticate(opts.keys, opts.failedAuth) as RequestHandler, opts.budget, requireScope as RequestHandler, strictQueryIntegers(doc));
+  chain.splice(at, 1, deprecation(doc), authenticate(opts.keys, opts.failedAuth) as RequestHandler, opts.budget, requireScope as RequestHandler, strictQueryIntegers(doc), ...jsonBody());
   const multipart = chain.findIndex((mw) => mw.name === 'multipartMiddleware');
   if (multipart < 0) throw new Error('express-openapi-validator changed its middleware chain: no multipart stage');
   chain[multipart] = clientMultipartErrors(chain[multipart]!);

@@ -3,8 +3,9 @@
  * ..._access_changes): a key revoked, deleted, or changed in what it opens; an account disabled,
  * enabled or deleted. Each sends `pg_notify('shipyard_access', 'key:<id>' | 'user:<id>')`, which
  * every running instance hears (src/db/changes.ts) and drops from its key cache at once, in
- * whatever process or plain SQL the change was made. Declared on the entities so that the
- * schema diff knows the triggers are meant to be there.
+ * whatever process or plain SQL the change was made; a TRUNCATE of either table sends `all`
+ * (its trigger is the migration's: the ORM does not introspect TRUNCATE triggers). Declared on
+ * the entities so that the schema diff knows the triggers are meant to be there.
  */
 import type { TriggerDef } from '@mikro-orm/core';
 

@@ -21,7 +21,7 @@ const ApiKeySchema = defineEntity({
     revokedAt: p.datetime().nullable(),
   },
   indexes: [{ name: 'api_keys_user_idx', properties: ['user'] }],
-  triggers: [accessChangedTrigger('api_keys', 'revoked_at, expires_at, scopes, user_id')],
+  triggers: [accessChangedTrigger('api_keys', 'id, token_hash, revoked_at, expires_at, scopes, user_id')],
 });
 export class ApiKey extends ApiKeySchema.class {}
 ApiKeySchema.setClass(ApiKey);

@@ -1,7 +1,7 @@
 /**
  * POST /api/v1/mcp — Streamable HTTP, stateless, JSON responses. In order:
- *   JSON body (parse errors as JSON-RPC -32700)
- *   → outer gate: a valid key (401) holding projects.read, projects.write or content.write (403)
+ *   outer gate: a valid key (401) holding projects.read, projects.write or content.write (403)
+ *   → JSON body (parse errors as JSON-RPC -32700, answered after the unit they cost is spent)
  *   → the key's and the user's request budgets, shared with REST, one unit per JSON-RPC request (429)
  *   → protocol versions: exactly 2025-11-25, 2025-06-18, 2025-03-26 (initialize with another is
  *     answered with 2025-11-25; another MCP-Protocol-Version header is a 400)
@@ -28,6 +28,15 @@ import { JsonResponseTransport, rpcError } from './transport.js';
 
 const SUPPORTED: readonly string[] = MCP_PROTOCOL_VERSIONS;
 
+declare global {
+  namespace Express {
+    interface Request {
+      /** Why the MCP body could not be read, answered once its unit is spent. */
+      bodyError?: unknown;
+    }
+  }
+}
+
 type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; protocolVersion?: unknown } };
 
 const messages = (body: unknown): JsonRpcMessage[] =>
@@ -35,16 +44,17 @@ const messages = (body: unknown): JsonRpcMessage[] =>
 
 /**
  * What a POST spends of the key's and the user's budgets: one unit per JSON-RPC request in it, so
- * a batch costs what its calls would cost one by one. Notifications carry no work here (a
- * stateless server drops them) and ride along free, except that a POST of notifications alone
- * costs one unit like any request; the `notifications/initialized` that completes opening a
- * connection costs nothing, so connecting spends one unit (the initialize), not two.
+ * a batch costs what its calls would cost one by one (and is refused whole when they do not all
+ * fit); anything else (notifications, responses) costs one unit a POST. The single
+ * `notifications/initialized` that completes opening a connection costs nothing, so connecting
+ * spends one unit (the initialize), not two; like every request it is refused once the budget
+ * is spent.
  */
 export function budgetUnits(body: unknown): number {
   const all = messages(body);
   const requests = all.filter((m) => m.id !== undefined && typeof m.method === 'string').length;
   if (requests > 0) return requests;
-  return all.length > 0 && all.every((m) => m.method === 'notifications/initialized') ? 0 : 1;
+  return !Array.isArray(body) && all.length === 1 && all[0]!.method === 'notifications/initialized' ? 0 : 1;
 }
 
 const outerGate = (keys: KeyCache, failedAuth: FailedAuth) => async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
@@ -92,12 +102,18 @@ export function mcpRouter({ log, budget, failedAuth, keys, checkOutput }: {
   log: Logger; budget: RequestHandler; failedAuth: FailedAuth; keys: KeyCache; checkOutput: boolean;
 }): Router {
   const router = Router();
-  router.use(chain(...jsonBody()));
+  // The body is read once the key is known to be good, and what it costs is spent before its
+  // faults are answered: an unauthenticated body is never read, and a malformed one costs a unit.
+  const parse = chain(...jsonBody());
+  const readBody: RequestHandler = (req, res, next) => parse(req, res, (err?: unknown) => {
+    if (err) req.bodyError = err;
+    next();
+  });
   const spend: RequestHandler = (req, res, next) => {
-    req.budgetUnits = budgetUnits(req.body);
-    return budget(req, res, next);
+    req.budgetUnits = req.bodyError ? 1 : budgetUnits(req.body);
+    return budget(req, res, (err?: unknown) => next(err ?? req.bodyError));
   };
-  router.post('/', outerGate(keys, failedAuth), spend, versionGate, unknownToolGate, async (req: Request, res: Response) => {
+  router.post('/', outerGate(keys, failedAuth), readBody, spend, versionGate, unknownToolGate, async (req: Request, res: Response) => {
     const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
     const transport = new JsonResponseTransport();
     res.on('close', () => {

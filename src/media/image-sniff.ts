@@ -63,3 +63,79 @@ export function sniffImage(bytes: Buffer): ImageInfo | undefined {
 }
 
 export const EXTENSIONS: Record<ImageType, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
+
+/** PNG: the chunks up to and including IEND. */
+function pngLength(b: Buffer): number | undefined {
+  let i = 8;
+  while (i + 12 <= b.length) {
+    const length = b.readUInt32BE(i);
+    const type = b.toString('latin1', i + 4, i + 8);
+    i += 12 + length;
+    if (type === 'IEND') return i <= b.length ? i : undefined;
+  }
+  return undefined;
+}
+
+/** GIF: the header, colour table and blocks up to and including the trailer (0x3B). */
+function gifLength(b: Buffer): number | undefined {
+  if (b.length < 13) return undefined;
+  let i = 13 + (b[10]! & 0x80 ? 3 * 2 ** ((b[10]! & 0x07) + 1) : 0);
+  const subBlocks = () => {
+    while (i < b.length && b[i] !== 0) i += b[i]! + 1;
+    i++; // the terminator
+  };
+  while (i < b.length) {
+    const introducer = b[i]!;
+    if (introducer === 0x3b) return i + 1;
+    if (introducer === 0x21) {
+      i += 2; // introducer, label
+      subBlocks();
+    } else if (introducer === 0x2c) {
+      if (i + 10 > b.length) return undefined;
+      const packed = b[i + 9]!;
+      i += 10 + (packed & 0x80 ? 3 * 2 ** ((packed & 0x07) + 1) : 0) + 1; // descriptor, local table, LZW code size
+      subBlocks();
+    } else return undefined;
+  }
+  return undefined;
+}
+
+/** JPEG: the marker segments and entropy-coded data up to and including EOI. */
+function jpegLength(b: Buffer): number | undefined {
+  let i = 2;
+  while (i + 2 <= b.length) {
+    if (b[i] !== 0xff) return undefined;
+    const marker = b[i + 1]!;
+    if (marker === 0xff) { i += 1; continue; }
+    if (marker === 0xd9) return i + 2;
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { i += 2; continue; }
+    if (i + 4 > b.length) return undefined;
+    i += 2 + b.readUInt16BE(i + 2);
+    if (marker === 0xda) {
+      // Entropy-coded data: a 0xFF in it is followed by 0x00 (a stuffed byte) or a restart marker.
+      while (i + 1 < b.length && !(b[i] === 0xff && b[i + 1] !== 0x00 && !(b[i + 1]! >= 0xd0 && b[i + 1]! <= 0xd7))) i++;
+    }
+  }
+  return undefined;
+}
+
+/** WebP: the RIFF container's own length (its size field, plus the header and a pad byte). */
+function webpLength(b: Buffer): number | undefined {
+  if (b.length < 12) return undefined;
+  const size = b.readUInt32LE(4);
+  return 8 + size + (size % 2);
+}
+
+/**
+ * Where the image ends, read from its own structure; undefined when the structure does not hold
+ * together. Bytes after that end (a script, a page, another file) make the file more than the
+ * image it claims to be.
+ */
+export function imageLength(bytes: Buffer, type: ImageType): number | undefined {
+  switch (type) {
+    case 'image/png': return pngLength(bytes);
+    case 'image/gif': return gifLength(bytes);
+    case 'image/jpeg': return jpegLength(bytes);
+    case 'image/webp': return webpLength(bytes);
+  }
+}

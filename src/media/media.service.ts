@@ -5,8 +5,8 @@ import { Media } from './media.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, notFound, ProblemError } from '../http/problem.js';
-import sharp from 'sharp';
-import { sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
+import sharp, { type Metadata } from 'sharp';
+import { imageLength, sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
 import type { MediaStorage } from './storage.js';
 import { MEMBER_CTE, readableParams, shownByReadablePostSql } from '../posts/posts.service.js';
 import { isUuid } from '../http/ids.js';
@@ -16,14 +16,17 @@ export const notAnImage = () =>
 
 /** The most pixels an upload may have (all its frames together): 40 megapixels. */
 export const MAX_IMAGE_PIXELS = 40_000_000;
+/** The most frames an animated image may have: each one is decoded, however small. */
+export const MAX_IMAGE_FRAMES = 1000;
 
 const FORMATS: Record<ImageType, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
 
 /**
  * That the bytes are the image their header says, decoded in full by libvips (sharp) within the
  * pixel bound: a header alone can promise 100000×100000 pixels in 70 bytes (a decompression
- * bomb), or open a file that is something else after it (a GIF that goes on as a script). The
- * pixels are decoded into a thumbnail, so memory stays small whatever the image's size.
+ * bomb), or open a file that is something else after it (a GIF that goes on as a script, a
+ * PNG with a page after its end). The file must end where the image ends; the pixels are decoded
+ * into a thumbnail, so memory stays small whatever the image's size.
  */
 async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
   const pixels = info.width * info.height;
@@ -31,9 +34,21 @@ async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
     throw new ProblemError(422, 'image-too-large', 'Image too large',
       `The image declares ${info.width}×${info.height} pixels; the most accepted is ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`);
   }
+  if (imageLength(bytes, info.contentType) !== bytes.length) {
+    throw new ProblemError(415, 'unsupported-media-type', 'Unsupported media type',
+      `The file is not only a ${FORMATS[info.contentType].toUpperCase()} image: its bytes go on after the image ends, or its structure does not hold together.`);
+  }
   const options = { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'warning', animated: true, sequentialRead: true } as const;
+  let meta: Metadata;
   try {
-    const meta = await sharp(bytes, options).metadata();
+    meta = await sharp(bytes, options).metadata();
+  } catch {
+    meta = {} as Metadata;
+  }
+  if ((meta.pages ?? 1) > MAX_IMAGE_FRAMES) {
+    throw new ProblemError(422, 'image-too-large', 'Image too large', `The image has ${meta.pages} frames; the most accepted is ${MAX_IMAGE_FRAMES}.`);
+  }
+  try {
     if (meta.format !== FORMATS[info.contentType] || meta.width !== info.width || (meta.pageHeight ?? meta.height) !== info.height) throw new Error('header and image disagree');
     await sharp(bytes, options).resize(16, 16, { fit: 'inside' }).raw().toBuffer();
   } catch (err) {

@@ -1,35 +1,42 @@
 /**
  * What a new password must be, after NIST SP 800-63B (revision 4, passwords as the only
  * factor): at least 15 characters and at most 1024, any characters, no composition rules (no
- * "one digit, one symbol"), and not one an attacker tries first: a common password (the
- * blocklist of zxcvbn-ts, shipped in its npm package), a common password with digits or
- * symbols around it, a short run repeated or typed in sequence, the name of the service,
- * or anything containing the account's username or the name part of its email. Every reason
- * is given at once.
+ * "one digit, one symbol"), and not one an attacker tries early. That last part is judged by
+ * zxcvbn-ts (its common-password, name and word lists, and its patterns: repeats, sequences,
+ * keyboard walks, dates, l33t), which must estimate at least 10^8 guesses with the account's own
+ * words counted as known; and, beyond it, a password may not contain the username, the name
+ * part of the email or the service's name (compared without case, spacing or punctuation, in
+ * Unicode's compatibility form), nor be a walk along the keyboard's rows or columns. Every
+ * reason is given at once.
  */
-import { dictionary } from '@zxcvbn-ts/language-common';
+import { ZxcvbnFactory } from '@zxcvbn-ts/core';
+import * as common from '@zxcvbn-ts/language-common';
+import * as en from '@zxcvbn-ts/language-en';
 
 export const PASSWORD_MIN = 15;
 export const PASSWORD_MAX = 1024;
-
-const COMMON = new Set(dictionary['passwords-common'].map((p) => p.toLowerCase()));
+/** zxcvbn's score 3: "safely unguessable: moderate protection from offline slow-hash scenario" (≥ 10^8 guesses). */
+const MIN_SCORE = 3;
 const SERVICE_WORDS = ['shipyard'];
-/** Runs typed by sliding along the keys: digits, the alphabet, keyboard rows and columns (either way). */
-const SEQUENCES = ['0123456789', 'abcdefghijklmnopqrstuvwxyz', 'qwertyuiopasdfghjklzxcvbnm', '1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik9ol0p']
+
+const zxcvbn = new ZxcvbnFactory({
+  dictionary: { ...common.dictionary, ...en.dictionary },
+  graphs: common.adjacencyGraphs,
+  translations: en.translations,
+});
+
+/** Walks along a keyboard (either way), which zxcvbn's adjacency does not all see. */
+const WALKS = ['qwertyuiopasdfghjklzxcvbnm', '1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik9ol0p', '1q2w3e4r5t6y7u8i9o0p', 'zaq1xsw2cde3vfr4bgt5nhy6mju7']
   .flatMap((s) => [s, [...s].reverse().join('')]);
+/** The digit row's shifted symbols, as the keys they share (`!QAZ2wsx` walks `1qaz2wsx`). */
+const UNSHIFT: Record<string, string> = { '!': '1', '@': '2', '#': '3', $: '4', '%': '5', '^': '6', '&': '7', '*': '8', '(': '9', ')': '0' };
 
-/** `1234567890123456`, `abcdefghijklmnop`, `poiuytrewq…`: a run along a sequence, wrapping round. */
-const isSequential = (lower: string): boolean =>
-  SEQUENCES.some((seq) => seq.repeat(Math.ceil(lower.length / seq.length) + 1).includes(lower));
+/** Lower case, compatibility form (full-width letters become letters), letters and digits only. */
+const letters = (s: string) => s.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
 
-/** `abcabcabc` → `abc`: the shortest run the password repeats, if it is made of one. */
-function repeatedUnit(password: string): string | undefined {
-  for (let size = 1; size <= password.length / 2; size++) {
-    if (password.length % size !== 0) continue;
-    const unit = password.slice(0, size);
-    if (unit.repeat(password.length / size) === password) return unit;
-  }
-  return undefined;
+function isKeyboardWalk(password: string): boolean {
+  const keys = [...password.toLowerCase()].map((c) => UNSHIFT[c] ?? c).join('');
+  return keys.length >= 8 && WALKS.some((walk) => walk.repeat(Math.ceil(keys.length / walk.length) + 1).includes(keys));
 }
 
 export function passwordProblems(password: string, account: { username: string; email: string }): string[] {
@@ -37,16 +44,17 @@ export function passwordProblems(password: string, account: { username: string; 
   const length = [...password].length;
   if (length < PASSWORD_MIN) problems.push(`Password: at least ${PASSWORD_MIN} characters (this one has ${length}). A few unrelated words make a good one.`);
   if (length > PASSWORD_MAX) problems.push(`Password: at most ${PASSWORD_MAX} characters.`);
-  const lower = password.toLowerCase();
-  const core = lower.replace(/^[\d\W_]+|[\d\W_]+$/g, '');
-  const unit = repeatedUnit(lower);
-  if (!lower.trim()) problems.push('Password: not only spaces.');
-  else if (COMMON.has(lower) || (core && COMMON.has(core)) || (unit && COMMON.has(unit))) {
-    problems.push('Password: this is one of the most common passwords, the first an attacker tries; choose another.');
-  } else if ((unit && unit.length <= 4) || isSequential(lower)) {
-    problems.push('Password: not one short run of characters repeated or typed in sequence; choose something less predictable.');
+  if (!password.trim()) return [...problems, 'Password: not only spaces.'];
+  const names = [account.username, account.email.split('@')[0] ?? '', ...SERVICE_WORDS].map(letters).filter((n) => n.length >= 3);
+  if (names.some((n) => letters(password).includes(n))) {
+    problems.push('Password: it must not contain your username, your email address or the name of this service.');
   }
-  const names = [account.username.toLowerCase(), account.email.toLowerCase().split('@')[0] ?? '', ...SERVICE_WORDS].filter((n) => n.length >= 3);
-  if (names.some((n) => lower.includes(n))) problems.push('Password: it must not contain your username, your email address or the name of this service.');
+  if (length <= PASSWORD_MAX) {
+    const result = zxcvbn.check(password.slice(0, 256), [...names, account.username, account.email]);
+    if (result.score < MIN_SCORE || isKeyboardWalk(password)) {
+      const why = result.feedback.warning ?? (isKeyboardWalk(password) ? 'It is a walk along the keyboard.' : 'It is too easy to guess.');
+      problems.push(`Password: an attacker would try it early. ${why} Add more unrelated words, or choose another.`);
+    }
+  }
   return problems;
 }

@@ -33,7 +33,7 @@ const UserSchema = defineEntity({
     /** Migration ..._media_access: whether an image is someone's profile picture. */
     { name: 'users_avatar_idx', properties: ['avatarMediaId'], where: 'avatar_media_id is not null' },
   ],
-  triggers: [searchChangedTrigger('users', 'search'), accessChangedTrigger('users', 'disabled_at')],
+  triggers: [searchChangedTrigger('users', 'search'), accessChangedTrigger('users', 'id, disabled_at')],
 });
 export class User extends UserSchema.class {}
 UserSchema.setClass(User);

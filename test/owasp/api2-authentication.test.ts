@@ -122,6 +122,14 @@ describe('API2 authentication', () => {
       // Enabled again, the account's keys work again, everywhere.
       await setAccountDisabled(a.db.orm.em.fork(), disabled.user.username, false);
       for (const instance of [a, b]) expect((await raw(instance, 'GET', '/platform/versions', { token: disabled.token })).status).toBe(200);
+
+      // A key's hash replaced in SQL, and the keys table emptied with TRUNCATE: the same.
+      const rehashed = await userWithKey(a, ['content.read']);
+      for (const u of [rehashed, disabled]) await everywhere(u.token);
+      await a.db.orm.em.fork().execute("update api_keys set token_hash = md5(random()::text) || md5(random()::text) where user_id = ?", [rehashed.user.id]);
+      for (const instance of [a, b]) expect((await refusedWithinASecond(instance, rehashed.token)).status).toBe(401);
+      await a.db.orm.em.fork().execute('truncate api_keys');
+      for (const instance of [a, b]) expect((await refusedWithinASecond(instance, disabled.token)).status).toBe(401);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

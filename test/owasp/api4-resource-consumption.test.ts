@@ -4,7 +4,7 @@ import { startServer, userWithKey, keyFor, raw, fileForm, UPLOAD_MAX_BYTES, type
 import { createKey } from '../../src/keys/keys.service.js';
 import { ApiKey } from '../../src/keys/api-key.entity.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
-import { gifScriptPolyglot, png, pngDeclaring } from '../fixtures/images.js';
+import { gif1x1, gifFrames, gifScriptPolyglot, jpeg1x1, png, pngDeclaring, webp1x1 } from '../fixtures/images.js';
 import { Media } from '../../src/media/media.entity.js';
 
 let t: TestServer;
@@ -39,8 +39,11 @@ describe('API4 resource consumption', () => {
       ['100000×100000 declared in a few bytes', pngDeclaring(100_000, 100_000), 422, /declares 100000×100000 pixels; the most accepted is 40 megapixels/],
       ['2³¹−1 square', pngDeclaring(2 ** 31 - 1, 2 ** 31 - 1), 422, /the most accepted is 40 megapixels/],
       ['a header that promises more than its data', pngDeclaring(1000, 1000), 415, /does not decode as one/],
-      ['a GIF that goes on as JavaScript', gifScriptPolyglot, 415, /starts like a GIF image but does not decode/],
-      ['a PNG cut short', png(16, 16).subarray(0, 60), 415, /does not decode as one/],
+      ['a GIF that goes on as JavaScript', gifScriptPolyglot, 415, /not only a GIF image/],
+      ['a PNG with a page after its end', Buffer.concat([png(4, 4), Buffer.from('<html><script>alert(1)</script></html>')]), 415, /not only a PNG image/],
+      ['a JPEG with a script after its end', Buffer.concat([jpeg1x1, Buffer.from('<script>alert(1)</script>')]), 415, /not only a JPEG image/],
+      ['a PNG cut short', png(16, 16).subarray(0, 60), 415, /not only a PNG image/],
+      ['a GIF of 1001 frames', gifFrames(1001), 422, /1001 frames; the most accepted is 1000/],
     ];
     for (const [what, bytes, status, detail] of cases) {
       const res = await raw(t, 'POST', '/media', { token: ada.token, body: fileForm(bytes) });
@@ -49,6 +52,26 @@ describe('API4 resource consumption', () => {
       expect(res.json.detail, what).toMatch(detail);
     }
     expect(await count()).toBe(before);
+    // What the checks take apart is each format's own structure: every real image still passes.
+    for (const bytes of [png(3, 3), jpeg1x1, gif1x1, webp1x1, gifFrames(3)]) {
+      expect((await raw(t, 'POST', '/media', { token: ada.token, body: fileForm(bytes) })).status).toBe(201);
+    }
+  });
+
+  it('reads a body only once its key is known, charges a malformed one, and refuses one nested too deep', async () => {
+    const own = await startServer({ rateLimitPerMinute: 2, failedAuthPerMinute: 2 });
+    try {
+      const u = await userWithKey(own, ['projects.write']);
+      const send = (body: string, token?: string) => raw(own, 'POST', '/projects', { token, body });
+      expect((await send('{"name":', u.token)).status).toBe(400);
+      expect((await send('['.repeat(40) + ']'.repeat(40), u.token)).json.detail).toMatch(/deeper than 32 levels/);
+      expect((await send('{"name":"x"}', u.token)).status).toBe(429); // two malformed bodies spent the budget
+      // Without a valid key the body is never read: a failed authentication, counted as such.
+      const bad = [await send('{"name":'), await send('{"name":'), await send('{"name":')];
+      expect(bad.map((r) => r.status)).toEqual([401, 401, 429]);
+    } finally {
+      await own.close();
+    }
   });
 
   it('takes only integers written in digits as integers in a query: 400 for Infinity, 1e400, 1e2 or hex on every list', async () => {
@@ -91,14 +114,22 @@ describe('API4 resource consumption', () => {
       const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(initialized.status).toBe(202);
       expect(initialized.headers.get('ratelimit')).toMatch(/^"per-key"; r=4;/);
+      // Only that one notification is free: a batch of them costs a unit like any POST.
+      const notes = await post([{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/initialized' }]);
+      expect(notes.headers.get('ratelimit')).toMatch(/^"per-key"; r=3;/);
       const batch = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } }));
-      const three = await post(batch(3));
-      expect(three.status).toBe(200);
-      expect(three.headers.get('ratelimit')).toMatch(/^"per-key"; r=1;/);
-      // A batch bigger than what is left is refused whole: 100 calls no longer cost one unit.
+      const two = await post(batch(2));
+      expect(two.status).toBe(200);
+      expect(two.headers.get('ratelimit')).toMatch(/^"per-key"; r=1;/);
+      // A batch bigger than what is left is refused whole and costs nothing: 100 calls no longer cost one unit.
       const over = await post(batch(2));
       expect(over.status).toBe(429);
       expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(over.headers.get('ratelimit')).toMatch(/^"per-key"; r=1;/);
+      // A malformed body costs its unit too (it is read only once the key is known), and once
+      // the budget is spent, even the free notification is refused.
+      expect((await post('{"jsonrpc":')).status).toBe(400);
+      expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(429);
     } finally {
       await own.close();
     }
@@ -110,9 +141,11 @@ describe('API4 resource consumption', () => {
       const u = await userWithKey(own, ['content.read']);
       const tokens = [u.token, ...(await Promise.all([0, 1, 2].map(() => keyFor(own, u.user.id, ['content.read']))))];
       const statuses: number[] = [];
-      for (const token of tokens) for (let i = 0; i < 2; i++) statuses.push((await raw(own, 'GET', '/platform/versions', { token })).status);
+      // The first key runs past its own budget: its refused requests cost the account nothing.
+      for (let i = 0; i < 5; i++) statuses.push((await raw(own, 'GET', '/platform/versions', { token: tokens[0]! })).status);
+      for (const token of tokens.slice(1)) for (let i = 0; i < 2; i++) statuses.push((await raw(own, 'GET', '/platform/versions', { token })).status);
       // Per key 3, per user 6 (twice the per-key budget): the fourth key's requests are refused.
-      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+      expect(statuses).toEqual([200, 200, 200, 429, 429, 200, 200, 200, 429, 429, 429]);
       const refused = await raw(own, 'GET', '/platform/versions', { token: tokens[3]! });
       expect(refused.json.detail).toMatch(/API keys of this account made more than 6 requests in a minute together/);
       expect(refused.headers.get('ratelimit')).toMatch(/"per-user"; r=0;/);

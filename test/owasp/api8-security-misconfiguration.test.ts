@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from '../harness.js';
 import { Project } from '../../src/projects/project.entity.js';
+import { connect } from 'node:net';
 
 let t: TestServer;
 let ada: TestUser;
@@ -60,7 +61,25 @@ describe('API8 security misconfiguration', () => {
       expect((await res.json()).detail, what).toMatch(detail);
     }
     expect(await t.db.orm.em.fork().count(Project, { name: { $like: `${name}%` } })).toBe(0);
+    // An empty body where a JSON one is required: 400, never a 500 (on every PATCH that takes one).
+    const project = (await raw(t, 'POST', '/projects', { token: ada.token, body: { name: `${name}-empty` } })).json;
+    const empty = await fetch(`${t.apiUrl}/projects/${project.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' }, body: '' });
+    expect(empty.status).toBe(400);
+    expect((await empty.json()).detail).toMatch(/body is empty/);
     // Declared UTF-8, in any spelling, is read as before.
     expect((await send(`{"name":"${name}"}`, 'application/json; charset=UTF-8')).status).toBe(201);
+  });
+
+  it("answers what Node's HTTP parser refuses (raw non-ASCII in the request line) with problem+json too", async () => {
+    const { port } = new URL(t.apiUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    let answer = '';
+    socket.on('data', (d) => (answer += d));
+    socket.write(Buffer.concat([Buffer.from('GET /api/v1/projects?limit='), Buffer.from('٥', 'utf8'), Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n')]));
+    await new Promise((r) => socket.on('close', r));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/Content-Type: application\/problem\+json/);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toMatchObject({ status: 400, type: 'https://shipyard.dev/problems/malformed-request' });
   });
 });

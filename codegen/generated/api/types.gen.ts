@@ -531,12 +531,23 @@ export type ProjectCreate = {
     stage?: ProjectStage;
     visibility?: ProjectVisibility;
     tags?: Array<Tag>;
-    links?: Array<ProjectLink>;
+    links?: Array<ProjectLinkInput>;
     lookingForCollaborators?: boolean;
     wantedSkills?: Array<Tag>;
 };
 
+/**
+ * A link shown on a project.
+ */
 export type ProjectLink = {
+    label: string;
+    url: string;
+};
+
+/**
+ * A link to show on a project, as a client sends it.
+ */
+export type ProjectLinkInput = {
     label: string;
     url: string;
 };
@@ -566,7 +577,7 @@ export type ProjectUpdate = {
     stage?: ProjectStage;
     visibility?: ProjectVisibility;
     tags?: Array<Tag>;
-    links?: Array<ProjectLink>;
+    links?: Array<ProjectLinkInput>;
     lookingForCollaborators?: boolean;
     wantedSkills?: Array<Tag>;
 };
@@ -774,6 +785,9 @@ export type UserSummary = {
 export type Username = string;
 
 export type Versions = {
+    /**
+     * The contract's info.version (semver; docs/api-changes.md).
+     */
     apiVersion: string;
     mcpProtocolVersions: Array<string>;
 };

@@ -208,7 +208,18 @@ export const zMilestoneUpdate = z.object({
  */
 export const zPostKind = z.enum(['post', 'build_log']);
 
+/**
+ * A link shown on a project.
+ */
 export const zProjectLink = z.object({
+    label: z.string().min(1).max(40),
+    url: z.url().max(500).regex(/^https?:\/\//)
+});
+
+/**
+ * A link to show on a project, as a client sends it.
+ */
+export const zProjectLinkInput = z.object({
     label: z.string().min(1).max(40),
     url: z.url().max(500).regex(/^https?:\/\//)
 });
@@ -431,7 +442,7 @@ export const zProjectCreate = z.object({
     stage: zProjectStage.optional(),
     visibility: zProjectVisibility.optional(),
     tags: z.array(zTag).max(10).optional(),
-    links: z.array(zProjectLink).max(10).optional(),
+    links: z.array(zProjectLinkInput).max(10).optional(),
     lookingForCollaborators: z.boolean().optional(),
     wantedSkills: z.array(zTag).max(20).optional()
 });
@@ -447,7 +458,7 @@ export const zProjectUpdate = z.object({
     stage: zProjectStage.optional(),
     visibility: zProjectVisibility.optional(),
     tags: z.array(zTag).max(10).optional(),
-    links: z.array(zProjectLink).max(10).optional(),
+    links: z.array(zProjectLinkInput).max(10).optional(),
     lookingForCollaborators: z.boolean().optional(),
     wantedSkills: z.array(zTag).max(20).optional()
 });
