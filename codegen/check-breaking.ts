@@ -17,7 +17,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiCompare } from 'api-smart-diff';
 
-type Doc = { info: { version: string }; paths: object };
+type Doc = { info: { version: string; [key: string]: unknown }; paths: object; [key: string]: unknown };
 export type Change = { action: string; type: string; pointer: string; description: string };
 export type Accepted = { action: string; pattern: string; reason: string };
 
