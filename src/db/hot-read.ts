@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager, EntityName } from '@mikro-orm/postgresql';
 import { isDatabaseUnavailable } from '../http/errors.js';
+import { CompiledQuery } from 'kysely';
 
 const cache = new Map<string, { sql: string; fields: string[] }>();
 
@@ -92,4 +93,15 @@ export async function preparedRows<R>(em: EntityManager, sql: string, params: un
   } finally {
     client.release(broken);
   }
+}
+
+/**
+ * A statement with its values bound as parameters (`$1…`), not written into its text as
+ * `em.execute` does: on the request's own connection (its transaction, if any) through the
+ * ORM's Kysely instance. `sql` has `?` placeholders (never one inside a literal).
+ */
+export async function boundRows<R>(em: EntityManager, sql: string, params: readonly unknown[]): Promise<R[]> {
+  let n = 0;
+  const text = sql.replace(/\?/g, () => `$${++n}`);
+  return (await em.getKysely().executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows;
 }

@@ -13,6 +13,7 @@ import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { ScopeId } from '../keys/scopes.js';
 import type { SearchCache } from './search-cache.js';
 import { readableSql } from '../projects/projects.service.js';
+import { boundRows } from '../db/hot-read.js';
 
 const MAX_OFFSET = 10_000;
 const MARK_START = '\u0001';
@@ -39,7 +40,10 @@ const badQuery = (detail: string) =>
  * (rare ones) without touching the rest.
  */
 export const CANDIDATES_PER_KIND = 1_000;
-/** The query inline (not from the CTE), so the planner sees its words and can tell a common word from a rare one. */
+/**
+ * The query in each arm (not from the CTE), so the planner sees its words and can tell a common
+ * word from a rare one: the statement is unnamed, planned when its values are bound.
+ */
 const MATCH = `websearch_to_tsquery('english', ?)`;
 const rankNewest = (type: SearchResultType, candidates: string) =>
   `select '${type}'::text as type, c.id, ts_rank(c.search, q.query) as score
@@ -50,7 +54,7 @@ const noWords = (): never => {
 };
 
 async function hasWords(em: EntityManager, q: string): Promise<boolean> {
-  const [row] = await em.execute<{ n: number }[]>(`select numnode(websearch_to_tsquery('english', ?)) as n`, [q]);
+  const [row] = await boundRows<{ n: number }>(em, `select numnode(websearch_to_tsquery('english', ?)) as n`, [q]);
   return Number(row?.n ?? 0) > 0;
 }
 
@@ -113,7 +117,7 @@ const SHARED = `not (exists (select 1 from projects where owner_id = ? and visib
  * (src/search/search-cache.ts).
  */
 function rankedPage(em: EntityManager, me: string, query: SearchQuery, offset: number, arms: string[], armParams: unknown[]) {
-  return em.execute<Row[]>(
+  return boundRows<Row>(em,
     `with q as (select query, simple, numnode(query) as words, ${COUNTER} as generation, ${SHARED} as shared
        from (select websearch_to_tsquery('english', ?) as query, websearch_to_tsquery('simple', ?) as simple) parsed),
      member as (select project_id from project_members where user_id = ?),
@@ -138,7 +142,7 @@ function rankedPage(em: EntityManager, me: string, query: SearchQuery, offset: n
 
 /** The cache's counter, and whether the caller sees only public things: which stored page may answer. */
 async function cacheState(em: EntityManager, me: string): Promise<{ generation: bigint; shared: boolean }> {
-  const [row] = await em.execute<{ generation: string; shared: boolean }[]>(`select ${COUNTER} as generation, ${SHARED} as shared`, [me, me, me]);
+  const [row] = await boundRows<{ generation: string; shared: boolean }>(em, `select ${COUNTER} as generation, ${SHARED} as shared`, [me, me, me]);
   return { generation: BigInt(row!.generation), shared: row!.shared };
 }
 
@@ -149,7 +153,7 @@ async function cacheState(em: EntityManager, me: string): Promise<{ generation: 
  * run after a quiet point sees every change counted before it.
  */
 async function quietPoint(em: EntityManager): Promise<{ quiet: boolean; generation: bigint }> {
-  const [row] = await em.execute<{ quiet: boolean; generation: string }[]>(`select pg_try_advisory_xact_lock(21320, 1) as quiet, ${COUNTER} as generation`);
+  const [row] = await boundRows<{ quiet: boolean; generation: string }>(em, `select pg_try_advisory_xact_lock(21320, 1) as quiet, ${COUNTER} as generation`, []);
   return { quiet: row!.quiet, generation: BigInt(row!.generation) };
 }
 
