@@ -4,7 +4,7 @@ STAMP := node_modules/.install-stamp
 
 .PHONY: install run test lint lint-owasp typecheck codegen check-codegen check-breaking release-contract bench sdk
 
-$(STAMP): package.json package-lock.json $(wildcard patches/*.patch)
+$(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 

@@ -15,11 +15,12 @@
  *   → the operation's handler → presenter → response (validated against the contract)
  *   → one problem+json error handler.
  */
-import express, { type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
 import { loadContract, listOperations, basePath, closedForValidation, type OpenApiDocument } from './http/contract.js';
-import { contractValidator } from './http/validator.js';
+import { contractValidator, validatorProblem } from './http/validator.js';
+import { deprecation } from './http/deprecation.js';
 import { dispatchOperations } from './http/operations.js';
 import { chain, chainWithErrors } from './http/chain.js';
 import { problemHandler } from './http/errors.js';
@@ -105,7 +106,13 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
   app.use(`${base}/mcp`, mcpRouter({ log, budget, failedAuth, keys, checkOutput: config.validateResponses }));
   // The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors.
   const problems = problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes });
-  app.use(base, chainWithErrors(problems,
+  const deprecated = deprecation(contract);
+  const answer: ErrorRequestHandler = (err, req, res, next) => {
+    // A refusal the validator made before any of our stages ran still says the operation is deprecated.
+    deprecated(req, res, () => undefined);
+    validatorProblem(err, req, failedAuth).then((problem) => problems(problem, req, res, next), next);
+  };
+  app.use(base, chainWithErrors(answer,
     ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys }),
     refuseNul,
     idempotency(),

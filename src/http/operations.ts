@@ -40,6 +40,7 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers):
     bound.set(op.operationId, async (req: Request, res: Response) => {
       const actor = req.actor;
       if (!actor) throw new Error(`${op.operationId} reached its handler without an actor`);
+      req.dispatched = true;
       const run = (em: EntityManager) => handler({
         body: req.body, path: req.openapi!.pathParams as never, query: req.query as never, actor, em, req, res,
       } as never);

@@ -1,28 +1,47 @@
 /**
- * express-openapi-validator, with our authentication and scope check placed where its own
- * security stage would run: after it has matched the operation (404/405 for unknown routes),
- * before it validates the request (400). Request order is therefore 404/405 → 401 → 429 → 403 →
- * the body read (JSON: src/http/json-body.ts) → 400.
+ * express-openapi-validator, through its public options. Our authentication and everything that
+ * must come before request validation run as its security handlers (`validateSecurity.handlers`),
+ * the stage it runs after matching the operation (404/405 for unknown routes) and before
+ * validating the request (400). Request order is therefore 404/405 → 401 → 429 → 403 → the body
+ * read (JSON: src/http/json-body.ts) → 400.
+ *
+ * The validator re-creates a handler's error as its own (a status and a message); the problem
+ * itself is kept on the request and `validatorProblem` gives it back. The validator checks for the
+ * credential itself before calling a handler (no Authorization header, or another scheme; no
+ * session cookie): those refusals are rebuilt here as ours.
  */
 import { parse as legacyUrlParse } from 'node:url';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { OpenApiDocument } from './contract.js';
 import { authenticate, requireScope } from './authenticate.js';
-import { badRequest } from './problem.js';
+import { badRequest, missingToken, ProblemError } from './problem.js';
 import { strictQueryIntegers } from './query-integers.js';
 import { jsonBody } from './json-body.js';
 import { deprecation } from './deprecation.js';
+import { parseCookies } from './cookies.js';
 import type { KeyCache } from '../keys/key-cache.js';
 import type { FailedAuth } from './rate-limit.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** What a security handler refused the request with, whole (the validator keeps only its status and message). */
+      securityProblem?: unknown;
+      /** The cookies, read for the validator's session-cookie check (src/http/cookies.ts). */
+      cookies?: Record<string, string>;
+      /** Set once the operation's handler starts (src/http/operations.ts). */
+      dispatched?: boolean;
+    }
+  }
+}
 
 /**
  * The validator reads the raw query string with Node's legacy `url.parse`, on every request that
  * has one. Until `url.parse` has been called once from outside node_modules (and has printed its
  * DEP0169 deprecation warning), Node captures a stack trace on every call to decide whether to
- * warn: ~3 µs a call alone, and 221 ms of a list page's profile (~18 µs a request, under the
- * request's deeper stack and tsx's source maps). One call here, with deprecation warnings muted
- * for it only, settles that once; what url.parse returns is unchanged.
+ * warn, on every request. One call here, with deprecation warnings muted for it only, settles
+ * that once; what url.parse returns is unchanged.
  */
 function settleUrlParseWarning(): void {
   const muted = process.noDeprecation;
@@ -34,45 +53,82 @@ function settleUrlParseWarning(): void {
   }
 }
 
-export function contractValidator(
-  doc: OpenApiDocument,
-  opts: { validateResponses: boolean; uploadMaxBytes: number; budget: RequestHandler; failedAuth: FailedAuth; keys: KeyCache },
-): RequestHandler[] {
+/** Runs Express-style stages one after another as a promise; the first error rejects it. */
+function run(stages: RequestHandler[], req: Request, res: Response): Promise<void> {
+  return stages.reduce<Promise<void>>((done, stage) => done.then(() => new Promise<void>((resolve, reject) => {
+    const next = (err?: unknown) => (err ? reject(err) : resolve());
+    Promise.resolve(stage(req, res, next)).catch(reject);
+  })), Promise.resolve());
+}
+
+export type ValidatorOptions = { validateResponses: boolean; uploadMaxBytes: number; budget: RequestHandler; failedAuth: FailedAuth; keys: KeyCache };
+
+export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions): RequestHandler[] {
   settleUrlParseWarning();
-  const chain = OpenApiValidator.middleware({
+  const stages: RequestHandler[] = [
+    deprecation(doc), authenticate(opts.keys, opts.failedAuth) as RequestHandler, opts.budget, requireScope as RequestHandler,
+    strictQueryIntegers(doc), ...jsonBody(),
+  ];
+  const securityHandler = async (req: Request): Promise<boolean> => {
+    try {
+      await run(stages, req, req.res!);
+      return true;
+    } catch (err) {
+      req.securityProblem = err;
+      throw err;
+    }
+  };
+  const readCookies: RequestHandler = (req, _res, next) => {
+    req.cookies = parseCookies(req.headers.cookie);
+    next();
+  };
+  // A public operation (the spec downloads) has no security handler to run: it is nobody's,
+  // and spends its address's budget once the validator has passed it.
+  const publicStages = [deprecation(doc), authenticate(opts.keys, opts.failedAuth) as RequestHandler, opts.budget];
+  const publicOperation: RequestHandler = (req, res, next) => {
+    if (req.openapi?.schema['x-public'] !== true) return next();
+    run(publicStages, req, res).then(() => next(), next);
+  };
+  const validator = OpenApiValidator.middleware({
     apiSpec: doc as never,
     validateApiSpec: true,
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
     validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
-    validateSecurity: false,
+    validateSecurity: { handlers: { bearerAuth: securityHandler, sessionCookie: securityHandler } },
     ignoreUndocumented: false,
     validateFormats: true,
     // Multipart bodies (image uploads) are held in memory up to the upload limit: one file, no other parts.
     fileUploader: { limits: { fileSize: opts.uploadMaxBytes, files: 1, fields: 0, parts: 1 } },
   }) as unknown as RequestHandler[];
-  const at = chain.findIndex((mw) => mw.name === 'securityMiddleware');
-  if (at < 0 || chain[at - 1]?.name !== 'metadataMiddleware') {
-    throw new Error('express-openapi-validator changed its middleware chain: cannot place authentication');
-  }
-  chain.splice(at, 1, deprecation(doc), authenticate(opts.keys, opts.failedAuth) as RequestHandler, opts.budget, requireScope as RequestHandler, strictQueryIntegers(doc), ...jsonBody());
-  const multipart = chain.findIndex((mw) => mw.name === 'multipartMiddleware');
-  if (multipart < 0) throw new Error('express-openapi-validator changed its middleware chain: no multipart stage');
-  chain[multipart] = clientMultipartErrors(chain[multipart]!);
-  return chain;
+  return [readCookies, ...validator, publicOperation];
 }
 
 /**
- * The validator answers 500 for a multipart body it cannot parse (cut short, no boundary…):
- * that is the client's malformed request, so it becomes a 400.
+ * The problem a validator error stands for: the one a security handler was refused with; for the
+ * validator's own credential check, ours (and the address's failed-authentication budget spent);
+ * a multipart body its parser could not read is the client's malformed request (400). Anything
+ * else passes through as it is.
  */
-function clientMultipartErrors(inner: RequestHandler): RequestHandler {
-  return function multipartMiddleware(req, res, next) {
-    return inner(req, res, (err?: unknown) => {
-      const e = err as { status?: number } | undefined;
-      if (e && (e.status === undefined || e.status >= 500)) {
-        return next(badRequest('The multipart/form-data body could not be read: it is malformed or cut short.'));
-      }
-      next(err as Error | undefined);
-    });
-  };
+export async function validatorProblem(err: unknown, req: Request, failedAuth: FailedAuth): Promise<unknown> {
+  if (!(err instanceof Error)) return err;
+  if (req.securityProblem && err !== req.securityProblem && (err as { status?: number }).status !== undefined) return req.securityProblem;
+  const op = req.openapi?.schema;
+  if (err instanceof OpenApiValidator.error.Unauthorized && op) {
+    if (op['x-session-only'] === true && req.headers.authorization) {
+      return new ProblemError(403, 'session-only', 'Not available to API keys',
+        `${op.operationId} is for signed-in people in the web application only. API keys carry no account roles, so every key is refused, an administrator's included.`,
+        {}, { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' });
+    }
+    const refusal = op['x-session-only'] === true
+      ? new ProblemError(401, 'session-required', 'Sign-in required',
+        'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.', {}, { 'WWW-Authenticate': 'Bearer' })
+      : missingToken(req.headers.authorization
+        ? 'Use the Bearer scheme: `Authorization: Bearer shipyard_pat_…`.'
+        : 'This request needs an API key: send `Authorization: Bearer shipyard_pat_…`.');
+    return failedAuth(req, refusal).catch(() => refusal);
+  }
+  if (!req.dispatched && err instanceof OpenApiValidator.error.InternalServerError && req.is('multipart/form-data')) {
+    return badRequest('The multipart/form-data body could not be read: it is malformed or cut short.');
+  }
+  return err;
 }
