@@ -20,7 +20,10 @@ if (kind === 'json') {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
   // A named prepared statement, as the service's hot reads are (src/db/hot-read.ts): parsed
   // once per connection, so the floor is not inflated by a parse and plan the service skips.
-  const read = { name: 'baseline_project', text: `select p.*, u.username, u.display_name from projects p join users u on u.id = p.owner_id where p.id = $1` };
+  const read = {
+    name: 'baseline_project',
+    text: `select p.*, u.username, u.display_name from projects p join users u on u.id = p.owner_id where p.id = $1`,
+  };
   app.get('/projects/:id', async (req, res) => {
     const { rows } = await pool.query({ ...read, values: [req.params.id] });
     if (!rows[0]) return void res.status(404).json({ status: 404 });

@@ -15,7 +15,8 @@ const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const selfMs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
+for (const [i, id] of profile.samples.entries())
+  selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
 const total = [...selfMs.values()].reduce((a, b) => a + b, 0);
 
 /** node_modules/<pkg> (or @scope/pkg), a file of ours, node internals, or V8's own buckets. */
@@ -23,7 +24,7 @@ function owner(url: string, name: string): string {
   if (!url) return `(${name || 'anonymous'})`;
   const mod = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (mod) return mod[1]!;
-  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
   const ours = /\/(src|codegen|bench)\/(.+)$/.exec(url);
   return ours ? `${ours[1]}/${ours[2]}` : url;
 }
@@ -75,9 +76,13 @@ for (const [id, ms] of selfMs) {
   chains.set(key, m);
 }
 console.log('\ncallers of the heaviest functions');
-for (const [k] of [...byFunction].filter(([k]) => !k.startsWith('(')).sort((a, b) => b[1] - a[1]).slice(0, Math.min(top, 12))) {
-  const m = chains.get(k.replace(/:\d+$/, '').replace(/\s+$/, '') + ':' + k.split(':').pop()) ?? chains.get(k);
+for (const [k] of [...byFunction]
+  .filter(([k]) => !k.startsWith('('))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, Math.min(top, 12))) {
+  const m = chains.get(`${k.replace(/:\d+$/, '').replace(/\s+$/, '')}:${k.split(':').pop()}`) ?? chains.get(k);
   if (!m) continue;
   console.log(`  ${k}`);
-  for (const [chain, ms] of [...m].sort((a, b) => b[1] - a[1]).slice(0, 2)) console.log(`    ${ms.toFixed(0).padStart(6)} ms ← ${chain}`);
+  for (const [chain, ms] of [...m].sort((a, b) => b[1] - a[1]).slice(0, 2))
+    console.log(`    ${ms.toFixed(0).padStart(6)} ms ← ${chain}`);
 }

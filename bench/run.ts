@@ -24,7 +24,8 @@ import pg from 'pg';
 import { VOCABULARY } from './vocabulary.js';
 
 const url = process.env.DATABASE_URL;
-if (!url) throw new Error('make bench needs DATABASE_URL (the Makefile creates shipyard_bench on the local PostgreSQL)');
+if (!url)
+  throw new Error('make bench needs DATABASE_URL (the Makefile creates shipyard_bench on the local PostgreSQL)');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
@@ -35,20 +36,31 @@ const PROFILE_DIR = 'bench/profiles';
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
 
 const tsx = ['--import', 'tsx'];
-const seed = JSON.parse(execFileSync(process.execPath, [...tsx, 'bench/seed.ts'], { env: process.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+const seed = JSON.parse(
+  execFileSync(process.execPath, [...tsx, 'bench/seed.ts'], {
+    env: process.env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }),
+);
 
 /** The node options `npm start` runs the service with (the heap cap, HEAP_MB, included): the service is measured as it runs, and the baselines get the same. */
 function startOptions(): string[] {
   const script: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
   const options = /^node (.*) src\/main\.ts$/.exec(script)?.[1];
   if (!options) throw new Error(`package.json's start script is not 'node <options> src/main.ts': ${script}`);
-  return options.replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => process.env[name] || fallback).split(/\s+/);
+  return options
+    .replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => process.env[name] || fallback)
+    .split(/\s+/);
 }
 const nodeOptions = startOptions();
 
 function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, ...nodeOptions, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, ...nodeOptions, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const onData = (d: Buffer) => {
       out += d;
@@ -75,7 +87,9 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 /** CPU time a process has used (user + system), in µs, from the kernel's own count. */
 const cpuMicros = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6; // utime, stime (fields 14 and 15 of stat)
 };
 
@@ -84,79 +98,194 @@ const children = [
   await start(['bench/baselines.ts', 'json', String(P_JSON)], {}, 'ready'),
   await start(['bench/baselines.ts', 'pg', String(P_PG)], {}, 'ready'),
 ];
-const app = await start(['src/main.ts'], {
-  PORT: String(P_APP), HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000000', GITHUB_SYNC_INTERVAL_MINUTES: '0',
-}, 'shipyard listening', PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
+const app = await start(
+  ['src/main.ts'],
+  {
+    PORT: String(P_APP),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    GITHUB_SYNC_INTERVAL_MINUTES: '0',
+  },
+  'shipyard listening',
+  PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
+);
 children.push(app);
 // However the run ends (a failed check included), the servers it started end with it.
-process.on('exit', () => children.forEach((c) => c.kill('SIGTERM')));
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGTERM');
+});
 
 const auth = { authorization: `Bearer ${seed.token}` };
-const mcpHeaders = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-const mcpCall = (name: string, args: object) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+const mcpHeaders = {
+  ...auth,
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+};
+const mcpCall = (name: string, args: object) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const api = `http://127.0.0.1:${P_APP}/api/v1`;
 
 /** `expect` checks one response before the scenario is measured: a number is only printed for a request that does what its name says. */
 type Scenario = {
-  name: string; url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; baseline?: string; connections?: number;
+  name: string;
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  baseline?: string;
+  connections?: number;
   expect?: (body: any) => string | undefined;
   /** A different path for each request (the url is then only checked before the run). */
   nextPath?: () => string;
 };
-const items = (n: number, at: (b: any) => unknown[] | undefined = (b) => b.items) => (b: any) => {
-  const got = at(b)?.length;
-  return got === n ? undefined : `expected ${n} items, got ${got}`;
-};
+const items =
+  (n: number, at: (b: any) => unknown[] | undefined = (b) => b.items) =>
+  (b: any) => {
+    const got = at(b)?.length;
+    return got === n ? undefined : `expected ${n} items, got ${got}`;
+  };
 const newQuery = newQueries();
 const mcpItems = (n: number) => items(n, (b) => (b.result?.isError ? undefined : b.result?.structuredContent?.items));
 const every: Scenario[] = [
   { name: 'baseline: Express JSON route', url: `http://127.0.0.1:${P_JSON}/hello` },
   { name: 'baseline: Express + raw pg project read', url: `http://127.0.0.1:${P_PG}/projects/${seed.projectId}` },
-  { name: 'GET project', url: `${api}/projects/${seed.projectId}`, headers: auth, baseline: 'baseline: Express + raw pg project read' },
-  { name: 'GET roadmap (50 milestones)', url: `${api}/projects/${seed.projectId}/milestones?limit=50`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(50) },
-  { name: 'list projects, page 1', url: `${api}/projects?limit=20`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(20) },
-  { name: 'list projects, page 1000 (cursor)', url: `${api}/projects?limit=20&cursor=${seed.page1000Cursor}`, headers: auth, baseline: 'list projects, page 1', expect: items(20) },
+  {
+    name: 'GET project',
+    url: `${api}/projects/${seed.projectId}`,
+    headers: auth,
+    baseline: 'baseline: Express + raw pg project read',
+  },
+  {
+    name: 'GET roadmap (50 milestones)',
+    url: `${api}/projects/${seed.projectId}/milestones?limit=50`,
+    headers: auth,
+    baseline: 'baseline: Express + raw pg project read',
+    expect: items(50),
+  },
+  {
+    name: 'list projects, page 1',
+    url: `${api}/projects?limit=20`,
+    headers: auth,
+    baseline: 'baseline: Express + raw pg project read',
+    expect: items(20),
+  },
+  {
+    name: 'list projects, page 1000 (cursor)',
+    url: `${api}/projects?limit=20&cursor=${seed.page1000Cursor}`,
+    headers: auth,
+    baseline: 'list projects, page 1',
+    expect: items(20),
+  },
   // Not in the issue's list, but the community's most read list (the posts feed; it was an ORM read until round 9).
-  { name: 'list posts (the feed), page 1', url: `${api}/posts?limit=20`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(20) },
-  { name: 'POST milestone', url: `${api}/projects/${seed.writeProjectId}/milestones`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"title":"bench"}', baseline: 'baseline: Express + raw pg project read' },
-  { name: 'MCP get_roadmap', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('get_roadmap', { projectId: seed.projectId, limit: 50 }), baseline: 'GET roadmap (50 milestones)', expect: mcpItems(50) },
-  { name: 'MCP create_milestone', url: `${api}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpCall('create_milestone', { projectId: seed.writeProjectId, title: 'bench' }), baseline: 'POST milestone', expect: (b) => (b.result && !b.result.isError ? undefined : 'the tool call failed') },
+  {
+    name: 'list posts (the feed), page 1',
+    url: `${api}/posts?limit=20`,
+    headers: auth,
+    baseline: 'baseline: Express + raw pg project read',
+    expect: items(20),
+  },
+  {
+    name: 'POST milestone',
+    url: `${api}/projects/${seed.writeProjectId}/milestones`,
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: '{"title":"bench"}',
+    baseline: 'baseline: Express + raw pg project read',
+  },
+  {
+    name: 'MCP get_roadmap',
+    url: `${api}/mcp`,
+    method: 'POST',
+    headers: mcpHeaders,
+    body: mcpCall('get_roadmap', { projectId: seed.projectId, limit: 50 }),
+    baseline: 'GET roadmap (50 milestones)',
+    expect: mcpItems(50),
+  },
+  {
+    name: 'MCP create_milestone',
+    url: `${api}/mcp`,
+    method: 'POST',
+    headers: mcpHeaders,
+    body: mcpCall('create_milestone', { projectId: seed.writeProjectId, title: 'bench' }),
+    baseline: 'POST milestone',
+    expect: (b) => (b.result && !b.result.isError ? undefined : 'the tool call failed'),
+  },
   // Last, so its queue of slow queries cannot spill into another scenario.
-  { name: 'GET search', url: `${api}/search?q=gears%20engine`, headers: auth, baseline: 'baseline: Express + raw pg project read', expect: items(20) },
+  {
+    name: 'GET search',
+    url: `${api}/search?q=gears%20engine`,
+    headers: auth,
+    baseline: 'baseline: Express + raw pg project read',
+    expect: items(20),
+  },
   { name: 'GET search, 1 connection', url: `${api}/search?q=gears%20engine`, headers: auth, connections: 1 },
   // A pair of words never asked before on every request (one sequence for both): search that no cached page can answer.
-  { name: 'GET search, 1 connection, a new query each time', url: `${api}/search?q=gears%20mill`, headers: auth, connections: 1, nextPath: newQuery },
-  { name: 'GET search, a new query each time', url: `${api}/search?q=gears%20mill`, headers: auth, baseline: 'baseline: Express + raw pg project read', nextPath: newQuery },
+  {
+    name: 'GET search, 1 connection, a new query each time',
+    url: `${api}/search?q=gears%20mill`,
+    headers: auth,
+    connections: 1,
+    nextPath: newQuery,
+  },
+  {
+    name: 'GET search, a new query each time',
+    url: `${api}/search?q=gears%20mill`,
+    headers: auth,
+    baseline: 'baseline: Express + raw pg project read',
+    nextPath: newQuery,
+  },
 ];
 /** BENCH_MORE=1: the other reads, each once made a row read (README, performance item 22). */
 const more: Scenario[] = [
   { name: 'more: GET post', url: `${api}/posts/${seed.postId}`, headers: auth },
-  { name: 'more: GET post comments (30)', url: `${api}/posts/${seed.postId}/comments?limit=30`, headers: auth, expect: items(30) },
+  {
+    name: 'more: GET post comments (30)',
+    url: `${api}/posts/${seed.postId}/comments?limit=30`,
+    headers: auth,
+    expect: items(30),
+  },
   { name: 'more: GET comment', url: `${api}/comments/${seed.commentId}`, headers: auth },
   { name: 'more: GET users/me', url: `${api}/users/me`, headers: auth },
   { name: 'more: GET user', url: `${api}/users/${seed.username}`, headers: auth },
   { name: "more: GET user's projects", url: `${api}/users/${seed.username}/projects`, headers: auth, expect: items(2) },
   { name: "more: GET user's posts", url: `${api}/users/${seed.username}/posts`, headers: auth, expect: items(10) },
   { name: 'more: GET job', url: `${api}/jobs/${seed.jobId}`, headers: auth },
-  { name: 'more: GET milestone', url: `${api}/projects/${seed.projectId}/milestones/${seed.milestoneId}`, headers: auth },
+  {
+    name: 'more: GET milestone',
+    url: `${api}/projects/${seed.projectId}/milestones/${seed.milestoneId}`,
+    headers: auth,
+  },
   { name: 'more: GET members', url: `${api}/projects/${seed.projectId}/members`, headers: auth, expect: items(1) },
   { name: 'more: GET radar', url: `${api}/radar`, headers: auth, expect: items(20) },
   { name: 'more: GET GitHub repos (of 100)', url: `${api}/github/repos`, headers: auth, expect: items(20) },
   { name: 'more: GET GitHub languages', url: `${api}/github/languages`, headers: auth, expect: items(3) },
-  { name: 'more: GET GitHub activity', url: `${api}/github/activity`, headers: auth, expect: items(52, (b) => b.weeks) },
+  {
+    name: 'more: GET GitHub activity',
+    url: `${api}/github/activity`,
+    headers: auth,
+    expect: items(52, (b) => b.weeks),
+  },
   { name: 'more: GET GitHub summary', url: `${api}/github/summary`, headers: auth },
   { name: 'more: GET platform stats', url: `${api}/platform/stats`, headers: auth },
   { name: 'more: GET popular tags', url: `${api}/platform/tags`, headers: auth },
 ];
 // Before the searches, which stay last.
-if (MORE) every.splice(every.findIndex((s) => s.name === 'GET search'), 0, ...more);
+if (MORE)
+  every.splice(
+    every.findIndex((s) => s.name === 'GET search'),
+    0,
+    ...more,
+  );
 
 /** Ordered pairs of the seed's words (56,406 of them, then from the first again: long past the 1,000 pages the cache keeps). */
 function newQueries(): () => string {
   let i = 0;
   const n = VOCABULARY.length;
   return () => {
-    const a = i % n, b = (a + 1 + (Math.floor(i / n) % (n - 1))) % n;
+    const a = i % n,
+      b = (a + 1 + (Math.floor(i / n) % (n - 1))) % n;
     i++;
     return `/api/v1/search?q=${encodeURIComponent(`${VOCABULARY[a]} ${VOCABULARY[b]}`)}`;
   };
@@ -170,7 +299,11 @@ function percentile(sorted: number[], p: number): number {
 
 type Outcome = { rps: number; p50: number; p95: number; p99: number; failed: number; codes: string; cpu: number };
 /** The process that answers a scenario, by the port it is sent to: a baseline's own, or the service. */
-const servers = new Map<number, ChildProcess>([[P_JSON, children[0]!], [P_PG, children[1]!], [P_APP, app]]);
+const servers = new Map<number, ChildProcess>([
+  [P_JSON, children[0]!],
+  [P_PG, children[1]!],
+  [P_APP, app],
+]);
 const serverOf = (s: Scenario) => servers.get(Number(new URL(s.url).port))!;
 const failedStatus = (status: number) => status < 200 || status > 299;
 /** `live`, when given, counts failed requests as they happen (the soak prints them every 10 s). */
@@ -182,7 +315,12 @@ function drive(s: Scenario, seconds: number, live?: { failed: number }): Promise
     const codes = new Map<number, number>();
     const instance = autocannon(
       {
-        url: s.url, method: s.method ?? 'GET', headers: s.headers, body: s.body, connections: s.connections ?? CONNECTIONS, duration: seconds,
+        url: s.url,
+        method: s.method ?? 'GET',
+        headers: s.headers,
+        body: s.body,
+        connections: s.connections ?? CONNECTIONS,
+        duration: seconds,
         requests: s.nextPath ? [{ setupRequest: (req: any) => ({ ...req, path: s.nextPath!() }) }] : undefined,
       },
       (err, result) => {
@@ -192,9 +330,14 @@ function drive(s: Scenario, seconds: number, live?: { failed: number }): Promise
         if (result.timeouts) other.push(`timeouts×${result.timeouts}`);
         if (result.errors > result.timeouts) other.push(`errors×${result.errors - result.timeouts}`);
         resolve({
-          rps: result.requests.average, p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99),
+          rps: result.requests.average,
+          p50: percentile(times, 50),
+          p95: percentile(times, 95),
+          p99: percentile(times, 99),
           // autocannon counts a timeout among its errors as well as in timeouts: counted once here.
-          failed: result.non2xx + result.errors, codes: other.join(' '), cpu: (cpuMicros(pid) - cpuBefore) / result.requests.total,
+          failed: result.non2xx + result.errors,
+          codes: other.join(' '),
+          cpu: (cpuMicros(pid) - cpuBefore) / result.requests.total,
         });
       },
     );
@@ -230,49 +373,116 @@ const median = (values: number[]) => {
   return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
 };
 /** Per scenario, the median of each figure over the rounds; failed requests are summed. */
-const results = new Map<string, Outcome>([...rounds].map(([name, runs]) => [name, {
-  rps: median(runs.map((r) => r.rps)), p50: median(runs.map((r) => r.p50)), p95: median(runs.map((r) => r.p95)), p99: median(runs.map((r) => r.p99)),
-  failed: runs.reduce((n, r) => n + r.failed, 0), codes: runs.map((r) => r.codes).filter(Boolean).join(' '), cpu: median(runs.map((r) => r.cpu)),
-}]));
+const results = new Map<string, Outcome>(
+  [...rounds].map(([name, runs]) => [
+    name,
+    {
+      rps: median(runs.map((r) => r.rps)),
+      p50: median(runs.map((r) => r.p50)),
+      p95: median(runs.map((r) => r.p95)),
+      p99: median(runs.map((r) => r.p99)),
+      failed: runs.reduce((n, r) => n + r.failed, 0),
+      codes: runs
+        .map((r) => r.codes)
+        .filter(Boolean)
+        .join(' '),
+      cpu: median(runs.map((r) => r.cpu)),
+    },
+  ]),
+);
 /** The ratio of a figure of one scenario to another's, round by round (the two measured in the same round): median, lowest, highest. */
-function ratio(name: string, base: string, figure: (r: Outcome) => number = (r) => r.rps): { median: number; min: number; max: number } {
-  const a = rounds.get(name)!, b = rounds.get(base)!;
+function ratio(
+  name: string,
+  base: string,
+  figure: (r: Outcome) => number = (r) => r.rps,
+): { median: number; min: number; max: number } {
+  const a = rounds.get(name)!,
+    b = rounds.get(base)!;
   const each = a.map((r, i) => figure(r) / figure(b[i]!));
   return { median: median(each), min: Math.min(...each), max: Math.max(...each) };
 }
-const showRatio = (r: { median: number; min: number; max: number }, places = 2) => `${r.median.toFixed(places)}×${ROUNDS > 1 ? ` (${r.min.toFixed(2)}–${r.max.toFixed(2)})` : ''}`;
+const showRatio = (r: { median: number; min: number; max: number }, places = 2) =>
+  `${r.median.toFixed(places)}×${ROUNDS > 1 ? ` (${r.min.toFixed(2)}–${r.max.toFixed(2)})` : ''}`;
 
 const pad = (v: string, n: number) => v.padEnd(n);
 const fixed = (v: number, n: number, digits = 0) => v.toFixed(digits).padStart(n);
-console.log(`\nShipyard benchmark — ${CONNECTIONS} connections unless named, ${DURATION} s per scenario (after 2 s warm-up), ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}: medians; node ${nodeOptions.join(' ')}\n`);
-console.log(`${pad('scenario', 48)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'failed'.padStart(7)} ${'CPU µs'.padStart(7)}  ${ROUNDS > 1 ? 'req/s by round'.padEnd(22) + ' ' : ''}ratio to baseline (by round: median, lowest–highest)`);
+console.log(
+  `\nShipyard benchmark — ${CONNECTIONS} connections unless named, ${DURATION} s per scenario (after 2 s warm-up), ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}: medians; node ${nodeOptions.join(' ')}\n`,
+);
+console.log(
+  `${pad('scenario', 48)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'failed'.padStart(7)} ${'CPU µs'.padStart(7)}  ${ROUNDS > 1 ? `${'req/s by round'.padEnd(22)} ` : ''}ratio to baseline (by round: median, lowest–highest)`,
+);
 for (const s of scenarios) {
   const r = results.get(s.name)!;
-  const byRound = ROUNDS > 1 ? rounds.get(s.name)!.map((o) => o.rps.toFixed(0)).join(' ').padEnd(22) + ' ' : '';
+  const byRound =
+    ROUNDS > 1
+      ? `${rounds
+          .get(s.name)!
+          .map((o) => o.rps.toFixed(0))
+          .join(' ')
+          .padEnd(22)} `
+      : '';
   const shown = s.baseline && results.has(s.baseline) ? `${showRatio(ratio(s.name, s.baseline))} ${s.baseline}` : '';
-  console.log(`${pad(s.name, 48)} ${fixed(r.rps, 7)} ${fixed(r.p50, 7, 1)} ${fixed(r.p95, 7, 1)} ${fixed(r.p99, 7, 1)} ${fixed(r.failed, 7)} ${fixed(r.cpu, 7)}  ${byRound}${shown}${r.codes ? `  [${r.codes}]` : ''}`);
+  console.log(
+    `${pad(s.name, 48)} ${fixed(r.rps, 7)} ${fixed(r.p50, 7, 1)} ${fixed(r.p95, 7, 1)} ${fixed(r.p99, 7, 1)} ${fixed(r.failed, 7)} ${fixed(r.cpu, 7)}  ${byRound}${shown}${r.codes ? `  [${r.codes}]` : ''}`,
+  );
 }
 
 const get = (name: string) => results.get(name)!;
-const reads = ['GET project', 'GET roadmap (50 milestones)', 'list projects, page 1', 'list projects, page 1000 (cursor)', 'GET search', 'GET search, a new query each time', 'MCP get_roadmap'];
-const worstRead = reads.filter((name) => results.has(name)).map((name) => ({ name, p99: get(name).p99 })).sort((a, b) => b.p99 - a.p99)[0];
-/** A ratio target, checked on the median of the rounds' ratios. */
-const ratioTarget = (name: string, r: { median: number; min: number; max: number }, ok: (v: number) => boolean): [string, string, boolean] =>
-  [name, showRatio(r, 3), ok(r.median)]; // three places: 0.496 is not 0.50
-/** The search target, p95 < 100 ms, on one search scenario's median p95. */
-const searchTarget = (label: string, scenario: string): [string, string, boolean] =>
-  [`search p95 < 100 ms, ${label}`, `${get(scenario).p95.toFixed(1)} ms`, get(scenario).p95 < 100];
-const targets: [string, string, boolean][] = ONLY ? [] : [
-  ratioTarget('GET project ≥ 0.5× raw pg read, prepared (req/s)', ratio('GET project', 'baseline: Express + raw pg project read'), (v) => v >= 0.5),
-  ratioTarget('MCP get_roadmap ≥ 0.6× REST roadmap (req/s)', ratio('MCP get_roadmap', 'GET roadmap (50 milestones)'), (v) => v >= 0.6),
-  ratioTarget('page 1000 ≤ 1.2× page 1 (p50 latency)', ratio('list projects, page 1000 (cursor)', 'list projects, page 1', (r) => r.p50), (v) => v <= 1.2),
-  searchTarget('50 conn., one query', 'GET search'),
-  searchTarget('50 conn., new queries', 'GET search, a new query each time'),
-  searchTarget('1 connection, one query', 'GET search, 1 connection'),
-  searchTarget('1 connection, new queries', 'GET search, 1 connection, a new query each time'),
-  ['every read p99 < 50 ms', `worst ${worstRead!.p99.toFixed(1)} ms (${worstRead!.name})`, worstRead!.p99 < 50],
-  ['no failed request in any scenario', `${[...results.values()].reduce((n, r) => n + r.failed, 0)} failed`, [...results.values()].every((r) => r.failed === 0)],
+const reads = [
+  'GET project',
+  'GET roadmap (50 milestones)',
+  'list projects, page 1',
+  'list projects, page 1000 (cursor)',
+  'GET search',
+  'GET search, a new query each time',
+  'MCP get_roadmap',
 ];
+const worstRead = reads
+  .filter((name) => results.has(name))
+  .map((name) => ({ name, p99: get(name).p99 }))
+  .sort((a, b) => b.p99 - a.p99)[0];
+/** A ratio target, checked on the median of the rounds' ratios. */
+const ratioTarget = (
+  name: string,
+  r: { median: number; min: number; max: number },
+  ok: (v: number) => boolean,
+): [string, string, boolean] => [name, showRatio(r, 3), ok(r.median)]; // three places: 0.496 is not 0.50
+/** The search target, p95 < 100 ms, on one search scenario's median p95. */
+const searchTarget = (label: string, scenario: string): [string, string, boolean] => [
+  `search p95 < 100 ms, ${label}`,
+  `${get(scenario).p95.toFixed(1)} ms`,
+  get(scenario).p95 < 100,
+];
+const targets: [string, string, boolean][] = ONLY
+  ? []
+  : [
+      ratioTarget(
+        'GET project ≥ 0.5× raw pg read, prepared (req/s)',
+        ratio('GET project', 'baseline: Express + raw pg project read'),
+        (v) => v >= 0.5,
+      ),
+      ratioTarget(
+        'MCP get_roadmap ≥ 0.6× REST roadmap (req/s)',
+        ratio('MCP get_roadmap', 'GET roadmap (50 milestones)'),
+        (v) => v >= 0.6,
+      ),
+      ratioTarget(
+        'page 1000 ≤ 1.2× page 1 (p50 latency)',
+        ratio('list projects, page 1000 (cursor)', 'list projects, page 1', (r) => r.p50),
+        (v) => v <= 1.2,
+      ),
+      searchTarget('50 conn., one query', 'GET search'),
+      searchTarget('50 conn., new queries', 'GET search, a new query each time'),
+      searchTarget('1 connection, one query', 'GET search, 1 connection'),
+      searchTarget('1 connection, new queries', 'GET search, 1 connection, a new query each time'),
+      ['every read p99 < 50 ms', `worst ${worstRead!.p99.toFixed(1)} ms (${worstRead!.name})`, worstRead!.p99 < 50],
+      [
+        'no failed request in any scenario',
+        `${[...results.values()].reduce((n, r) => n + r.failed, 0)} failed`,
+        [...results.values()].every((r) => r.failed === 0),
+      ],
+    ];
 console.log(ONLY ? '\ntargets: run every scenario (no BENCH_ONLY) to check them' : '\ntargets');
 for (const [name, value, met] of targets) console.log(`  ${met ? 'met   ' : 'MISSED'}  ${pad(name, 48)} ${value}`);
 console.log(`\nservice RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after the scenarios`);
@@ -308,15 +518,27 @@ if (SOAK > 0 && !ONLY) {
   await trimmer.end();
   samples.push(rssMb(app.pid!));
   failedBySample.push(live.failed);
-  const first = samples[0]!, last = samples[samples.length - 1]!;
-  const min = Math.min(...samples), max = Math.max(...samples);
+  const first = samples[0]!,
+    last = samples[samples.length - 1]!;
+  const min = Math.min(...samples),
+    max = Math.max(...samples);
   console.log(`RSS MB: ${samples.map((v) => v.toFixed(0)).join(' ')}`);
-  if (live.failed) console.log(`failed requests by 10 s: ${failedBySample.slice(1).map((n, i) => n - failedBySample[i]!).join(' ')}`);
-  console.log(`RSS first → last ${(((last - first) / first) * 100).toFixed(1)}%, spread ${(((max - min) / min) * 100).toFixed(1)}% (target ±10%); failed requests ${soaked.reduce((n, r) => n + r.failed, 0)}`);
+  if (live.failed)
+    console.log(
+      `failed requests by 10 s: ${failedBySample
+        .slice(1)
+        .map((n, i) => n - failedBySample[i]!)
+        .join(' ')}`,
+    );
+  console.log(
+    `RSS first → last ${(((last - first) / first) * 100).toFixed(1)}%, spread ${(((max - min) / min) * 100).toFixed(1)}% (target ±10%); failed requests ${soaked.reduce((n, r) => n + r.failed, 0)}`,
+  );
   // Each part of the mix on its own line: which one failed, and with what.
   mix.forEach((name, i) => {
     const r = soaked[i]!;
-    console.log(`  ${pad(name, 46)} ${fixed(r.rps, 7)} req/s  p50 ${fixed(r.p50, 6, 1)}  p99 ${fixed(r.p99, 7, 1)} ms  failed ${r.failed}${r.codes ? `  [${r.codes}]` : ''}`);
+    console.log(
+      `  ${pad(name, 46)} ${fixed(r.rps, 7)} req/s  p50 ${fixed(r.p50, 6, 1)}  p99 ${fixed(r.p99, 7, 1)} ms  failed ${r.failed}${r.codes ? `  [${r.codes}]` : ''}`,
+    );
   });
 }
 if (PROFILE) {
@@ -324,8 +546,10 @@ if (PROFILE) {
   const exited = new Promise((resolve) => app.once('exit', resolve));
   app.kill('SIGTERM');
   await exited;
-  const file = readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => `${PROFILE_DIR}/${f}`).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  const file = readdirSync(PROFILE_DIR)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => `${PROFILE_DIR}/${f}`)
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
   if (!file) throw new Error(`no profile written to ${PROFILE_DIR}`);
   console.log(`\nCPU profile of the service (whole run, warm-ups included): ${file}`);
   execFileSync(process.execPath, [...tsx, 'bench/profile-summary.ts', file], { stdio: 'inherit' });

@@ -26,22 +26,28 @@ if (Number(n) < 10_000) {
     select gen_random_uuid(), 'user' || i, 'user' || i || '@bench.example', 'User ' || i, 'Builds things number ' || i,
            (array['typescript', 'rust', 'go', 'python'])[1 + i % 4 : 1 + i % 4], now() - (i || ' minutes')::interval
     from generate_series(1, 10000) i`);
-  await em.execute(text(`insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
+  await em.execute(
+    text(`insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
     select gen_random_uuid(), u.a[1 + i % 10000], 'Project ' || i, 'project-' || i, 'A tagline for project ' || i, ${words('i', 12)},
            (array['idea','building','launched','paused'])[1 + i % 4], case when i > 20000 then 'private' else 'public' end,
            (array['hardware','software','web'])[1 + i % 3 : 1 + i % 3], '[]', i % 3 = 0, (array['typescript','rust'])[1 + i % 2 : 1 + i % 2],
            now() - (i || ' seconds')::interval, now()
-    from generate_series(1, 20500) i, (select array_agg(id order by id) a from users) u`));
+    from generate_series(1, 20500) i, (select array_agg(id order by id) a from users) u`),
+  );
   await em.execute(`insert into milestones (id, project_id, title, description, status, position, created_at, updated_at)
     select gen_random_uuid(), p.id, 'Milestone ' || m, null, 'planned', m, now(), now()
     from (select id, row_number() over (order by id) r from projects) p cross join generate_series(1, 10) m where p.r <= 20000`);
-  await em.execute(text(`insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
+  await em.execute(
+    text(`insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
     select gen_random_uuid(), u.a[1 + i % 10000], 'post', 'Post ' || i || ': ' || ${words('i', 4)}, ${words('i + 1', 25)},
            array['hardware','engines'], '{}', 0, 0, now() - (i || ' seconds')::interval, now()
-    from generate_series(1, 100000) i, (select array_agg(id order by id) a from users) u`));
-  await em.execute(text(`insert into jobs (id, poster_id, title, company, description, remote_policy, employment_type, skills, apply_url, status, expires_at, created_at, updated_at)
+    from generate_series(1, 100000) i, (select array_agg(id order by id) a from users) u`),
+  );
+  await em.execute(
+    text(`insert into jobs (id, poster_id, title, company, description, remote_policy, employment_type, skills, apply_url, status, expires_at, created_at, updated_at)
     select gen_random_uuid(), u.a[1 + i % 10000], 'Engineer ' || i, 'Company ' || i, ${words('i', 10)}, 'remote', 'full_time', array['typescript'], 'https://jobs.example/' || i, 'open', now() + interval '30 days', now(), now()
-    from generate_series(1, 5000) i, (select array_agg(id order by id) a from users) u`));
+    from generate_series(1, 5000) i, (select array_agg(id order by id) a from users) u`),
+  );
   process.stderr.write(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 }
 // The bench user owns one project with a 50-milestone roadmap.
@@ -50,21 +56,37 @@ if (!user) {
   user = em.create(User, { username: 'bench', email: 'bench@bench.example', displayName: 'Bench' });
   await em.flush();
 }
-const [project] = await em.execute<{ id: string }[]>(`select id from projects where owner_id = ? and slug = 'bench-roadmap'`, [user.id]);
+const [project] = await em.execute<{ id: string }[]>(
+  `select id from projects where owner_id = ? and slug = 'bench-roadmap'`,
+  [user.id],
+);
 let projectId = project?.id;
 if (!projectId) {
   const [row] = await em.execute<{ id: string }[]>(
     `insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
-     values (gen_random_uuid(), ?, 'Bench roadmap', 'bench-roadmap', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`, [user.id]);
+     values (gen_random_uuid(), ?, 'Bench roadmap', 'bench-roadmap', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`,
+    [user.id],
+  );
   projectId = row!.id;
-  await em.execute(`insert into milestones (id, project_id, title, status, position, created_at, updated_at)
-    select gen_random_uuid(), ?, 'Step ' || m, 'planned', m, now(), now() from generate_series(1, 50) m`, [projectId]);
+  await em.execute(
+    `insert into milestones (id, project_id, title, status, position, created_at, updated_at)
+    select gen_random_uuid(), ?, 'Step ' || m, 'planned', m, now(), now() from generate_series(1, 50) m`,
+    [projectId],
+  );
 }
 // A second project receives the POSTed milestones, so the roadmap read stays at 50.
-const [w] = await em.execute<{ id: string }[]>(`select id from projects where owner_id = ? and slug = 'bench-writes'`, [user.id]);
-const writeProjectId = w?.id ?? (await em.execute<{ id: string }[]>(
-  `insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
-   values (gen_random_uuid(), ?, 'Bench writes', 'bench-writes', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`, [user.id]))[0]!.id;
+const [w] = await em.execute<{ id: string }[]>(`select id from projects where owner_id = ? and slug = 'bench-writes'`, [
+  user.id,
+]);
+const writeProjectId =
+  w?.id ??
+  (
+    await em.execute<{ id: string }[]>(
+      `insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
+   values (gen_random_uuid(), ?, 'Bench writes', 'bench-writes', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`,
+      [user.id],
+    )
+  )[0]!.id;
 // Each run writes into bench-writes; start it empty so POST timings do not drift between runs.
 await em.execute('delete from milestones where project_id = ?', [writeProjectId]);
 // For BENCH_MORE's reads: the bench user's skills (the radar ranks from them; three of the seed's
@@ -72,29 +94,51 @@ await em.execute('delete from milestones where project_id = ?', [writeProjectId]
 // comments, a linked GitHub account, and ids of a job, a milestone and a seeded user with
 // projects and posts.
 await em.execute(`update users set skills = '{go,rust,typescript}' where id = ?`, [user.id]);
-const [post] = await em.execute<{ id: string }[]>(`select id from posts where author_id = ? and title = 'Bench comments'`, [user.id]);
-const postId = post?.id ?? (await em.execute<{ id: string }[]>(
-  `insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
-   values (gen_random_uuid(), ?, 'post', 'Bench comments', 'Thirty comments below.', '{}', '{}', 30, 0, now(), now()) returning id`, [user.id]))[0]!.id;
+const [post] = await em.execute<{ id: string }[]>(
+  `select id from posts where author_id = ? and title = 'Bench comments'`,
+  [user.id],
+);
+const postId =
+  post?.id ??
+  (
+    await em.execute<{ id: string }[]>(
+      `insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
+   values (gen_random_uuid(), ?, 'post', 'Bench comments', 'Thirty comments below.', '{}', '{}', 30, 0, now(), now()) returning id`,
+      [user.id],
+    )
+  )[0]!.id;
 if (!post) {
-  await em.execute(`insert into comments (id, post_id, author_id, body, depth, reply_count, created_at, updated_at)
-    select gen_random_uuid(), ?, u.id, 'A comment by ' || u.username, 0, 0, now(), now() from (select id, username from users where username like 'user%' order by username limit 30) u`, [postId]);
+  await em.execute(
+    `insert into comments (id, post_id, author_id, body, depth, reply_count, created_at, updated_at)
+    select gen_random_uuid(), ?, u.id, 'A comment by ' || u.username, 0, 0, now(), now() from (select id, username from users where username like 'user%' order by username limit 30) u`,
+    [postId],
+  );
 }
-const [comment] = await em.execute<{ id: string }[]>('select id from comments where post_id = ? order by id limit 1', [postId]);
+const [comment] = await em.execute<{ id: string }[]>('select id from comments where post_id = ? order by id limit 1', [
+  postId,
+]);
 // A linked GitHub account with 100 synced repositories (52 weeks of commits each) for the GitHub Insight reads.
 const [account] = await em.execute<{ id: string }[]>('select id from github_accounts where user_id = ?', [user.id]);
 if (!account) {
   const [linked] = await em.execute<{ id: string }[]>(
-    `insert into github_accounts (id, user_id, login, sync_status, synced_at, created_at) values (gen_random_uuid(), ?, 'bench-gh', 'ok', now(), now()) returning id`, [user.id]);
-  await em.execute(`insert into github_repos (id, account_id, name, full_name, html_url, stars, forks, language, topics, pushed_at, fork, archived, languages, weekly_commits)
+    `insert into github_accounts (id, user_id, login, sync_status, synced_at, created_at) values (gen_random_uuid(), ?, 'bench-gh', 'ok', now(), now()) returning id`,
+    [user.id],
+  );
+  await em.execute(
+    `insert into github_repos (id, account_id, name, full_name, html_url, stars, forks, language, topics, pushed_at, fork, archived, languages, weekly_commits)
     select gen_random_uuid(), ?, 'repo' || i, 'bench-gh/repo' || i, 'https://github.com/bench-gh/repo' || i, i % 50, i % 7, 'TypeScript', '{}',
            now() - (i || ' hours')::interval, i % 10 = 0, false, jsonb_build_object('TypeScript', 1000 * i, 'Rust', 300 * i, 'Shell', 20 * i),
            (select jsonb_agg(jsonb_build_object('week', to_char(date_trunc('week', now()) - (w || ' weeks')::interval, 'YYYY-MM-DD'), 'commits', (i + w) % 5) order by w desc)
             from generate_series(0, 51) w)
-    from generate_series(1, 100) i`, [linked!.id]);
+    from generate_series(1, 100) i`,
+    [linked!.id],
+  );
 }
 const [job] = await em.execute<{ id: string }[]>('select id from jobs order by id desc limit 1');
-const [milestone] = await em.execute<{ id: string }[]>('select id from milestones where project_id = ? and position = 1', [projectId]);
+const [milestone] = await em.execute<{ id: string }[]>(
+  'select id from milestones where project_id = ? and position = 1',
+  [projectId],
+);
 // Then vacuum, every run: the state autovacuum keeps a live database in (hint bits, visibility map,
 // statistics, no dead rows). Autovacuum may be off (it is on the bench machine), and without this
 // each run left the previous ones' milestones as dead rows for the write roadmap's count to walk
@@ -102,10 +146,22 @@ const [milestone] = await em.execute<{ id: string }[]>('select id from milestone
 await em.execute('vacuum analyze');
 // Page 1,000 at 20 per page starts after the 19,980th project the bench user sees: its cursor is that project's id
 // (a full page of 20 follows: the user sees 20,000 seeded public projects and its own two).
-const [page1000] = await em.execute<{ id: string }[]>(`select id from projects where visibility = 'public' or owner_id = ? order by id desc offset ${999 * 20 - 1} limit 1`, [user.id]);
+const [page1000] = await em.execute<{ id: string }[]>(
+  `select id from projects where visibility = 'public' or owner_id = ? order by id desc offset ${999 * 20 - 1} limit 1`,
+  [user.id],
+);
 const { token } = await createKey(em, { userId: user.id, name: 'bench', scopes: [...SCOPE_IDS], expiresInDays: 1 });
 await db.close();
-process.stdout.write(JSON.stringify({
-  token, projectId, writeProjectId, page1000Cursor: Buffer.from(JSON.stringify({ id: page1000!.id })).toString('base64url'),
-  postId, commentId: comment!.id, jobId: job!.id, milestoneId: milestone!.id, username: 'user42',
-}) + '\n');
+process.stdout.write(
+  `${JSON.stringify({
+    token,
+    projectId,
+    writeProjectId,
+    page1000Cursor: Buffer.from(JSON.stringify({ id: page1000!.id })).toString('base64url'),
+    postId,
+    commentId: comment!.id,
+    jobId: job!.id,
+    milestoneId: milestone!.id,
+    username: 'user42',
+  })}\n`,
+);

@@ -21,4 +21,5 @@ export const VOCABULARY = `gears engine mill lathe compiler parser kernel schedu
   pod service gateway proxy balancer firewall token secret vault key certificate signature hash
   cipher random entropy puzzle game level sprite physics collision particle shader lighting shadow
   voxel terrain biome quest inventory crafting multiplayer lobby match ranking leaderboard tutorial`
-  .split(/\s+/).filter(Boolean);
+  .split(/\s+/)
+  .filter(Boolean);

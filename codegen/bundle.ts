@@ -104,7 +104,12 @@ function declareResponseHeaders(doc: JsonObject): void {
         let response = ref;
         if ('$ref' in ref && deprecated) {
           const name = String(ref.$ref).split('/').pop()!;
-          response = structuredClone(resolveNode(pointer(load(resolve(componentsDir, 'responses.yaml')), `/${name}`, name), resolve(componentsDir, 'responses.yaml'))) as JsonObject;
+          response = structuredClone(
+            resolveNode(
+              pointer(load(resolve(componentsDir, 'responses.yaml')), `/${name}`, name),
+              resolve(componentsDir, 'responses.yaml'),
+            ),
+          ) as JsonObject;
           responses[status] = response;
         }
         if ('$ref' in response) continue;
@@ -136,20 +141,27 @@ export function bundleSpec(): JsonObject {
   // Carry over every component a reference reached, following references between components.
   const done = new Set<string>();
   for (;;) {
-    const pending = [...used].flatMap(([kind, names]) => [...names].map((n) => `${kind}/${n}`)).filter((k) => !done.has(k));
+    const pending = [...used]
+      .flatMap(([kind, names]) => [...names].map((n) => `${kind}/${n}`))
+      .filter((k) => !done.has(k));
     if (pending.length === 0) break;
     for (const key of pending) {
       done.add(key);
       const [kind, name] = key.split('/') as [string, string];
       const file = resolve(componentsDir, `${kind}.yaml`);
-      const section = (components[kind] ??= {}) as JsonObject;
+      components[kind] ??= {};
+      const section = components[kind] as JsonObject;
       section[name] = resolveNode(pointer(load(file), `/${name}`, key), file);
     }
   }
   // Deterministic order inside each section.
   for (const kind of Object.keys(components)) {
     const section = components[kind] as JsonObject;
-    components[kind] = Object.fromEntries(Object.keys(section).sort().map((k) => [k, section[k]!]));
+    components[kind] = Object.fromEntries(
+      Object.keys(section)
+        .sort()
+        .map((k) => [k, section[k]!]),
+    );
   }
   doc.components = components;
   return doc;
@@ -158,6 +170,6 @@ export function bundleSpec(): JsonObject {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const doc = bundleSpec();
   mkdirSync(dirname(bundlePath), { recursive: true });
-  writeFileSync(bundlePath, JSON.stringify(doc, null, 2) + '\n');
+  writeFileSync(bundlePath, `${JSON.stringify(doc, null, 2)}\n`);
   console.log(`bundled ${Object.keys(doc.paths as JsonObject).length} paths -> ${relative(root, bundlePath)}`);
 }

@@ -21,14 +21,19 @@ type Doc = { info: { version: string; [key: string]: unknown }; paths: object; [
 export type Change = { action: string; type: string; pointer: string; description: string };
 export type Accepted = { action: string; pattern: string; reason: string };
 
-const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Every change between the two contracts' operations, with the JSON Pointer of where it is. */
 export function changes(released: Doc, current: Doc): Change[] {
   const { diffs } = apiCompare(released, current);
   return diffs
     .filter((d) => d.path[0] === 'paths' && d.type !== 'annotation' && d.type !== 'unclassified')
-    .map((d) => ({ action: d.action, type: d.type, pointer: `/${d.path.map((s) => escape(String(s))).join('/')}`, description: d.description ?? '' }));
+    .map((d) => ({
+      action: d.action,
+      type: d.type,
+      pointer: `/${d.path.map((s) => escapePointer(String(s))).join('/')}`,
+      description: d.description ?? '',
+    }));
 }
 
 /** The "Breaking" entries of a version's section of the changelog. */
@@ -37,14 +42,21 @@ export function acceptedIn(changelog: string, version: string): { found: boolean
   const section = sections.find((s) => s.startsWith(`${version} `) || s.startsWith(`${version}\n`));
   if (!section) return { found: false, accepted: [] };
   const breaking = section.split(/^### /m).find((s) => /^Breaking/.test(s)) ?? '';
-  const accepted = [...breaking.matchAll(/^- `(add|remove|replace|rename) ([^`]+)`\s*[—–-]\s*(.+)$/gm)]
-    .map((m) => ({ action: m[1]!, pattern: m[2]!, reason: m[3]!.trim() }));
+  const accepted = [...breaking.matchAll(/^- `(add|remove|replace|rename) ([^`]+)`\s*[—–-]\s*(.+)$/gm)].map((m) => ({
+    action: m[1]!,
+    pattern: m[2]!,
+    reason: m[3]!.trim(),
+  }));
   return { found: true, accepted };
 }
 
 function patternRegExp(pattern: string): RegExp {
   const segments = pattern.replace(/^\//, '').split('/');
-  const body = segments.map((seg) => (seg === '**' ? '(?:/[^/]+)*' : seg === '*' ? '/[^/]+' : `/${seg.replace(/[.+?^${}()|[\]\\]/g, '\\$&')}`)).join('');
+  const body = segments
+    .map((seg) =>
+      seg === '**' ? '(?:/[^/]+)*' : seg === '*' ? '/[^/]+' : `/${seg.replace(/[.+?^${}()|[\]\\]/g, '\\$&')}`,
+    )
+    .join('');
   return new RegExp(`^${body}$`);
 }
 
@@ -60,16 +72,24 @@ export function gate(released: Doc, current: Doc, changelog: string): string[] {
   if (all.length === 0) return [];
   const version = current.info.version;
   const problems: string[] = [];
-  if (!newer(version, released.info.version)) problems.push(`the contract changed but info.version is still ${version} (released: ${released.info.version}): move it on, by semver`);
+  if (!newer(version, released.info.version))
+    problems.push(
+      `the contract changed but info.version is still ${version} (released: ${released.info.version}): move it on, by semver`,
+    );
   const { found, accepted } = acceptedIn(changelog, version);
   if (!found) problems.push(`docs/api-changes.md has no section "## ${version} — <date>" for this contract`);
   const used = new Set<Accepted>();
   for (const change of all.filter((c) => c.type === 'breaking')) {
     const match = accepted.find((a) => a.action === change.action && patternRegExp(a.pattern).test(change.pointer));
     if (match) used.add(match);
-    else problems.push(`breaking, not accepted in the changelog: ${change.action} ${change.pointer} (${change.description || 'no description'})`);
+    else
+      problems.push(
+        `breaking, not accepted in the changelog: ${change.action} ${change.pointer} (${change.description || 'no description'})`,
+      );
   }
-  for (const a of accepted) if (!used.has(a)) problems.push(`the changelog accepts \`${a.action} ${a.pattern}\`, which matches no breaking change: remove it`);
+  for (const a of accepted)
+    if (!used.has(a))
+      problems.push(`the changelog accepts \`${a.action} ${a.pattern}\`, which matches no breaking change: remove it`);
   return problems;
 }
 
@@ -78,7 +98,11 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const releasedFile = resolve(root, 'openapi/released/v1.json');
   const currentFile = resolve(root, 'codegen/generated/openapi.json');
   const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Doc;
-  const problems = gate(read(releasedFile), read(currentFile), readFileSync(resolve(root, 'docs/api-changes.md'), 'utf8'));
+  const problems = gate(
+    read(releasedFile),
+    read(currentFile),
+    readFileSync(resolve(root, 'docs/api-changes.md'), 'utf8'),
+  );
   if (problems.length) {
     process.stderr.write(`check-breaking: the contract cannot ship as it is:\n  ${problems.join('\n  ')}\n`);
     process.exit(1);

@@ -13,7 +13,9 @@ export default defineConfig({
         const o = op as { description?: string; 'x-required-scope'?: string; 'x-session-only'?: boolean };
         const note = o['x-required-scope']
           ? `Required scope: \`${o['x-required-scope']}\``
-          : o['x-session-only'] ? 'Session only: API keys are refused.' : undefined;
+          : o['x-session-only']
+            ? 'Session only: API keys are refused.'
+            : undefined;
         if (note) o.description = `${o.description ?? ''}\n\n${note}`.trim();
       },
     },

@@ -46,9 +46,20 @@ import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 
 export type AppDeps = {
   orm: MikroORM;
-  config: Pick<Config, 'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'>
-    & Partial<Pick<Config, 'trustProxy' | 'rateLimitPerUserPerMinute'>>
-    & { requestTimeoutMs?: number; keyCacheSeconds?: number; searchCacheSeconds?: number; countsCacheSeconds?: number; publicUrl?: string; failedSignInsPer15Minutes?: number; githubApiUrl?: string; githubToken?: string };
+  config: Pick<
+    Config,
+    'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'
+  > &
+    Partial<Pick<Config, 'trustProxy' | 'rateLimitPerUserPerMinute'>> & {
+      requestTimeoutMs?: number;
+      keyCacheSeconds?: number;
+      searchCacheSeconds?: number;
+      countsCacheSeconds?: number;
+      publicUrl?: string;
+      failedSignInsPer15Minutes?: number;
+      githubApiUrl?: string;
+      githubToken?: string;
+    };
   log?: Logger;
   contract?: OpenApiDocument;
   storage?: MediaStorage;
@@ -58,7 +69,15 @@ export type AppDeps = {
   changes?: ChangeFeed;
 };
 
-export function createApp({ orm, config, log = createLogger(config.logLevel), contract = loadContract(), storage = new LocalDiskStorage(config.mediaDir), redis, changes }: AppDeps): Express {
+export function createApp({
+  orm,
+  config,
+  log = createLogger(config.logLevel),
+  contract = loadContract(),
+  storage = new LocalDiskStorage(config.mediaDir),
+  redis,
+  changes,
+}: AppDeps): Express {
   const operations = listOperations(contract); // refuses to boot on an unguarded operation
   const base = basePath(contract);
   const app = express();
@@ -93,14 +112,24 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
     await counters.probe();
     const ok = await databaseReady(orm);
     res.status(ok ? 200 : 503).json({
-      status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable',
+      status: ok ? 'ready' : 'unavailable',
+      database: ok ? 'ok' : 'unreachable',
       ...(redis ? { redis: counters.mode === 'shared' ? 'ok' : 'unreachable' } : {}),
       rateLimits: counters.mode,
     });
   });
   // The web application (sign-in, Settings → Manage API keys, moderation, /docs): everything outside the API.
-  const github = new GithubClient({ baseUrl: config.githubApiUrl ?? 'https://api.github.com', token: config.githubToken });
-  const web = webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter: signInBudget(counters, limits), log, github });
+  const github = new GithubClient({
+    baseUrl: config.githubApiUrl ?? 'https://api.github.com',
+    token: config.githubToken,
+  });
+  const web = webRouter({
+    contract,
+    publicUrl: config.publicUrl ?? 'http://localhost',
+    signInLimiter: signInBudget(counters, limits),
+    log,
+    github,
+  });
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(`${base}/mcp`, mcpRouter({ log, budget, failedAuth, keys, checkOutput: config.validateResponses }));
@@ -112,15 +141,25 @@ export function createApp({ orm, config, log = createLogger(config.logLevel), co
     deprecated(req, res, () => undefined);
     validatorProblem(err, req, failedAuth).then((problem) => problems(problem, req, res, next), next);
   };
-  app.use(base, chainWithErrors(answer,
-    ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys }),
-    refuseNul,
-    idempotency(),
-    dispatchOperations(operations, allHandlers(contract, {
-      storage, uploadMaxBytes: config.uploadMaxBytes, limits, searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
-      countsCacheSeconds: config.countsCacheSeconds ?? 60,
-    })),
-  ));
+  app.use(
+    base,
+    chainWithErrors(
+      answer,
+      ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys }),
+      refuseNul,
+      idempotency(),
+      dispatchOperations(
+        operations,
+        allHandlers(contract, {
+          storage,
+          uploadMaxBytes: config.uploadMaxBytes,
+          limits,
+          searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
+          countsCacheSeconds: config.countsCacheSeconds ?? 60,
+        }),
+      ),
+    ),
+  );
   app.use(problems);
   return app;
 }

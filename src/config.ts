@@ -79,8 +79,12 @@ const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 export function parseTrustProxy(value: string | undefined): number | string[] | undefined {
   const v = value?.trim();
   if (!v || v === 'false' || v === '0') return undefined;
-  const refuse = (why: string) => new Error(`TRUST_PROXY ${why}, got '${v}'. Give the number of proxies in front (1), or their addresses, subnets and names (loopback, linklocal, uniquelocal), comma-separated`);
-  if (v === 'true' || v === '*') throw refuse('may not trust every address (any client could then choose its own address)');
+  const refuse = (why: string) =>
+    new Error(
+      `TRUST_PROXY ${why}, got '${v}'. Give the number of proxies in front (1), or their addresses, subnets and names (loopback, linklocal, uniquelocal), comma-separated`,
+    );
+  if (v === 'true' || v === '*')
+    throw refuse('may not trust every address (any client could then choose its own address)');
   if (/^\d+$/.test(v)) {
     const hops = Number(v);
     if (!Number.isSafeInteger(hops) || hops > 100) throw refuse('is not a sensible number of proxies');
@@ -93,7 +97,8 @@ export function parseTrustProxy(value: string | undefined): number | string[] | 
     const family = isIP(addr ?? '');
     const max = family === 4 ? 32 : 128;
     const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
-    if (!family || !okBits || extra !== undefined) throw refuse(`names '${item}', which is not an address, a subnet or one of ${PROXY_NAMES.join(', ')}`);
+    if (!family || !okBits || extra !== undefined)
+      throw refuse(`names '${item}', which is not an address, a subnet or one of ${PROXY_NAMES.join(', ')}`);
   }
   return items;
 }
@@ -101,20 +106,27 @@ export function parseTrustProxy(value: string | undefined): number | string[] | 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = intFrom('PORT', env.PORT, 3000);
   const level = env.LOG_LEVEL ?? 'info';
-  if (level !== 'silent' && level !== 'error' && level !== 'info') throw new Error(`LOG_LEVEL must be silent, error or info, got '${level}'`);
+  if (level !== 'silent' && level !== 'error' && level !== 'info')
+    throw new Error(`LOG_LEVEL must be silent, error or info, got '${level}'`);
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
   if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL.trim())) throw new Error('REDIS_URL must be a redis:// URL');
-  if (env.GITHUB_API_URL && !/^https?:\/\//.test(env.GITHUB_API_URL)) throw new Error('GITHUB_API_URL must be an http(s) URL');
+  if (env.GITHUB_API_URL && !/^https?:\/\//.test(env.GITHUB_API_URL))
+    throw new Error('GITHUB_API_URL must be an http(s) URL');
   const publicUrl = env.PUBLIC_URL?.trim() || undefined;
   if (publicUrl && !(/^https?:\/\//.test(publicUrl) && URL.canParse(publicUrl))) {
     throw new Error(`PUBLIC_URL must be an http(s) URL (the address people open), got '${publicUrl}'`);
   }
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new Error('DATABASE_URL must be a postgres:// URL');
   const perKey = positiveInt('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 300);
   const perUser = positiveInt('RATE_LIMIT_PER_USER_PER_MINUTE', env.RATE_LIMIT_PER_USER_PER_MINUTE, 2 * perKey);
-  if (perUser < perKey) throw new Error(`RATE_LIMIT_PER_USER_PER_MINUTE (${perUser}) must be at least RATE_LIMIT_PER_MINUTE (${perKey}): a user's budget holds their keys' budgets`);
+  if (perUser < perKey)
+    throw new Error(
+      `RATE_LIMIT_PER_USER_PER_MINUTE (${perUser}) must be at least RATE_LIMIT_PER_MINUTE (${perKey}): a user's budget holds their keys' budgets`,
+    );
   const prepared = env.DATABASE_PREPARED_STATEMENTS?.trim() || 'true';
-  if (prepared !== 'true' && prepared !== 'false') throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, got '${prepared}'`);
+  if (prepared !== 'true' && prepared !== 'false')
+    throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, got '${prepared}'`);
   return {
     port,
     host: env.HOST ?? '0.0.0.0',
@@ -129,12 +141,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     githubApiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),
     githubToken: env.GITHUB_TOKEN || undefined,
-    githubSyncIntervalMinutes: env.GITHUB_SYNC_INTERVAL_MINUTES === '0' ? 0 : positiveInt('GITHUB_SYNC_INTERVAL_MINUTES', env.GITHUB_SYNC_INTERVAL_MINUTES, 360),
+    githubSyncIntervalMinutes:
+      env.GITHUB_SYNC_INTERVAL_MINUTES === '0'
+        ? 0
+        : positiveInt('GITHUB_SYNC_INTERVAL_MINUTES', env.GITHUB_SYNC_INTERVAL_MINUTES, 360),
     uploadMaxBytes: positiveInt('UPLOAD_MAX_BYTES', env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024),
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
     keyCacheSeconds: env.KEY_CACHE_SECONDS === '0' ? 0 : positiveInt('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
-    searchCacheSeconds: env.SEARCH_CACHE_SECONDS === '0' ? 0 : positiveInt('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),
-    countsCacheSeconds: env.COUNTS_CACHE_SECONDS === '0' ? 0 : positiveInt('COUNTS_CACHE_SECONDS', env.COUNTS_CACHE_SECONDS, 60),
+    searchCacheSeconds:
+      env.SEARCH_CACHE_SECONDS === '0' ? 0 : positiveInt('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),
+    countsCacheSeconds:
+      env.COUNTS_CACHE_SECONDS === '0' ? 0 : positiveInt('COUNTS_CACHE_SECONDS', env.COUNTS_CACHE_SECONDS, 60),
     logLevel: level,
     publicUrl: (publicUrl ?? `http://localhost:${port}`).replace(/\/$/, ''),
   };

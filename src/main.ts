@@ -16,7 +16,10 @@ import { scheduleGithubSync } from './github/github.sync.js';
 export async function serve(config: Config = loadConfig()): Promise<Server> {
   const log = createLogger(config.logLevel);
   const db = await openDatabase({
-    databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: 'shipyard serve', preparedStatements: config.databasePreparedStatements,
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    command: 'shipyard serve',
+    preparedStatements: config.databasePreparedStatements,
   });
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
@@ -39,13 +42,21 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     mcp: `${config.publicUrl}/api/v1/mcp`,
     spec: `${config.publicUrl}/api/v1/openapi.json`,
     database: `${db.kind} (${db.location})`,
-    rateLimits: redis ? 'shared in Redis (counted per instance while it does not answer)' : 'counted per instance (no REDIS_URL)',
+    rateLimits: redis
+      ? 'shared in Redis (counted per instance while it does not answer)'
+      : 'counted per instance (no REDIS_URL)',
     // What the heap may grow to (HEAP_MB through npm start, plus the young generation).
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
   });
-  const stopSync = config.githubSyncIntervalMinutes > 0
-    ? scheduleGithubSync(db.orm, new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken }), config.githubSyncIntervalMinutes, log)
-    : () => undefined;
+  const stopSync =
+    config.githubSyncIntervalMinutes > 0
+      ? scheduleGithubSync(
+          db.orm,
+          new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken }),
+          config.githubSyncIntervalMinutes,
+          log,
+        )
+      : () => undefined;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -25,7 +25,13 @@ import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 
 export function allHandlers(
   doc: OpenApiDocument,
-  deps: { storage: MediaStorage; uploadMaxBytes: number; limits: RateLimits; searchCache: SearchCache<SearchPage>; countsCacheSeconds: number },
+  deps: {
+    storage: MediaStorage;
+    uploadMaxBytes: number;
+    limits: RateLimits;
+    searchCache: SearchCache<SearchPage>;
+    countsCacheSeconds: number;
+  },
 ): Handlers {
   return {
     ...metaHandlers(doc),

@@ -1,8 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, keyFor, waitForCache, refusedWithinASecond, type TestServer } from './harness.js';
+import {
+  startServer,
+  userWithKey,
+  raw,
+  keyFor,
+  waitForCache,
+  refusedWithinASecond,
+  type TestServer,
+} from './harness.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
-import { authenticateToken, revokeKey, createKey } from '../src/keys/keys.service.js';
-import { generateToken, TOKEN_PREFIX } from '../src/keys/tokens.js';
+import { authenticateToken, revokeKey } from '../src/keys/keys.service.js';
+import { generateToken } from '../src/keys/tokens.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 let t: TestServer;
@@ -35,8 +43,16 @@ describe('authentication (401)', () => {
 
   it('refuses another scheme, and a scheme that only contains "bearer"', async () => {
     const { token } = await userWithKey(t, ['profile.read']);
-    expect401(await raw(t, 'GET', '/users/me', { headers: { authorization: `Basic ${token}` } }), /Bearer scheme/, 'Bearer');
-    expect401(await raw(t, 'GET', '/users/me', { headers: { authorization: `xbearerx ${token}` } }), /Bearer scheme/, 'Bearer');
+    expect401(
+      await raw(t, 'GET', '/users/me', { headers: { authorization: `Basic ${token}` } }),
+      /Bearer scheme/,
+      'Bearer',
+    );
+    expect401(
+      await raw(t, 'GET', '/users/me', { headers: { authorization: `xbearerx ${token}` } }),
+      /Bearer scheme/,
+      'Bearer',
+    );
   });
 
   it('refuses a malformed key', async () => {
@@ -49,7 +65,14 @@ describe('authentication (401)', () => {
     const bad = token.slice(0, -1) + (token.endsWith('0') ? '1' : '0');
     expect401(await raw(t, 'GET', '/users/me', { token: bad }), /checksum/);
     // The same check, with an EntityManager that fails on any use: it is never touched.
-    const untouchable = new Proxy({}, { get: () => { throw new Error('database read'); } }) as EntityManager;
+    const untouchable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('database read');
+        },
+      },
+    ) as EntityManager;
     await expect(authenticateToken(untouchable, bad)).rejects.toMatchObject({ status: 401, slug: 'invalid-token' });
   });
 
@@ -61,7 +84,11 @@ describe('authentication (401)', () => {
     const { user } = await userWithKey(t, ['profile.read']);
     const token = await keyFor(t, user.id, ['profile.read']);
     const em = t.db.orm.em.fork();
-    await em.nativeUpdate(ApiKey, { last4: token.slice(-4), user: user.id }, { expiresAt: new Date(Date.now() - 1000) });
+    await em.nativeUpdate(
+      ApiKey,
+      { last4: token.slice(-4), user: user.id },
+      { expiresAt: new Date(Date.now() - 1000) },
+    );
     expect401(await raw(t, 'GET', '/users/me', { token }), /expired/);
   });
 
@@ -78,7 +105,9 @@ describe('authentication (401)', () => {
     const { token } = await userWithKey(t, ['profile.read']);
     const inQuery = await raw(t, 'GET', `/users/me?access_token=${token}`);
     expect(inQuery.status).toBe(401);
-    const inCookie = await raw(t, 'GET', '/users/me', { headers: { cookie: `token=${token}; shipyard_session=${token}` } });
+    const inCookie = await raw(t, 'GET', '/users/me', {
+      headers: { cookie: `token=${token}; shipyard_session=${token}` },
+    });
     expect(inCookie.status).toBe(401);
   });
 

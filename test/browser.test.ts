@@ -15,8 +15,10 @@ import { startServer, raw, uniqueName, type TestServer } from './harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
-if (!available && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but there is no Chromium at ${CHROMIUM}`);
-if (!available) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+if (!available && process.env.REQUIRE_BROWSER === '1')
+  throw new Error(`REQUIRE_BROWSER=1 but there is no Chromium at ${CHROMIUM}`);
+if (!available)
+  console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 const SHOTS = 'test-results/screenshots';
 
 let t: TestServer;
@@ -28,7 +30,15 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     // The machine has no internet: keep Chromium from trying to reach Google's services.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 afterAll(async () => {
@@ -44,7 +54,10 @@ async function signUp(page: Page): Promise<string> {
   await page.getByLabel('Display name').fill('Browser Person');
   await page.getByLabel('Password').fill('a long enough password');
   await page.getByRole('button', { name: 'Sign up' }).click();
-  await page.waitForURL(`${t.baseUrl}/settings/keys`).catch(async (e) => { console.log('URL', page.url(), (await page.content()).slice(0, 3000)); throw e; });
+  await page.waitForURL(`${t.baseUrl}/settings/keys`).catch(async (e) => {
+    console.log('URL', page.url(), (await page.content()).slice(0, 3000));
+    throw e;
+  });
   return username;
 }
 
@@ -65,7 +78,8 @@ describe.skipIf(!available)('the key screen in Chromium', () => {
     await signUp(page);
     // Every visible form control has a label.
     const unlabelled = await page.$$eval('input:not([type=hidden]), select', (els) =>
-      els.filter((e) => !(e as HTMLInputElement).labels?.length).map((e) => e.outerHTML));
+      els.filter((e) => !(e as HTMLInputElement).labels?.length).map((e) => e.outerHTML),
+    );
     expect(unlabelled).toEqual([]);
 
     const token = await createKey(page, 'browser key', ['Read profile', 'Read projects']);
@@ -105,7 +119,9 @@ describe.skipIf(!available)('the key screen in Chromium', () => {
     expect(await page.getByRole('button', { name: 'Copy to clipboard' }).isVisible()).toBe(false); // no script, no button
     await page.getByRole('link', { name: 'Back to your keys' }).click();
     // One column: nothing wider than the screen.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: `${SHOTS}/keys-narrow.png`, fullPage: true });
     // Keyboard: the first Tab reaches the first link of the page, then the form fields in order.

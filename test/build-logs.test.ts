@@ -17,18 +17,31 @@ afterAll(async () => {
 
 async function project(visibility: 'public' | 'private' = 'public') {
   const { data } = await api.createProject({ client: owner.client, body: { name: uniqueName('Logs'), visibility } });
-  await api.addProjectMember({ client: owner.client, path: { projectId: data!.id }, body: { username: member.user.username } });
+  await api.addProjectMember({
+    client: owner.client,
+    path: { projectId: data!.id },
+    body: { username: member.user.username },
+  });
   return data!.id;
 }
 const log = (who: TestUser, projectId: string, title: string) =>
-  api.createPost({ client: who.client, body: { kind: 'build_log', projectId, title, body: `**${title}**`, tags: ['Progress'] } });
+  api.createPost({
+    client: who.client,
+    body: { kind: 'build_log', projectId, title, body: `**${title}**`, tags: ['Progress'] },
+  });
 
 describe('build logs', () => {
   it('are written by the owner and members, and listed newest first', async () => {
     const p = await project();
     const a = await log(owner, p, 'by owner');
     expect(a.response?.status).toBe(201);
-    expect(a.data).toMatchObject({ kind: 'build_log', projectId: p, tags: ['progress'], commentCount: 0, hidden: false });
+    expect(a.data).toMatchObject({
+      kind: 'build_log',
+      projectId: p,
+      tags: ['progress'],
+      commentCount: 0,
+      hidden: false,
+    });
     expect(a.response?.headers.get('location')).toBe(`/api/v1/posts/${a.data!.id}`);
     const b = await log(member, p, 'by member');
     expect(b.response?.status).toBe(201);
@@ -50,10 +63,16 @@ describe('build logs', () => {
 
   it('needs a projectId for a build log, and refuses one on a plain post', async () => {
     const p = await project();
-    const missing = await raw(t, 'POST', '/posts', { token: owner.token, body: { kind: 'build_log', title: 't', body: 'b' } });
+    const missing = await raw(t, 'POST', '/posts', {
+      token: owner.token,
+      body: { kind: 'build_log', title: 't', body: 'b' },
+    });
     expect(missing.status).toBe(400);
     expect(missing.json.errors[0].path).toBe('/body/projectId');
-    const plain = await raw(t, 'POST', '/posts', { token: owner.token, body: { kind: 'post', projectId: p, title: 't', body: 'b' } });
+    const plain = await raw(t, 'POST', '/posts', {
+      token: owner.token,
+      body: { kind: 'post', projectId: p, title: 't', body: 'b' },
+    });
     expect(plain.status).toBe(400);
     const ok = await raw(t, 'POST', '/posts', { token: owner.token, body: { title: 'plain', body: 'b' } });
     expect(ok.status).toBe(201);
@@ -68,7 +87,11 @@ describe('build logs', () => {
     const one = await api.listBuildLogs({ client: stranger.client, path: { projectId: p }, query: { limit: 2 } });
     expect(one.data!.items.map((x) => x.title)).toEqual(['third', 'second']);
     expect(one.data!.nextCursor).toEqual(expect.any(String));
-    const two = await api.listBuildLogs({ client: stranger.client, path: { projectId: p }, query: { limit: 2, cursor: one.data!.nextCursor! } });
+    const two = await api.listBuildLogs({
+      client: stranger.client,
+      path: { projectId: p },
+      query: { limit: 2, cursor: one.data!.nextCursor! },
+    });
     expect(two.data!.items.map((x) => x.title)).toEqual(['first']);
     expect(two.data!.nextCursor).toBeNull();
     // Field for field what GET /posts/{id} answers (the list reads rows, the post an entity).
@@ -80,11 +103,15 @@ describe('build logs', () => {
     const priv = await project('private');
     await log(member, priv, 'secret');
     expect((await raw(t, 'GET', `/projects/${priv}/build-logs`, { token: stranger.token })).status).toBe(404);
-    expect((await raw(t, 'GET', `/projects/${priv}/build-logs?cursor=not-a-cursor`, { token: stranger.token })).status).toBe(404);
+    expect(
+      (await raw(t, 'GET', `/projects/${priv}/build-logs?cursor=not-a-cursor`, { token: stranger.token })).status,
+    ).toBe(404);
     const mine = await raw(t, 'GET', `/projects/${priv}/build-logs`, { token: member.token });
     expect(mine.status).toBe(200);
     expect(mine.json.items.map((x: { title: string }) => x.title)).toEqual(['secret']);
-    expect((await raw(t, 'GET', `/projects/${priv}/build-logs?cursor=not-a-cursor`, { token: member.token })).status).toBe(400);
+    expect(
+      (await raw(t, 'GET', `/projects/${priv}/build-logs?cursor=not-a-cursor`, { token: member.token })).status,
+    ).toBe(400);
   });
 
   it('does not show a hidden build log to others, only to its author', async () => {

@@ -47,7 +47,18 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
   });
 
   it('creates a user, then refuses the same username', async () => {
-    const res = await cli(['users', 'create', '--username', username, '--email', `${username}@example.test`, '--password', 'correct horse battery', '--skills', 'TypeScript,rust']);
+    const res = await cli([
+      'users',
+      'create',
+      '--username',
+      username,
+      '--email',
+      `${username}@example.test`,
+      '--password',
+      'correct horse battery',
+      '--skills',
+      'TypeScript,rust',
+    ]);
     expect(res.code, res.stderr).toBe(0);
     expect(res.json).toMatchObject({ username, admin: false, skills: ['typescript', 'rust'] });
     expect(res.stdout).not.toContain('correct horse');
@@ -57,10 +68,26 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
   });
 
   it('creates, lists and revokes keys; the token is shown once', async () => {
-    const created = await cli(['keys', 'create', '--username', username, '--scopes', 'projects.read,content.write', '--expires-in-days', '30', '--name', 'laptop']);
+    const created = await cli([
+      'keys',
+      'create',
+      '--username',
+      username,
+      '--scopes',
+      'projects.read,content.write',
+      '--expires-in-days',
+      '30',
+      '--name',
+      'laptop',
+    ]);
     expect(created.code, created.stderr).toBe(0);
     expect(checkToken(created.json.token)).toEqual({ ok: true });
-    expect(created.json).toMatchObject({ name: 'laptop', scopes: ['content.write', 'projects.read'], status: 'active', last4: created.json.token.slice(-4) });
+    expect(created.json).toMatchObject({
+      name: 'laptop',
+      scopes: ['content.write', 'projects.read'],
+      status: 'active',
+      last4: created.json.token.slice(-4),
+    });
     const days = (Date.parse(created.json.expiresAt) - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(29.9);
     expect(days).toBeLessThanOrEqual(30);
@@ -79,13 +106,40 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
     const noExpiry = await cli(['keys', 'create', '--username', username, '--scopes', 'projects.read']);
     expect(noExpiry.code).toBe(2);
     expect(noExpiry.stderr).toMatch(/--expires-in-days is required/);
-    const tooLong = await cli(['keys', 'create', '--username', username, '--scopes', 'projects.read', '--expires-in-days', '400']);
+    const tooLong = await cli([
+      'keys',
+      'create',
+      '--username',
+      username,
+      '--scopes',
+      'projects.read',
+      '--expires-in-days',
+      '400',
+    ]);
     expect(tooLong.code).toBe(1);
     expect(tooLong.stderr).toMatch(/1 to 366 days/);
-    const badScope = await cli(['keys', 'create', '--username', username, '--scopes', 'projects.read,admin', '--expires-in-days', '5']);
+    const badScope = await cli([
+      'keys',
+      'create',
+      '--username',
+      username,
+      '--scopes',
+      'projects.read,admin',
+      '--expires-in-days',
+      '5',
+    ]);
     expect(badScope.code).toBe(1);
     expect(badScope.stderr).toMatch(/Unknown scope 'admin'/);
-    const nobody = await cli(['keys', 'create', '--username', 'no-such-user', '--scopes', 'projects.read', '--expires-in-days', '5']);
+    const nobody = await cli([
+      'keys',
+      'create',
+      '--username',
+      'no-such-user',
+      '--scopes',
+      'projects.read',
+      '--expires-in-days',
+      '5',
+    ]);
     expect(nobody.code).toBe(1);
     expect(nobody.stderr).toMatch(/no user named/);
   });
@@ -93,7 +147,19 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
   it('links a GitHub login and syncs it from GITHUB_API_URL', async () => {
     const gh = await new FakeGithub().start();
     try {
-      gh.accounts.set('octo-op', { login: 'octo-op', repos: [{ name: 'engine', language: 'TypeScript', stars: 3, pushedAt: '2026-11-01T00:00:00Z', languages: { TypeScript: 10 }, weekly: [1] }] });
+      gh.accounts.set('octo-op', {
+        login: 'octo-op',
+        repos: [
+          {
+            name: 'engine',
+            language: 'TypeScript',
+            stars: 3,
+            pushedAt: '2026-11-01T00:00:00Z',
+            languages: { TypeScript: 10 },
+            weekly: [1],
+          },
+        ],
+      });
       const link = await cli(['github', 'link', '--username', username, '--login', 'octo-op']);
       expect(link.code, link.stderr).toBe(0);
       expect(link.json).toMatchObject({ username, login: 'octo-op', syncStatus: 'never' });
@@ -115,15 +181,18 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
     expect(res.stderr).toMatch(/Usage: shipyard/);
   });
 
-  it.skipIf(Boolean(process.env.DATABASE_URL))('says clearly that a running server holds the embedded database', async () => {
-    const lock = lockDirectory(dataDir, 'shipyard serve');
-    try {
-      const res = await cli(['keys', 'list', '--username', username]);
-      expect(res.code).toBe(1);
-      expect(res.stderr).toMatch(/in use by another process \(pid \d+, shipyard serve\)/);
-    } finally {
-      lock.release();
-    }
-    expect((await cli(['keys', 'list', '--username', username])).code).toBe(0);
-  });
+  it.skipIf(Boolean(process.env.DATABASE_URL))(
+    'says clearly that a running server holds the embedded database',
+    async () => {
+      const lock = lockDirectory(dataDir, 'shipyard serve');
+      try {
+        const res = await cli(['keys', 'list', '--username', username]);
+        expect(res.code).toBe(1);
+        expect(res.stderr).toMatch(/in use by another process \(pid \d+, shipyard serve\)/);
+      } finally {
+        lock.release();
+      }
+      expect((await cli(['keys', 'list', '--username', username])).code).toBe(0);
+    },
+  );
 });

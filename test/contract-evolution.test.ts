@@ -34,7 +34,8 @@ function requestSchemas(doc: OpenApiDocument): Set<string> {
     Object.values(node).forEach(visit);
   };
   for (const item of Object.values(doc.paths)) {
-    for (const op of Object.values(item) as { requestBody?: unknown; parameters?: unknown }[]) visit([op?.requestBody, op?.parameters]);
+    for (const op of Object.values(item) as { requestBody?: unknown; parameters?: unknown }[])
+      visit([op?.requestBody, op?.parameters]);
   }
   return found;
 }
@@ -67,12 +68,18 @@ describe('the copy the server validates its answers against', () => {
       if (schema.properties) expect(schema.additionalProperties, name).toBe(false);
     }
     const ada = await userWithKey(t);
-    const project = (await api.createProject({ client: ada.client, body: { name: 'Open for additions', links: [{ label: 'Home', url: 'https://example.test/' }] } })).data!;
+    const project = (
+      await api.createProject({
+        client: ada.client,
+        body: { name: 'Open for additions', links: [{ label: 'Home', url: 'https://example.test/' }] },
+      })
+    ).data!;
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats.default(ajv);
     ajv.addSchema({ $id: 'closed', components: closed.components as object }, 'closed');
     ajv.addSchema({ $id: 'served', components: served.components as object }, 'served');
-    const against = (doc: string, value: unknown) => ajv.validate({ $ref: `${doc}#/components/schemas/Project` }, value);
+    const against = (doc: string, value: unknown) =>
+      ajv.validate({ $ref: `${doc}#/components/schemas/Project` }, value);
     expect(against('closed', project)).toBe(true);
     const grown = { ...project, newField: 1, links: [{ ...project.links[0], rel: 'home' }] };
     expect(against('closed', grown)).toBe(false);
@@ -83,22 +90,37 @@ describe('the copy the server validates its answers against', () => {
 describe('a deprecated operation (the deprecation policy, docs/api-changes.md)', () => {
   it('says so on every response: Deprecation, Sunset and a Link to the explanation', async () => {
     // A fixture: the real contract with GET /platform/versions marked deprecated.
-    const doc = structuredClone(served) as OpenApiDocument & { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const doc = structuredClone(served) as OpenApiDocument & {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+    };
     const op = doc.paths['/platform/versions']!.get!;
-    Object.assign(op, { deprecated: true, 'x-deprecated-at': '2026-11-01T00:00:00Z', 'x-sunset': '2027-06-01T00:00:00Z' });
+    Object.assign(op, {
+      deprecated: true,
+      'x-deprecated-at': '2026-11-01T00:00:00Z',
+      'x-sunset': '2027-06-01T00:00:00Z',
+    });
     // Declared on each of its responses, as codegen/bundle.ts writes them for a deprecated operation.
     const shared = (doc.components as { responses: Record<string, object> }).responses;
     const responses = op.responses as Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
     for (const [status, response] of Object.entries(responses)) {
-      const own = response.$ref ? structuredClone(shared[response.$ref.split('/').pop()!]) as typeof response : response;
-      own.headers = { ...own.headers, Deprecation: { schema: { type: 'string' } }, Sunset: { schema: { type: 'string' } }, Link: { schema: { type: 'string' } } };
+      const own = response.$ref
+        ? (structuredClone(shared[response.$ref.split('/').pop()!]) as typeof response)
+        : response;
+      own.headers = {
+        ...own.headers,
+        Deprecation: { schema: { type: 'string' } },
+        Sunset: { schema: { type: 'string' } },
+        Link: { schema: { type: 'string' } },
+      };
       responses[status] = own;
     }
     const t = await startServer({ contract: doc });
     try {
       const u = await userWithKey(t, ['content.read']);
       for (const token of [u.token, undefined]) {
-        const res = await fetch(`${t.apiUrl}/platform/versions`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+        const res = await fetch(`${t.apiUrl}/platform/versions`, {
+          headers: token ? { authorization: `Bearer ${token}` } : {},
+        });
         expect(res.headers.get('deprecation')).toBe(`@${Date.parse('2026-11-01T00:00:00Z') / 1000}`);
         expect(res.headers.get('sunset')).toBe('Tue, 01 Jun 2027 00:00:00 GMT');
         expect(res.headers.get('link')).toBe('</docs>; rel="deprecation"; type="text/html"');

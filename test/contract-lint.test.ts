@@ -38,7 +38,10 @@ describe('house lint', () => {
     delete doc.paths['/users/me'].get['x-required-scope']; // missing scope tag
     doc.paths['/projects/{projectId}'].patch['x-required-scope'] = 'projects.read'; // disagrees with the table
     doc.paths['/projects/{projectId}'].get['x-required-scope'] = 'projects.admin'; // unknown scope
-    doc.paths['/posts'].post.responses['400'] = { description: 'bad', content: { 'application/json': { schema: { type: 'object' } } } }; // not problem+json
+    doc.paths['/posts'].post.responses['400'] = {
+      description: 'bad',
+      content: { 'application/json': { schema: { type: 'object' } } },
+    }; // not problem+json
     delete doc.paths['/projects/{projectId}/milestones'].post.requestBody.content['application/json'].example; // no example
     const res = await lint(doc);
     expect(res.code).not.toBe(0);
@@ -68,7 +71,13 @@ describe('OWASP lint (make lint-owasp)', () => {
     delete doc.components.schemas.ProjectCreate.properties.tags.maxItems;
     const res = await lint(doc, owasp);
     expect(res.code).not.toBe(0);
-    for (const rule of ['read-restricted', 'define-error-responses-401', 'rate-limit', 'request-string-limit', 'request-array-limit']) {
+    for (const rule of [
+      'read-restricted',
+      'define-error-responses-401',
+      'rate-limit',
+      'request-string-limit',
+      'request-array-limit',
+    ]) {
       expect(res.out).toContain(`shipyard-owasp-${rule}`);
     }
   }, 60_000);

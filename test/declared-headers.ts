@@ -11,15 +11,31 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HTTP_METHODS, type OpenApiDocument } from '../src/http/contract.js';
 
 const NOT_API = new Set([
-  'content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding', 'vary', 'allow',
-  'content-security-policy', 'cross-origin-opener-policy', 'cross-origin-resource-policy', 'origin-agent-cluster',
-  'referrer-policy', 'strict-transport-security', 'x-content-type-options', 'x-dns-prefetch-control', 'x-download-options',
-  'x-frame-options', 'x-permitted-cross-domain-policies', 'x-xss-protection',
+  'content-type',
+  'content-length',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'vary',
+  'allow',
+  'content-security-policy',
+  'cross-origin-opener-policy',
+  'cross-origin-resource-policy',
+  'origin-agent-cluster',
+  'referrer-policy',
+  'strict-transport-security',
+  'x-content-type-options',
+  'x-dns-prefetch-control',
+  'x-download-options',
+  'x-frame-options',
+  'x-permitted-cross-domain-policies',
+  'x-xss-protection',
 ]);
 
 type Response = { headers?: Record<string, unknown>; $ref?: string };
 
-export function declaredHeaders(doc: OpenApiDocument): Map<string, Map<string, Set<string>>> {
+function declaredHeaders(doc: OpenApiDocument): Map<string, Map<string, Set<string>>> {
   const shared = (doc.components as { responses?: Record<string, Response> }).responses ?? {};
   const byOperation = new Map<string, Map<string, Set<string>>>();
   for (const item of Object.values(doc.paths)) {
@@ -40,7 +56,10 @@ export function declaredHeaders(doc: OpenApiDocument): Map<string, Map<string, S
 export function headerChecker(doc: OpenApiDocument) {
   const declared = declaredHeaders(doc);
   const violations = new Set<string>();
-  const check = (req: IncomingMessage & { openapi?: { schema?: { operationId?: string } }; originalUrl?: string }, res: ServerResponse) => {
+  const check = (
+    req: IncomingMessage & { openapi?: { schema?: { operationId?: string } }; originalUrl?: string },
+    res: ServerResponse,
+  ) => {
     // The MCP endpoint is served before the contract validator, which names every other operation.
     const mcp = req.method === 'POST' && (req.originalUrl ?? req.url)?.split('?')[0] === '/api/v1/mcp';
     const operationId = req.openapi?.schema?.operationId ?? (mcp ? 'mcpRequest' : undefined);

@@ -9,14 +9,24 @@ import { dirname, join, resolve } from 'node:path';
 import { marked, type Token, type Tokens } from 'marked';
 
 const root = resolve(import.meta.dirname, '..');
-const files = ['README.md', ...readdirSync(join(root, 'docs'), { recursive: true }).map(String).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+const files = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'), { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join('docs', f)),
+];
 
 function walk(tokens: Token[], visit: (t: Token) => void): void {
   for (const t of tokens) {
     visit(t);
-    const nested = [(t as { tokens?: Token[] }).tokens, (t as { items?: Token[] }).items].flat().filter(Boolean) as Token[];
+    const nested = [(t as { tokens?: Token[] }).tokens, (t as { items?: Token[] }).items]
+      .flat()
+      .filter(Boolean) as Token[];
     if (nested.length) walk(nested, visit);
-    if (t.type === 'table') for (const row of [(t as Tokens.Table).header, ...(t as Tokens.Table).rows]) for (const cell of row) walk(cell.tokens, visit);
+    if (t.type === 'table')
+      for (const row of [(t as Tokens.Table).header, ...(t as Tokens.Table).rows])
+        for (const cell of row) walk(cell.tokens, visit);
   }
 }
 
@@ -30,9 +40,16 @@ describe('the documentation renders on GitHub', () => {
       for (let i = 0; i < lines.length; i++) {
         if (lines[i]!.startsWith('```')) inCode = !inCode;
         if (inCode || !/^\|.*\|$/.test(lines[i]!) || !/^\|(\s*:?-+:?\s*\|)+$/.test(lines[i + 1] ?? '')) continue;
-        const cells = (l: string) => l.replace(/\\\|/g, '').replace(/`[^`]*`/g, 'x').split('|').length - 2;
+        const cells = (l: string) =>
+          l
+            .replace(/\\\|/g, '')
+            .replace(/`[^`]*`/g, 'x')
+            .split('|').length - 2;
         const width = cells(lines[i]!);
-        for (let j = i + 1; j < lines.length && /^\|/.test(lines[j]!); j++) expect(cells(lines[j]!), `${file}:${j + 1} has another number of cells than its header (line ${i + 1})`).toBe(width);
+        for (let j = i + 1; j < lines.length && /^\|/.test(lines[j]!); j++)
+          expect(cells(lines[j]!), `${file}:${j + 1} has another number of cells than its header (line ${i + 1})`).toBe(
+            width,
+          );
       }
       const links: string[] = [];
       walk(marked.lexer(text), (t) => {

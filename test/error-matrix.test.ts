@@ -46,7 +46,10 @@ describe('400 for every operation given a request outside the contract', () => {
   for (const op of withKeys) {
     it(`${op.operationId}: unknown query parameter`, async () => {
       const { owner, path, body } = await operationRequest(t, contract, op);
-      const res = await raw(t, op.method.toUpperCase(), `${path}${path.includes('?') ? '&' : '?'}bogus=1`, { token: owner.token, body });
+      const res = await raw(t, op.method.toUpperCase(), `${path}${path.includes('?') ? '&' : '?'}bogus=1`, {
+        token: owner.token,
+        body,
+      });
       expectProblem(res, 400);
       expect(res.json.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: '/query/bogus' })]));
       expect(declared(op, 400)).toBe(true);
@@ -55,7 +58,9 @@ describe('400 for every operation given a request outside the contract', () => {
   for (const op of withKeys.filter((o) => /\{\w+Id\}/.test(o.path))) {
     it(`${op.operationId}: malformed id`, async () => {
       const { owner, body, params } = await operationRequest(t, contract, op);
-      const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => (name.endsWith('Id') ? 'not-an-id' : params[name]!));
+      const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+        name.endsWith('Id') ? 'not-an-id' : params[name]!,
+      );
       expectProblem(await raw(t, op.method.toUpperCase(), path, { token: owner.token, body }), 400);
     });
   }
@@ -63,12 +68,16 @@ describe('400 for every operation given a request outside the contract', () => {
 
 describe('404 for every id in a path that names nothing', () => {
   for (const op of withKeys) {
-    const names = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).filter((n) => n.endsWith('Id') || n === 'username');
+    const names = [...op.path.matchAll(/\{(\w+)\}/g)]
+      .map((m) => m[1]!)
+      .filter((n) => n.endsWith('Id') || n === 'username');
     for (const name of names) {
       it(`${op.operationId}: unknown ${name}`, async () => {
         const { owner, body, params } = await operationRequest(t, contract, op);
         const unknown = name === 'username' ? 'nobody-at-all' : randomUUID();
-        const path = op.path.replace(/\{(\w+)\}/g, (_, n: string) => (n === name ? unknown : params[n]!)) + (op.operationId === 'search' ? '?q=x' : '');
+        const path =
+          op.path.replace(/\{(\w+)\}/g, (_, n: string) => (n === name ? unknown : params[n]!)) +
+          (op.operationId === 'search' ? '?q=x' : '');
         expectProblem(await raw(t, op.method.toUpperCase(), path, { token: owner.token, body }), 404);
         expect(declared(op, 404)).toBe(true);
       });

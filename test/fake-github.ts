@@ -6,7 +6,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type FakeRepo = { name: string; language: string | null; stars: number; forks?: number; fork?: boolean; pushedAt: string; topics?: string[]; languages?: Record<string, number>; weekly?: number[] };
+export type FakeRepo = {
+  name: string;
+  language: string | null;
+  stars: number;
+  forks?: number;
+  fork?: boolean;
+  pushedAt: string;
+  topics?: string[];
+  languages?: Record<string, number>;
+  weekly?: number[];
+};
 export type FakeAccount = {
   login: string;
   name?: string;
@@ -38,7 +48,11 @@ export class FakeGithub {
   }
 
   private send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-github-api-version-selected': '2022-11-28', ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'x-github-api-version-selected': '2022-11-28',
+      ...headers,
+    });
     res.end(body === undefined ? '' : JSON.stringify(body));
   }
 
@@ -48,13 +62,30 @@ export class FakeGithub {
 
   private handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', this.url);
-    this.requests.push({ method: req.method ?? '', path: url.pathname + url.search, authorization: req.headers.authorization, userAgent: req.headers['user-agent'] });
+    this.requests.push({
+      method: req.method ?? '',
+      path: url.pathname + url.search,
+      authorization: req.headers.authorization,
+      userAgent: req.headers['user-agent'],
+    });
     if (this.rateLimited) {
       const reset = Math.floor(Date.now() / 1000) + 1800;
-      return this.send(res, 403, {
-        message: 'API rate limit exceeded for 127.0.0.1. (But here\'s the good news: Authenticated requests get a higher rate limit.)',
-        documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting',
-      }, { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0', 'x-ratelimit-used': '60', 'x-ratelimit-reset': String(reset), 'x-ratelimit-resource': 'core' });
+      return this.send(
+        res,
+        403,
+        {
+          message:
+            "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)",
+          documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting',
+        },
+        {
+          'x-ratelimit-limit': '60',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-used': '60',
+          'x-ratelimit-reset': String(reset),
+          'x-ratelimit-resource': 'core',
+        },
+      );
     }
     const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     if (parts[0] === 'users' && parts.length === 2) {
@@ -72,8 +103,13 @@ export class FakeGithub {
         u.searchParams.set('page', String(p));
         return `<${u.toString()}>; rel="${rel}"`;
       };
-      const links = [...(page < last ? [link(page + 1, 'next'), link(last, 'last')] : []), ...(page > 1 ? [link(1, 'first'), link(page - 1, 'prev')] : [])];
-      const items = a.repos.slice((page - 1) * perPage, page * perPage).map((r, i) => this.repo(a, r, (page - 1) * perPage + i));
+      const links = [
+        ...(page < last ? [link(page + 1, 'next'), link(last, 'last')] : []),
+        ...(page > 1 ? [link(1, 'first'), link(page - 1, 'prev')] : []),
+      ];
+      const items = a.repos
+        .slice((page - 1) * perPage, page * perPage)
+        .map((r, i) => this.repo(a, r, (page - 1) * perPage + i));
       return this.send(res, 200, items, links.length ? { link: links.join(', ') } : {});
     }
     if (parts[0] === 'repos' && parts.length >= 4) {
@@ -88,13 +124,18 @@ export class FakeGithub {
           return this.send(res, 202, {});
         }
         const now = new Date();
-        const sunday = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) / 1000 - now.getUTCDay() * 86400;
+        const sunday =
+          Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) / 1000 - now.getUTCDay() * 86400;
         const weekly = repo.weekly ?? [];
-        return this.send(res, 200, weekly.map((total, i) => ({
-          days: [0, 0, 0, total, 0, 0, 0],
-          total,
-          week: sunday - (weekly.length - 1 - i) * 7 * 86400,
-        })));
+        return this.send(
+          res,
+          200,
+          weekly.map((total, i) => ({
+            days: [0, 0, 0, total, 0, 0, 0],
+            total,
+            week: sunday - (weekly.length - 1 - i) * 7 * 86400,
+          })),
+        );
       }
     }
     return this.notFound(res);
@@ -102,23 +143,64 @@ export class FakeGithub {
 
   private user(a: FakeAccount) {
     return {
-      login: a.login, id: 583231, node_id: 'MDQ6VXNlcjU4MzIzMQ==', avatar_url: `https://avatars.githubusercontent.com/u/583231?v=4`,
-      gravatar_id: '', url: `https://api.github.com/users/${a.login}`, html_url: `https://github.com/${a.login}`, type: 'User',
-      site_admin: false, name: a.name ?? null, company: null, blog: '', location: null, email: null, hireable: null, bio: null,
-      twitter_username: null, public_repos: a.repos.length, public_gists: 0, followers: 20, following: 0,
-      created_at: '2011-01-25T18:44:36Z', updated_at: '2026-11-01T09:00:00Z',
+      login: a.login,
+      id: 583231,
+      node_id: 'MDQ6VXNlcjU4MzIzMQ==',
+      avatar_url: `https://avatars.githubusercontent.com/u/583231?v=4`,
+      gravatar_id: '',
+      url: `https://api.github.com/users/${a.login}`,
+      html_url: `https://github.com/${a.login}`,
+      type: 'User',
+      site_admin: false,
+      name: a.name ?? null,
+      company: null,
+      blog: '',
+      location: null,
+      email: null,
+      hireable: null,
+      bio: null,
+      twitter_username: null,
+      public_repos: a.repos.length,
+      public_gists: 0,
+      followers: 20,
+      following: 0,
+      created_at: '2011-01-25T18:44:36Z',
+      updated_at: '2026-11-01T09:00:00Z',
     };
   }
 
   private repo(a: FakeAccount, r: FakeRepo, i: number) {
     return {
-      id: 1296269 + i, node_id: 'MDEwOlJlcG9zaXRvcnkxMjk2MjY5', name: r.name, full_name: `${a.login}/${r.name}`, private: false,
+      id: 1296269 + i,
+      node_id: 'MDEwOlJlcG9zaXRvcnkxMjk2MjY5',
+      name: r.name,
+      full_name: `${a.login}/${r.name}`,
+      private: false,
       owner: { login: a.login, id: 583231, type: 'User', site_admin: false },
-      html_url: `https://github.com/${a.login}/${r.name}`, description: `The ${r.name} project`, fork: r.fork ?? false,
-      url: `https://api.github.com/repos/${a.login}/${r.name}`, created_at: '2020-01-01T00:00:00Z', updated_at: r.pushedAt,
-      pushed_at: r.pushedAt, homepage: null, size: 108, stargazers_count: r.stars, watchers_count: r.stars, language: r.language,
-      has_issues: true, forks_count: r.forks ?? 0, archived: false, disabled: false, open_issues_count: 0, license: null,
-      topics: r.topics ?? [], visibility: 'public', forks: r.forks ?? 0, open_issues: 0, watchers: r.stars, default_branch: 'main',
+      html_url: `https://github.com/${a.login}/${r.name}`,
+      description: `The ${r.name} project`,
+      fork: r.fork ?? false,
+      url: `https://api.github.com/repos/${a.login}/${r.name}`,
+      created_at: '2020-01-01T00:00:00Z',
+      updated_at: r.pushedAt,
+      pushed_at: r.pushedAt,
+      homepage: null,
+      size: 108,
+      stargazers_count: r.stars,
+      watchers_count: r.stars,
+      language: r.language,
+      has_issues: true,
+      forks_count: r.forks ?? 0,
+      archived: false,
+      disabled: false,
+      open_issues_count: 0,
+      license: null,
+      topics: r.topics ?? [],
+      visibility: 'public',
+      forks: r.forks ?? 0,
+      open_issues: 0,
+      watchers: r.stars,
+      default_branch: 'main',
     };
   }
 }

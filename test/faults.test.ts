@@ -18,7 +18,12 @@ import { createUser } from '../src/users/users.service.js';
 import { createKey } from '../src/keys/keys.service.js';
 import { uniqueName, TEST_RATE_LIMIT, UPLOAD_MAX_BYTES } from './harness.js';
 
-const pgBin = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort().map((v) => `/usr/lib/postgresql/${v}/bin`).at(-1) : undefined;
+const pgBin = existsSync('/usr/lib/postgresql')
+  ? readdirSync('/usr/lib/postgresql')
+      .sort()
+      .map((v) => `/usr/lib/postgresql/${v}/bin`)
+      .at(-1)
+  : undefined;
 const asRoot = process.getuid?.() === 0;
 const available = Boolean(pgBin && existsSync(`${pgBin}/initdb`) && (!asRoot || existsSync('/usr/sbin/runuser')));
 
@@ -44,7 +49,16 @@ let base = '';
 let token = '';
 const pgCtl = (action: 'start' | 'stop') =>
   action === 'start'
-    ? run(`${pgBin}/pg_ctl`, ['-D', `${dir}/data`, '-w', '-l', `${dir}/log`, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start'])
+    ? run(`${pgBin}/pg_ctl`, [
+        '-D',
+        `${dir}/data`,
+        '-w',
+        '-l',
+        `${dir}/log`,
+        '-o',
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+        'start',
+      ])
     : run(`${pgBin}/pg_ctl`, ['-D', `${dir}/data`, '-w', '-m', 'immediate', 'stop']);
 
 describe.skipIf(!available)('the database goes away and comes back', () => {
@@ -57,29 +71,47 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     pgCtl('start');
     db = await openDatabase({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, dataDir: '', poolMax: 4 });
     const app = createApp({
-      orm: db.orm, log: createLogger('silent'), config: {
-        validateResponses: true, logLevel: 'silent', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir: join(dir, 'media'),
-        rateLimitPerMinute: TEST_RATE_LIMIT, failedAuthPerMinute: TEST_RATE_LIMIT,
+      orm: db.orm,
+      log: createLogger('silent'),
+      config: {
+        validateResponses: true,
+        logLevel: 'silent',
+        uploadMaxBytes: UPLOAD_MAX_BYTES,
+        mediaDir: join(dir, 'media'),
+        rateLimitPerMinute: TEST_RATE_LIMIT,
+        failedAuthPerMinute: TEST_RATE_LIMIT,
       },
     });
-    server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+    server = await new Promise((r) => {
+      const s = app.listen(0, '127.0.0.1', () => r(s));
+    });
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const em = db.orm.em.fork();
     const name = uniqueName();
     const user = await createUser(em, { username: name, email: `${name}@example.test` });
-    token = (await createKey(em, { userId: user.id, name: 't', scopes: ['projects.read', 'projects.write'], expiresInDays: 1 })).token;
+    token = (
+      await createKey(em, { userId: user.id, name: 't', scopes: ['projects.read', 'projects.write'], expiresInDays: 1 })
+    ).token;
   }, 120_000);
 
   afterAll(async () => {
     server?.closeAllConnections();
     await new Promise((r) => server?.close(r));
     await db?.close().catch(() => undefined);
-    try { pgCtl('stop'); } catch { /* already stopped */ }
+    try {
+      pgCtl('stop');
+    } catch {
+      /* already stopped */
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('answers 503 while it is down and recovers by itself', async () => {
-    const get = () => fetch(`${base}/api/v1/projects`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(15_000) });
+    const get = () =>
+      fetch(`${base}/api/v1/projects`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(15_000),
+      });
     expect((await get()).status).toBe(200);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
 
@@ -90,7 +122,9 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     expect(down.headers.get('retry-after')).toBe('5');
     expect((await down.json()).type).toBe('https://shipyard.dev/problems/unavailable');
     const write = await fetch(`${base}/api/v1/projects`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x' }),
     });
     expect(write.status).toBe(503);
     const ready = await fetch(`${base}/readyz`);

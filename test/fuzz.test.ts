@@ -23,35 +23,81 @@ afterAll(async () => {
   await t?.close();
 });
 
-const TABLES = ['users', 'api_keys', 'projects', 'project_members', 'milestones', 'posts', 'comments', 'reactions', 'media', 'jobs', 'github_accounts', 'github_repos'];
+const TABLES = [
+  'users',
+  'api_keys',
+  'projects',
+  'project_members',
+  'milestones',
+  'posts',
+  'comments',
+  'reactions',
+  'media',
+  'jobs',
+  'github_accounts',
+  'github_repos',
+];
 async function rowCounts(): Promise<string> {
-  const [row] = await t.db.orm.em.fork().execute(`select ${TABLES.map((n) => `(select count(*) from ${n}) as "${n}"`).join(', ')}`);
+  const [row] = await t.db.orm.em
+    .fork()
+    .execute(`select ${TABLES.map((n) => `(select count(*) from ${n}) as "${n}"`).join(', ')}`);
   return JSON.stringify(row);
 }
 
 const text = fc.oneof(
-  fc.string(), fc.string({ unit: 'grapheme', maxLength: 50 }), fc.constantFrom('', ' ', '\u0000', 'a\u0000b', '<script>', "'; drop table projects; --", '../../etc/passwd', 'null', '𝕊'.repeat(300), 'x'.repeat(5000)),
+  fc.string(),
+  fc.string({ unit: 'grapheme', maxLength: 50 }),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    'a\u0000b',
+    '<script>',
+    "'; drop table projects; --",
+    '../../etc/passwd',
+    'null',
+    '𝕊'.repeat(300),
+    'x'.repeat(5000),
+  ),
 );
 const anyValue = fc.oneof(
-  text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(text, { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 8 }), text, { maxKeys: 3 }),
+  text,
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(text, { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 8 }), text, { maxKeys: 3 }),
   // ids that name nothing, or something of someone else's (mediaIds, milestoneIds)
   fc.array(fc.uuid(), { minLength: 1, maxLength: 2 }),
 );
 
 function bodyArb(example: unknown): fc.Arbitrary<unknown> {
-  if (example === undefined || typeof example !== 'object' || example === null || Array.isArray(example)) return fc.oneof(fc.constant(example), anyValue);
+  if (example === undefined || typeof example !== 'object' || example === null || Array.isArray(example))
+    return fc.oneof(fc.constant(example), anyValue);
   const keys = Object.keys(example);
   const obj = example as Record<string, unknown>;
   return fc.oneof(
     fc.constant(obj),
-    keys.length ? fc.constantFrom(...keys).map((k) => { const c = { ...obj }; delete c[k]; return c; }) : fc.constant(obj),
+    keys.length
+      ? fc.constantFrom(...keys).map((k) => {
+          const c = { ...obj };
+          delete c[k];
+          return c;
+        })
+      : fc.constant(obj),
     fc.tuple(fc.string({ minLength: 1, maxLength: 12 }), anyValue).map(([k, v]) => ({ ...obj, [k]: v })),
     keys.length ? fc.tuple(fc.constantFrom(...keys), anyValue).map(([k, v]) => ({ ...obj, [k]: v })) : fc.constant(obj),
     anyValue,
   );
 }
 
-const pathValue = (real: string) => fc.oneof(fc.constant(real), fc.uuid(), fc.constantFrom('not-an-id', '%00', '..', 'me', '00000000-0000-0000-0000-000000000000'));
+const pathValue = (real: string) =>
+  fc.oneof(
+    fc.constant(real),
+    fc.uuid(),
+    fc.constantFrom('not-an-id', '%00', '..', 'me', '00000000-0000-0000-0000-000000000000'),
+  );
 const queryArb = fc.array(
   fc.tuple(
     fc.constantFrom('limit', 'cursor', 'q', 'type', 'owner', 'author', 'tag', 'status', 'kind', 'skill', 'bogus'),
@@ -75,7 +121,8 @@ describe('fuzzing every operation from the contract', () => {
             let i = 0;
             const path = op.path.replace(/\{(\w+)\}/g, () => encodeURIComponent(values[i++]!));
             const qs = query.length ? `?${new URLSearchParams(query).toString()}` : '';
-            const sendBody = op.method === 'get' || op.method === 'delete' ? undefined : multipart ? body : (fuzzedBody ?? {});
+            const sendBody =
+              op.method === 'get' || op.method === 'delete' ? undefined : multipart ? body : (fuzzedBody ?? {});
             const before = await rowCounts();
             const res = await raw(t, op.method.toUpperCase(), path + qs, { token: owner.token, body: sendBody });
             const what = `${op.method.toUpperCase()} ${path}${qs} ${JSON.stringify(fuzzedBody)?.slice(0, 200)} -> ${res.text.slice(0, 300)}`;

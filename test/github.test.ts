@@ -31,18 +31,60 @@ const sync = (accountId: string) => syncGithubAccount(t.db.orm.em.fork(), client
 
 function defaultRepos(): FakeRepo[] {
   return [
-    { name: 'engine', language: 'TypeScript', stars: 40, pushedAt: '2026-11-20T10:00:00Z', topics: ['compiler'], languages: { TypeScript: 6000, CSS: 1000 }, weekly: [0, 3, 4, 0, 2] },
-    { name: 'mill', language: 'Rust', stars: 10, pushedAt: '2026-11-18T10:00:00Z', languages: { Rust: 3000 }, weekly: [1, 1, 0, 0, 5] },
-    { name: 'old', language: 'Go', stars: 0, pushedAt: '2024-01-01T00:00:00Z', languages: { Go: 1000 }, weekly: [0, 0, 0, 0, 0] },
-    { name: 'forked-lib', language: 'C', stars: 2, fork: true, pushedAt: '2025-06-01T00:00:00Z', languages: { C: 99999 } },
-    { name: 'notes', language: null, stars: 0, pushedAt: '2026-11-21T00:00:00Z', languages: {}, weekly: [0, 0, 0, 1, 0] },
+    {
+      name: 'engine',
+      language: 'TypeScript',
+      stars: 40,
+      pushedAt: '2026-11-20T10:00:00Z',
+      topics: ['compiler'],
+      languages: { TypeScript: 6000, CSS: 1000 },
+      weekly: [0, 3, 4, 0, 2],
+    },
+    {
+      name: 'mill',
+      language: 'Rust',
+      stars: 10,
+      pushedAt: '2026-11-18T10:00:00Z',
+      languages: { Rust: 3000 },
+      weekly: [1, 1, 0, 0, 5],
+    },
+    {
+      name: 'old',
+      language: 'Go',
+      stars: 0,
+      pushedAt: '2024-01-01T00:00:00Z',
+      languages: { Go: 1000 },
+      weekly: [0, 0, 0, 0, 0],
+    },
+    {
+      name: 'forked-lib',
+      language: 'C',
+      stars: 2,
+      fork: true,
+      pushedAt: '2025-06-01T00:00:00Z',
+      languages: { C: 99999 },
+    },
+    {
+      name: 'notes',
+      language: null,
+      stars: 0,
+      pushedAt: '2026-11-21T00:00:00Z',
+      languages: {},
+      weekly: [0, 0, 0, 1, 0],
+    },
   ];
 }
 
 describe('GitHub insight', () => {
   it('answers 404 with a clear problem when no account is linked', async () => {
     const nobody = await userWithKey(t);
-    for (const call of [api.getGithubProfile, api.listGithubRepos, api.getGithubLanguages, api.getGithubActivity, api.getGithubSummary]) {
+    for (const call of [
+      api.getGithubProfile,
+      api.listGithubRepos,
+      api.getGithubLanguages,
+      api.getGithubActivity,
+      api.getGithubSummary,
+    ]) {
       const res = await call({ client: nobody.client });
       expect(res.response?.status).toBe(404);
       expect(res.error).toMatchObject({ type: 'https://shipyard.dev/problems/github-not-linked' });
@@ -64,9 +106,16 @@ describe('GitHub insight', () => {
 
     const repos = (await api.listGithubRepos({ client: user.client, query: { limit: 3 } })).data!;
     expect(repos.items.map((r) => r.name)).toEqual(['notes', 'engine', 'mill']);
-    expect(repos.items[1]).toMatchObject({ fullName: `${login}/engine`, stars: 40, language: 'TypeScript', topics: ['compiler'], fork: false });
+    expect(repos.items[1]).toMatchObject({
+      fullName: `${login}/engine`,
+      stars: 40,
+      language: 'TypeScript',
+      topics: ['compiler'],
+      fork: false,
+    });
     expect(repos.items[1]!.pushedAt).toBe('2026-11-20T10:00:00.000Z');
-    const rest = (await api.listGithubRepos({ client: user.client, query: { limit: 3, cursor: repos.nextCursor! } })).data!;
+    const rest = (await api.listGithubRepos({ client: user.client, query: { limit: 3, cursor: repos.nextCursor! } }))
+      .data!;
     expect(rest.items.map((r) => r.name)).toEqual(['forked-lib', 'old']);
 
     const languages = (await api.getGithubLanguages({ client: user.client })).data!.items;
@@ -81,7 +130,15 @@ describe('GitHub insight', () => {
     expect(weeks.map((w) => w.commits)).toEqual([1, 4, 4, 1, 7]);
 
     const summary = (await api.getGithubSummary({ client: user.client })).data!;
-    expect(summary).toMatchObject({ login, repoCount: 5, totalStars: 52, topLanguages: ['TypeScript', 'Rust', 'CSS'], activeWeeks: 5, longestStreakWeeks: 5, syncStatus: 'ok' });
+    expect(summary).toMatchObject({
+      login,
+      repoCount: 5,
+      totalStars: 52,
+      topLanguages: ['TypeScript', 'Rust', 'CSS'],
+      activeWeeks: 5,
+      longestStreakWeeks: 5,
+      syncStatus: 'ok',
+    });
     // The sync's time, to the millisecond, on the profile and the summary alike.
     expect(profile.lastSyncedAt).toBe(account.syncedAt!.toISOString());
     expect(summary.lastSyncedAt).toBe(profile.lastSyncedAt);
@@ -95,7 +152,9 @@ describe('GitHub insight', () => {
     const account = await sync(accountId);
     expect(account.syncStatus).toBe('partial');
     expect(account.syncMessage).toMatch(/still computing commit statistics for 1 repository/);
-    expect((await api.getGithubActivity({ client: user.client })).data!.weeks.map((w) => w.commits)).toEqual([1, 4, 4, 1, 7]);
+    expect((await api.getGithubActivity({ client: user.client })).data!.weeks.map((w) => w.commits)).toEqual([
+      1, 4, 4, 1, 7,
+    ]);
     expect((await api.getGithubSummary({ client: user.client })).data!.totalStars).toBe(53);
   });
 
@@ -111,7 +170,10 @@ describe('GitHub insight', () => {
     } finally {
       gh.rateLimited = false;
     }
-    expect((await api.getGithubSummary({ client: user.client })).data).toMatchObject({ repoCount: 5, syncStatus: 'rate_limited' });
+    expect((await api.getGithubSummary({ client: user.client })).data).toMatchObject({
+      repoCount: 5,
+      syncStatus: 'rate_limited',
+    });
   });
 
   it('says clearly when the link is broken (404), keeping the data', async () => {
@@ -120,12 +182,16 @@ describe('GitHub insight', () => {
     gh.accounts.delete(login);
     const account = await sync(accountId);
     expect(account.syncStatus).toBe('not_found');
-    expect((await api.getGithubProfile({ client: user.client })).data!.syncMessage).toMatch(/GitHub has no user '.*': the link is broken/);
+    expect((await api.getGithubProfile({ client: user.client })).data!.syncMessage).toMatch(
+      /GitHub has no user '.*': the link is broken/,
+    );
     expect((await api.listGithubRepos({ client: user.client })).data!.items.length).toBe(5);
   });
 
   it('refuses a malformed GitHub answer instead of storing it', async () => {
-    const { accountId, login } = await linked([{ name: 'bad name with spaces', language: 'Go', stars: 1, pushedAt: '2026-01-01T00:00:00Z' }]);
+    const { accountId, login } = await linked([
+      { name: 'bad name with spaces', language: 'Go', stars: 1, pushedAt: '2026-01-01T00:00:00Z' },
+    ]);
     const account = await sync(accountId);
     expect(account.syncStatus).toBe('error');
     expect(account.syncMessage).toMatch(/unexpected repository list/);
@@ -160,9 +226,17 @@ describe('scheduled sync', () => {
     const { createLogger } = await import('../src/http/log.js');
     const due = await linked();
     const waiting = await linked();
-    await t.db.orm.em.fork().nativeUpdate(GithubAccount, { id: waiting.accountId }, { retryAfter: new Date(Date.now() + 3_600_000), syncStatus: 'rate_limited' });
+    await t.db.orm.em
+      .fork()
+      .nativeUpdate(
+        GithubAccount,
+        { id: waiting.accountId },
+        { retryAfter: new Date(Date.now() + 3_600_000), syncStatus: 'rate_limited' },
+      );
     // On a long-lived PostgreSQL, earlier runs left accounts behind: only these two are due.
-    await t.db.orm.em.fork().nativeUpdate(GithubAccount, { id: { $nin: [due.accountId, waiting.accountId] } }, { attemptedAt: new Date() });
+    await t.db.orm.em
+      .fork()
+      .nativeUpdate(GithubAccount, { id: { $nin: [due.accountId, waiting.accountId] } }, { attemptedAt: new Date() });
     await syncStaleAccounts(t.db.orm, client, 60, createLogger('silent'), fast);
     const em = t.db.orm.em.fork();
     expect((await em.findOneOrFail(GithubAccount, { id: due.accountId })).syncStatus).toBe('ok');

@@ -37,7 +37,17 @@ export type TestServer = {
   close: () => Promise<void>;
 };
 
-export type ServerOptions = { contract?: OpenApiDocument; rateLimitPerMinute?: number; failedAuthPerMinute?: number; requestTimeoutMs?: number; keyCacheSeconds?: number; failedSignInsPer15Minutes?: number; githubApiUrl?: string; trustProxy?: number | string[]; countsCacheSeconds?: number };
+export type ServerOptions = {
+  contract?: OpenApiDocument;
+  rateLimitPerMinute?: number;
+  failedAuthPerMinute?: number;
+  requestTimeoutMs?: number;
+  keyCacheSeconds?: number;
+  failedSignInsPer15Minutes?: number;
+  githubApiUrl?: string;
+  trustProxy?: number | string[];
+  countsCacheSeconds?: number;
+};
 
 /** Budgets far above what a test sends, unless a test asks for a small one. */
 export const TEST_RATE_LIMIT = 100_000;
@@ -47,16 +57,29 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   const log = createLogger(process.env.TEST_LOG === '1' ? 'info' : 'error');
   const mediaDir = mkdtempSync(join(tmpdir(), 'shipyard-media-'));
   const storage = new LocalDiskStorage(mediaDir);
-  const app = createApp({ orm: db.orm, config: {
-      validateResponses: true, logLevel: 'error', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir,
-      rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT, failedAuthPerMinute: opts.failedAuthPerMinute ?? TEST_RATE_LIMIT,
-      requestTimeoutMs: opts.requestTimeoutMs, keyCacheSeconds: opts.keyCacheSeconds,
-      failedSignInsPer15Minutes: opts.failedSignInsPer15Minutes ?? TEST_RATE_LIMIT, trustProxy: opts.trustProxy,
+  const app = createApp({
+    orm: db.orm,
+    config: {
+      validateResponses: true,
+      logLevel: 'error',
+      uploadMaxBytes: UPLOAD_MAX_BYTES,
+      mediaDir,
+      rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT,
+      failedAuthPerMinute: opts.failedAuthPerMinute ?? TEST_RATE_LIMIT,
+      requestTimeoutMs: opts.requestTimeoutMs,
+      keyCacheSeconds: opts.keyCacheSeconds,
+      failedSignInsPer15Minutes: opts.failedSignInsPer15Minutes ?? TEST_RATE_LIMIT,
+      trustProxy: opts.trustProxy,
       // Counted on every request unless a test asks for the shared counts: a test sees its own writes.
       countsCacheSeconds: opts.countsCacheSeconds ?? 0,
       // Nothing leaves loopback: without a fake, GitHub is a closed local port.
       githubApiUrl: opts.githubApiUrl ?? 'http://127.0.0.1:9',
-    }, log, storage, changes: db.changes, contract: opts.contract });
+    },
+    log,
+    storage,
+    changes: db.changes,
+    contract: opts.contract,
+  });
   const headers = headerChecker(opts.contract ?? loadContract());
   const server: Server = await new Promise((resolve) => {
     const s = createServer((req, res) => {
@@ -79,7 +102,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       (app.locals.keyCache as KeyCache).close();
       await db.close();
       rmSync(mediaDir, { recursive: true, force: true });
-      if (headers.violations.size) throw new Error(`responses sent undeclared headers:\n  ${[...headers.violations].join('\n  ')}`);
+      if (headers.violations.size)
+        throw new Error(`responses sent undeclared headers:\n  ${[...headers.violations].join('\n  ')}`);
     },
   };
 }
@@ -111,7 +135,11 @@ export const uniqueName = (prefix = 'u') => `${prefix}-${randomBytes(5).toString
 export type TestUser = { user: User; token: string; client: Client };
 
 /** A user with one key holding `scopes` (default: all nine). */
-export async function userWithKey(t: TestServer, scopes: readonly ScopeId[] = SCOPE_IDS, opts: { admin?: boolean } = {}): Promise<TestUser> {
+export async function userWithKey(
+  t: TestServer,
+  scopes: readonly ScopeId[] = SCOPE_IDS,
+  opts: { admin?: boolean } = {},
+): Promise<TestUser> {
   const em = t.db.orm.em.fork();
   const username = uniqueName();
   const user = await createUser(em, { username, email: `${username}@example.test`, admin: opts.admin ?? false });
@@ -129,13 +157,23 @@ export function sdkClient(t: TestServer, token: string): Client {
 
 /** Plain fetch for the cases the SDK cannot express (raw headers, bad JSON). */
 /** A multipart/form-data body with one file field. */
-export function fileForm(bytes: Buffer, filename = 'image.png', field = 'file', type = 'application/octet-stream'): FormData {
+export function fileForm(
+  bytes: Buffer,
+  filename = 'image.png',
+  field = 'file',
+  type = 'application/octet-stream',
+): FormData {
   const form = new FormData();
   form.append(field, new Blob([new Uint8Array(bytes)], { type }), filename);
   return form;
 }
 
-export async function raw(t: Pick<TestServer, 'apiUrl'>, method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+export async function raw(
+  t: Pick<TestServer, 'apiUrl'>,
+  method: string,
+  path: string,
+  init: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
   let body: string | undefined;

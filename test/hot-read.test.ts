@@ -10,7 +10,14 @@ import { preparedRows } from '../src/db/hot-read.js';
 import { loadConfig } from '../src/config.js';
 
 const open = (preparedStatements?: boolean) =>
-  openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: '', inMemory: true, migrate: false, poolMax: 1, preparedStatements });
+  openDatabase({
+    databaseUrl: process.env.DATABASE_URL,
+    dataDir: '',
+    inMemory: true,
+    migrate: false,
+    poolMax: 1,
+    preparedStatements,
+  });
 
 let prepared: Database;
 let unprepared: Database;
@@ -25,8 +32,11 @@ afterAll(async () => {
 // A text no other test runs, so the statement it prepares is this test's own.
 const SQL = `select ?::int + 1 as n, 'hot-read.test' as source`;
 const preparedHere = async (db: Database) => {
-  const [row] = await db.orm.em.fork().execute<{ n: number }[]>(
-    `select count(*)::int as n from pg_prepared_statements where name like 'hot\\_%' and statement like '%hot-read.test%'`);
+  const [row] = await db.orm.em
+    .fork()
+    .execute<{ n: number }[]>(
+      `select count(*)::int as n from pg_prepared_statements where name like 'hot\\_%' and statement like '%hot-read.test%'`,
+    );
   return row!.n;
 };
 
@@ -38,7 +48,7 @@ describe('hot reads', () => {
     expect(await preparedHere(prepared)).toBe(1);
   });
 
-  it('inside a transaction, run on the transaction\'s connection and see its writes', async () => {
+  it("inside a transaction, run on the transaction's connection and see its writes", async () => {
     const n = await prepared.orm.em.fork().transactional(async (tem) => {
       await tem.execute(`create temporary table hot_read_probe (n int) on commit drop`);
       await tem.execute(`insert into hot_read_probe values (7)`);
@@ -58,6 +68,8 @@ describe('hot reads', () => {
     expect(loadConfig({}).databasePreparedStatements).toBe(true);
     expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
     expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'true' }).databasePreparedStatements).toBe(true);
-    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(/DATABASE_PREPARED_STATEMENTS must be true or false, got 'off'/);
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(
+      /DATABASE_PREPARED_STATEMENTS must be true or false, got 'off'/,
+    );
   });
 });

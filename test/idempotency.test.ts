@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startServer, userWithKey, raw, keyFor, uniqueName, fileForm, type TestServer, type TestUser } from './harness.js';
+import {
+  startServer,
+  userWithKey,
+  raw,
+  keyFor,
+  uniqueName,
+  fileForm,
+  type TestServer,
+  type TestUser,
+} from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Project } from '../src/projects/project.entity.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
@@ -41,13 +50,20 @@ describe('Idempotency-Key (REST)', () => {
   it('compares requests by meaning: the same JSON with its keys in another order is the same request', async () => {
     const key = randomUUID();
     const name = uniqueName('Idem');
-    const send = (body: string) => raw(t, 'POST', '/projects', { token: ada.token, body, headers: { 'idempotency-key': key } });
-    expect((await send(`{"name":"${name}","tags":["a","b"],"links":[{"label":"x","url":"https://x.example/"}]}`)).status).toBe(201);
-    const reordered = await send(`{"links":[{"url":"https://x.example/","label":"x"}],"tags":["a","b"],"name":"${name}"}`);
+    const send = (body: string) =>
+      raw(t, 'POST', '/projects', { token: ada.token, body, headers: { 'idempotency-key': key } });
+    expect(
+      (await send(`{"name":"${name}","tags":["a","b"],"links":[{"label":"x","url":"https://x.example/"}]}`)).status,
+    ).toBe(201);
+    const reordered = await send(
+      `{"links":[{"url":"https://x.example/","label":"x"}],"tags":["a","b"],"name":"${name}"}`,
+    );
     expect(reordered.status).toBe(201);
     expect(reordered.headers.get('idempotent-replayed')).toBe('true');
     // Order inside an array is meaning: that is another request.
-    expect((await send(`{"name":"${name}","tags":["b","a"],"links":[{"label":"x","url":"https://x.example/"}]}`)).status).toBe(422);
+    expect(
+      (await send(`{"name":"${name}","tags":["b","a"],"links":[{"label":"x","url":"https://x.example/"}]}`)).status,
+    ).toBe(422);
     expect(await count(name)).toBe(1);
   });
 
@@ -75,7 +91,12 @@ describe('Idempotency-Key (REST)', () => {
   it('replays a 4xx too, but not a 5xx; and forgets after 24 hours', async () => {
     const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('P') } })).data!;
     const key = randomUUID();
-    const far = () => raw(t, 'POST', `/projects/${project.id}/milestones`, { token: ada.token, body: { title: 'x', position: 5 }, headers: { 'idempotency-key': key } });
+    const far = () =>
+      raw(t, 'POST', `/projects/${project.id}/milestones`, {
+        token: ada.token,
+        body: { title: 'x', position: 5 },
+        headers: { 'idempotency-key': key },
+      });
     expect((await far()).status).toBe(422);
     const again = await far();
     expect(again.status).toBe(422);
@@ -84,7 +105,9 @@ describe('Idempotency-Key (REST)', () => {
     const name = uniqueName('Idem');
     const old = randomUUID();
     expect((await create({ name }, old)).status).toBe(201);
-    await t.db.orm.em.fork().nativeUpdate(IdempotencyRecord, { key: old }, { createdAt: new Date(Date.now() - 25 * 3600_000) });
+    await t.db.orm.em
+      .fork()
+      .nativeUpdate(IdempotencyRecord, { key: old }, { createdAt: new Date(Date.now() - 25 * 3600_000) });
     const later = await create({ name }, old);
     expect(later.status).toBe(201);
     expect(later.headers.get('idempotent-replayed')).toBeNull();
@@ -93,7 +116,8 @@ describe('Idempotency-Key (REST)', () => {
 
   it('covers uploads (the bytes are part of the request)', async () => {
     const key = randomUUID();
-    const up = (bytes: Buffer) => raw(t, 'POST', '/media', { token: ada.token, body: fileForm(bytes), headers: { 'idempotency-key': key } });
+    const up = (bytes: Buffer) =>
+      raw(t, 'POST', '/media', { token: ada.token, body: fileForm(bytes), headers: { 'idempotency-key': key } });
     const first = await up(png(3, 3));
     const retry = await up(png(3, 3));
     expect(retry.json.id).toBe(first.json.id);
@@ -109,11 +133,17 @@ describe('Idempotency-Key (REST)', () => {
 describe('idempotencyKey (MCP create tools)', () => {
   it('returns the first result for a retried create_milestone', async () => {
     const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('Mcp') } })).data!;
-    const transport = new StreamableHTTPClientTransport(new URL(`${t.apiUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${ada.token}` } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${t.apiUrl}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${ada.token}` } },
+    });
     const client = new Client({ name: 'retrying-agent', version: '1.0.0' });
     await client.connect(transport);
     const key = randomUUID();
-    const call = (title: string) => client.callTool({ name: 'create_milestone', arguments: { projectId: project.id, title, idempotencyKey: key } }) as Promise<{ isError?: boolean; structuredContent?: { id: string }; content: { text: string }[] }>;
+    const call = (title: string) =>
+      client.callTool({
+        name: 'create_milestone',
+        arguments: { projectId: project.id, title, idempotencyKey: key },
+      }) as Promise<{ isError?: boolean; structuredContent?: { id: string }; content: { text: string }[] }>;
     const first = await call('Alpha');
     const retry = await call('Alpha');
     expect(retry.structuredContent!.id).toBe(first.structuredContent!.id);
@@ -122,8 +152,12 @@ describe('idempotencyKey (MCP create tools)', () => {
     expect(reused.isError).toBe(true);
     expect(reused.content[0]!.text).toMatch(/reused/i);
     const { tools } = await client.listTools();
-    expect(Object.keys(tools.find((x) => x.name === 'create_milestone')!.inputSchema.properties ?? {})).toContain('idempotencyKey');
-    expect(Object.keys(tools.find((x) => x.name === 'get_roadmap')!.inputSchema.properties ?? {})).not.toContain('idempotencyKey');
+    expect(Object.keys(tools.find((x) => x.name === 'create_milestone')!.inputSchema.properties ?? {})).toContain(
+      'idempotencyKey',
+    );
+    expect(Object.keys(tools.find((x) => x.name === 'get_roadmap')!.inputSchema.properties ?? {})).not.toContain(
+      'idempotencyKey',
+    );
     await client.close();
   });
 });

@@ -20,7 +20,10 @@ import * as api from '../codegen/generated/api/sdk.gen.js';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 async function redisOrNothing(): Promise<RedisClientType | undefined> {
-  const client: RedisClientType = createClient({ url: REDIS_URL, socket: { reconnectStrategy: false, connectTimeout: 1000 } });
+  const client: RedisClientType = createClient({
+    url: REDIS_URL,
+    socket: { reconnectStrategy: false, connectTimeout: 1000 },
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -41,10 +44,22 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
     t = await startServer();
     for (let i = 0; i < 2; i++) {
       const app = createApp({
-        orm: t.db.orm, log: createLogger('silent'), redis, storage: t.storage,
-        config: { validateResponses: true, logLevel: 'silent', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir: mkdtempSync(join(tmpdir(), 'sy-')), rateLimitPerMinute: 6, failedAuthPerMinute: 1000 },
+        orm: t.db.orm,
+        log: createLogger('silent'),
+        redis,
+        storage: t.storage,
+        config: {
+          validateResponses: true,
+          logLevel: 'silent',
+          uploadMaxBytes: UPLOAD_MAX_BYTES,
+          mediaDir: mkdtempSync(join(tmpdir(), 'sy-')),
+          rateLimitPerMinute: 6,
+          failedAuthPerMinute: 1000,
+        },
       });
-      const server: Server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+      const server: Server = await new Promise((r) => {
+        const s = app.listen(0, '127.0.0.1', () => r(s));
+      });
       servers.push(server);
       urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`);
     }
@@ -73,16 +88,25 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
     const project = (await api.createProject({ client: owner.client, body: { name: uniqueName('Two') } })).data!;
     let n = 0;
     const seen = new Set<string>();
-    const alternate: typeof fetch = async (input, init) => {
+    const alternate: typeof fetch = async (_input, init) => {
       const target = urls[n++ % 2]!;
       seen.add(target);
       return fetch(`${target}/mcp`, init);
     };
-    const transport = new StreamableHTTPClientTransport(new URL(`${urls[0]}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${owner.token}` } }, fetch: alternate });
+    const transport = new StreamableHTTPClientTransport(new URL(`${urls[0]}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${owner.token}` } },
+      fetch: alternate,
+    });
     const client = new Client({ name: 'roaming', version: '1.0.0' });
     await client.connect(transport);
-    const created = (await client.callTool({ name: 'create_milestone', arguments: { projectId: project.id, title: 'Across' } })) as unknown as { structuredContent: { id: string } };
-    const roadmap = (await client.callTool({ name: 'get_roadmap', arguments: { projectId: project.id } })) as unknown as { structuredContent: { items: { id: string }[] } };
+    const created = (await client.callTool({
+      name: 'create_milestone',
+      arguments: { projectId: project.id, title: 'Across' },
+    })) as unknown as { structuredContent: { id: string } };
+    const roadmap = (await client.callTool({
+      name: 'get_roadmap',
+      arguments: { projectId: project.id },
+    })) as unknown as { structuredContent: { items: { id: string }[] } };
     expect(roadmap.structuredContent.items.map((m) => m.id)).toEqual([created.structuredContent.id]);
     expect(seen.size).toBe(2);
     await client.close();

@@ -17,8 +17,12 @@ afterAll(async () => {
 });
 
 const base: types.JobCreate = {
-  title: 'TypeScript engineer', company: 'Engines Ltd', description: 'Build the engine API.',
-  remotePolicy: 'remote', employmentType: 'full_time', applyUrl: 'https://jobs.example.com/1',
+  title: 'TypeScript engineer',
+  company: 'Engines Ltd',
+  description: 'Build the engine API.',
+  remotePolicy: 'remote',
+  employmentType: 'full_time',
+  applyUrl: 'https://jobs.example.com/1',
 };
 const post = async (who: TestUser, extra: Partial<types.JobCreate> = {}) => {
   const res = await api.createJob({ client: who.client, body: { ...base, ...extra } });
@@ -28,17 +32,35 @@ const post = async (who: TestUser, extra: Partial<types.JobCreate> = {}) => {
 
 describe('jobs', () => {
   it('posts, reads, edits, closes and deletes; only the poster may change it', async () => {
-    const job = await post(ada, { salaryMin: 60000, salaryMax: 80000, salaryCurrency: 'EUR', skills: ['TypeScript', 'SQL'], location: 'Berlin' });
-    expect(job).toMatchObject({ status: 'open', expired: false, skills: ['typescript', 'sql'], salaryCurrency: 'EUR', poster: { username: ada.user.username } });
+    const job = await post(ada, {
+      salaryMin: 60000,
+      salaryMax: 80000,
+      salaryCurrency: 'EUR',
+      skills: ['TypeScript', 'SQL'],
+      location: 'Berlin',
+    });
+    expect(job).toMatchObject({
+      status: 'open',
+      expired: false,
+      skills: ['typescript', 'sql'],
+      salaryCurrency: 'EUR',
+      poster: { username: ada.user.username },
+    });
     const days = (Date.parse(job.expiresAt) - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(29.9);
     expect((await api.getJob({ client: eve.client, path: { jobId: job.id } })).data).toEqual(job);
 
-    expect((await api.updateJob({ client: eve.client, path: { jobId: job.id }, body: { title: 'x' } })).response?.status).toBe(403);
+    expect(
+      (await api.updateJob({ client: eve.client, path: { jobId: job.id }, body: { title: 'x' } })).response?.status,
+    ).toBe(403);
     expect((await api.closeJob({ client: eve.client, path: { jobId: job.id } })).response?.status).toBe(403);
     expect((await api.deleteJob({ client: eve.client, path: { jobId: job.id } })).response?.status).toBe(403);
 
-    const edited = await api.updateJob({ client: ada.client, path: { jobId: job.id }, body: { salaryMin: null, salaryMax: null, salaryCurrency: null } });
+    const edited = await api.updateJob({
+      client: ada.client,
+      path: { jobId: job.id },
+      body: { salaryMin: null, salaryMax: null, salaryCurrency: null },
+    });
     expect(edited.data).toMatchObject({ salaryMin: null, salaryMax: null, salaryCurrency: null, title: job.title });
     const closed = await api.closeJob({ client: ada.client, path: { jobId: job.id } });
     expect(closed.data!.status).toBe('closed');
@@ -76,14 +98,21 @@ describe('jobs', () => {
     const poster = await userWithKey(t);
     const word = `zq${uniqueName('').replace(/-/g, '')}`;
     const remote = await post(poster, { skills: ['rust'], description: `Work on the ${word} compiler.` });
-    const onsite = await post(poster, { remotePolicy: 'onsite', employmentType: 'contract', location: 'Paris, France', skills: ['go'] });
+    const onsite = await post(poster, {
+      remotePolicy: 'onsite',
+      employmentType: 'contract',
+      location: 'Paris, France',
+      skills: ['go'],
+    });
     const closed = await post(poster);
     await api.closeJob({ client: poster.client, path: { jobId: closed.id } });
     const expired = await post(poster);
     await t.db.orm.em.fork().nativeUpdate(Job, { id: expired.id }, { expiresAt: new Date(Date.now() - 1000) });
 
     const ids = async (query: NonNullable<Parameters<typeof api.listJobs>[0]>['query'] = {}) =>
-      (await api.listJobs({ client: eve.client, query: { postedBy: poster.user.username, limit: 100, ...query } })).data!.items.map((j) => j.id);
+      (
+        await api.listJobs({ client: eve.client, query: { postedBy: poster.user.username, limit: 100, ...query } })
+      ).data!.items.map((j) => j.id);
     expect(await ids()).toEqual([onsite.id, remote.id]);
     expect(await ids({ status: 'all' })).toEqual([expired.id, closed.id, onsite.id, remote.id]);
     expect(await ids({ remotePolicy: 'onsite' })).toEqual([onsite.id]);
@@ -91,15 +120,22 @@ describe('jobs', () => {
     expect(await ids({ skill: 'RUST' })).toEqual([remote.id]);
     expect(await ids({ location: 'paris' })).toEqual([onsite.id]);
     expect(await ids({ q: `${word} compilers` })).toEqual([remote.id]);
-    expect((await api.listJobs({ client: poster.client, query: { postedBy: 'me', status: 'all', limit: 100 } })).data!.items.length).toBe(4);
+    expect(
+      (await api.listJobs({ client: poster.client, query: { postedBy: 'me', status: 'all', limit: 100 } })).data!.items
+        .length,
+    ).toBe(4);
     const expiredJob = (await api.getJob({ client: eve.client, path: { jobId: expired.id } })).data!;
     expect(expiredJob.expired).toBe(true);
     expect((await raw(t, 'GET', '/jobs?location=%25', { token: eve.token })).status).toBe(200);
     expect((await raw(t, 'GET', '/jobs?q=the', { token: eve.token })).status).toBe(400);
     // The list shows each job field for field as GET /jobs/{id} does, expired or not.
-    const listed = (await api.listJobs({ client: eve.client, query: { postedBy: poster.user.username, status: 'all', limit: 100 } })).data!.items;
+    const listed = (
+      await api.listJobs({ client: eve.client, query: { postedBy: poster.user.username, status: 'all', limit: 100 } })
+    ).data!.items;
     for (const id of [expired.id, remote.id]) {
-      expect(listed.find((j) => j.id === id)).toEqual((await api.getJob({ client: eve.client, path: { jobId: id } })).data);
+      expect(listed.find((j) => j.id === id)).toEqual(
+        (await api.getJob({ client: eve.client, path: { jobId: id } })).data,
+      );
     }
     expect(listed.find((j) => j.id === expired.id)!.expired).toBe(true);
     expect(listed.find((j) => j.id === remote.id)!.expired).toBe(false);
@@ -109,14 +145,24 @@ describe('jobs', () => {
 describe('profiles', () => {
   it("shows a user's public profile, projects and posts, and nothing private", async () => {
     const profile = await api.getUser({ client: eve.client, path: { username: ada.user.username } });
-    expect(profile.data).toMatchObject({ id: ada.user.id, username: ada.user.username, location: null, website: null, githubLogin: null });
+    expect(profile.data).toMatchObject({
+      id: ada.user.id,
+      username: ada.user.username,
+      location: null,
+      website: null,
+      githubLogin: null,
+    });
     const text = JSON.stringify(profile.data);
     expect(text).not.toMatch(/email|password|token|isAdmin/i);
     expect((await api.getUser({ client: eve.client, path: { username: 'no-such-user' } })).response?.status).toBe(404);
 
     const pub = (await api.createProject({ client: ada.client, body: { name: uniqueName('Pub') } })).data!;
-    const priv = (await api.createProject({ client: ada.client, body: { name: uniqueName('Priv'), visibility: 'private' } })).data!;
-    const projects = (await api.listUserProjects({ client: eve.client, path: { username: ada.user.username }, query: { limit: 100 } })).data!;
+    const priv = (
+      await api.createProject({ client: ada.client, body: { name: uniqueName('Priv'), visibility: 'private' } })
+    ).data!;
+    const projects = (
+      await api.listUserProjects({ client: eve.client, path: { username: ada.user.username }, query: { limit: 100 } })
+    ).data!;
     expect(projects.items.map((p) => p.id)).toContain(pub.id);
     expect(projects.items.map((p) => p.id)).not.toContain(priv.id);
 
@@ -128,9 +174,17 @@ describe('profiles', () => {
     // Every page of the user's posts is theirs, in order, to the end.
     await api.createPost({ client: eve.client, body: { title: 'not ada', body: 'b' } });
     const p2 = (await api.createPost({ client: ada.client, body: { title: 'again', body: 'b' } })).data!;
-    const first = (await api.listUserPosts({ client: eve.client, path: { username: ada.user.username }, query: { limit: 1 } })).data!;
+    const first = (
+      await api.listUserPosts({ client: eve.client, path: { username: ada.user.username }, query: { limit: 1 } })
+    ).data!;
     expect(first.items.map((p) => p.id)).toEqual([p2.id]);
-    const second = (await api.listUserPosts({ client: eve.client, path: { username: ada.user.username }, query: { limit: 1, cursor: first.nextCursor! } })).data!;
+    const second = (
+      await api.listUserPosts({
+        client: eve.client,
+        path: { username: ada.user.username },
+        query: { limit: 1, cursor: first.nextCursor! },
+      })
+    ).data!;
     expect(second.items.map((p) => p.id)).toEqual([p1.id]);
     for (const list of [api.listUserProjects, api.listUserPosts]) {
       expect((await list({ client: eve.client, path: { username: 'no-such-user' } })).response?.status).toBe(404);
@@ -145,6 +199,11 @@ describe('profiles', () => {
     expect(upper.status).toBe(400);
     expect(upper.headers.get('content-type')).toMatch(/application\/problem\+json/);
     const stored = await t.db.orm.em.fork().findOneOrFail(User, { id: ada.user.id });
-    expect(theirs).toMatchObject({ displayName: stored.displayName, bio: stored.bio, skills: stored.skills, createdAt: stored.createdAt.toISOString() });
+    expect(theirs).toMatchObject({
+      displayName: stored.displayName,
+      bio: stored.bio,
+      skills: stored.skills,
+      createdAt: stored.createdAt.toISOString(),
+    });
   });
 });

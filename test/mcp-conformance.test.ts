@@ -18,7 +18,10 @@ import { promisify } from 'node:util';
 import { startServer, userWithKey, type TestServer } from './harness.js';
 
 const run = promisify(execFile);
-const cli = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/package.json')), 'dist/index.js');
+const cli = join(
+  dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/package.json')),
+  'dist/index.js',
+);
 
 let t: TestServer;
 let proxy: http.Server;
@@ -31,7 +34,13 @@ beforeAll(async () => {
   const target = new URL(`${t.apiUrl}/mcp`);
   proxy = http.createServer((req, res) => {
     const upstream = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: req.method, headers: { ...req.headers, host: target.host, authorization: `Bearer ${token}` } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: req.method,
+        headers: { ...req.headers, host: target.host, authorization: `Bearer ${token}` },
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
@@ -56,13 +65,18 @@ describe('MCP conformance suite', () => {
     it(`passes ${scenario}`, async () => {
       const dir = join(out, scenario);
       // The CLI exits non-zero when a check fails; what failed is read from its results.
-      const ran: { stdout?: string; stderr?: string } = await run(process.execPath, [cli, 'server', '--url', proxyUrl, '--scenario', scenario, '-o', dir], { timeout: 30_000 })
-        .catch((err: { stdout?: string; stderr?: string }) => err);
+      const ran: { stdout?: string; stderr?: string } = await run(
+        process.execPath,
+        [cli, 'server', '--url', proxyUrl, '--scenario', scenario, '-o', dir],
+        { timeout: 30_000 },
+      ).catch((err: { stdout?: string; stderr?: string }) => err);
       const results = existsSync(dir) ? readdirSync(dir) : [];
       expect(results, `no results from the conformance CLI:\n${ran.stdout}\n${ran.stderr}`).toHaveLength(1);
       const checks = JSON.parse(readFileSync(join(dir, results[0]!, 'checks.json'), 'utf8')) as Check[];
       expect(checks.length).toBeGreaterThan(0);
-      expect(checks.map((c) => [c.id, c.status, c.errorMessage ?? ''])).toEqual(checks.map((c) => [c.id, 'SUCCESS', '']));
+      expect(checks.map((c) => [c.id, c.status, c.errorMessage ?? ''])).toEqual(
+        checks.map((c) => [c.id, 'SUCCESS', '']),
+      );
     }, 40_000);
   }
 });

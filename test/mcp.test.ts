@@ -11,7 +11,15 @@ import { createLogger } from '../src/http/log.js';
 import { SCOPE_IDS, type ScopeId } from '../src/keys/scopes.js';
 
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
-const TOOL_NAMES = ['create_build_log', 'create_milestone', 'delete_milestone', 'get_roadmap', 'list_build_logs', 'list_my_projects', 'update_milestone'];
+const TOOL_NAMES = [
+  'create_build_log',
+  'create_milestone',
+  'delete_milestone',
+  'get_roadmap',
+  'list_build_logs',
+  'list_my_projects',
+  'update_milestone',
+];
 
 let t: TestServer;
 let ada: TestUser;
@@ -67,7 +75,9 @@ describe('MCP through the SDK client', () => {
       expect(tools.map((x) => x.name).sort()).toEqual(TOOL_NAMES);
       for (const tool of tools) {
         expect(tool.outputSchema, tool.name).toBeDefined();
-        expect(tool.annotations?.readOnlyHint, tool.name).toBe(['get_roadmap', 'list_build_logs', 'list_my_projects'].includes(tool.name));
+        expect(tool.annotations?.readOnlyHint, tool.name).toBe(
+          ['get_roadmap', 'list_build_logs', 'list_my_projects'].includes(tool.name),
+        );
       }
       expect(tools.find((x) => x.name === 'delete_milestone')!.annotations!.destructiveHint).toBe(true);
       const listed = await call(client, 'list_my_projects');
@@ -80,7 +90,15 @@ describe('MCP through the SDK client', () => {
 
   it('answers an initialize with another version with 2025-11-25', async () => {
     for (const offer of ['2024-11-05', '2026-07-28']) {
-      const res = await rawMcp({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: offer, capabilities: {}, clientInfo: { name: 'x', version: '1' } } }, { authorization: `Bearer ${ada.token}` });
+      const res = await rawMcp(
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: offer, capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+        },
+        { authorization: `Bearer ${ada.token}` },
+      );
       expect(res.status).toBe(200);
       expect(res.json.result.protocolVersion).toBe('2025-11-25');
     }
@@ -94,7 +112,12 @@ describe('MCP through the SDK client', () => {
     const mine = await call(client, 'list_my_projects', { limit: 100 });
     expect(mine.structuredContent.items.map((p: { id: string }) => p.id)).toContain(projectId);
 
-    const created = await call(client, 'create_milestone', { projectId, title: 'Alpha', description: 'first cut', dueDate: '2027-01-15' });
+    const created = await call(client, 'create_milestone', {
+      projectId,
+      title: 'Alpha',
+      description: 'first cut',
+      dueDate: '2027-01-15',
+    });
     expect(created.isError).toBeFalsy();
     const milestoneId = created.structuredContent.id;
     const viaRest = await api.getMilestone({ client: ada.client, path: { projectId, milestoneId } });
@@ -104,9 +127,25 @@ describe('MCP through the SDK client', () => {
     expect(second.structuredContent.position).toBe(1);
 
     const updated = await call(client, 'update_milestone', { projectId, milestoneId, status: 'in_progress' });
-    expect(updated.structuredContent).toMatchObject({ title: 'Alpha', description: 'first cut', dueDate: '2027-01-15', status: 'in_progress', position: 2 });
-    const cleared = await call(client, 'update_milestone', { projectId, milestoneId, dueDate: null, description: null });
-    expect(cleared.structuredContent).toMatchObject({ title: 'Alpha', description: null, dueDate: null, status: 'in_progress' });
+    expect(updated.structuredContent).toMatchObject({
+      title: 'Alpha',
+      description: 'first cut',
+      dueDate: '2027-01-15',
+      status: 'in_progress',
+      position: 2,
+    });
+    const cleared = await call(client, 'update_milestone', {
+      projectId,
+      milestoneId,
+      dueDate: null,
+      description: null,
+    });
+    expect(cleared.structuredContent).toMatchObject({
+      title: 'Alpha',
+      description: null,
+      dueDate: null,
+      status: 'in_progress',
+    });
     const nothing = await call(client, 'update_milestone', { projectId, milestoneId });
     expect(nothing.isError).toBe(true);
 
@@ -117,9 +156,16 @@ describe('MCP through the SDK client', () => {
     expect(deleted.structuredContent).toEqual({ deleted: true, milestoneId });
     expect(await t.db.orm.em.fork().count(Milestone, { id: milestoneId })).toBe(0);
     const after = await call(client, 'get_roadmap', { projectId });
-    expect(after.structuredContent.items.map((m: { title: string; position: number }) => [m.title, m.position])).toEqual([['Beta', 1]]);
+    expect(
+      after.structuredContent.items.map((m: { title: string; position: number }) => [m.title, m.position]),
+    ).toEqual([['Beta', 1]]);
 
-    const log = await call(client, 'create_build_log', { projectId, title: 'Day 1', body: 'Set up the **roadmap**.', tags: ['MCP'] });
+    const log = await call(client, 'create_build_log', {
+      projectId,
+      title: 'Day 1',
+      body: 'Set up the **roadmap**.',
+      tags: ['MCP'],
+    });
     expect(log.structuredContent).toMatchObject({ kind: 'build_log', projectId, tags: ['mcp'] });
     const logs = await call(client, 'list_build_logs', { projectId });
     expect(logs.structuredContent.items[0].id).toBe(log.structuredContent.id);
@@ -195,20 +241,38 @@ describe('MCP through the SDK client', () => {
     const project = await api.createProject({ client: ada.client, body: { name: uniqueName('Busy') } });
     const clients = await Promise.all(Array.from({ length: 5 }, () => connect(ada.token)));
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => call(clients[i % 5]!.client, 'create_milestone', { projectId: project.data!.id, title: `C${i}` })),
+      Array.from({ length: 20 }, (_, i) =>
+        call(clients[i % 5]!.client, 'create_milestone', { projectId: project.data!.id, title: `C${i}` }),
+      ),
     );
     expect(results.filter((r) => r.isError)).toEqual([]);
-    const roadmap = await api.listMilestones({ client: ada.client, path: { projectId: project.data!.id }, query: { limit: 100 } });
+    const roadmap = await api.listMilestones({
+      client: ada.client,
+      path: { projectId: project.data!.id },
+      query: { limit: 100 },
+    });
     expect(roadmap.data!.items.map((m) => m.position)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
 
   it('never leaks a thrown error message', async () => {
     const boom = defineTool({
-      name: 'boom', scope: 'projects.read', title: 'b', description: 'b',
-      input: z.object({}), output: z.object({}), annotations: {},
-      run: async () => { throw new Error('password=hunter2 at db.internal:5432'); },
+      name: 'boom',
+      scope: 'projects.read',
+      title: 'b',
+      description: 'b',
+      input: z.object({}),
+      output: z.object({}),
+      annotations: {},
+      run: async () => {
+        throw new Error('password=hunter2 at db.internal:5432');
+      },
     });
-    const res = await runTool(boom, {}, { em: t.db.orm.em.fork(), actor: { userId: ada.user.id, via: 'key', scopes: SCOPE_IDS } }, { log: createLogger('silent'), requestId: 'req1', checkOutput: true });
+    const res = await runTool(
+      boom,
+      {},
+      { em: t.db.orm.em.fork(), actor: { userId: ada.user.id, via: 'key', scopes: SCOPE_IDS } },
+      { log: createLogger('silent'), requestId: 'req1', checkOutput: true },
+    );
     expect(res.isError).toBe(true);
     expect(JSON.stringify(res)).not.toContain('hunter2');
     expect((res.content[0] as { text: string }).text).toMatch(/Internal error while running boom \(request req1\)/);
@@ -216,19 +280,36 @@ describe('MCP through the SDK client', () => {
 
   it("checks each result against the tool's output schema (VALIDATE_RESPONSES, on in tests) and never sends one that fails", async () => {
     const wrong = defineTool({
-      name: 'wrong', scope: 'projects.read', title: 'w', description: 'w',
-      input: z.object({}).strict(), output: z.object({ count: z.int() }), annotations: {},
+      name: 'wrong',
+      scope: 'projects.read',
+      title: 'w',
+      description: 'w',
+      input: z.object({}).strict(),
+      output: z.object({ count: z.int() }),
+      annotations: {},
       run: async () => ({ count: 'many', secret: 'x' }) as never,
     });
     const logged: unknown[] = [];
-    const log = { info: () => undefined, error: (msg: string, fields?: Record<string, unknown>) => void logged.push({ msg, ...fields }) };
+    const log = {
+      info: () => undefined,
+      error: (msg: string, fields?: Record<string, unknown>) => void logged.push({ msg, ...fields }),
+    };
     const ctx = { em: t.db.orm.em.fork(), actor: { userId: ada.user.id, via: 'key' as const, scopes: SCOPE_IDS } };
     const res = await runTool(wrong, {}, ctx, { log, requestId: 'req2', checkOutput: true });
     expect(res.isError).toBe(true);
     expect(res.structuredContent).toBeUndefined();
     expect(JSON.stringify(res)).not.toContain('many');
-    expect((res.content[0] as { text: string }).text).toMatch(/Internal error while running wrong \(request req2\).*not sent/);
-    expect(logged).toEqual([expect.objectContaining({ msg: 'tool failed', requestId: 'req2', tool: 'wrong', error: expect.objectContaining({ name: 'OutputMismatch', message: expect.stringMatching(/count/) }) })]);
+    expect((res.content[0] as { text: string }).text).toMatch(
+      /Internal error while running wrong \(request req2\).*not sent/,
+    );
+    expect(logged).toEqual([
+      expect.objectContaining({
+        msg: 'tool failed',
+        requestId: 'req2',
+        tool: 'wrong',
+        error: expect.objectContaining({ name: 'OutputMismatch', message: expect.stringMatching(/count/) }),
+      }),
+    ]);
     // With the check off (VALIDATE_RESPONSES=false), the same result goes out as the tool made it.
     const unchecked = await runTool(wrong, {}, ctx, { log, requestId: 'req3', checkOutput: false });
     expect(unchecked.structuredContent).toEqual({ count: 'many', secret: 'x' });
@@ -263,7 +344,10 @@ describe('MCP at the HTTP level', () => {
   });
 
   it('403 for a valid key with none of the MCP scopes', async () => {
-    const outsider = await userWithKey(t, SCOPE_IDS.filter((s): s is ScopeId => !['projects.read', 'projects.write', 'content.write'].includes(s)));
+    const outsider = await userWithKey(
+      t,
+      SCOPE_IDS.filter((s): s is ScopeId => !['projects.read', 'projects.write', 'content.write'].includes(s)),
+    );
     const res = await rawMcp(listTools, { authorization: `Bearer ${outsider.token}` });
     expect(res.status).toBe(403);
     expect(res.headers.get('www-authenticate')).toMatch(/insufficient_scope/);
@@ -280,7 +364,9 @@ describe('MCP at the HTTP level', () => {
       expect(res.json.error.message).toMatch(/Unsupported protocol version/);
     }
     for (const v of VERSIONS) {
-      expect((await rawMcp(listTools, { authorization: `Bearer ${ada.token}`, 'mcp-protocol-version': v })).status).toBe(200);
+      expect(
+        (await rawMcp(listTools, { authorization: `Bearer ${ada.token}`, 'mcp-protocol-version': v })).status,
+      ).toBe(200);
     }
   });
 
@@ -304,7 +390,11 @@ describe('MCP at the HTTP level', () => {
     for (const accept of ['application/json', 'text/event-stream', '*/*']) {
       const res = await rawMcp(listTools, { ...auth, accept });
       expect(res.status, accept).toBe(406);
-      expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/Not Acceptable/) } });
+      expect(res.json).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: expect.stringMatching(/Not Acceptable/) },
+      });
     }
     const text = await rawMcp(JSON.stringify(listTools), { ...auth, 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
@@ -326,23 +416,43 @@ describe('MCP at the HTTP level', () => {
 
   it('answers a batch with one response per request, in order; refuses an initialize in a batch, a repeated id and batches over 100', async () => {
     const auth = { authorization: `Bearer ${ada.token}` };
-    const batch = await rawMcp([
-      { ...listTools, id: 'a' },
-      { jsonrpc: '2.0', method: 'notifications/initialized' },
-      { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } },
-    ], auth);
+    const batch = await rawMcp(
+      [
+        { ...listTools, id: 'a' },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } },
+      ],
+      auth,
+    );
     expect(batch.status).toBe(200);
     expect(batch.json.map((r: { id: string }) => r.id)).toEqual(['a', 'b']);
     expect(batch.json[0].result.tools).toHaveLength(7);
     expect(batch.json[1].result.isError).toBeUndefined();
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
     const twice = await rawMcp([init, { ...listTools, id: 2 }], auth);
     expect(twice.status).toBe(400);
-    expect(twice.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/Only one initialization request/) });
-    const same = await rawMcp([{ ...listTools, id: 7 }, { ...listTools, id: 7 }], auth);
+    expect(twice.json.error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/Only one initialization request/),
+    });
+    const same = await rawMcp(
+      [
+        { ...listTools, id: 7 },
+        { ...listTools, id: 7 },
+      ],
+      auth,
+    );
     expect(same.status).toBe(400);
     expect(same.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/its own id/) });
-    const big = await rawMcp(Array.from({ length: 101 }, (_, i) => ({ ...listTools, id: i })), auth);
+    const big = await rawMcp(
+      Array.from({ length: 101 }, (_, i) => ({ ...listTools, id: i })),
+      auth,
+    );
     expect(big.status).toBe(400);
     expect(big.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/Batch must not exceed 100/) });
   });

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, fileForm, UPLOAD_MAX_BYTES, type TestServer, type TestUser } from './harness.js';
+import {
+  startServer,
+  userWithKey,
+  raw,
+  fileForm,
+  UPLOAD_MAX_BYTES,
+  type TestServer,
+  type TestUser,
+} from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Media } from '../src/media/media.entity.js';
 import { gif1x1, jpeg1x1, png, script, webp1x1 } from './fixtures/images.js';
@@ -24,12 +32,20 @@ describe('media', () => {
     const res = await api.uploadMedia({ client: ada.client, body: { file: new Blob([new Uint8Array(bytes)]) } });
     expect(res.response?.status, JSON.stringify(res.error)).toBe(201);
     const media = res.data!;
-    expect(media).toMatchObject({ contentType: 'image/png', width: 32, height: 16, byteSize: bytes.length, uploader: { username: ada.user.username } });
+    expect(media).toMatchObject({
+      contentType: 'image/png',
+      width: 32,
+      height: 16,
+      byteSize: bytes.length,
+      uploader: { username: ada.user.username },
+    });
     expect(res.response?.headers.get('location')).toBe(`/api/v1/media/${media.id}`);
 
     expect((await api.getMedia({ client: eve.client, path: { mediaId: media.id } })).data).toEqual(media);
 
-    const content = await fetch(`${t.baseUrl}${media.contentPath}`, { headers: { authorization: `Bearer ${eve.token}` } });
+    const content = await fetch(`${t.baseUrl}${media.contentPath}`, {
+      headers: { authorization: `Bearer ${eve.token}` },
+    });
     expect(content.status).toBe(200);
     expect(content.headers.get('content-type')).toBe('image/png');
     expect(content.headers.get('content-length')).toBe(String(bytes.length));
@@ -37,15 +53,23 @@ describe('media', () => {
     expect(content.headers.get('etag')).toBe(`"${media.sha256}"`);
     expect(Buffer.from(await content.arrayBuffer()).equals(bytes)).toBe(true);
 
-    const again = await fetch(`${t.baseUrl}${media.contentPath}`, { headers: { authorization: `Bearer ${eve.token}`, 'if-none-match': `"${media.sha256}"` } });
+    const again = await fetch(`${t.baseUrl}${media.contentPath}`, {
+      headers: { authorization: `Bearer ${eve.token}`, 'if-none-match': `"${media.sha256}"` },
+    });
     expect(again.status).toBe(304);
     expect((await again.arrayBuffer()).byteLength).toBe(0);
-    const other = await fetch(`${t.baseUrl}${media.contentPath}`, { headers: { authorization: `Bearer ${eve.token}`, 'if-none-match': '"nope"' } });
+    const other = await fetch(`${t.baseUrl}${media.contentPath}`, {
+      headers: { authorization: `Bearer ${eve.token}`, 'if-none-match': '"nope"' },
+    });
     expect(other.status).toBe(200);
   });
 
   it('recognises JPEG, GIF and WebP from the bytes, whatever the name says', async () => {
-    for (const [bytes, type] of [[jpeg1x1, 'image/jpeg'], [gif1x1, 'image/gif'], [webp1x1, 'image/webp']] as const) {
+    for (const [bytes, type] of [
+      [jpeg1x1, 'image/jpeg'],
+      [gif1x1, 'image/gif'],
+      [webp1x1, 'image/webp'],
+    ] as const) {
       const res = await upload(fileForm(bytes, 'notes.txt', 'file', 'text/plain'));
       expect(res.status).toBe(201);
       expect(res.json).toMatchObject({ contentType: type, width: 1, height: 1 });
@@ -85,7 +109,11 @@ describe('media', () => {
       headers: { 'content-type': 'multipart/form-data; boundary=xyz' },
     });
     expect(cut.status).toBe(400);
-    const noBoundary = await raw(t, 'POST', '/media', { token: ada.token, body: 'x', headers: { 'content-type': 'multipart/form-data' } });
+    const noBoundary = await raw(t, 'POST', '/media', {
+      token: ada.token,
+      body: 'x',
+      headers: { 'content-type': 'multipart/form-data' },
+    });
     expect(noBoundary.status).toBe(400);
     const two = new FormData();
     two.append('file', new Blob([new Uint8Array(png(2, 2))]), 'a.png');
@@ -96,7 +124,9 @@ describe('media', () => {
 
   it('keeps client paths away from the file system', async () => {
     expect((await raw(t, 'GET', '/media/..%2F..%2Fetc%2Fpasswd/content', { token: ada.token })).status).toBe(400);
-    expect((await raw(t, 'GET', '/media/0196a3fb-3e4f-7051-9c6d-7e8f9a0b1c23/content', { token: ada.token })).status).toBe(404);
+    expect(
+      (await raw(t, 'GET', '/media/0196a3fb-3e4f-7051-9c6d-7e8f9a0b1c23/content', { token: ada.token })).status,
+    ).toBe(404);
   });
 
   it('stores the same bytes once (content-addressed)', async () => {
@@ -112,14 +142,24 @@ describe('posts show images by id', () => {
   it("accepts the author's own uploads and refuses anyone else's (422)", async () => {
     const mine = (await upload(fileForm(png(3, 3)))).json;
     const theirs = (await upload(fileForm(png(6, 6)), eve.token)).json;
-    const post = await api.createPost({ client: ada.client, body: { title: 'with image', body: 'look', mediaIds: [mine.id] } });
+    const post = await api.createPost({
+      client: ada.client,
+      body: { title: 'with image', body: 'look', mediaIds: [mine.id] },
+    });
     expect(post.response?.status).toBe(201);
     expect(post.data!.mediaIds).toEqual([mine.id]);
     const stolen = await api.createPost({ client: ada.client, body: { title: 'x', body: 'y', mediaIds: [theirs.id] } });
     expect(stolen.response?.status).toBe(422);
-    const cleared = await api.updatePost({ client: ada.client, path: { postId: post.data!.id }, body: { mediaIds: [] } });
+    const cleared = await api.updatePost({
+      client: ada.client,
+      path: { postId: post.data!.id },
+      body: { mediaIds: [] },
+    });
     expect(cleared.data!.mediaIds).toEqual([]);
-    const bad = await raw(t, 'PATCH', `/posts/${post.data!.id}`, { token: ada.token, body: { mediaIds: ['not-a-uuid'] } });
+    const bad = await raw(t, 'PATCH', `/posts/${post.data!.id}`, {
+      token: ada.token,
+      body: { mediaIds: ['not-a-uuid'] },
+    });
     expect(bad.status).toBe(400);
   });
 });

@@ -27,7 +27,7 @@ async function add(projectId: string, title: string, extra: Partial<types.Create
 }
 async function order(projectId: string): Promise<string[]> {
   const { data } = await api.listMilestones({ client: grace.client, path: { projectId }, query: { limit: 100 } });
-  data!.items.forEach((m, i) => expect(m.position).toBe(i + 1));
+  for (const [i, m] of data!.items.entries()) expect(m.position).toBe(i + 1);
   return data!.items.map((m) => m.title);
 }
 
@@ -37,11 +37,22 @@ describe('roadmap', () => {
     const a = await add(p, 'A');
     await add(p, 'B');
     await add(p, 'C');
-    expect(a).toMatchObject({ title: 'A', position: 1, status: 'planned', dueDate: null, description: null, completedAt: null });
+    expect(a).toMatchObject({
+      title: 'A',
+      position: 1,
+      status: 'planned',
+      dueDate: null,
+      description: null,
+      completedAt: null,
+    });
     await add(p, 'Z', { position: 1 });
     expect(await order(p)).toEqual(['Z', 'A', 'B', 'C']);
 
-    const moved = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id }, body: { position: 4 } });
+    const moved = await api.updateMilestone({
+      client: ada.client,
+      path: { projectId: p, milestoneId: a.id },
+      body: { position: 4 },
+    });
     expect(moved.data!.position).toBe(4);
     expect(await order(p)).toEqual(['Z', 'B', 'C', 'A']);
     await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id }, body: { position: 1 } });
@@ -54,7 +65,11 @@ describe('roadmap', () => {
     const again = await api.getMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id } });
     expect(again.response?.status).toBe(404);
 
-    const far = await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'far', position: 9 } });
+    const far = await api.createMilestone({
+      client: ada.client,
+      path: { projectId: p },
+      body: { title: 'far', position: 9 },
+    });
     expect(far.response?.status).toBe(422);
   });
 
@@ -68,11 +83,19 @@ describe('roadmap', () => {
        select gen_random_uuid(), ?, 'filler ' || n, 'planned', n, now(), now() from generate_series(3, ?) as n`,
       [p, MAX_MILESTONES],
     );
-    const full = await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'one too many' } });
+    const full = await api.createMilestone({
+      client: ada.client,
+      path: { projectId: p },
+      body: { title: 'one too many' },
+    });
     expect(full.response?.status).toBe(409);
     expect(full.response?.headers.get('content-type')).toContain('application/problem+json');
     expect((full.error as { detail: string }).detail).toContain(`the most a roadmap can hold is ${MAX_MILESTONES}`);
-    const atFirst = await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'one too many', position: 1 } });
+    const atFirst = await api.createMilestone({
+      client: ada.client,
+      path: { projectId: p },
+      body: { title: 'one too many', position: 1 },
+    });
     expect(atFirst.response?.status).toBe(409);
     const em = t.db.orm.em.fork();
     expect(await em.count(Milestone, { project: p })).toBe(MAX_MILESTONES);
@@ -88,24 +111,55 @@ describe('roadmap', () => {
   it('keeps omitted fields, clears nullable ones sent as null, and stamps completion', async () => {
     const p = await project();
     const m = await add(p, 'Ship', { description: 'all of it', dueDate: '2026-12-31' });
-    const status = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id }, body: { status: 'done' } });
-    expect(status.data).toMatchObject({ title: 'Ship', description: 'all of it', dueDate: '2026-12-31', status: 'done' });
+    const status = await api.updateMilestone({
+      client: ada.client,
+      path: { projectId: p, milestoneId: m.id },
+      body: { status: 'done' },
+    });
+    expect(status.data).toMatchObject({
+      title: 'Ship',
+      description: 'all of it',
+      dueDate: '2026-12-31',
+      status: 'done',
+    });
     expect(status.data!.completedAt).not.toBeNull();
-    const cleared = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id }, body: { dueDate: null, description: null } });
-    expect(cleared.data).toMatchObject({ title: 'Ship', description: null, dueDate: null, status: 'done', completedAt: status.data!.completedAt });
+    const cleared = await api.updateMilestone({
+      client: ada.client,
+      path: { projectId: p, milestoneId: m.id },
+      body: { dueDate: null, description: null },
+    });
+    expect(cleared.data).toMatchObject({
+      title: 'Ship',
+      description: null,
+      dueDate: null,
+      status: 'done',
+      completedAt: status.data!.completedAt,
+    });
     // The roadmap (a hand-written read, its timestamps formatted in SQL) shows exactly what the write returned.
     const roadmap = await api.listMilestones({ client: ada.client, path: { projectId: p } });
     expect(roadmap.data!.items).toEqual([cleared.data]);
-    const reopened = await api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id }, body: { status: 'in_progress' } });
+    const reopened = await api.updateMilestone({
+      client: ada.client,
+      path: { projectId: p, milestoneId: m.id },
+      body: { status: 'in_progress' },
+    });
     expect(reopened.data!.completedAt).toBeNull();
   });
 
   it('reorders the whole roadmap, refusing an incomplete list with 422', async () => {
     const p = await project();
     const ms = [await add(p, 'A'), await add(p, 'B'), await add(p, 'C')];
-    const res = await api.reorderMilestones({ client: ada.client, path: { projectId: p }, body: { milestoneIds: [ms[2]!.id, ms[0]!.id, ms[1]!.id] } });
+    const res = await api.reorderMilestones({
+      client: ada.client,
+      path: { projectId: p },
+      body: { milestoneIds: [ms[2]!.id, ms[0]!.id, ms[1]!.id] },
+    });
     expect(res.data!.items.map((m) => m.title)).toEqual(['C', 'A', 'B']);
-    const partial = await api.reorderMilestones({ client: ada.client, path: { projectId: p }, body: { milestoneIds: [ms[0]!.id] } });
+    const partial = await api.reorderMilestones({
+      client: ada.client,
+      path: { projectId: p },
+      body: { milestoneIds: [ms[0]!.id] },
+    });
     expect(partial.response?.status).toBe(422);
     expect(await order(p)).toEqual(['C', 'A', 'B']);
   });
@@ -116,7 +170,11 @@ describe('roadmap', () => {
     await api.addProjectMember({ client: ada.client, path: { projectId: p }, body: { username: grace.user.username } });
     const calls = [
       await api.createMilestone({ client: grace.client, path: { projectId: p }, body: { title: 'x' } }),
-      await api.updateMilestone({ client: grace.client, path: { projectId: p, milestoneId: m.id }, body: { title: 'x' } }),
+      await api.updateMilestone({
+        client: grace.client,
+        path: { projectId: p, milestoneId: m.id },
+        body: { title: 'x' },
+      }),
       await api.deleteMilestone({ client: grace.client, path: { projectId: p, milestoneId: m.id } }),
     ];
     expect(calls.map((c) => c.response?.status)).toEqual([403, 403, 403]);
@@ -124,9 +182,13 @@ describe('roadmap', () => {
   });
 
   it('reads a private roadmap for its owner and members only, empty or page by page', async () => {
-    const { data: secret } = await api.createProject({ client: ada.client, body: { name: uniqueName('Secret'), visibility: 'private' } });
+    const { data: secret } = await api.createProject({
+      client: ada.client,
+      body: { name: uniqueName('Secret'), visibility: 'private' },
+    });
     const p = secret!.id;
-    const list = (who: TestUser, query: { limit?: number; cursor?: string } = {}) => api.listMilestones({ client: who.client, path: { projectId: p }, query });
+    const list = (who: TestUser, query: { limit?: number; cursor?: string } = {}) =>
+      api.listMilestones({ client: who.client, path: { projectId: p }, query });
     const empty = await list(ada);
     expect(empty.response?.status).toBe(200);
     expect(empty.data).toEqual({ items: [], nextCursor: null });
@@ -146,28 +208,47 @@ describe('roadmap', () => {
     const rest = await list(grace, { limit: 2, cursor: first.data!.nextCursor! });
     expect(rest.data).toMatchObject({ items: [{ title: 'Tinder', position: 3 }], nextCursor: null });
 
-    const missing = await api.listMilestones({ client: ada.client, path: { projectId: '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10' } });
+    const missing = await api.listMilestones({
+      client: ada.client,
+      path: { projectId: '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10' },
+    });
     expect(missing.response?.status).toBe(404);
   });
 
   it('reads one milestone as the roadmap lists it, only under its own project and for those who may read it', async () => {
-    const { data: secret } = await api.createProject({ client: ada.client, body: { name: uniqueName('Secret'), visibility: 'private' } });
+    const { data: secret } = await api.createProject({
+      client: ada.client,
+      body: { name: uniqueName('Secret'), visibility: 'private' },
+    });
     const p = secret!.id;
     await add(p, 'First');
     const done = await add(p, 'Shipped', { status: 'done', description: 'with notes', dueDate: '2026-12-01' });
     const listed = (await api.listMilestones({ client: ada.client, path: { projectId: p } })).data!.items;
-    for (const m of listed) expect((await api.getMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id } })).data).toEqual(m);
-    expect(listed[1]).toMatchObject({ id: done.id, status: 'done', description: 'with notes', dueDate: '2026-12-01', position: 2 });
+    for (const m of listed)
+      expect((await api.getMilestone({ client: ada.client, path: { projectId: p, milestoneId: m.id } })).data).toEqual(
+        m,
+      );
+    expect(listed[1]).toMatchObject({
+      id: done.id,
+      status: 'done',
+      description: 'with notes',
+      dueDate: '2026-12-01',
+      position: 2,
+    });
     expect(listed[1]!.completedAt).not.toBeNull();
 
     // A stranger to the private project, and the milestone asked for under another project: 404.
-    expect((await api.getMilestone({ client: grace.client, path: { projectId: p, milestoneId: done.id } })).response?.status).toBe(404);
+    expect(
+      (await api.getMilestone({ client: grace.client, path: { projectId: p, milestoneId: done.id } })).response?.status,
+    ).toBe(404);
     const other = await project();
     const elsewhere = await api.getMilestone({ client: ada.client, path: { projectId: other, milestoneId: done.id } });
     expect(elsewhere.response?.status).toBe(404);
     expect(elsewhere.response?.headers.get('content-type')).toContain('application/problem+json');
     await api.addProjectMember({ client: ada.client, path: { projectId: p }, body: { username: grace.user.username } });
-    expect((await api.getMilestone({ client: grace.client, path: { projectId: p, milestoneId: done.id } })).data).toEqual(listed[1]);
+    expect(
+      (await api.getMilestone({ client: grace.client, path: { projectId: p, milestoneId: done.id } })).data,
+    ).toEqual(listed[1]);
   });
 
   it('refuses bad input with 400 and changes nothing', async () => {
@@ -175,7 +256,10 @@ describe('roadmap', () => {
     const m = await add(p, 'A');
     const bad = [
       await raw(t, 'POST', `/projects/${p}/milestones`, { token: ada.token, body: { title: '' } }),
-      await raw(t, 'POST', `/projects/${p}/milestones`, { token: ada.token, body: { title: 'x', dueDate: '31/12/2026' } }),
+      await raw(t, 'POST', `/projects/${p}/milestones`, {
+        token: ada.token,
+        body: { title: 'x', dueDate: '31/12/2026' },
+      }),
       await raw(t, 'POST', `/projects/${p}/milestones`, { token: ada.token, body: { title: 'x', status: 'maybe' } }),
       await raw(t, 'POST', `/projects/${p}/milestones`, { token: ada.token, body: { title: 'x', position: 0 } }),
       await raw(t, 'PATCH', `/projects/${p}/milestones/${m.id}`, { token: ada.token, body: { projectId: p } }),
@@ -188,7 +272,9 @@ describe('roadmap', () => {
   it('keeps a clean order under 20 concurrent creates', async () => {
     const p = await project();
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: `M${i}` } })),
+      Array.from({ length: 20 }, (_, i) =>
+        api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: `M${i}` } }),
+      ),
     );
     expect(results.map((r) => r.response?.status)).toEqual(Array(20).fill(201));
     const positions = results.map((r) => r.data!.position).sort((a, b) => a - b);
@@ -201,9 +287,19 @@ describe('roadmap', () => {
     const base = [];
     for (let i = 0; i < 6; i++) base.push(await add(p, `B${i}`));
     await Promise.all([
-      ...Array.from({ length: 6 }, (_, i) => api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: `N${i}`, position: 1 } })),
-      api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: base[0]!.id }, body: { position: 3 } }),
-      api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: base[5]!.id }, body: { position: 1 } }),
+      ...Array.from({ length: 6 }, (_, i) =>
+        api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: `N${i}`, position: 1 } }),
+      ),
+      api.updateMilestone({
+        client: ada.client,
+        path: { projectId: p, milestoneId: base[0]!.id },
+        body: { position: 3 },
+      }),
+      api.updateMilestone({
+        client: ada.client,
+        path: { projectId: p, milestoneId: base[5]!.id },
+        body: { position: 1 },
+      }),
       api.deleteMilestone({ client: ada.client, path: { projectId: p, milestoneId: base[2]!.id } }),
     ]);
     const titles = await order(p);
@@ -217,9 +313,27 @@ describe('roadmap', () => {
     for (let i = 0; i < 5; i++) base.push(await add(p, `B${i}`));
     const ids = base.map((m) => m.id);
     const calls = [
-      ...Array.from({ length: 35 }, (_, i) => api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: `N${i}`, ...(i % 3 ? {} : { position: 1 }) } })),
-      ...Array.from({ length: 10 }, (_, i) => api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: ids[i % 5]! }, body: { position: (i % 5) + 1 } })),
-      ...Array.from({ length: 5 }, () => api.reorderMilestones({ client: ada.client, path: { projectId: p }, body: { milestoneIds: [...ids].reverse() } })),
+      ...Array.from({ length: 35 }, (_, i) =>
+        api.createMilestone({
+          client: ada.client,
+          path: { projectId: p },
+          body: { title: `N${i}`, ...(i % 3 ? {} : { position: 1 }) },
+        }),
+      ),
+      ...Array.from({ length: 10 }, (_, i) =>
+        api.updateMilestone({
+          client: ada.client,
+          path: { projectId: p, milestoneId: ids[i % 5]! },
+          body: { position: (i % 5) + 1 },
+        }),
+      ),
+      ...Array.from({ length: 5 }, () =>
+        api.reorderMilestones({
+          client: ada.client,
+          path: { projectId: p },
+          body: { milestoneIds: [...ids].reverse() },
+        }),
+      ),
     ];
     const results = await Promise.all(calls);
     const statuses = results.map((r) => r.response?.status);

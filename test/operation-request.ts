@@ -33,13 +33,27 @@ export async function operationRequest(t: TestServer, contract: OpenApiDocument,
   await addReaction(em.fork(), actor, post.id, 'rocket');
   const media = await uploadMedia(em.fork(), t.storage, actor, png(2, 2));
   const job = await createJob(em.fork(), actor, {
-    title: 'Engineer', company: 'Engines', description: 'Build', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://jobs.example/1',
+    title: 'Engineer',
+    company: 'Engines',
+    description: 'Build',
+    remotePolicy: 'remote',
+    employmentType: 'contract',
+    applyUrl: 'https://jobs.example/1',
   });
   await linkGithub(em.fork(), owner.user.id, 'octocat');
   const newcomer = uniqueName('n');
   await createUser(em, { username: newcomer, email: `${newcomer}@example.test` });
 
-  const params: Record<string, string> = { projectId: project.id, milestoneId: milestone.id, postId: post.id, commentId: comment.id, mediaId: media.id, jobId: job.id, username: memberName, kind: 'rocket' };
+  const params: Record<string, string> = {
+    projectId: project.id,
+    milestoneId: milestone.id,
+    postId: post.id,
+    commentId: comment.id,
+    mediaId: media.id,
+    jobId: job.id,
+    username: memberName,
+    kind: 'rocket',
+  };
   const query: Record<string, string> = { search: '?q=first' };
   const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!) + (query[op.operationId] ?? '');
   const item = contract.paths[op.path]![op.method] as { requestBody?: { content: Record<string, { example?: any }> } };
@@ -53,4 +67,3 @@ export async function operationRequest(t: TestServer, contract: OpenApiDocument,
   if (item.requestBody?.content['multipart/form-data']) body = fileForm(png(4, 4));
   return { owner, path, body, params };
 }
-

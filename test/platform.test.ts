@@ -23,26 +23,56 @@ describe('platform', () => {
     const ops = listOperations(loadContract()).filter((o) => o.access.kind === 'scope');
     const listed = data!.items.flatMap((s) => s.operations.map((o) => `${s.id} ${o.operationId}`)).sort();
     expect(listed).toEqual(ops.map((o) => `${(o.access as { scope: string }).scope} ${o.operationId}`).sort());
-    const getProject = data!.items.find((s) => s.id === 'projects.read')!.operations.find((o) => o.operationId === 'getProject');
-    expect(getProject).toEqual({ operationId: 'getProject', method: 'GET', path: '/api/v1/projects/{projectId}', summary: 'Get a project' });
+    const getProject = data!.items
+      .find((s) => s.id === 'projects.read')!
+      .operations.find((o) => o.operationId === 'getProject');
+    expect(getProject).toEqual({
+      operationId: 'getProject',
+      method: 'GET',
+      path: '/api/v1/projects/{projectId}',
+      summary: 'Get a project',
+    });
   });
 
   it('tells the limits it enforces and the versions it speaks', async () => {
     expect((await api.getLimits({ client: ada.client })).data).toEqual({
-      rateLimit: { requestsPerMinutePerKey: TEST_RATE_LIMIT, requestsPerMinutePerUser: 2 * TEST_RATE_LIMIT, failedAuthPerMinutePerAddress: TEST_RATE_LIMIT },
-      pageSize: { default: 20, max: 100 }, requestBodyBytes: 1048576, uploadBytes: 262144, keyLifetimeDays: 366, activeKeysPerUser: 50, commentDepth: 5, tagsPerItem: 10,
+      rateLimit: {
+        requestsPerMinutePerKey: TEST_RATE_LIMIT,
+        requestsPerMinutePerUser: 2 * TEST_RATE_LIMIT,
+        failedAuthPerMinutePerAddress: TEST_RATE_LIMIT,
+      },
+      pageSize: { default: 20, max: 100 },
+      requestBodyBytes: 1048576,
+      uploadBytes: 262144,
+      keyLifetimeDays: 366,
+      activeKeysPerUser: 50,
+      commentDepth: 5,
+      tagsPerItem: 10,
     });
-    expect((await api.getVersions({ client: ada.client })).data).toEqual({ apiVersion: '1.1.0', mcpProtocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26'] });
+    expect((await api.getVersions({ client: ada.client })).data).toEqual({
+      apiVersion: '1.1.0',
+      mcpProtocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26'],
+    });
   });
 
   it('counts popular tags from visible posts and public projects only', async () => {
     const popular = uniqueName('tag').replace('-', '');
     const secret = uniqueName('tag').replace('-', '');
-    for (let i = 0; i < 3; i++) await api.createPost({ client: ada.client, body: { title: 't', body: 'b', tags: [popular] } });
+    for (let i = 0; i < 3; i++)
+      await api.createPost({ client: ada.client, body: { title: 't', body: 'b', tags: [popular] } });
     await api.createProject({ client: ada.client, body: { name: uniqueName('P'), tags: [popular.toUpperCase()] } });
-    const priv = (await api.createProject({ client: ada.client, body: { name: uniqueName('P'), visibility: 'private', tags: [secret] } })).data!;
-    await api.createPost({ client: ada.client, body: { kind: 'build_log', projectId: priv.id, title: 't', body: 'b', tags: [secret] } });
-    const hidden = (await api.createPost({ client: ada.client, body: { title: 't', body: 'b', tags: [secret] } })).data!;
+    const priv = (
+      await api.createProject({
+        client: ada.client,
+        body: { name: uniqueName('P'), visibility: 'private', tags: [secret] },
+      })
+    ).data!;
+    await api.createPost({
+      client: ada.client,
+      body: { kind: 'build_log', projectId: priv.id, title: 't', body: 'b', tags: [secret] },
+    });
+    const hidden = (await api.createPost({ client: ada.client, body: { title: 't', body: 'b', tags: [secret] } }))
+      .data!;
     await t.db.orm.em.fork().nativeUpdate(Post, { id: hidden.id }, { hiddenAt: new Date() });
 
     const { data } = await api.listPopularTags({ client: ada.client, query: { limit: 100 } });
@@ -63,17 +93,31 @@ describe('platform', () => {
   it('counts public things', async () => {
     const before = (await api.getStats({ client: ada.client })).data!;
     const pub = (await api.createProject({ client: ada.client, body: { name: uniqueName('P') } })).data!;
-    const priv = (await api.createProject({ client: ada.client, body: { name: uniqueName('P'), visibility: 'private' } })).data!;
+    const priv = (
+      await api.createProject({ client: ada.client, body: { name: uniqueName('P'), visibility: 'private' } })
+    ).data!;
     await api.createMilestone({ client: ada.client, path: { projectId: pub.id }, body: { title: 'm' } });
     await api.createMilestone({ client: ada.client, path: { projectId: priv.id }, body: { title: 'm' } });
-    const log = (await api.createPost({ client: ada.client, body: { kind: 'build_log', projectId: pub.id, title: 't', body: 'b' } })).data!;
-    await api.createPost({ client: ada.client, body: { kind: 'build_log', projectId: priv.id, title: 't', body: 'b' } });
+    const log = (
+      await api.createPost({
+        client: ada.client,
+        body: { kind: 'build_log', projectId: pub.id, title: 't', body: 'b' },
+      })
+    ).data!;
+    await api.createPost({
+      client: ada.client,
+      body: { kind: 'build_log', projectId: priv.id, title: 't', body: 'b' },
+    });
     await api.createComment({ client: ada.client, path: { postId: log.id }, body: { body: 'c' } });
     await userWithKey(t);
     const after = (await api.getStats({ client: ada.client })).data!;
     expect({
-      users: after.users - before.users, projects: after.projects - before.projects, milestones: after.milestones - before.milestones,
-      posts: after.posts - before.posts, buildLogs: after.buildLogs - before.buildLogs, comments: after.comments - before.comments,
+      users: after.users - before.users,
+      projects: after.projects - before.projects,
+      milestones: after.milestones - before.milestones,
+      posts: after.posts - before.posts,
+      buildLogs: after.buildLogs - before.buildLogs,
+      comments: after.comments - before.comments,
     }).toEqual({ users: 1, projects: 1, milestones: 1, posts: 1, buildLogs: 1, comments: 1 });
     // Counted for each request on this server (COUNTS_CACHE_SECONDS 0): each answer says when.
     expect(Date.parse(after.countedAt)).toBeGreaterThan(Date.parse(before.countedAt));
@@ -112,7 +156,8 @@ describe('platform counts shared by every caller (COUNTS_CACHE_SECONDS)', () => 
     expect(one).toEqual({ items: all.items.slice(0, 1), countedAt: all.countedAt });
     expect(byDefault).toEqual({ items: all.items.slice(0, 20), countedAt: all.countedAt });
 
-    for (let i = 0; i < 3; i++) await api.createPost({ client: bob.client, body: { title: 't', body: 'b', tags: [tag] } });
+    for (let i = 0; i < 3; i++)
+      await api.createPost({ client: bob.client, body: { title: 't', body: 'b', tags: [tag] } });
     expect((await api.listPopularTags({ client: bob.client, query: { limit: 100 } })).data).toEqual(all);
     const skills = (await api.listPopularSkills({ client: bob.client, query: { limit: 100 } })).data!;
     expect((await api.listPopularSkills({ client: bob.client, query: { limit: 100 } })).data).toEqual(skills);

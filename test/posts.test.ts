@@ -28,7 +28,11 @@ describe('posts', () => {
 
     const denied = await api.updatePost({ client: eve.client, path: { postId: post.id }, body: { title: 'mine' } });
     expect(denied.response?.status).toBe(403);
-    const edited = await api.updatePost({ client: ada.client, path: { postId: post.id }, body: { body: 'edited', tags: ['Go'] } });
+    const edited = await api.updatePost({
+      client: ada.client,
+      path: { postId: post.id },
+      body: { body: 'edited', tags: ['Go'] },
+    });
     expect(edited.data).toMatchObject({ title: post.title, body: 'edited', tags: ['go'] });
     const kind = await raw(t, 'PATCH', `/posts/${post.id}`, { token: ada.token, body: { kind: 'build_log' } });
     expect(kind.status).toBe(400);
@@ -52,14 +56,22 @@ describe('posts', () => {
     expect(await ids({ projectId: project.id })).toEqual([c.id]);
     const mine = (await api.listPosts({ client: author.client, query: { author: 'me', limit: 2 } })).data!;
     expect(mine.items.map((p) => p.id)).toEqual([c.id, b.id]);
-    const next = (await api.listPosts({ client: author.client, query: { author: 'me', limit: 2, cursor: mine.nextCursor! } })).data!;
+    const next = (
+      await api.listPosts({ client: author.client, query: { author: 'me', limit: 2, cursor: mine.nextCursor! } })
+    ).data!;
     expect(next.items.map((p) => p.id)).toEqual([a.id]);
     expect(next.nextCursor).toBeNull();
   });
 
   it('never shows a post on a private project or a hidden post to those who may not read it', async () => {
-    const priv = (await api.createProject({ client: ada.client, body: { name: uniqueName('Secret'), visibility: 'private' } })).data!;
-    await api.addProjectMember({ client: ada.client, path: { projectId: priv.id }, body: { username: grace.user.username } });
+    const priv = (
+      await api.createProject({ client: ada.client, body: { name: uniqueName('Secret'), visibility: 'private' } })
+    ).data!;
+    await api.addProjectMember({
+      client: ada.client,
+      path: { projectId: priv.id },
+      body: { username: grace.user.username },
+    });
     const secret = await write(ada, { kind: 'build_log', projectId: priv.id, title: uniqueName('secret') });
     const hidden = await write(grace, { title: uniqueName('hidden') });
     await t.db.orm.em.fork().nativeUpdate(Post, { id: hidden.id }, { hiddenAt: new Date() });
@@ -69,15 +81,22 @@ describe('posts', () => {
     expect((await api.getPost({ client: eve.client, path: { postId: hidden.id } })).response?.status).toBe(404);
     expect((await api.getPost({ client: grace.client, path: { postId: hidden.id } })).data!.hidden).toBe(true);
     expect((await api.listComments({ client: eve.client, path: { postId: secret.id } })).response?.status).toBe(404);
-    expect((await api.createComment({ client: eve.client, path: { postId: hidden.id }, body: { body: 'x' } })).response?.status).toBe(404);
+    expect(
+      (await api.createComment({ client: eve.client, path: { postId: hidden.id }, body: { body: 'x' } })).response
+        ?.status,
+    ).toBe(404);
 
     const eveSees = (await api.listPosts({ client: eve.client, query: { limit: 100 } })).data!.items.map((p) => p.id);
     expect(eveSees).not.toContain(secret.id);
     expect(eveSees).not.toContain(hidden.id);
-    const byAuthor = (await api.listPosts({ client: eve.client, query: { author: ada.user.username, limit: 100 } })).data!.items.map((p) => p.id);
+    const byAuthor = (
+      await api.listPosts({ client: eve.client, query: { author: ada.user.username, limit: 100 } })
+    ).data!.items.map((p) => p.id);
     expect(byAuthor).not.toContain(secret.id);
     // Those who may read them see them in the list too: the project's owner and member, the hidden post's author.
-    const adaSees = (await api.listPosts({ client: ada.client, query: { author: ada.user.username, limit: 100 } })).data!.items.map((p) => p.id);
+    const adaSees = (
+      await api.listPosts({ client: ada.client, query: { author: ada.user.username, limit: 100 } })
+    ).data!.items.map((p) => p.id);
     expect(adaSees).toContain(secret.id);
     const graceSees = (await api.listPosts({ client: grace.client, query: { limit: 100 } })).data!.items;
     expect(graceSees.map((p) => p.id)).toEqual(expect.arrayContaining([secret.id, hidden.id]));
@@ -86,7 +105,8 @@ describe('posts', () => {
 
   it('shows in the list field for field what GET /posts/{id} shows', async () => {
     const post = await write(ada, { tags: ['Gamma', 'delta'], title: uniqueName('same') });
-    const listed = (await api.listPosts({ client: eve.client, query: { author: ada.user.username, limit: 1 } })).data!.items[0];
+    const listed = (await api.listPosts({ client: eve.client, query: { author: ada.user.username, limit: 1 } })).data!
+      .items[0];
     expect(listed).toEqual((await api.getPost({ client: eve.client, path: { postId: post.id } })).data);
   });
 });

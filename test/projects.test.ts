@@ -17,7 +17,10 @@ afterAll(async () => {
 });
 
 const newProject = async (who: TestUser, extra: Partial<types.CreateProjectData['body']> = {}) => {
-  const { data, error, response } = await api.createProject({ client: who.client, body: { name: uniqueName('Engine'), ...extra } });
+  const { data, error, response } = await api.createProject({
+    client: who.client,
+    body: { name: uniqueName('Engine'), ...extra },
+  });
   expect(error, JSON.stringify(error)).toBeUndefined();
   expect(response?.status).toBe(201);
   return data!;
@@ -25,14 +28,27 @@ const newProject = async (who: TestUser, extra: Partial<types.CreateProjectData[
 
 describe('projects', () => {
   it('creates, reads, updates and deletes a project through the SDK', async () => {
-    const created = await newProject(ada, { name: 'Analytical Engine', tags: ['Hardware', 'hardware', 'Rust'], visibility: 'public' });
-    expect(created).toMatchObject({ name: 'Analytical Engine', slug: 'analytical-engine', stage: 'idea', tags: ['hardware', 'rust'] });
+    const created = await newProject(ada, {
+      name: 'Analytical Engine',
+      tags: ['Hardware', 'hardware', 'Rust'],
+      visibility: 'public',
+    });
+    expect(created).toMatchObject({
+      name: 'Analytical Engine',
+      slug: 'analytical-engine',
+      stage: 'idea',
+      tags: ['hardware', 'rust'],
+    });
     expect(created.owner.username).toBe(ada.user.username);
 
     const got = await api.getProject({ client: grace.client, path: { projectId: created.id } });
     expect(got.data).toEqual(created);
 
-    const updated = await api.updateProject({ client: ada.client, path: { projectId: created.id }, body: { stage: 'launched' } });
+    const updated = await api.updateProject({
+      client: ada.client,
+      path: { projectId: created.id },
+      body: { stage: 'launched' },
+    });
     expect(updated.data).toMatchObject({ stage: 'launched', name: 'Analytical Engine', tags: ['hardware', 'rust'] });
 
     const del = await api.deleteProject({ client: ada.client, path: { projectId: created.id } });
@@ -56,7 +72,11 @@ describe('projects', () => {
 
   it('lets only the owner change or delete it (403 for others)', async () => {
     const p = await newProject(ada);
-    const patch = await api.updateProject({ client: grace.client, path: { projectId: p.id }, body: { name: 'mine now' } });
+    const patch = await api.updateProject({
+      client: grace.client,
+      path: { projectId: p.id },
+      body: { name: 'mine now' },
+    });
     expect(patch.response?.status).toBe(403);
     const del = await api.deleteProject({ client: grace.client, path: { projectId: p.id } });
     expect(del.response?.status).toBe(403);
@@ -78,7 +98,11 @@ describe('projects', () => {
     const listed = await api.listProjects({ client: eve.client, query: { owner: ada.user.username, limit: 100 } });
     expect(listed.data!.items.map((i) => i.id)).not.toContain(p.id);
 
-    await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: grace.user.username } });
+    await api.addProjectMember({
+      client: ada.client,
+      path: { projectId: p.id },
+      body: { username: grace.user.username },
+    });
     expect((await api.getProject({ client: grace.client, path: { projectId: p.id } })).response?.status).toBe(200);
     const graceList = await api.listProjects({ client: grace.client, query: { owner: ada.user.username, limit: 100 } });
     expect(graceList.data!.items.map((i) => i.id)).toContain(p.id);
@@ -109,24 +133,37 @@ describe('projects', () => {
 
   it('refuses unknown fields (mass assignment) with 400 and stores nothing', async () => {
     const name = uniqueName('Sneaky');
-    const res = await raw(t, 'POST', '/projects', { token: ada.token, body: { name, owner: grace.user.id, id: '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10' } });
+    const res = await raw(t, 'POST', '/projects', {
+      token: ada.token,
+      body: { name, owner: grace.user.id, id: '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10' },
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(res.json.errors.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['/body/owner']));
     expect(await t.db.orm.em.fork().count(Project, { name })).toBe(0);
 
     const p = await newProject(ada);
-    const patch = await raw(t, 'PATCH', `/projects/${p.id}`, { token: ada.token, body: { createdAt: '2000-01-01T00:00:00Z' } });
+    const patch = await raw(t, 'PATCH', `/projects/${p.id}`, {
+      token: ada.token,
+      body: { createdAt: '2000-01-01T00:00:00Z' },
+    });
     expect(patch.status).toBe(400);
   });
 
   it('answers malformed input with clear problems, never a 500', async () => {
     const cases = [
       await raw(t, 'POST', '/projects', { token: ada.token, body: '{"name": ' }),
-      await raw(t, 'POST', '/projects', { token: ada.token, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      await raw(t, 'POST', '/projects', {
+        token: ada.token,
+        body: 'name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
       await raw(t, 'POST', '/projects', { token: ada.token, body: {} }),
       await raw(t, 'POST', '/projects', { token: ada.token, body: { name: '' } }),
-      await raw(t, 'POST', '/projects', { token: ada.token, body: { name: 'x', links: [{ label: 'a', url: 'javascript:alert(1)' }] } }),
+      await raw(t, 'POST', '/projects', {
+        token: ada.token,
+        body: { name: 'x', links: [{ label: 'a', url: 'javascript:alert(1)' }] },
+      }),
       await raw(t, 'GET', '/projects/not-a-uuid', { token: ada.token }),
       await raw(t, 'PATCH', `/projects/${(await newProject(ada)).id}`, { token: ada.token, body: {} }),
       await raw(t, 'POST', '/projects', { token: ada.token, body: { name: 'x'.repeat(2_000_000) } }),
@@ -146,7 +183,11 @@ describe('projects', () => {
 describe('members', () => {
   it('adds by username, lists owner first, removes; a member may leave', async () => {
     const p = await newProject(ada);
-    const added = await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: grace.user.username } });
+    const added = await api.addProjectMember({
+      client: ada.client,
+      path: { projectId: p.id },
+      body: { username: grace.user.username },
+    });
     expect(added.response?.status).toBe(201);
     expect(added.data).toMatchObject({ role: 'member', user: { username: grace.user.username } });
 
@@ -156,20 +197,44 @@ describe('members', () => {
       [grace.user.username, 'member'],
     ]);
 
-    const again = await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: grace.user.username } });
+    const again = await api.addProjectMember({
+      client: ada.client,
+      path: { projectId: p.id },
+      body: { username: grace.user.username },
+    });
     expect(again.response?.status).toBe(409);
-    const nobody = await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: 'no-such-user-here' } });
+    const nobody = await api.addProjectMember({
+      client: ada.client,
+      path: { projectId: p.id },
+      body: { username: 'no-such-user-here' },
+    });
     expect(nobody.response?.status).toBe(422);
-    const byMember = await api.addProjectMember({ client: grace.client, path: { projectId: p.id }, body: { username: eve.user.username } });
+    const byMember = await api.addProjectMember({
+      client: grace.client,
+      path: { projectId: p.id },
+      body: { username: eve.user.username },
+    });
     expect(byMember.response?.status).toBe(403);
 
-    const kick = await api.removeProjectMember({ client: eve.client, path: { projectId: p.id, username: grace.user.username } });
+    const kick = await api.removeProjectMember({
+      client: eve.client,
+      path: { projectId: p.id, username: grace.user.username },
+    });
     expect(kick.response?.status).toBe(403);
-    const leave = await api.removeProjectMember({ client: grace.client, path: { projectId: p.id, username: grace.user.username } });
+    const leave = await api.removeProjectMember({
+      client: grace.client,
+      path: { projectId: p.id, username: grace.user.username },
+    });
     expect(leave.response?.status).toBe(204);
-    const owner = await api.removeProjectMember({ client: ada.client, path: { projectId: p.id, username: ada.user.username } });
+    const owner = await api.removeProjectMember({
+      client: ada.client,
+      path: { projectId: p.id, username: ada.user.username },
+    });
     expect(owner.response?.status).toBe(409);
-    const notMember = await api.removeProjectMember({ client: ada.client, path: { projectId: p.id, username: eve.user.username } });
+    const notMember = await api.removeProjectMember({
+      client: ada.client,
+      path: { projectId: p.id, username: eve.user.username },
+    });
     expect(notMember.response?.status).toBe(404);
   });
 
@@ -177,10 +242,33 @@ describe('members', () => {
     const p = await newProject(ada);
     const joined = [grace, eve];
     const added = [];
-    for (const who of joined) added.push((await api.addProjectMember({ client: ada.client, path: { projectId: p.id }, body: { username: who.user.username } })).data!);
-    const first = (await api.listProjectMembers({ client: eve.client, path: { projectId: p.id }, query: { limit: 2 } })).data!;
-    expect(first.items).toEqual([{ user: { id: ada.user.id, username: ada.user.username, displayName: expect.any(String) }, role: 'owner', addedAt: p.createdAt }, added[0]]);
-    const rest = (await api.listProjectMembers({ client: eve.client, path: { projectId: p.id }, query: { limit: 2, cursor: first.nextCursor! } })).data!;
+    for (const who of joined)
+      added.push(
+        (
+          await api.addProjectMember({
+            client: ada.client,
+            path: { projectId: p.id },
+            body: { username: who.user.username },
+          })
+        ).data!,
+      );
+    const first = (await api.listProjectMembers({ client: eve.client, path: { projectId: p.id }, query: { limit: 2 } }))
+      .data!;
+    expect(first.items).toEqual([
+      {
+        user: { id: ada.user.id, username: ada.user.username, displayName: expect.any(String) },
+        role: 'owner',
+        addedAt: p.createdAt,
+      },
+      added[0],
+    ]);
+    const rest = (
+      await api.listProjectMembers({
+        client: eve.client,
+        path: { projectId: p.id },
+        query: { limit: 2, cursor: first.nextCursor! },
+      })
+    ).data!;
     expect(rest).toEqual({ items: [added[1]], nextCursor: null });
     const bad = await raw(t, 'GET', `/projects/${p.id}/members?cursor=not-a-cursor`, { token: eve.token });
     expect(bad.status).toBe(400);
@@ -193,7 +281,10 @@ describe('text the database cannot hold', () => {
     expect(res.status).toBe(400);
     expect(res.json.errors).toEqual([{ path: '/body/name', message: 'must not contain NUL (\\u0000) characters' }]);
     const p = await newProject(ada);
-    const nested = await raw(t, 'PATCH', `/projects/${p.id}`, { token: ada.token, body: { links: [{ label: 'x\u0000', url: 'https://a.example' }] } });
+    const nested = await raw(t, 'PATCH', `/projects/${p.id}`, {
+      token: ada.token,
+      body: { links: [{ label: 'x\u0000', url: 'https://a.example' }] },
+    });
     expect(nested.status).toBe(400);
     expect(nested.json.errors[0].path).toBe('/body/links/0/label');
     expect((await raw(t, 'POST', '/projects', { body: '{"name":"a\\u0000b"}' })).status).toBe(401);

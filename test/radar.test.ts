@@ -22,7 +22,18 @@ beforeAll(async () => {
   const em = t.db.orm.em.fork();
   await em.nativeUpdate(User, { id: me.user.id }, { skills: [ts, pg] });
   const account = await linkGithub(em, me.user.id, 'radar-me');
-  em.create(GithubRepo, { account, name: 'a', fullName: 'radar-me/a', htmlUrl: 'https://github.com/radar-me/a', stars: 0, forks: 0, fork: false, archived: false, languages: { [rust]: 750, [ts]: 250 }, weeklyCommits: [] });
+  em.create(GithubRepo, {
+    account,
+    name: 'a',
+    fullName: 'radar-me/a',
+    htmlUrl: 'https://github.com/radar-me/a',
+    stars: 0,
+    forks: 0,
+    fork: false,
+    archived: false,
+    languages: { [rust]: 750, [ts]: 250 },
+    weeklyCommits: [],
+  });
   await em.flush();
 });
 afterAll(async () => {
@@ -30,9 +41,28 @@ afterAll(async () => {
 });
 
 const job = async (who: TestUser, skills: string[], extra: Partial<types.JobCreate> = {}) =>
-  (await api.createJob({ client: who.client, body: { title: skills.join('+'), company: 'c', description: 'd', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://jobs.example/x', skills, ...extra } })).data!;
+  (
+    await api.createJob({
+      client: who.client,
+      body: {
+        title: skills.join('+'),
+        company: 'c',
+        description: 'd',
+        remotePolicy: 'remote',
+        employmentType: 'contract',
+        applyUrl: 'https://jobs.example/x',
+        skills,
+        ...extra,
+      },
+    })
+  ).data!;
 const project = async (who: TestUser, wantedSkills: string[], extra: Partial<types.ProjectCreate> = {}) =>
-  (await api.createProject({ client: who.client, body: { name: uniqueName('radar'), lookingForCollaborators: true, wantedSkills, ...extra } })).data!;
+  (
+    await api.createProject({
+      client: who.client,
+      body: { name: uniqueName('radar'), lookingForCollaborators: true, wantedSkills, ...extra },
+    })
+  ).data!;
 
 describe('opportunity radar', () => {
   it('ranks matching jobs and projects for the caller, with reasons, and leaves out what must not show', async () => {
@@ -50,11 +80,20 @@ describe('opportunity radar', () => {
     await project(other, [ts], { lookingForCollaborators: false });
     await project(me, [ts]); // my own
     const member = await project(other, [ts]);
-    await api.addProjectMember({ client: other.client, path: { projectId: member.id }, body: { username: me.user.username } });
+    await api.addProjectMember({
+      client: other.client,
+      path: { projectId: member.id },
+      body: { username: me.user.username },
+    });
 
     const all = (await api.listRadar({ client: me.client, query: { limit: 100 } })).data!.items;
     expect(all.map((i) => i.id)).toEqual([j1.id, p1.id, j2.id, j3.id]);
-    expect(all[0]).toMatchObject({ type: 'job', score: 1, reasons: { matchedSkills: [ts, pg], matchedLanguages: [], signals: ['posted today', 'remote'] }, path: `/api/v1/jobs/${j1.id}` });
+    expect(all[0]).toMatchObject({
+      type: 'job',
+      score: 1,
+      reasons: { matchedSkills: [ts, pg], matchedLanguages: [], signals: ['posted today', 'remote'] },
+      path: `/api/v1/jobs/${j1.id}`,
+    });
     expect(all[1]).toMatchObject({ type: 'project', reasons: { matchedSkills: [ts], matchedLanguages: [rust] } });
     expect(all[1]!.score).toBeCloseTo(0.85 * ((0.6 + 0.4 * 0.75 + 1) / 2) + 0.15, 3);
     expect(all[2]!.score).toBeCloseTo(0.85 * (0.6 + 0.4 * 0.75) + 0.15, 3);
@@ -64,8 +103,12 @@ describe('opportunity radar', () => {
       expect(item.score).toBeLessThanOrEqual(1);
     }
 
-    expect((await api.listRadarJobs({ client: me.client, query: { limit: 100 } })).data!.items.map((i) => i.id)).toEqual([j1.id, j2.id, j3.id]);
-    expect((await api.listRadarProjects({ client: me.client, query: { limit: 100 } })).data!.items.map((i) => i.id)).toEqual([p1.id]);
+    expect(
+      (await api.listRadarJobs({ client: me.client, query: { limit: 100 } })).data!.items.map((i) => i.id),
+    ).toEqual([j1.id, j2.id, j3.id]);
+    expect(
+      (await api.listRadarProjects({ client: me.client, query: { limit: 100 } })).data!.items.map((i) => i.id),
+    ).toEqual([p1.id]);
 
     const first = (await api.listRadar({ client: me.client, query: { limit: 2 } })).data!;
     const second = (await api.listRadar({ client: me.client, query: { limit: 2, cursor: first.nextCursor! } })).data!;

@@ -15,7 +15,9 @@ describe('rate limits', () => {
     const ada = await userWithKey(t, ['profile.read', 'projects.read']);
     const first = await raw(t, 'GET', '/users/me', { token: ada.token });
     expect(first.status).toBe(200);
-    expect(first.headers.get('ratelimit-policy')).toMatch(/^"per-key"; q=5; w=60; pk=:[A-Za-z0-9+/=]+:, "per-user"; q=10; w=60; pk=:[A-Za-z0-9+/=]+:$/);
+    expect(first.headers.get('ratelimit-policy')).toMatch(
+      /^"per-key"; q=5; w=60; pk=:[A-Za-z0-9+/=]+:, "per-user"; q=10; w=60; pk=:[A-Za-z0-9+/=]+:$/,
+    );
     expect(first.headers.get('ratelimit')).toMatch(/^"per-key"; r=4; t=\d+, "per-user"; r=9; t=\d+$/);
     expect(first.headers.get('shipyard-key-expiration')).toMatch(/^\d{4}-\d\d-\d\dT/);
     for (let i = 0; i < 4; i++) expect((await raw(t, 'GET', '/users/me', { token: ada.token })).status).toBe(200);
@@ -28,7 +30,11 @@ describe('rate limits', () => {
     // The MCP endpoint spends the same budget.
     const mcp = await fetch(`${t.apiUrl}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${ada.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(mcp.status).toBe(429);
@@ -41,17 +47,23 @@ describe('rate limits', () => {
     // 12 requests at once from one address, over the failed-auth budget of 3: none was refused
     // for its key, so none may meet that limiter.
     const users = await Promise.all([0, 1, 2].map(() => userWithKey(t, ['profile.read'])));
-    const answers = await Promise.all(users.flatMap((u) => [0, 1, 2, 3].map(() => raw(t, 'GET', '/users/me', { token: u.token }))));
+    const answers = await Promise.all(
+      users.flatMap((u) => [0, 1, 2, 3].map(() => raw(t, 'GET', '/users/me', { token: u.token }))),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
   });
 
   it('slows down guessing keys from one address', async () => {
-    for (let i = 0; i < 3; i++) expect((await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess' })).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess' })).status).toBe(401);
     const blocked = await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess' });
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(50);
     // Without TRUST_PROXY nobody's X-Forwarded-For counts: naming another address does not escape.
-    const spoofed = await raw(t, 'GET', '/users/me', { token: 'shipyard_pat_guess', headers: { 'x-forwarded-for': '198.51.100.7' } });
+    const spoofed = await raw(t, 'GET', '/users/me', {
+      token: 'shipyard_pat_guess',
+      headers: { 'x-forwarded-for': '198.51.100.7' },
+    });
     expect(spoofed.status).toBe(429);
   });
 });
@@ -65,7 +77,8 @@ describe('behind a reverse proxy (TRUST_PROXY)', () => {
   afterAll(async () => {
     await p?.close();
   });
-  const from = (client: string, token: string) => raw(p, 'GET', '/users/me', { token, headers: { 'x-forwarded-for': client } });
+  const from = (client: string, token: string) =>
+    raw(p, 'GET', '/users/me', { token, headers: { 'x-forwarded-for': client } });
 
   it('spends the failed-key budget of the client the proxy names, not one budget for everyone behind it', async () => {
     for (let i = 0; i < 3; i++) expect((await from('203.0.113.5', 'shipyard_pat_guess')).status).toBe(401);
@@ -84,7 +97,12 @@ describe('behind a reverse proxy (TRUST_PROXY)', () => {
     expect(parseTrustProxy('0')).toBeUndefined();
     expect(parseTrustProxy('false')).toBeUndefined();
     expect(parseTrustProxy('2')).toBe(2);
-    expect(parseTrustProxy('loopback, 10.0.0.0/8, fd00::/8, 192.0.2.1')).toEqual(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.1']);
+    expect(parseTrustProxy('loopback, 10.0.0.0/8, fd00::/8, 192.0.2.1')).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.0.2.1',
+    ]);
     expect(() => parseTrustProxy('true')).toThrow(/may not trust every address/);
     expect(() => parseTrustProxy('*')).toThrow(/may not trust every address/);
     expect(() => parseTrustProxy('10.0.0.0/33')).toThrow(/'10.0.0.0\/33', which is not an address/);

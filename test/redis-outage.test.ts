@@ -30,9 +30,18 @@ async function freePort(): Promise<number> {
 let port = 0;
 let redisProcess: ChildProcess | undefined;
 async function startRedis(): Promise<void> {
-  redisProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  redisProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   for (let i = 0; i < 50; i++) {
-    if (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG') return;
+    if (
+      spawnSync('redis-cli', ['-p', String(port), 'ping'])
+        .stdout?.toString()
+        .trim() === 'PONG'
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('redis-server did not start');
@@ -50,7 +59,8 @@ const log = { info: (msg: string) => void said.push(msg), error: (msg: string) =
 /** Any answer within 5 s: a request that waits on a frozen Redis (30 s before) fails this. */
 const get = (url: string, token?: string) =>
   fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(5000) });
-const ready = async (i: number) => (await (await get(urls[i]!.replace('/api/v1', '/readyz'))).json()) as Record<string, string>;
+const ready = async (i: number) =>
+  (await (await get(urls[i]!.replace('/api/v1', '/readyz'))).json()) as Record<string, string>;
 
 describe.skipIf(!available)('Redis frozen, down and back', () => {
   beforeAll(async () => {
@@ -61,10 +71,22 @@ describe.skipIf(!available)('Redis frozen, down and back', () => {
       const redis = connectRedis(`redis://127.0.0.1:${port}`, createLogger('silent'));
       clients.push(redis);
       const app = createApp({
-        orm: t.db.orm, log: i === 0 ? log : createLogger('silent'), redis, storage: t.storage,
-        config: { validateResponses: true, logLevel: 'silent', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir: mkdtempSync(join(tmpdir(), 'sy-')), rateLimitPerMinute: PER_KEY, failedAuthPerMinute: 1000 },
+        orm: t.db.orm,
+        log: i === 0 ? log : createLogger('silent'),
+        redis,
+        storage: t.storage,
+        config: {
+          validateResponses: true,
+          logLevel: 'silent',
+          uploadMaxBytes: UPLOAD_MAX_BYTES,
+          mediaDir: mkdtempSync(join(tmpdir(), 'sy-')),
+          rateLimitPerMinute: PER_KEY,
+          failedAuthPerMinute: 1000,
+        },
       });
-      const server: Server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+      const server: Server = await new Promise((r) => {
+        const s = app.listen(0, '127.0.0.1', () => r(s));
+      });
       servers.push(server);
       urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`);
     }
@@ -98,7 +120,12 @@ describe.skipIf(!available)('Redis frozen, down and back', () => {
       for (let i = 0; i < PER_KEY + 1; i++) statuses.push((await get(`${urls[0]}/platform/versions`, token)).status);
       expect(statuses, outage).toEqual([200, 200, 200, 200, 429]);
       expect((await get(`${urls[1]}/platform/versions`, token)).status, outage).toBe(200); // the other instance counts on its own
-      expect(await ready(0), outage).toEqual({ status: 'ready', database: 'ok', redis: 'unreachable', rateLimits: 'local' });
+      expect(await ready(0), outage).toEqual({
+        status: 'ready',
+        database: 'ok',
+        redis: 'unreachable',
+        rateLimits: 'local',
+      });
       if (outage === 'SIGSTOP') redisProcess!.kill('SIGCONT');
       else await startRedis();
       // Back by itself, with no traffic but the readiness checks: each instance tries Redis again.

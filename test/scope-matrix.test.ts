@@ -33,14 +33,23 @@ describe('scope matrix (from the spec)', () => {
       const { owner, path, body } = await requestFor(op);
 
       const others = SCOPE_IDS.filter((s) => s !== required);
-      const denied = await raw(t, op.method.toUpperCase(), path, { token: await keyFor(t, owner.user.id, others), body });
+      const denied = await raw(t, op.method.toUpperCase(), path, {
+        token: await keyFor(t, owner.user.id, others),
+        body,
+      });
       expect(denied.status).toBe(403);
       expect(denied.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(denied.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", scope="${required}"`);
-      expect(denied.json).toMatchObject({ type: 'https://shipyard.dev/problems/insufficient-scope', requiredScope: required });
+      expect(denied.json).toMatchObject({
+        type: 'https://shipyard.dev/problems/insufficient-scope',
+        requiredScope: required,
+      });
       expect([...denied.json.grantedScopes].sort()).toEqual([...others].sort());
 
-      const allowed = await raw(t, op.method.toUpperCase(), path, { token: await keyFor(t, owner.user.id, [required]), body });
+      const allowed = await raw(t, op.method.toUpperCase(), path, {
+        token: await keyFor(t, owner.user.id, [required]),
+        body,
+      });
       expect(allowed.status, JSON.stringify(allowed.json)).toBeLessThan(300);
     });
   }

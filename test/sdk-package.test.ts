@@ -27,13 +27,18 @@ afterAll(async () => {
 
 describe('the SDK package', () => {
   it('installs from the packed tarball and calls a running server', async () => {
-    const tarball = (await run(process.execPath, ['--import', 'tsx', 'codegen/sdk/build.ts'])).stdout.trim().split('\n').at(-1)!;
+    const tarball = (await run(process.execPath, ['--import', 'tsx', 'codegen/sdk/build.ts'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
     expect(tarball).toMatch(/shipyard-sdk-\d+\.\d+\.\d+\.tgz$/);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
     await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], { cwd: project });
 
     const ada = await userWithKey(t, ['profile.read', 'projects.read', 'projects.write']);
-    writeFileSync(join(project, 'use.mjs'), `
+    writeFileSync(
+      join(project, 'use.mjs'),
+      `
       import { shipyardClient, getCurrentUser, createProject, listProjects, listJobs } from '@shipyard/sdk';
       const client = shipyardClient({ baseUrl: process.env.SHIPYARD_URL, apiKey: process.env.SHIPYARD_API_KEY });
       const me = await getCurrentUser({ client });
@@ -41,9 +46,11 @@ describe('the SDK package', () => {
       const mine = await listProjects({ client, query: { owner: 'me' } });
       const jobs = await listJobs({ client });
       console.log(JSON.stringify({ me: me.data.username, created: created.response.status, names: mine.data.items.map((p) => p.name), jobs: jobs.response.status, jobsError: jobs.error }));
-    `);
+    `,
+    );
     const { stdout: out } = await run(process.execPath, ['use.mjs'], {
-      cwd: project, env: { ...process.env, SHIPYARD_URL: t.baseUrl, SHIPYARD_API_KEY: ada.token },
+      cwd: project,
+      env: { ...process.env, SHIPYARD_URL: t.baseUrl, SHIPYARD_API_KEY: ada.token },
     });
     const result = JSON.parse(out.trim().split('\n').at(-1)!);
     expect(result.me).toBe(ada.user.username);

@@ -74,7 +74,9 @@ describe('search cache (SEARCH_CACHE_SECONDS)', () => {
 
   it('never shows one caller what only another may see, and follows visibility changes at once', async () => {
     const word = `${w}b`;
-    const project = (await api.createProject({ client: ada.client, body: { name: `${word} lab`, visibility: 'private' } })).data!;
+    const project = (
+      await api.createProject({ client: ada.client, body: { name: `${word} lab`, visibility: 'private' } })
+    ).data!;
     expect(await ids(ada, word)).toEqual([project.id]); // the owner first, so a wrongly shared page would be there to leak
     expect(await ids(eve, word)).toEqual([]);
     await api.updateProject({ client: ada.client, path: { projectId: project.id }, body: { visibility: 'public' } });
@@ -82,7 +84,11 @@ describe('search cache (SEARCH_CACHE_SECONDS)', () => {
     await api.updateProject({ client: ada.client, path: { projectId: project.id }, body: { visibility: 'private' } });
     expect(await ids(eve, word)).toEqual([]);
     // A member sees it; removed, they no longer do.
-    await api.addProjectMember({ client: ada.client, path: { projectId: project.id }, body: { username: eve.user.username } });
+    await api.addProjectMember({
+      client: ada.client,
+      path: { projectId: project.id },
+      body: { username: eve.user.username },
+    });
     expect(await ids(eve, word)).toEqual([project.id]);
     await api.removeProjectMember({ client: ada.client, path: { projectId: project.id, username: eve.user.username } });
     expect(await ids(eve, word)).toEqual([]);
@@ -91,7 +97,8 @@ describe('search cache (SEARCH_CACHE_SECONDS)', () => {
   it('hides a moderated post from everyone but its author at once', async () => {
     const word = `${w}c`;
     const mallory = await userWithKey(t);
-    const spam = (await api.createPost({ client: mallory.client, body: { title: `${word} offer`, body: 'buy now' } })).data!;
+    const spam = (await api.createPost({ client: mallory.client, body: { title: `${word} offer`, body: 'buy now' } }))
+      .data!;
     expect(await ids(eve, word)).toEqual([spam.id]);
     await sql('update posts set hidden_at = now() where id = ?', [spam.id]);
     expect(await ids(eve, word)).toEqual([]);
@@ -115,8 +122,11 @@ describe('search cache (SEARCH_CACHE_SECONDS)', () => {
     await other.connect();
     try {
       await other.query('begin');
-      await other.query(`insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
-        values (gen_random_uuid(), $1, 'post', $2, 'x', '{}', '{}', 0, 0, now(), now())`, [ada.user.id, `${word} pending`]);
+      await other.query(
+        `insert into posts (id, author_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
+        values (gen_random_uuid(), $1, 'post', $2, 'x', '{}', '{}', 0, 0, now(), now())`,
+        [ada.user.id, `${word} pending`],
+      );
       // The counter has moved, but the post is not committed: this page must not be kept under the new value.
       expect(await titles(eve, word)).toEqual([`${word} committed`]);
       await other.query('commit');

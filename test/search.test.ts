@@ -37,7 +37,12 @@ describe('search', () => {
   });
 
   it('stems English words and searches projects and people too', async () => {
-    const project = (await api.createProject({ client: ada.client, body: { name: `${w} Foundry`, tagline: 'Casting bells and engines' } })).data!;
+    const project = (
+      await api.createProject({
+        client: ada.client,
+        body: { name: `${w} Foundry`, tagline: 'Casting bells and engines' },
+      })
+    ).data!;
     const projects = await find(eve, `${w} casts`, 'project');
     expect(projects.map((r) => r.id)).toEqual([project.id]);
     const people = await find(eve, ada.user.username, 'user');
@@ -48,7 +53,9 @@ describe('search', () => {
 
   it('never returns what the caller could not read directly', async () => {
     const secretWord = `${w}secret`;
-    const priv = (await api.createProject({ client: ada.client, body: { name: `${secretWord} lab`, visibility: 'private' } })).data!;
+    const priv = (
+      await api.createProject({ client: ada.client, body: { name: `${secretWord} lab`, visibility: 'private' } })
+    ).data!;
     const log = await post(ada, `${secretWord} progress`, 'hidden work', { kind: 'build_log', projectId: priv.id });
     const hidden = await post(ada, `${secretWord} spam`, 'buy now');
     await t.db.orm.em.fork().nativeUpdate(Post, { id: hidden.id }, { hiddenAt: new Date() });
@@ -76,7 +83,8 @@ describe('search', () => {
     await t.db.orm.em.fork().nativeUpdate(User, { id: eve.user.id }, { bio: 'the and of' });
     const cases = ['', 'a'.repeat(201), 'the and of', '"" - or', '!!! ((', '\u0000', "'; drop table posts; --"];
     const statuses = [];
-    for (const q of cases) statuses.push((await raw(t, 'GET', `/search?q=${encodeURIComponent(q)}`, { token: eve.token })).status);
+    for (const q of cases)
+      statuses.push((await raw(t, 'GET', `/search?q=${encodeURIComponent(q)}`, { token: eve.token })).status);
     expect(statuses.slice(0, 5)).toEqual([400, 400, 400, 400, 400]);
     expect(statuses[5]).toBe(400);
     expect(statuses[6]).toBe(200);
@@ -86,7 +94,9 @@ describe('search', () => {
   });
 
   it('escapes snippets: only <mark> is markup', () => {
-    expect(markSnippet('<script>alert(1)</script> \u0001gear\u0002')).toBe('&lt;script&gt;alert(1)&lt;/script&gt; <mark>gear</mark>');
+    expect(markSnippet('<script>alert(1)</script> \u0001gear\u0002')).toBe(
+      '&lt;script&gt;alert(1)&lt;/script&gt; <mark>gear</mark>',
+    );
   });
 });
 
@@ -95,7 +105,17 @@ describe('search and scopes', () => {
     const word = `${w}scoped`;
     await api.createProject({ client: ada.client, body: { name: `${word} project` } });
     await post(ada, `${word} post`, 'x');
-    await api.createJob({ client: ada.client, body: { title: `${word} job`, company: 'c', description: 'd', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://a.example/j' } });
+    await api.createJob({
+      client: ada.client,
+      body: {
+        title: `${word} job`,
+        company: 'c',
+        description: 'd',
+        remotePolicy: 'remote',
+        employmentType: 'contract',
+        applyUrl: 'https://a.example/j',
+      },
+    });
     const contentOnly = await userWithKey(t, ['content.read']);
     expect(new Set((await find(contentOnly, word)).map((r) => r.type))).toEqual(new Set(['post']));
     expect(new Set((await find(eve, word)).map((r) => r.type))).toEqual(new Set(['post', 'project', 'job']));

@@ -26,13 +26,19 @@ describe('security headers and CORS', () => {
   it('lets browsers call the API with a key, never with credentials', async () => {
     const pre = await fetch(`${t.apiUrl}/users/me`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
     });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('*');
     expect(pre.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
     expect(pre.headers.get('access-control-allow-credentials')).toBeNull();
-    const res = await fetch(`${t.apiUrl}/users/me`, { headers: { origin: 'https://app.example', authorization: `Bearer ${ada.token}` } });
+    const res = await fetch(`${t.apiUrl}/users/me`, {
+      headers: { origin: 'https://app.example', authorization: `Bearer ${ada.token}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-expose-headers')).toMatch(/RateLimit/);

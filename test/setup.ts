@@ -12,6 +12,7 @@ net.Socket.prototype.connect = function patched(this: net.Socket, ...args: unkno
   if (typeof first === 'object' && first !== null) host = first.path ? 'localhost' : (first.host ?? 'localhost');
   else if (typeof first === 'number') host = typeof args[1] === 'string' ? args[1] : 'localhost';
   else if (typeof first === 'string') host = 'localhost'; // a unix socket path
-  if (host !== undefined && !LOOPBACK.test(host)) throw new Error(`test tried to reach the network (${host}); only loopback is allowed`);
+  if (host !== undefined && !LOOPBACK.test(host))
+    throw new Error(`test tried to reach the network (${host}); only loopback is allowed`);
   return (original as (...a: unknown[]) => net.Socket).apply(this, args);
 } as typeof net.Socket.prototype.connect;

@@ -21,9 +21,19 @@ describe('graceful shutdown', () => {
   it('finishes the in-flight request, closes the database and exits 0 on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-term-'));
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', GITHUB_SYNC_INTERVAL_MINUTES: '0' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      GITHUB_SYNC_INTERVAL_MINUTES: '0',
+    };
     delete env.DATABASE_URL; // its own embedded database
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let log = '';
     child.stderr.on('data', (d) => (log += d));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -38,7 +48,9 @@ describe('graceful shutdown', () => {
       let response = '';
       socket.on('data', (d) => (response += d));
       const body = 'login=nobody&password=in+flight';
-      socket.write(`POST /signin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+      socket.write(
+        `POST /signin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+      );
       await new Promise((r) => setTimeout(r, 200));
 
       child.kill('SIGTERM');
@@ -60,24 +72,37 @@ describe('graceful shutdown', () => {
   // The documented launchers: SIGTERM to npm (as `docker stop` sends it to the container's first
   // process) must reach the server, which drains and exits 0, and npm with it: no server left
   // serving without its launcher.
-  for (const [name, args] of [['npm start', ['start']], ['npx shipyard serve', ['exec', '--', 'shipyard', 'serve']]] as const) {
+  for (const [name, args] of [
+    ['npm start', ['start']],
+    ['npx shipyard serve', ['exec', '--', 'shipyard', 'serve']],
+  ] as const) {
     it(`stops the server when its launcher, ${name}, gets SIGTERM`, async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-term-'));
       const port = await freePort();
-      const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', GITHUB_SYNC_INTERVAL_MINUTES: '0' };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+        GITHUB_SYNC_INTERVAL_MINUTES: '0',
+      };
       delete env.DATABASE_URL;
       const npm = spawn('npm', [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let log = '';
       npm.stderr.on('data', (d) => (log += d));
       const exited = new Promise<number | null>((r) => npm.on('exit', (code) => r(code)));
       try {
-        for (let i = 0; i < 160 && !log.includes('shipyard listening'); i++) await new Promise((r) => setTimeout(r, 250));
+        for (let i = 0; i < 160 && !log.includes('shipyard listening'); i++)
+          await new Promise((r) => setTimeout(r, 250));
         expect(log).toContain('shipyard listening');
         expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
         npm.kill('SIGTERM');
         expect(await exited).toBe(0);
         expect(log).toContain('"msg":"stopped"');
-        await expect(fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow();
+        await expect(
+          fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }),
+        ).rejects.toThrow();
       } finally {
         npm.kill('SIGKILL');
         rmSync(dataDir, { recursive: true, force: true });

@@ -11,7 +11,15 @@ import { startServer, raw, type TestServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
 import { listOperations, loadContract, type Operation } from '../src/http/contract.js';
 
-type Schema = { $ref?: string; type?: string | string[]; oneOf?: Schema[]; anyOf?: Schema[]; const?: unknown; enum?: unknown[]; properties?: Record<string, Schema> };
+type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  const?: unknown;
+  enum?: unknown[];
+  properties?: Record<string, Schema>;
+};
 
 const contract = loadContract();
 const schemas = (contract.components as { schemas: Record<string, Schema> }).schemas;
@@ -25,7 +33,8 @@ function typesOf(s: Schema): Set<string> {
   return new Set([r.type ?? []].flat());
 }
 
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+const jsonType = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
 const CANDIDATES: unknown[] = [42, 'forty-two', true, ['x'], { x: 1 }, 4.2];
 
 function admits(types: Set<string>, value: unknown): boolean {
@@ -52,12 +61,19 @@ const withBodies = listOperations(contract).filter((o) => {
 
 describe('a JSON body is never coerced', () => {
   it('covers an operation of every area that takes a body', () => {
-    expect([...new Set(withBodies.map((o) => o.path.split('/')[1]))].sort()).toEqual(['comments', 'jobs', 'posts', 'projects']);
+    expect([...new Set(withBodies.map((o) => o.path.split('/')[1]))].sort()).toEqual([
+      'comments',
+      'jobs',
+      'posts',
+      'projects',
+    ]);
   });
 
   for (const o of withBodies) {
     it(`${o.operationId}: every field refuses another JSON type, naming it`, async () => {
-      const op = contract.paths[o.path]![o.method] as { requestBody: { content: { 'application/json': { schema: Schema } } } };
+      const op = contract.paths[o.path]![o.method] as {
+        requestBody: { content: { 'application/json': { schema: Schema } } };
+      };
       const schema = resolve(op.requestBody.content['application/json'].schema);
       const { owner, path, body } = await operationRequest(t, contract, o as Operation);
       const fields = Object.entries(schema.properties ?? {});
@@ -65,13 +81,23 @@ describe('a JSON body is never coerced', () => {
       for (const [name, field] of fields) {
         const types = typesOf(field);
         for (const type of types) seen.add(type);
-        const wrong = [...CANDIDATES.filter((v) => !admits(types, v)).slice(0, 2), ...(types.has('null') ? [] : [null])];
+        const wrong = [
+          ...CANDIDATES.filter((v) => !admits(types, v)).slice(0, 2),
+          ...(types.has('null') ? [] : [null]),
+        ];
         for (const value of wrong) {
-          const res = await raw(t, o.method.toUpperCase(), path, { token: owner.token, body: { ...(body as object), [name]: value } });
+          const res = await raw(t, o.method.toUpperCase(), path, {
+            token: owner.token,
+            body: { ...(body as object), [name]: value },
+          });
           const what = `${name} = ${JSON.stringify(value)} (${[...types].join('|')})`;
           expect(res.status, what).toBe(400);
           expect(res.headers.get('content-type'), what).toMatch(/^application\/problem\+json/);
-          expect(res.json.errors, what).toEqual(expect.arrayContaining([expect.objectContaining({ path: expect.stringMatching(new RegExp(`^/body/${name}`)) })]));
+          expect(res.json.errors, what).toEqual(
+            expect.arrayContaining([
+              expect.objectContaining({ path: expect.stringMatching(new RegExp(`^/body/${name}`)) }),
+            ]),
+          );
         }
       }
     }, 60_000);

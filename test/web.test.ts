@@ -27,14 +27,24 @@ afterAll(async () => {
 /** A cookie jar over fetch, following nothing: each step is checked. */
 class Browser {
   cookies = new Map<string, string>();
-  constructor(readonly base: string, readonly ip = '127.0.0.1') {}
+  constructor(
+    readonly base: string,
+    readonly ip = '127.0.0.1',
+  ) {}
   async get(path: string) {
     return this.store(await fetch(this.base + path, { headers: this.headers(), redirect: 'manual' }));
   }
   async post(path: string, form: Record<string, string | string[]>, extra: Record<string, string> = {}) {
     const body = new URLSearchParams();
     for (const [k, v] of Object.entries(form)) for (const x of [v].flat()) body.append(k, x);
-    return this.store(await fetch(this.base + path, { method: 'POST', body, headers: { ...this.headers(), ...extra }, redirect: 'manual' }));
+    return this.store(
+      await fetch(this.base + path, {
+        method: 'POST',
+        body,
+        headers: { ...this.headers(), ...extra },
+        redirect: 'manual',
+      }),
+    );
   }
   /** The CSRF token of the last page read (bound to the session: it changes at sign-in). */
   token = '';
@@ -62,7 +72,13 @@ async function signedUp(): Promise<{ b: Browser; username: string }> {
   const b = new Browser(t.baseUrl);
   await b.get('/signup');
   const username = uniqueName();
-  const res = await b.post('/signup', { _csrf: b.csrf(), username, email: `${username}@example.test`, displayName: 'Web Person', password: 'a long enough password' });
+  const res = await b.post('/signup', {
+    _csrf: b.csrf(),
+    username,
+    email: `${username}@example.test`,
+    displayName: 'Web Person',
+    password: 'a long enough password',
+  });
   expect(res.status).toBe(303);
   expect(res.location).toBe('/settings/keys');
   await b.get('/settings/keys'); // the signed-in session's own token
@@ -77,7 +93,13 @@ describe('accounts and sessions', () => {
     expect(first.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(first.headers.get('cache-control')).toBe('no-store');
     const username = uniqueName();
-    const res = await b.post('/signup', { _csrf: b.csrf(), username, email: `${username}@example.test`, displayName: 'W', password: 'a long enough password' });
+    const res = await b.post('/signup', {
+      _csrf: b.csrf(),
+      username,
+      email: `${username}@example.test`,
+      displayName: 'W',
+      password: 'a long enough password',
+    });
     const session = res.headers.getSetCookie().find((c) => c.startsWith('shipyard_session='))!;
     expect(session).toMatch(/HttpOnly/);
     expect(session).toMatch(/SameSite=Lax/);
@@ -90,7 +112,13 @@ describe('accounts and sessions', () => {
   it('explains a refused sign-up on the form, and keeps what was typed', async () => {
     const b = new Browser(t.baseUrl);
     await b.get('/signup');
-    const short = await b.post('/signup', { _csrf: b.csrf(), username: 'Not Valid!', email: 'not-an-email', displayName: '', password: 'short' });
+    const short = await b.post('/signup', {
+      _csrf: b.csrf(),
+      username: 'Not Valid!',
+      email: 'not-an-email',
+      displayName: '',
+      password: 'short',
+    });
     expect(short.status).toBe(400);
     expect(short.text).toContain('role="alert"');
     // Every field's problem at once.
@@ -120,12 +148,24 @@ describe('accounts and sessions', () => {
       ['my shipyard password', /name of this service/],
     ];
     for (const [password, why] of weak) {
-      const res = await b.post('/signup', { _csrf: b.csrf(), username, email: `${username}@example.test`, displayName: '', password });
+      const res = await b.post('/signup', {
+        _csrf: b.csrf(),
+        username,
+        email: `${username}@example.test`,
+        displayName: '',
+        password,
+      });
       expect(res.status, password).toBe(400);
       expect(res.text, password).toMatch(why);
     }
     expect(await t.db.orm.em.fork().count(User, { username })).toBe(0);
-    const ok = await b.post('/signup', { _csrf: b.csrf(), username, email: `${username}@example.test`, displayName: '', password: 'lantern orbit velvet' });
+    const ok = await b.post('/signup', {
+      _csrf: b.csrf(),
+      username,
+      email: `${username}@example.test`,
+      displayName: '',
+      password: 'lantern orbit velvet',
+    });
     expect(ok.status).toBe(303);
   });
 
@@ -136,41 +176,75 @@ describe('accounts and sessions', () => {
     const wrong = await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'not the password' });
     expect(wrong.status).toBe(401);
     expect(wrong.text).toContain('The username, email or password is not right.');
-    const ok = await b.post('/signin', { _csrf: b.csrf(), login: `${username}@example.test`, password: 'a long enough password', next: '/docs' });
+    const ok = await b.post('/signin', {
+      _csrf: b.csrf(),
+      login: `${username}@example.test`,
+      password: 'a long enough password',
+      next: '/docs',
+    });
     expect(ok.status).toBe(303);
     expect(ok.location).toBe('/docs');
     await b.get('/signin');
-    const offsite = await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'a long enough password', next: '//evil.example/' });
+    const offsite = await b.post('/signin', {
+      _csrf: b.csrf(),
+      login: username,
+      password: 'a long enough password',
+      next: '//evil.example/',
+    });
     expect(offsite.location).toBe('/settings/keys');
   });
 
-  it('binds the CSRF token to the session: it changes at sign-in, and one session\'s token is void in another', async () => {
+  it("binds the CSRF token to the session: it changes at sign-in, and one session's token is void in another", async () => {
     const { b, username } = await signedUp();
     const mine = b.csrf();
     // The token is not the pre-session cookie, and not the cookie of this session either.
     expect(mine).not.toBe(b.cookies.get('shipyard_csrf'));
     expect(mine).not.toBe(b.cookies.get('shipyard_session'));
     const other = (await signedUp()).b;
-    const stolen = await other.post('/settings/keys', { _csrf: mine, name: 'stolen', scopes: 'projects.read', expiry: '30' });
+    const stolen = await other.post('/settings/keys', {
+      _csrf: mine,
+      name: 'stolen',
+      scopes: 'projects.read',
+      expiry: '30',
+    });
     expect(stolen.status).toBe(403);
     // Signing in again starts a new session: the token from before is void, the page's new one works.
     await b.post('/signout', { _csrf: mine });
     await b.get('/signin');
     const before = b.csrf();
-    expect((await b.post('/signin', { _csrf: before, login: username, password: 'a long enough password' })).status).toBe(303);
-    expect((await b.post('/settings/keys', { _csrf: before, name: 'old token', scopes: 'projects.read', expiry: '30' })).status).toBe(403);
-    expect((await b.post('/settings/keys', { _csrf: mine, name: 'older token', scopes: 'projects.read', expiry: '30' })).status).toBe(403);
+    expect(
+      (await b.post('/signin', { _csrf: before, login: username, password: 'a long enough password' })).status,
+    ).toBe(303);
+    expect(
+      (await b.post('/settings/keys', { _csrf: before, name: 'old token', scopes: 'projects.read', expiry: '30' }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await b.post('/settings/keys', { _csrf: mine, name: 'older token', scopes: 'projects.read', expiry: '30' }))
+        .status,
+    ).toBe(403);
     await b.get('/settings/keys');
     expect(b.csrf()).not.toBe(mine);
-    expect((await b.post('/settings/keys', { _csrf: b.csrf(), name: 'fresh token', scopes: 'projects.read', expiry: '30' })).status).toBe(201);
-    expect(await t.db.orm.em.fork().count(ApiKey, { user: { username }, name: { $in: ['stolen', 'old token', 'older token'] } })).toBe(0);
+    expect(
+      (await b.post('/settings/keys', { _csrf: b.csrf(), name: 'fresh token', scopes: 'projects.read', expiry: '30' }))
+        .status,
+    ).toBe(201);
+    expect(
+      await t.db.orm.em
+        .fork()
+        .count(ApiKey, { user: { username }, name: { $in: ['stolen', 'old token', 'older token'] } }),
+    ).toBe(0);
   });
 
   it('refuses a form without the CSRF token, or from another site', async () => {
     const { b } = await signedUp();
     const missing = await b.post('/settings/keys', { name: 'x', scopes: 'projects.read', expiry: '30' });
     expect(missing.status).toBe(403);
-    const crossSite = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'x', scopes: 'projects.read', expiry: '30' }, { origin: 'https://evil.example' });
+    const crossSite = await b.post(
+      '/settings/keys',
+      { _csrf: b.csrf(), name: 'x', scopes: 'projects.read', expiry: '30' },
+      { origin: 'https://evil.example' },
+    );
     expect(crossSite.status).toBe(403);
     const em = t.db.orm.em.fork();
     expect(await em.count(ApiKey, { name: 'x' })).toBe(0);
@@ -182,7 +256,12 @@ describe('accounts and sessions', () => {
     await anon.get('/signin');
     const cases: [Browser, string, Record<string, string>, string][] = [
       [anon, '/signin', { login: 'ada\u0000', password: 'whatever it is' }, 'login'],
-      [anon, '/signup', { username: 'nul', email: 'nul@example.test', displayName: 'N\u0000', password: 'a long enough password' }, 'displayName'],
+      [
+        anon,
+        '/signup',
+        { username: 'nul', email: 'nul@example.test', displayName: 'N\u0000', password: 'a long enough password' },
+        'displayName',
+      ],
       [b, '/settings/keys', { name: 'k\u0000', scopes: 'projects.read', expiry: '30' }, 'name'],
       [b, '/settings/profile', { displayName: 'Ada', bio: 'b\u0000', location: '', website: '', skills: '' }, 'bio'],
     ];
@@ -200,13 +279,25 @@ describe('accounts and sessions', () => {
     // behind a proxy that rewrites Host: the browser's Origin names the public address.
     const { b } = await signedUp();
     const [viaProxy, otherPort, otherScheme] = [uniqueName(), uniqueName(), uniqueName()];
-    const accepted = await b.post('/settings/keys', { _csrf: b.csrf(), name: viaProxy, scopes: 'projects.read', expiry: '30' }, { origin: 'http://localhost' });
+    const accepted = await b.post(
+      '/settings/keys',
+      { _csrf: b.csrf(), name: viaProxy, scopes: 'projects.read', expiry: '30' },
+      { origin: 'http://localhost' },
+    );
     expect(accepted.status).toBe(201);
     expect(accepted.text).toMatch(/shipyard_pat_[A-Za-z0-9]+/);
     // Another port or scheme of that host is another origin.
-    const port = await b.post('/settings/keys', { _csrf: b.csrf(), name: otherPort, scopes: 'projects.read', expiry: '30' }, { origin: 'http://localhost:8080' });
+    const port = await b.post(
+      '/settings/keys',
+      { _csrf: b.csrf(), name: otherPort, scopes: 'projects.read', expiry: '30' },
+      { origin: 'http://localhost:8080' },
+    );
     expect(port.status).toBe(403);
-    const scheme = await b.post('/settings/keys', { _csrf: b.csrf(), name: otherScheme, scopes: 'projects.read', expiry: '30' }, { origin: 'https://localhost' });
+    const scheme = await b.post(
+      '/settings/keys',
+      { _csrf: b.csrf(), name: otherScheme, scopes: 'projects.read', expiry: '30' },
+      { origin: 'https://localhost' },
+    );
     expect(scheme.status).toBe(403);
     const em = t.db.orm.em.fork();
     expect(await em.count(ApiKey, { name: viaProxy })).toBe(1);
@@ -230,11 +321,23 @@ describe('Settings → Manage API keys', () => {
     expect(none.text).toContain('Scopes: choose at least one.');
     expect(none.text).toContain('every key expires');
     const far = new Date(Date.now() + 400 * 86_400_000).toISOString().slice(0, 10);
-    const tooFar = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'far', scopes: 'projects.read', expiry: 'date', expiresOn: far });
+    const tooFar = await b.post('/settings/keys', {
+      _csrf: b.csrf(),
+      name: 'far',
+      scopes: 'projects.read',
+      expiry: 'date',
+      expiresOn: far,
+    });
     expect(tooFar.status).toBe(400);
     expect(tooFar.text).toMatch(/366 days/);
     const soon = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 10);
-    const dated = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'dated', scopes: ['projects.read', 'jobs.read'], expiry: 'date', expiresOn: soon });
+    const dated = await b.post('/settings/keys', {
+      _csrf: b.csrf(),
+      name: 'dated',
+      scopes: ['projects.read', 'jobs.read'],
+      expiry: 'date',
+      expiresOn: soon,
+    });
     expect(dated.status).toBe(201);
     expect(dated.text).toContain('it will not be shown again');
     expect(dated.text).toContain(`Expires ${soon}`);
@@ -242,11 +345,23 @@ describe('Settings → Manage API keys', () => {
     // The date picker's own maximum is accepted; the day after is refused, naming the last allowed date.
     const form = await b.get('/settings/keys');
     const max = /id="key-expires-on"[^>]* max="(\d{4}-\d{2}-\d{2})"/.exec(form.text)![1]!;
-    const atMax = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'longest', scopes: 'projects.read', expiry: 'date', expiresOn: max });
+    const atMax = await b.post('/settings/keys', {
+      _csrf: b.csrf(),
+      name: 'longest',
+      scopes: 'projects.read',
+      expiry: 'date',
+      expiresOn: max,
+    });
     expect(atMax.status).toBe(201);
     expect(atMax.text).toContain(`Expires ${max}`);
     const dayAfter = new Date(Date.parse(`${max}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-    const beyond = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'beyond', scopes: 'projects.read', expiry: 'date', expiresOn: dayAfter });
+    const beyond = await b.post('/settings/keys', {
+      _csrf: b.csrf(),
+      name: 'beyond',
+      scopes: 'projects.read',
+      expiry: 'date',
+      expiresOn: dayAfter,
+    });
     expect(beyond.status).toBe(400);
     expect(beyond.text).toContain(`on ${max} at the latest`);
   });
@@ -255,16 +370,27 @@ describe('Settings → Manage API keys', () => {
     const { b, username } = await signedUp();
     const em = t.db.orm.em.fork();
     const user = await em.findOneOrFail(User, { username });
-    for (let i = 0; i < 50; i++) await createKey(em.fork(), { userId: user.id, name: `k${i}`, scopes: ['projects.read'], expiresInDays: 1 });
-    const res = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'one too many', scopes: 'projects.read', expiry: '30' });
+    for (let i = 0; i < 50; i++)
+      await createKey(em.fork(), { userId: user.id, name: `k${i}`, scopes: ['projects.read'], expiresInDays: 1 });
+    const res = await b.post('/settings/keys', {
+      _csrf: b.csrf(),
+      name: 'one too many',
+      scopes: 'projects.read',
+      expiry: '30',
+    });
     expect(res.status).toBe(409);
     expect(res.text).toContain('50 active API keys, the most it may have. Revoke one it no longer uses');
     expect(await em.count(ApiKey, { user: user.id })).toBe(50);
   });
 
-  it('lists every key with its status; another person\'s key cannot be revoked (404)', async () => {
+  it("lists every key with its status; another person's key cannot be revoked (404)", async () => {
     const { b } = await signedUp();
-    const created = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'mine', scopes: 'profile.read', expiry: '7' });
+    const created = await b.post('/settings/keys', {
+      _csrf: b.csrf(),
+      name: 'mine',
+      scopes: 'profile.read',
+      expiry: '7',
+    });
     const token = /shipyard_pat_[A-Za-z0-9]+/.exec(created.text)![0];
     const list = await b.get('/settings/keys');
     expect(list.text).toContain(`…${token.slice(-4)}`);
@@ -282,19 +408,51 @@ describe('Settings → Manage API keys', () => {
 describe('Settings → Profile and Settings → GitHub', () => {
   it('saves the profile, refusing a bad website with the reason', async () => {
     const { b, username } = await signedUp();
-    const bad = await b.post('/settings/profile', { _csrf: b.csrf(), displayName: 'Ada L', bio: 'Engines', location: '', website: 'javascript:alert(1)', skills: 'rust' });
+    const bad = await b.post('/settings/profile', {
+      _csrf: b.csrf(),
+      displayName: 'Ada L',
+      bio: 'Engines',
+      location: '',
+      website: 'javascript:alert(1)',
+      skills: 'rust',
+    });
     expect(bad.status).toBe(400);
     expect(bad.text).toMatch(/Website: an http/);
-    const ok = await b.post('/settings/profile', { _csrf: b.csrf(), displayName: 'Ada L', bio: 'Engines & <looms>', location: 'London', website: 'https://ada.example', skills: 'Rust, TypeScript' });
+    const ok = await b.post('/settings/profile', {
+      _csrf: b.csrf(),
+      displayName: 'Ada L',
+      bio: 'Engines & <looms>',
+      location: 'London',
+      website: 'https://ada.example',
+      skills: 'Rust, TypeScript',
+    });
     expect(ok.status).toBe(200);
     expect(ok.text).toContain('Engines &amp; &lt;looms&gt;');
     const user = await t.db.orm.em.fork().findOneOrFail(User, { username });
-    expect(user).toMatchObject({ displayName: 'Ada L', location: 'London', website: 'https://ada.example', skills: ['rust', 'typescript'] });
+    expect(user).toMatchObject({
+      displayName: 'Ada L',
+      location: 'London',
+      website: 'https://ada.example',
+      skills: ['rust', 'typescript'],
+    });
   });
 
   it('links a GitHub login and syncs it now, from the local fake of GitHub', async () => {
     const { b } = await signedUp();
-    gh.accounts.set('octo-web', { login: 'octo-web', name: 'Octo', repos: [{ name: 'engine', language: 'Rust', stars: 3, pushedAt: '2026-11-01T00:00:00Z', languages: { Rust: 1000 }, weekly: [1, 2, 3] }] });
+    gh.accounts.set('octo-web', {
+      login: 'octo-web',
+      name: 'Octo',
+      repos: [
+        {
+          name: 'engine',
+          language: 'Rust',
+          stars: 3,
+          pushedAt: '2026-11-01T00:00:00Z',
+          languages: { Rust: 1000 },
+          weekly: [1, 2, 3],
+        },
+      ],
+    });
     expect((await b.post('/settings/github', { _csrf: b.csrf(), login: 'not a login!' })).status).toBe(400);
     const linked = await b.post('/settings/github', { _csrf: b.csrf(), login: 'octo-web' });
     expect(linked.text).toContain('Linked to octo-web');
@@ -308,25 +466,42 @@ describe('Settings → Profile and Settings → GitHub', () => {
 describe('moderation (session only)', () => {
   async function admin(): Promise<Browser> {
     const username = uniqueName();
-    await createUser(t.db.orm.em.fork(), { username, email: `${username}@example.test`, password: 'administrator password', admin: true });
+    await createUser(t.db.orm.em.fork(), {
+      username,
+      email: `${username}@example.test`,
+      password: 'administrator password',
+      admin: true,
+    });
     const b = new Browser(t.baseUrl);
     await b.get('/signin');
-    expect((await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'administrator password' })).status).toBe(303);
+    expect(
+      (await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'administrator password' })).status,
+    ).toBe(303);
     await b.get('/admin/moderation');
     return b;
   }
 
   it('hides and unhides a post and a comment through the API with a session and the CSRF header; keys are refused', async () => {
     const author = await userWithKey(t);
-    const post = (await raw(t, 'POST', '/posts', { token: author.token, body: { kind: 'post', title: 'Spam', body: 'buy now' } })).json;
-    const comment = (await raw(t, 'POST', `/posts/${post.id}/comments`, { token: author.token, body: { body: 'spam too' } })).json;
+    const post = (
+      await raw(t, 'POST', '/posts', { token: author.token, body: { kind: 'post', title: 'Spam', body: 'buy now' } })
+    ).json;
+    const comment = (
+      await raw(t, 'POST', `/posts/${post.id}/comments`, { token: author.token, body: { body: 'spam too' } })
+    ).json;
     const b = await admin();
     const session = { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
     const noCsrf = await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { headers: session });
     expect(noCsrf.status).toBe(403);
     expect(noCsrf.json.type).toMatch(/csrf-token-required$/);
     // The pre-session cookie's value (what double-submit used to take) is not the token.
-    expect((await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { headers: { ...session, 'x-csrf-token': b.cookies.get('shipyard_csrf') ?? 'x' } })).status).toBe(403);
+    expect(
+      (
+        await raw(t, 'POST', `/admin/posts/${post.id}/hide`, {
+          headers: { ...session, 'x-csrf-token': b.cookies.get('shipyard_csrf') ?? 'x' },
+        })
+      ).status,
+    ).toBe(403);
     const withCsrf = { ...session, 'x-csrf-token': b.csrf() };
     const hidden = await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { headers: withCsrf });
     expect(hidden.status).toBe(200);
@@ -335,8 +510,14 @@ describe('moderation (session only)', () => {
     expect((await raw(t, 'GET', `/posts/${post.id}`, { token: reader.token })).status).toBe(404);
     expect((await raw(t, 'POST', `/admin/posts/${post.id}/unhide`, { headers: withCsrf })).json.hidden).toBe(false);
     expect((await raw(t, 'GET', `/posts/${post.id}`, { token: reader.token })).status).toBe(200);
-    expect((await raw(t, 'POST', `/admin/comments/${comment.id}/hide`, { headers: withCsrf })).json).toMatchObject({ hidden: true, body: null });
-    expect((await raw(t, 'POST', `/admin/comments/${comment.id}/unhide`, { headers: withCsrf })).json).toMatchObject({ hidden: false, body: 'spam too' });
+    expect((await raw(t, 'POST', `/admin/comments/${comment.id}/hide`, { headers: withCsrf })).json).toMatchObject({
+      hidden: true,
+      body: null,
+    });
+    expect((await raw(t, 'POST', `/admin/comments/${comment.id}/unhide`, { headers: withCsrf })).json).toMatchObject({
+      hidden: false,
+      body: 'spam too',
+    });
 
     const adminKey = await userWithKey(t, undefined, { admin: true });
     const byKey = await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { token: adminKey.token });
@@ -347,7 +528,9 @@ describe('moderation (session only)', () => {
 
   it('lets an administrator hide from the moderation page, and nobody else', async () => {
     const author = await userWithKey(t);
-    const post = (await raw(t, 'POST', '/posts', { token: author.token, body: { kind: 'post', title: 'Page spam', body: 'x' } })).json;
+    const post = (
+      await raw(t, 'POST', '/posts', { token: author.token, body: { kind: 'post', title: 'Page spam', body: 'x' } })
+    ).json;
     const b = await admin();
     const done = await b.post('/admin/moderation', { _csrf: b.csrf(), kind: 'post', id: post.id, action: 'hide' });
     expect(done.status).toBe(200);
@@ -355,7 +538,10 @@ describe('moderation (session only)', () => {
     expect(done.text).toContain('Page spam');
     const { b: plain } = await signedUp();
     expect((await plain.get('/admin/moderation')).status).toBe(403);
-    expect((await plain.post('/admin/moderation', { _csrf: plain.csrf(), kind: 'post', id: post.id, action: 'unhide' })).status).toBe(403);
+    expect(
+      (await plain.post('/admin/moderation', { _csrf: plain.csrf(), kind: 'post', id: post.id, action: 'unhide' }))
+        .status,
+    ).toBe(403);
     expect((await t.db.orm.em.fork().findOneOrFail(Post, { id: post.id })).hiddenAt).not.toBeNull();
   });
 });
@@ -365,8 +551,9 @@ describe('the sign-in budget', () => {
     const b = new Browser(t.baseUrl);
     await b.get('/signin');
     // Earlier tests spent part of this address's budget of 3; spend the rest.
-    let res;
-    for (let i = 0; i < 4; i++) res = await b.post('/signin', { _csrf: b.csrf(), login: 'nobody', password: 'wrong password' });
+    let res: Awaited<ReturnType<Browser['post']>> | undefined;
+    for (let i = 0; i < 4; i++)
+      res = await b.post('/signin', { _csrf: b.csrf(), login: 'nobody', password: 'wrong password' });
     expect(res!.status).toBe(429);
     expect(Number(res!.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(res!.text).toContain('Too many failed sign-ins');

@@ -7,13 +7,19 @@ export default (op) => {
     if (!/^[45]/.test(status)) continue;
     const types = Object.keys(response?.content ?? {});
     if (types.length !== 1 || types[0] !== 'application/problem+json') {
-      results.push({ message: `response ${status} must be application/problem+json only (has ${types.join(', ') || 'no content'})`, path: ['responses', status] });
+      results.push({
+        message: `response ${status} must be application/problem+json only (has ${types.join(', ') || 'no content'})`,
+        path: ['responses', status],
+      });
       continue;
     }
     const schema = response.content['application/problem+json'].schema;
     const required = schema?.required ?? [];
     if (!['type', 'title', 'status', 'detail'].every((k) => required.includes(k))) {
-      results.push({ message: `response ${status} must use the Problem schema (type, title, status, detail)`, path: ['responses', status] });
+      results.push({
+        message: `response ${status} must use the Problem schema (type, title, status, detail)`,
+        path: ['responses', status],
+      });
     }
   }
   if (op?.['x-public'] !== true && !op?.responses?.['429']) {

@@ -7,7 +7,7 @@ export function routeMatches(rule, method, fullPath) {
   if (ruleMethod.toLowerCase() !== method) return false;
   if (rulePath.endsWith('/**')) {
     const base = rulePath.slice(0, -3);
-    return fullPath === base || fullPath.startsWith(base + '/');
+    return fullPath === base || fullPath.startsWith(`${base}/`);
   }
   return fullPath === rulePath;
 }
@@ -37,17 +37,35 @@ export default (doc) => {
       const expected = expectedScopes(scopes, method, fullPath);
       const marked = op['x-session-only'] === true || op['x-public'] === true || op['x-mcp'] === true;
       if (marked && tag !== undefined) {
-        results.push({ message: `${method.toUpperCase()} ${path} is marked session-only/public/mcp and also has x-required-scope`, path: where });
+        results.push({
+          message: `${method.toUpperCase()} ${path} is marked session-only/public/mcp and also has x-required-scope`,
+          path: where,
+        });
       } else if (marked && expected.length > 0) {
-        results.push({ message: `${method.toUpperCase()} ${path} is marked session-only/public/mcp but the scope table opens it with ${expected.join(', ')}`, path: where });
+        results.push({
+          message: `${method.toUpperCase()} ${path} is marked session-only/public/mcp but the scope table opens it with ${expected.join(', ')}`,
+          path: where,
+        });
       } else if (!marked && tag === undefined) {
-        results.push({ message: `${method.toUpperCase()} ${path} has no x-required-scope (nor x-session-only / x-public / x-mcp)`, path: where });
+        results.push({
+          message: `${method.toUpperCase()} ${path} has no x-required-scope (nor x-session-only / x-public / x-mcp)`,
+          path: where,
+        });
       } else if (!marked && !known.has(tag)) {
-        results.push({ message: `${method.toUpperCase()} ${path}: unknown scope '${tag}'`, path: [...where, 'x-required-scope'] });
+        results.push({
+          message: `${method.toUpperCase()} ${path}: unknown scope '${tag}'`,
+          path: [...where, 'x-required-scope'],
+        });
       } else if (!marked && expected.length !== 1) {
-        results.push({ message: `${method.toUpperCase()} ${path}: the scope table opens it with [${expected.join(', ')}], it must name exactly one scope`, path: where });
+        results.push({
+          message: `${method.toUpperCase()} ${path}: the scope table opens it with [${expected.join(', ')}], it must name exactly one scope`,
+          path: where,
+        });
       } else if (!marked && expected[0] !== tag) {
-        results.push({ message: `${method.toUpperCase()} ${path}: x-required-scope '${tag}' disagrees with the scope table ('${expected[0]}')`, path: [...where, 'x-required-scope'] });
+        results.push({
+          message: `${method.toUpperCase()} ${path}: x-required-scope '${tag}' disagrees with the scope table ('${expected[0]}')`,
+          path: [...where, 'x-required-scope'],
+        });
       }
     }
   }

@@ -57,7 +57,12 @@ function need(values: Record<string, unknown>, name: string): string {
 
 async function withDatabase<T>(command: string, fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: `shipyard ${command}`, poolMax: 2 });
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    command: `shipyard ${command}`,
+    poolMax: 2,
+  });
   try {
     return await fn(db);
   } finally {
@@ -73,13 +78,20 @@ async function run(argv: string[]): Promise<unknown> {
     args: rest,
     strict: true,
     options: {
-      username: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' },
-      'display-name': { type: 'string' }, admin: { type: 'boolean' },
-      scopes: { type: 'string' }, 'expires-in-days': { type: 'string' }, name: { type: 'string' }, id: { type: 'string' },
-      login: { type: 'string' }, skills: { type: 'string' },
+      username: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      'display-name': { type: 'string' },
+      admin: { type: 'boolean' },
+      scopes: { type: 'string' },
+      'expires-in-days': { type: 'string' },
+      name: { type: 'string' },
+      id: { type: 'string' },
+      login: { type: 'string' },
+      skills: { type: 'string' },
     },
   });
-  switch (`${cmd ?? ''} ${grouped ? sub ?? '' : ''}`.trim()) {
+  switch (`${cmd ?? ''} ${grouped ? (sub ?? '') : ''}`.trim()) {
     case 'serve':
       await serve();
       return undefined;
@@ -88,12 +100,21 @@ async function run(argv: string[]): Promise<unknown> {
     case 'users create':
       return withDatabase('users create', async (db) => {
         const user = await createUser(db.orm.em.fork(), {
-          username: need(values, 'username'), email: need(values, 'email'),
-          password: values.password as string | undefined, displayName: values['display-name'] as string | undefined,
+          username: need(values, 'username'),
+          email: need(values, 'email'),
+          password: values.password as string | undefined,
+          displayName: values['display-name'] as string | undefined,
           admin: values.admin === true,
           skills: typeof values.skills === 'string' ? values.skills.split(',') : undefined,
         });
-        return { id: user.id, username: user.username, email: user.email, displayName: user.displayName, skills: user.skills, admin: user.isAdmin };
+        return {
+          id: user.id,
+          username: user.username,
+          email: user.email,
+          displayName: user.displayName,
+          skills: user.skills,
+          admin: user.isAdmin,
+        };
       });
     case 'users disable':
     case 'users enable': {
@@ -105,13 +126,21 @@ async function run(argv: string[]): Promise<unknown> {
     }
     case 'keys create': {
       const username = need(values, 'username');
-      const scopes = need(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
+      const scopes = need(values, 'scopes')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const days = Number(need(values, 'expires-in-days'));
       return withDatabase('keys create', async (db) => {
         const em = db.orm.em.fork();
         const user = await findUserByUsername(em, username);
         if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
-        const { key, token } = await createKey(em, { userId: user.id, name: (values.name as string | undefined) ?? 'CLI key', scopes, expiresInDays: days });
+        const { key, token } = await createKey(em, {
+          userId: user.id,
+          name: (values.name as string | undefined) ?? 'CLI key',
+          scopes,
+          expiresInDays: days,
+        });
         return { ...presentKey(key), username: user.username, token, note: 'The token is shown once; store it now.' };
       });
     }
@@ -137,7 +166,12 @@ async function run(argv: string[]): Promise<unknown> {
         const user = await findUserByUsername(em, username);
         if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
         const account = await linkGithub(em, user.id, login);
-        return { username: user.username, login: account.login, syncStatus: account.syncStatus, note: 'Run `shipyard github sync` to fetch the data now.' };
+        return {
+          username: user.username,
+          login: account.login,
+          syncStatus: account.syncStatus,
+          note: 'Run `shipyard github sync` to fetch the data now.',
+        };
       });
     }
     case 'github sync': {
@@ -151,7 +185,13 @@ async function run(argv: string[]): Promise<unknown> {
           const user = await findUserByUsername(em, username);
           if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
           const account = await em.findOne(GithubAccount, { user: user.id });
-          if (!account) throw new ProblemError(404, 'not-found', 'Not found', `${username} has no linked GitHub account; run \`shipyard github link\` first.`);
+          if (!account)
+            throw new ProblemError(
+              404,
+              'not-found',
+              'Not found',
+              `${username} has no linked GitHub account; run \`shipyard github link\` first.`,
+            );
           accounts = [account];
         } else {
           accounts = await em.find(GithubAccount, {});
@@ -160,7 +200,13 @@ async function run(argv: string[]): Promise<unknown> {
         for (const a of accounts) {
           const synced = await syncGithubAccount(db.orm.em.fork(), client, a.id);
           const repos = await db.orm.em.fork().count(GithubRepo, { account: a.id });
-          results.push({ login: synced.login, status: synced.syncStatus, message: synced.syncMessage ?? null, repositories: repos, syncedAt: synced.syncedAt?.toISOString() ?? null });
+          results.push({
+            login: synced.login,
+            status: synced.syncStatus,
+            message: synced.syncMessage ?? null,
+            repositories: repos,
+            syncedAt: synced.syncedAt?.toISOString() ?? null,
+          });
         }
         return results;
       });
@@ -172,14 +218,15 @@ async function run(argv: string[]): Promise<unknown> {
 
 run(process.argv.slice(2)).then(
   (out) => {
-    if (out !== undefined) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+    if (out !== undefined) process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   },
   (err: Error) => {
     if (err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith?.('ERR_PARSE_ARGS')) {
       process.stderr.write(`shipyard: ${err.message}\n\n${USAGE}\n`);
       process.exit(2);
     }
-    const message = err instanceof ProblemError || err instanceof DatabaseLockedError ? err.message : `${err.name}: ${err.message}`;
+    const message =
+      err instanceof ProblemError || err instanceof DatabaseLockedError ? err.message : `${err.name}: ${err.message}`;
     process.stderr.write(`shipyard: ${message}\n`);
     process.exit(1);
   },

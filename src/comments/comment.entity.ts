@@ -10,7 +10,10 @@ const CommentSchema = defineEntity({
   name: 'Comment',
   tableName: 'comments',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     post: () => p.manyToOne(Post).deleteRule('cascade'),
     author: () => p.manyToOne(User).deleteRule('cascade'),
     /** A parent is never removed while it has replies (it becomes a placeholder instead). */
@@ -22,7 +25,10 @@ const CommentSchema = defineEntity({
     deletedAt: p.datetime().nullable(),
     hiddenAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   indexes: [
     { name: 'comments_post_idx', properties: ['post', 'id'] },

@@ -6,8 +6,14 @@ import { isoString, type Timestamp } from '../db/hot-read.js';
 
 /** What the presenter reads: a Comment entity, or a row of a hand-written select (its timestamps as text). */
 export type CommentFields = Pick<Comment, 'id' | 'depth' | 'replyCount'> & {
-  post: { id: string }; parent?: { id: string } | null; body?: string | null; author: Pick<User, 'id' | 'username' | 'displayName'>;
-  deletedAt?: Timestamp | null; hiddenAt?: Timestamp | null; createdAt: Timestamp; updatedAt: Timestamp;
+  post: { id: string };
+  parent?: { id: string } | null;
+  body?: string | null;
+  author: Pick<User, 'id' | 'username' | 'displayName'>;
+  deletedAt?: Timestamp | null;
+  hiddenAt?: Timestamp | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
 };
 
 /** A deleted comment shows no body and no author; a hidden one shows its body to its author only. */

@@ -11,7 +11,11 @@ export const commentsHandlers = {
   }),
   createComment: async ({ em, actor, path, body, req }) => {
     const comment = await createComment(em, actor, path.postId, body);
-    return { status: 201, body: presentComment(comment, actor.userId), headers: { Location: `${req.baseUrl}/comments/${comment.id}` } };
+    return {
+      status: 201,
+      body: presentComment(comment, actor.userId),
+      headers: { Location: `${req.baseUrl}/comments/${comment.id}` },
+    };
   },
   getComment: async ({ em, actor, path }) => ({
     status: 200,

@@ -22,32 +22,68 @@ const COMMENT_ROW = `c.id, c.post_id, c.parent_id, c.depth, c.body, c.reply_coun
   ${isoTimestamp('c.created_at')} as created_at, ${isoTimestamp('c.updated_at')} as updated_at,
   u.id as author_id, u.username as author_username, u.display_name as author_display_name`;
 type CommentRow = {
-  id: string; post_id: string; parent_id: string | null; depth: number; body: string | null; reply_count: number;
-  deleted_at: string | null; hidden_at: string | null; created_at: string; updated_at: string; author_id: string; author_username: string; author_display_name: string;
+  id: string;
+  post_id: string;
+  parent_id: string | null;
+  depth: number;
+  body: string | null;
+  reply_count: number;
+  deleted_at: string | null;
+  hidden_at: string | null;
+  created_at: string;
+  updated_at: string;
+  author_id: string;
+  author_username: string;
+  author_display_name: string;
 };
 const fromCommentRow = (r: CommentRow): CommentFields => ({
-  id: r.id, post: { id: r.post_id }, parent: r.parent_id === null ? null : { id: r.parent_id }, depth: r.depth, body: r.body, replyCount: r.reply_count,
+  id: r.id,
+  post: { id: r.post_id },
+  parent: r.parent_id === null ? null : { id: r.parent_id },
+  depth: r.depth,
+  body: r.body,
+  replyCount: r.reply_count,
   author: { id: r.author_id, username: r.author_username, displayName: r.author_display_name },
-  deletedAt: r.deleted_at, hiddenAt: r.hidden_at, createdAt: r.created_at, updatedAt: r.updated_at,
+  deletedAt: r.deleted_at,
+  hiddenAt: r.hidden_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 /** A post's comments, oldest first: rows with their authors, in the post's read check's round trip. */
 export async function listComments(
-  em: EntityManager, actor: Actor, postId: string, query: { limit: number; cursor?: string },
+  em: EntityManager,
+  actor: Actor,
+  postId: string,
+  query: { limit: number; cursor?: string },
 ): Promise<Page<CommentDto>> {
   const after = await decodeCursorUnder(query.cursor, isIdCursor, () => assertCanReadPost(em, actor, postId));
-  const rows = await readPostRows<CommentRow>(em, actor, postId,
+  const rows = await readPostRows<CommentRow>(
+    em,
+    actor,
+    postId,
     `select ${COMMENT_ROW} from comments c join users u on u.id = c.author_id
      where c.post_id = po.id${after ? ' and c.id > ?' : ''} order by c.id asc limit ?`,
     [...(after ? [after.id] : []), query.limit + 1],
   );
-  return pageOf(rows.map(fromCommentRow), query.limit, (c) => presentComment(c, actor.userId), (c) => ({ id: c.id }));
+  return pageOf(
+    rows.map(fromCommentRow),
+    query.limit,
+    (c) => presentComment(c, actor.userId),
+    (c) => ({ id: c.id }),
+  );
 }
 
 /** The comment if its post is readable by the actor, else 404: one prepared statement. */
 export async function readComment(em: EntityManager, actor: Actor, commentId: string): Promise<CommentFields> {
-  const row = await readablePostRow<CommentRow>(em, actor, COMMENT_ROW,
-    'join comments c on c.post_id = po.id join users u on u.id = c.author_id', 'c.id', commentId);
+  const row = await readablePostRow<CommentRow>(
+    em,
+    actor,
+    COMMENT_ROW,
+    'join comments c on c.post_id = po.id join users u on u.id = c.author_id',
+    'c.id',
+    commentId,
+  );
   if (!row) throw notFound(`No comment with id ${commentId}.`);
   return fromCommentRow(row);
 }
@@ -59,7 +95,12 @@ async function assertCanEditComment(em: EntityManager, actor: Actor, commentId: 
   return comment;
 }
 
-export async function createComment(em: EntityManager, actor: Actor, postId: string, input: CommentCreate): Promise<CommentFields> {
+export async function createComment(
+  em: EntityManager,
+  actor: Actor,
+  postId: string,
+  input: CommentCreate,
+): Promise<CommentFields> {
   await assertCanReadPost(em, actor, postId);
   const id = await em.transactional(async (tem) => {
     let depth = 0;
@@ -72,7 +113,8 @@ export async function createComment(em: EntityManager, actor: Actor, postId: str
       if (!parent) throw unprocessable(`Post ${postId} has no comment with id ${input.parentId} to reply to.`);
       if (parent.deleted) throw unprocessable('That comment was deleted; reply to another one.');
       depth = parent.depth + 1;
-      if (depth >= MAX_COMMENT_DEPTH) throw unprocessable(`Threads are at most ${MAX_COMMENT_DEPTH} levels deep; reply higher up the thread.`);
+      if (depth >= MAX_COMMENT_DEPTH)
+        throw unprocessable(`Threads are at most ${MAX_COMMENT_DEPTH} levels deep; reply higher up the thread.`);
       await tem.execute('update comments set reply_count = reply_count + 1 where id = ?', [input.parentId]);
     }
     const comment = tem.create(Comment, {
@@ -89,7 +131,12 @@ export async function createComment(em: EntityManager, actor: Actor, postId: str
   return readComment(em, actor, id);
 }
 
-export async function updateComment(em: EntityManager, actor: Actor, commentId: string, body: string): Promise<CommentFields> {
+export async function updateComment(
+  em: EntityManager,
+  actor: Actor,
+  commentId: string,
+  body: string,
+): Promise<CommentFields> {
   const found = await assertCanEditComment(em, actor, commentId);
   if (found.deletedAt) throw conflict('This comment was deleted; it cannot be edited.');
   const comment = await em.findOne(Comment, { id: commentId }, { populate: ['author'] });
@@ -103,14 +150,18 @@ export async function deleteComment(em: EntityManager, actor: Actor, commentId: 
   const found = await assertCanEditComment(em, actor, commentId);
   if (found.deletedAt) return; // already a placeholder: nothing more to delete
   await em.transactional(async (tem) => {
-    const [row] = await tem.execute<{ post_id: string; reply_count: number; parent_id: string | null; deleted: boolean }[]>(
+    const [row] = await tem.execute<
+      { post_id: string; reply_count: number; parent_id: string | null; deleted: boolean }[]
+    >(
       'select post_id, reply_count, parent_id, deleted_at is not null as deleted from comments where id = ? for update',
       [commentId],
     );
     if (!row || row.deleted) return; // a concurrent delete got there first
     await tem.execute('update posts set comment_count = comment_count - 1 where id = ?', [row.post_id]);
     if (row.reply_count > 0) {
-      await tem.execute('update comments set body = null, deleted_at = now(), updated_at = now() where id = ?', [commentId]);
+      await tem.execute('update comments set body = null, deleted_at = now(), updated_at = now() where id = ?', [
+        commentId,
+      ]);
       return;
     }
     // No replies: remove it, then any placeholder ancestors left with no replies.
@@ -123,7 +174,7 @@ export async function deleteComment(em: EntityManager, actor: Actor, commentId: 
         'update comments set reply_count = reply_count - 1 where id = ? returning reply_count, parent_id, deleted_at is not null as deleted',
         [parentId],
       );
-      if (!parent || !parent.deleted || parent.reply_count > 0) break;
+      if (!parent?.deleted || parent.reply_count > 0) break;
       id = parentId;
       parentId = parent.parent_id;
     }

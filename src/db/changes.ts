@@ -13,7 +13,7 @@
 import pg from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 
-export type Subscriber = {
+type Subscriber = {
   /** A notice's payload. */
   onNotice: (payload: string) => void;
   /** Whether notices are being received: false while a dropped connection is being made again. */
@@ -36,10 +36,13 @@ export function postgresFeed(url: string): ChangeFeed {
       const retry = () => {
         if (stopped || timer) return;
         onLive(false);
-        timer = setTimeout(() => {
-          timer = undefined;
-          void connect();
-        }, RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)]);
+        timer = setTimeout(
+          () => {
+            timer = undefined;
+            void connect();
+          },
+          RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)],
+        );
         timer.unref();
       };
       const connect = async () => {

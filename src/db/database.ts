@@ -46,7 +46,7 @@ export type DatabaseOptions = {
 };
 
 /** PGlite 0.5 is PostgreSQL 18; the directory is tagged so a future major never opens it. */
-export const EMBEDDED_SUBDIR = 'pglite-pg18';
+const EMBEDDED_SUBDIR = 'pglite-pg18';
 
 function ormOptions() {
   return {
@@ -63,13 +63,26 @@ function ormOptions() {
 }
 
 /** The ORM on either database, its hot reads set up, its migrations applied unless told not to. */
-async function initOrm(opts: DatabaseOptions, clientUrl: string, pool: { min: number; max: number }, embedded: boolean): Promise<{ orm: MikroORM; applied: string[] }> {
+async function initOrm(
+  opts: DatabaseOptions,
+  clientUrl: string,
+  pool: { min: number; max: number },
+  embedded: boolean,
+): Promise<{ orm: MikroORM; applied: string[] }> {
   const orm = await MikroORM.init({
-    ...ormOptions(), clientUrl, pool, driverOptions: { connectionTimeoutMillis: 10_000 },
+    ...ormOptions(),
+    clientUrl,
+    pool,
+    driverOptions: { connectionTimeoutMillis: 10_000 },
     // The embedded database is one session whatever the client does: a connection made anew
     // (after one was dropped) finds the prepared statements of the one before, which `pg`
     // would try to prepare again ("already exists") and fail on every later use.
-    ...(embedded ? { onCreateConnection: async (c: unknown) => void (await (c as DatabaseConnection).executeQuery(CompiledQuery.raw('deallocate all'))) } : {}),
+    ...(embedded
+      ? {
+          onCreateConnection: async (c: unknown) =>
+            void (await (c as DatabaseConnection).executeQuery(CompiledQuery.raw('deallocate all'))),
+        }
+      : {}),
   });
   usePreparedStatements(orm, opts.preparedStatements ?? true);
   const applied = (opts.migrate ?? true) ? (await orm.migrator.up()).map((m) => m.name) : [];
@@ -81,7 +94,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const { orm, applied } = await initOrm(opts, opts.databaseUrl, { min: 0, max: opts.poolMax ?? 10 }, false);
     const url = new URL(opts.databaseUrl);
     return {
-      orm, kind: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, applied, changes: postgresFeed(opts.databaseUrl), close: () => orm.close(true),
+      orm,
+      kind: 'postgres',
+      location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
+      applied,
+      changes: postgresFeed(opts.databaseUrl),
+      close: () => orm.close(true),
     };
   }
 
@@ -98,7 +116,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     db = await PGlite.create(opts.inMemory ? undefined : dataPath);
     socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
     await socket.start();
-    const { orm, applied } = await initOrm(opts, `postgresql://postgres@${socket.getServerConn()}/postgres`, { min: 1, max: 1 }, true);
+    const { orm, applied } = await initOrm(
+      opts,
+      `postgresql://postgres@${socket.getServerConn()}/postgres`,
+      { min: 1, max: 1 },
+      true,
+    );
     const [s, d] = [socket, db];
     return {
       orm,

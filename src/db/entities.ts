@@ -12,4 +12,19 @@ import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 import { IdempotencyRecord } from '../idempotency/idempotency.entity.js';
 import { Session } from '../sessions/session.entity.js';
 
-export const entities = [User, ApiKey, Project, ProjectMember, Milestone, Post, Comment, Media, Reaction, Job, GithubAccount, GithubRepo, IdempotencyRecord, Session];
+export const entities = [
+  User,
+  ApiKey,
+  Project,
+  ProjectMember,
+  Milestone,
+  Post,
+  Comment,
+  Media,
+  Reaction,
+  Job,
+  GithubAccount,
+  GithubRepo,
+  IdempotencyRecord,
+  Session,
+];

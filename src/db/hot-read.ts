@@ -14,13 +14,24 @@ import { CompiledQuery } from 'kysely';
 
 const cache = new Map<string, { sql: string; fields: string[] }>();
 
-function columns(em: EntityManager, entity: EntityName<object>, alias: string, prefix: string): { sql: string; fields: string[] } {
+function columns(
+  em: EntityManager,
+  entity: EntityName<object>,
+  alias: string,
+  prefix: string,
+): { sql: string; fields: string[] } {
   const meta = em.getMetadata().get(entity);
   const key = `${meta.className}|${alias}|${prefix}`;
   let hit = cache.get(key);
   if (!hit) {
     const fields = meta.props
-      .filter((p) => !p.lazy && p.persist !== false && p.fieldNames?.length && (p.kind === 'scalar' || p.kind === 'm:1' || (p.kind === '1:1' && p.owner)))
+      .filter(
+        (p) =>
+          !p.lazy &&
+          p.persist !== false &&
+          p.fieldNames?.length &&
+          (p.kind === 'scalar' || p.kind === 'm:1' || (p.kind === '1:1' && p.owner)),
+      )
       .flatMap((p) => p.fieldNames);
     hit = { sql: fields.map((f) => `${alias}."${f}" as "${prefix}${f}"`).join(', '), fields };
     cache.set(key, hit);
@@ -34,14 +45,20 @@ export function selectColumns(em: EntityManager, entity: EntityName<object>, ali
 }
 
 /** The entity's columns out of a joined row, under their own names, ready for `em.map`. */
-export function columnsFrom(em: EntityManager, entity: EntityName<object>, row: Record<string, unknown>, prefix: string): Record<string, unknown> {
+export function columnsFrom(
+  em: EntityManager,
+  entity: EntityName<object>,
+  row: Record<string, unknown>,
+  prefix: string,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of columns(em, entity, '', prefix).fields) out[f] = row[`${prefix}${f}`];
   return out;
 }
 
 /** A timestamptz column as the RFC 3339 UTC text the API returns (millisecond precision, like Date#toISOString). */
-export const isoTimestamp = (column: string): string => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const isoTimestamp = (column: string): string =>
+  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * A timestamp as the presenters take it: an entity's Date, or a hot read's text from
@@ -77,7 +94,10 @@ export async function preparedRows<R>(em: EntityManager, sql: string, params: un
   let statement = statements.get(sql);
   if (!statement) {
     let n = 0;
-    statement = { name: `hot_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`, text: sql.replace(/\?/g, () => `$${++n}`) };
+    statement = {
+      name: `hot_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`,
+      text: sql.replace(/\?/g, () => `$${++n}`),
+    };
     statements.set(sql, statement);
   }
   const pool = await em.getConnection().getNativeClient();

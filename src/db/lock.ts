@@ -6,7 +6,10 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 
 export class DatabaseLockedError extends Error {
-  constructor(readonly dir: string, readonly holder: { pid: number; command?: string }) {
+  constructor(
+    readonly dir: string,
+    readonly holder: { pid: number; command?: string },
+  ) {
     super(
       `The embedded database at ${dir} is in use by another process (pid ${holder.pid}` +
         `${holder.command ? `, ${holder.command}` : ''}). Stop it first, or point DATABASE_URL at a PostgreSQL server.`,

@@ -14,21 +14,32 @@ if (!name || !/^[a-z][a-z0-9_]*$/.test(name)) {
   process.exit(2);
 }
 const db = await openDatabase({ dataDir: '', inMemory: true });
-const up = (await db.orm.schema.getUpdateSchemaSQL({ wrap: false })).split('\n').map((l) => l.trim()).filter(Boolean);
+const up = (await db.orm.schema.getUpdateSchemaSQL({ wrap: false }))
+  .split('\n')
+  .map((l) => l.trim())
+  .filter(Boolean);
 await db.close();
 if (up.length === 0) {
   process.stdout.write('the schema is up to date: nothing to write\n');
   process.exit(0);
 }
 // Names sort in the order they must run: never before the newest existing one.
-const existing = readFileSync(fileURLToPath(new URL('./migrations/index.ts', import.meta.url)), 'utf8').match(/Migration(\d{14})_/g) ?? [];
-const latest = existing.map((m) => m.slice(9, 23)).sort().at(-1) ?? '0';
+const existing =
+  readFileSync(fileURLToPath(new URL('./migrations/index.ts', import.meta.url)), 'utf8').match(/Migration(\d{14})_/g) ??
+  [];
+const latest =
+  existing
+    .map((m) => m.slice(9, 23))
+    .sort()
+    .at(-1) ?? '0';
 const now = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
 const stamp = now > latest ? now : String(BigInt(latest) + 1n);
 const cls = `Migration${stamp}_${name}`;
 const dir = fileURLToPath(new URL('./migrations/', import.meta.url));
-const q = (sql: string) => '    this.addSql(`' + sql.replace(/;$/, '').replace(/`/g, '\\`') + '`);';
-writeFileSync(`${dir}${cls}.ts`, `import { Migration } from '@mikro-orm/migrations';
+const q = (sql: string) => `    this.addSql(\`${sql.replace(/;$/, '').replace(/`/g, '\\`')}\`);`;
+writeFileSync(
+  `${dir}${cls}.ts`,
+  `import { Migration } from '@mikro-orm/migrations';
 
 export class ${cls} extends Migration {
   override async up(): Promise<void> {
@@ -39,7 +50,8 @@ ${up.map(q).join('\n')}
     // TODO(author): write the reverse statements
   }
 }
-`);
+`,
+);
 const index = `${dir}index.ts`;
 const src = readFileSync(index, 'utf8')
   .replace(/(\n\nexport const migrationsList)/, `\nimport { ${cls} } from './${cls}.js';$1`)

@@ -5,8 +5,13 @@ export async function databaseReady(orm: MikroORM, timeoutMs = 2000): Promise<bo
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      orm.em.fork().execute('select 1').then(() => true),
-      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
+      orm.em
+        .fork()
+        .execute('select 1')
+        .then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
     ]);
   } catch {
     return false;

@@ -51,10 +51,16 @@ function translate(err: unknown): never {
   const e = err as HttpErrorLike;
   const headers = e.response?.headers ?? {};
   if (e.status === 404) throw new GithubNotFound('GitHub answered 404');
-  if (e.status === 429 || (e.status === 403 && (String(headers['x-ratelimit-remaining']) === '0' || headers['retry-after'] !== undefined))) {
+  if (
+    e.status === 429 ||
+    (e.status === 403 && (String(headers['x-ratelimit-remaining']) === '0' || headers['retry-after'] !== undefined))
+  ) {
     const reset = Number(headers['x-ratelimit-reset']);
     const retry = Number(headers['retry-after']);
-    const at = Number.isFinite(reset) && reset > 0 ? new Date(reset * 1000) : new Date(Date.now() + (Number.isFinite(retry) ? retry : 60) * 1000);
+    const at =
+      Number.isFinite(reset) && reset > 0
+        ? new Date(reset * 1000)
+        : new Date(Date.now() + (Number.isFinite(retry) ? retry : 60) * 1000);
     throw new GithubRateLimited(at);
   }
   throw err;
@@ -95,7 +101,12 @@ export class GithubClient {
   async repos(login: string): Promise<GithubRepoData[]> {
     const out: GithubRepoData[] = [];
     try {
-      for await (const page of this.octokit.paginate.iterator(this.octokit.rest.repos.listForUser, { username: login, type: 'owner', per_page: 100, sort: 'pushed' })) {
+      for await (const page of this.octokit.paginate.iterator(this.octokit.rest.repos.listForUser, {
+        username: login,
+        type: 'owner',
+        per_page: 100,
+        sort: 'pushed',
+      })) {
         out.push(...parse(z.array(zRepo), page.data, 'repository list'));
         if (out.length >= this.maxRepos) break;
       }

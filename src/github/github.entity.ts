@@ -2,14 +2,17 @@ import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 
-export const GITHUB_SYNC_STATUSES = ['never', 'ok', 'partial', 'rate_limited', 'not_found', 'error'] as const;
+const GITHUB_SYNC_STATUSES = ['never', 'ok', 'partial', 'rate_limited', 'not_found', 'error'] as const;
 export type WeeklyCommits = { week: string; commits: number }[];
 
 const GithubAccountSchema = defineEntity({
   name: 'GithubAccount',
   tableName: 'github_accounts',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     user: () => p.oneToOne(User).owner().unique().deleteRule('cascade'),
     login: p.string().length(39),
     name: p.string().length(255).nullable(),
@@ -35,7 +38,10 @@ const GithubRepoSchema = defineEntity({
   name: 'GithubRepo',
   tableName: 'github_repos',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     account: () => p.manyToOne(GithubAccount).deleteRule('cascade'),
     name: p.string().length(100),
     fullName: p.string().length(200),

@@ -1,11 +1,24 @@
 import type { SomeHandlers } from '../http/handler.js';
-import { githubActivity, githubLanguages, githubRepos, githubSummary, linkedAccount, presentGithubProfile } from './github.service.js';
+import {
+  githubActivity,
+  githubLanguages,
+  githubRepos,
+  githubSummary,
+  linkedAccount,
+  presentGithubProfile,
+} from './github.service.js';
 
 type Ops = 'getGithubProfile' | 'listGithubRepos' | 'getGithubLanguages' | 'getGithubActivity' | 'getGithubSummary';
 
 export const githubHandlers = {
-  getGithubProfile: async ({ em, actor }) => ({ status: 200, body: presentGithubProfile(await linkedAccount(em, actor)) }),
-  listGithubRepos: async ({ em, actor, query }) => ({ status: 200, body: await githubRepos(em, actor, { limit: query?.limit ?? 20, cursor: query?.cursor }) }),
+  getGithubProfile: async ({ em, actor }) => ({
+    status: 200,
+    body: presentGithubProfile(await linkedAccount(em, actor)),
+  }),
+  listGithubRepos: async ({ em, actor, query }) => ({
+    status: 200,
+    body: await githubRepos(em, actor, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+  }),
   getGithubLanguages: async ({ em, actor }) => ({ status: 200, body: await githubLanguages(em, actor) }),
   getGithubActivity: async ({ em, actor }) => ({ status: 200, body: await githubActivity(em, actor) }),
   getGithubSummary: async ({ em, actor }) => ({ status: 200, body: await githubSummary(em, actor) }),

@@ -3,7 +3,13 @@
  * clear 404, never an empty 200.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { GithubActivity, GithubLanguages, GithubProfile, GithubRepoPage, GithubSummary } from '../../codegen/generated/api/types.gen.js';
+import type {
+  GithubActivity,
+  GithubLanguages,
+  GithubProfile,
+  GithubRepoPage,
+  GithubSummary,
+} from '../../codegen/generated/api/types.gen.js';
 import type { GithubAccount, GithubRepo } from './github.entity.js';
 import type { Actor } from '../http/actor.js';
 import { ProblemError } from '../http/problem.js';
@@ -12,29 +18,58 @@ import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 import { actorId } from '../projects/projects.service.js';
 
 const notLinked = () =>
-  new ProblemError(404, 'github-not-linked', 'No GitHub account linked',
-    'No GitHub account is linked to your profile. Link one in Settings → GitHub (operators: `shipyard github link`).');
+  new ProblemError(
+    404,
+    'github-not-linked',
+    'No GitHub account linked',
+    'No GitHub account is linked to your profile. Link one in Settings → GitHub (operators: `shipyard github link`).',
+  );
 
 /** The linked account as the API shows it (its sync time as text), read as one prepared row. */
 export type LinkedAccount = Pick<GithubAccount, 'id' | 'login' | 'syncStatus'> & {
-  name: string | null; avatarUrl: string | null; htmlUrl: string | null; publicRepos: number | null; followers: number | null;
-  syncMessage: string | null; syncedAt: string | null;
+  name: string | null;
+  avatarUrl: string | null;
+  htmlUrl: string | null;
+  publicRepos: number | null;
+  followers: number | null;
+  syncMessage: string | null;
+  syncedAt: string | null;
 };
 
 export async function linkedAccount(em: EntityManager, actor: Actor): Promise<LinkedAccount> {
   const me = actorId(actor);
-  const [r] = me === null ? [] : await preparedRows<{
-    id: string; login: string; name: string | null; avatar_url: string | null; html_url: string | null; public_repos: number | null;
-    followers: number | null; sync_status: GithubAccount['syncStatus']; sync_message: string | null; synced_at: string | null;
-  }>(em,
-    `select id, login, name, avatar_url, html_url, public_repos, followers, sync_status, sync_message, ${isoTimestamp('synced_at')} as synced_at
+  const [r] =
+    me === null
+      ? []
+      : await preparedRows<{
+          id: string;
+          login: string;
+          name: string | null;
+          avatar_url: string | null;
+          html_url: string | null;
+          public_repos: number | null;
+          followers: number | null;
+          sync_status: GithubAccount['syncStatus'];
+          sync_message: string | null;
+          synced_at: string | null;
+        }>(
+          em,
+          `select id, login, name, avatar_url, html_url, public_repos, followers, sync_status, sync_message, ${isoTimestamp('synced_at')} as synced_at
      from github_accounts where user_id = ?`,
-    [me],
-  );
+          [me],
+        );
   if (!r) throw notLinked();
   return {
-    id: r.id, login: r.login, name: r.name, avatarUrl: r.avatar_url, htmlUrl: r.html_url, publicRepos: r.public_repos, followers: r.followers,
-    syncStatus: r.sync_status, syncMessage: r.sync_message, syncedAt: r.synced_at,
+    id: r.id,
+    login: r.login,
+    name: r.name,
+    avatarUrl: r.avatar_url,
+    htmlUrl: r.html_url,
+    publicRepos: r.public_repos,
+    followers: r.followers,
+    syncStatus: r.sync_status,
+    syncMessage: r.sync_message,
+    syncedAt: r.synced_at,
   };
 }
 
@@ -52,15 +87,30 @@ export function presentGithubProfile(a: LinkedAccount): GithubProfile {
   };
 }
 
-const isOffset = (v: unknown): v is { o: number } => typeof v === 'object' && v !== null && Number.isInteger((v as { o?: unknown }).o) && (v as { o: number }).o > 0;
+const isOffset = (v: unknown): v is { o: number } =>
+  typeof v === 'object' && v !== null && Number.isInteger((v as { o?: unknown }).o) && (v as { o: number }).o > 0;
 
-export async function githubRepos(em: EntityManager, actor: Actor, query: { limit: number; cursor?: string }): Promise<GithubRepoPage> {
+export async function githubRepos(
+  em: EntityManager,
+  actor: Actor,
+  query: { limit: number; cursor?: string },
+): Promise<GithubRepoPage> {
   const account = await linkedAccount(em, actor);
   const offset = decodeCursor(query.cursor, isOffset)?.o ?? 0;
   const rows = await preparedRows<{
-    name: string; full_name: string; description: string | null; html_url: string; stars: number; forks: number; language: string | null;
-    topics: string[]; pushed_at: string | null; fork: boolean; archived: boolean;
-  }>(em,
+    name: string;
+    full_name: string;
+    description: string | null;
+    html_url: string;
+    stars: number;
+    forks: number;
+    language: string | null;
+    topics: string[];
+    pushed_at: string | null;
+    fork: boolean;
+    archived: boolean;
+  }>(
+    em,
     `select name, full_name, description, html_url, stars, forks, language, topics, ${isoTimestamp('pushed_at')} as pushed_at, fork, archived
      from github_repos where account_id = ? order by pushed_at desc nulls last, full_name asc limit ? offset ?`,
     [account.id, query.limit + 1, offset],
@@ -68,8 +118,17 @@ export async function githubRepos(em: EntityManager, actor: Actor, query: { limi
   const more = rows.length > query.limit;
   return {
     items: rows.slice(0, query.limit).map((r) => ({
-      name: r.name, fullName: r.full_name, description: r.description, htmlUrl: r.html_url, stars: r.stars, forks: r.forks,
-      language: r.language, topics: r.topics, pushedAt: r.pushed_at, fork: r.fork, archived: r.archived,
+      name: r.name,
+      fullName: r.full_name,
+      description: r.description,
+      htmlUrl: r.html_url,
+      stars: r.stars,
+      forks: r.forks,
+      language: r.language,
+      topics: r.topics,
+      pushedAt: r.pushed_at,
+      fork: r.fork,
+      archived: r.archived,
     })),
     nextCursor: more ? encodeCursor({ o: offset + query.limit }) : null,
   };
@@ -79,14 +138,18 @@ export async function githubRepos(em: EntityManager, actor: Actor, query: { limi
 type RepoStats = Pick<GithubRepo, 'fork' | 'stars' | 'languages'>;
 const REPO_STATS = { languages: 'fork, languages', summary: 'fork, stars, languages' } as const;
 async function ownRepos(em: EntityManager, accountId: string, what: keyof typeof REPO_STATS): Promise<RepoStats[]> {
-  const rows = await preparedRows<{ fork: boolean; stars?: number; languages: Record<string, number> }>(em,
-    `select ${REPO_STATS[what]} from github_repos where account_id = ?`, [accountId]);
+  const rows = await preparedRows<{ fork: boolean; stars?: number; languages: Record<string, number> }>(
+    em,
+    `select ${REPO_STATS[what]} from github_repos where account_id = ?`,
+    [accountId],
+  );
   return rows.map((r) => ({ fork: r.fork, stars: r.stars ?? 0, languages: r.languages }));
 }
 
 export function languageShares(repos: Pick<GithubRepo, 'fork' | 'languages'>[]): GithubLanguages['items'] {
   const bytes = new Map<string, number>();
-  for (const r of repos) if (!r.fork) for (const [lang, n] of Object.entries(r.languages ?? {})) bytes.set(lang, (bytes.get(lang) ?? 0) + n);
+  for (const r of repos)
+    if (!r.fork) for (const [lang, n] of Object.entries(r.languages ?? {})) bytes.set(lang, (bytes.get(lang) ?? 0) + n);
   const total = [...bytes.values()].reduce((a, b) => a + b, 0);
   return [...bytes.entries()]
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
@@ -99,7 +162,8 @@ export function languageShares(repos: Pick<GithubRepo, 'fork' | 'languages'>[]):
  * cost ~1 ms of CPU per request at 100 repositories).
  */
 async function weeklyTotals(em: EntityManager, accountId: string): Promise<GithubActivity['weeks']> {
-  const rows = await preparedRows<{ week: string; commits: number }>(em,
+  const rows = await preparedRows<{ week: string; commits: number }>(
+    em,
     `select w.week, sum(w.commits)::int as commits
      from github_repos r cross join jsonb_to_recordset(r.weekly_commits) as w(week text, commits int)
      where r.account_id = ? group by w.week order by w.week desc limit 52`,
@@ -139,7 +203,9 @@ export async function githubSummary(em: EntityManager, actor: Actor): Promise<Gi
     login: account.login,
     repoCount: repos.length,
     totalStars: repos.reduce((sum, r) => sum + r.stars, 0),
-    topLanguages: languageShares(repos).slice(0, 3).map((l) => l.language),
+    topLanguages: languageShares(repos)
+      .slice(0, 3)
+      .map((l) => l.language),
     activeWeeks: weeks.filter((w) => w.commits > 0).length,
     longestStreakWeeks: longestStreak(weeks),
     lastSyncedAt: account.syncedAt,

@@ -8,15 +8,22 @@ import { GithubAccount, GithubRepo, type WeeklyCommits } from './github.entity.j
 import { User } from '../users/user.entity.js';
 import { badRequest, notFound } from '../http/problem.js';
 import type { Logger } from '../http/log.js';
-import { GITHUB_LOGIN, GithubClient, GithubInvalidResponse, GithubNotFound, GithubRateLimited, type GithubRepoData } from './github.client.js';
+import {
+  GITHUB_LOGIN,
+  type GithubClient,
+  GithubInvalidResponse,
+  GithubNotFound,
+  GithubRateLimited,
+  type GithubRepoData,
+} from './github.client.js';
 
-export type SyncOptions = {
+type SyncOptions = {
   /** How many times to ask again while GitHub is computing statistics (202). */
   statsAttempts: number;
   /** Wait before asking again (multiplied by the attempt number). */
   statsDelayMs: number;
 };
-export const DEFAULT_SYNC_OPTIONS: SyncOptions = { statsAttempts: 4, statsDelayMs: 1500 };
+const DEFAULT_SYNC_OPTIONS: SyncOptions = { statsAttempts: 4, statsDelayMs: 1500 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -37,7 +44,11 @@ export async function linkGithub(em: EntityManager, userId: string, login: strin
   return account;
 }
 
-async function statsWithRetry(client: GithubClient, repo: GithubRepoData, opts: SyncOptions): Promise<WeeklyCommits | undefined> {
+async function statsWithRetry(
+  client: GithubClient,
+  repo: GithubRepoData,
+  opts: SyncOptions,
+): Promise<WeeklyCommits | undefined> {
   for (let attempt = 1; attempt <= opts.statsAttempts; attempt++) {
     const weeks = await client.commitActivity(repo.owner.login, repo.name);
     if (weeks !== undefined) return weeks;
@@ -48,7 +59,12 @@ async function statsWithRetry(client: GithubClient, repo: GithubRepoData, opts: 
 
 type Fetched = { repo: GithubRepoData; languages: Record<string, number>; weekly: WeeklyCommits | undefined };
 
-export async function syncGithubAccount(em: EntityManager, client: GithubClient, accountId: string, opts = DEFAULT_SYNC_OPTIONS): Promise<GithubAccount> {
+export async function syncGithubAccount(
+  em: EntityManager,
+  client: GithubClient,
+  accountId: string,
+  opts = DEFAULT_SYNC_OPTIONS,
+): Promise<GithubAccount> {
   const account = await em.findOneOrFail(GithubAccount, { id: accountId });
   account.attemptedAt = new Date();
   try {
@@ -67,7 +83,9 @@ export async function syncGithubAccount(em: EntityManager, client: GithubClient,
       }
     }
     const previous = new Map(
-      (await em.find(GithubRepo, { account: account.id })).map((r) => [r.fullName, r.weeklyCommits ?? undefined] as const),
+      (await em.find(GithubRepo, { account: account.id })).map(
+        (r) => [r.fullName, r.weeklyCommits ?? undefined] as const,
+      ),
     );
     const pending = fetched.filter((f) => f.weekly === undefined).map((f) => f.repo.full_name);
     await em.transactional(async (tem) => {
@@ -129,16 +147,26 @@ export async function syncGithubAccount(em: EntityManager, client: GithubClient,
 }
 
 /** Sync every linked account whose data is older than `staleMinutes` (and not waiting on a rate limit). */
-export async function syncStaleAccounts(orm: MikroORM, client: GithubClient, staleMinutes: number, log: Logger, opts = DEFAULT_SYNC_OPTIONS): Promise<number> {
+export async function syncStaleAccounts(
+  orm: MikroORM,
+  client: GithubClient,
+  staleMinutes: number,
+  log: Logger,
+  opts = DEFAULT_SYNC_OPTIONS,
+): Promise<number> {
   const em = orm.em.fork();
   const now = new Date();
   const cutoff = new Date(now.getTime() - staleMinutes * 60_000);
-  const due = await em.find(GithubAccount, {
-    $and: [
-      { $or: [{ attemptedAt: null }, { attemptedAt: { $lt: cutoff } }] },
-      { $or: [{ retryAfter: null }, { retryAfter: { $lt: now } }] },
-    ],
-  }, { fields: ['id'], limit: 100, orderBy: [{ attemptedAt: QueryOrder.ASC_NULLS_FIRST }, { id: QueryOrder.ASC }] }); // stalest first: none starves
+  const due = await em.find(
+    GithubAccount,
+    {
+      $and: [
+        { $or: [{ attemptedAt: null }, { attemptedAt: { $lt: cutoff } }] },
+        { $or: [{ retryAfter: null }, { retryAfter: { $lt: now } }] },
+      ],
+    },
+    { fields: ['id'], limit: 100, orderBy: [{ attemptedAt: QueryOrder.ASC_NULLS_FIRST }, { id: QueryOrder.ASC }] },
+  ); // stalest first: none starves
   for (const { id } of due) {
     const account = await syncGithubAccount(orm.em.fork(), client, id, opts);
     log.info('github sync', { login: account.login, status: account.syncStatus });
@@ -147,14 +175,21 @@ export async function syncStaleAccounts(orm: MikroORM, client: GithubClient, sta
 }
 
 /** Runs syncStaleAccounts every `intervalMinutes`; returns a stop function. */
-export function scheduleGithubSync(orm: MikroORM, client: GithubClient, intervalMinutes: number, log: Logger): () => void {
+export function scheduleGithubSync(
+  orm: MikroORM,
+  client: GithubClient,
+  intervalMinutes: number,
+  log: Logger,
+): () => void {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
     syncStaleAccounts(orm, client, intervalMinutes, log)
       .catch((err) => log.error('github sync failed', { error: err }))
-      .finally(() => { running = false; });
+      .finally(() => {
+        running = false;
+      });
   }, Math.min(intervalMinutes, 15) * 60_000);
   timer.unref();
   return () => clearInterval(timer);

@@ -24,13 +24,22 @@ async function sessionActor(req: Request): Promise<Actor> {
   const secret = parseCookies(req.headers.cookie)[SESSION_COOKIE];
   const user = await userForSession(req.em, secret);
   if (!user) {
-    throw new ProblemError(401, 'session-required', 'Sign-in required',
+    throw new ProblemError(
+      401,
+      'session-required',
+      'Sign-in required',
       'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.',
-      {}, { 'WWW-Authenticate': 'Bearer' });
+      {},
+      { 'WWW-Authenticate': 'Bearer' },
+    );
   }
   if (!csrfTokenMatches(req.headers['x-csrf-token'], secret)) {
-    throw new ProblemError(403, 'csrf-token-required', 'CSRF token required',
-      "A signed-in request must send the X-CSRF-Token header with this session's CSRF token (the csrf-token meta tag of the signed-in pages).");
+    throw new ProblemError(
+      403,
+      'csrf-token-required',
+      'CSRF token required',
+      "A signed-in request must send the X-CSRF-Token header with this session's CSRF token (the csrf-token meta tag of the signed-in pages).",
+    );
   }
   return { userId: user.id, via: 'session', scopes: [] };
 }
@@ -40,22 +49,26 @@ async function sessionActor(req: Request): Promise<Actor> {
  * API key. A refused authentication is counted against the address's failed-authentication
  * budget, which may turn it into a 429 (src/http/rate-limit.ts); a valid key never meets it.
  */
-export const authenticate = (keys: KeyCache, failedAuth: FailedAuth) => async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
-  try {
-    const op = req.openapi?.schema;
-    if (!op) throw new Error('authenticate ran before the operation was matched');
-    if (op['x-public'] === true) {
-      req.actor = ANONYMOUS;
-      return next();
+export const authenticate = (keys: KeyCache, failedAuth: FailedAuth) =>
+  async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
+    try {
+      const op = req.openapi?.schema;
+      if (!op) throw new Error('authenticate ran before the operation was matched');
+      if (op['x-public'] === true) {
+        req.actor = ANONYMOUS;
+        return next();
+      }
+      req.actor =
+        op['x-session-only'] === true && !hasBearer(req)
+          ? await sessionActor(req)
+          : await authenticateToken(req.em, bearerToken(req), keys);
+      // Like GitHub's token-expiration header: every response tells the key's expiry.
+      if (req.actor.expiresAt) res.setHeader('Shipyard-Key-Expiration', req.actor.expiresAt.toISOString());
+      next();
+    } catch (err) {
+      next(err instanceof ProblemError && err.status === 401 ? await failedAuth(req, err).catch(() => err) : err);
     }
-    req.actor = op['x-session-only'] === true && !hasBearer(req) ? await sessionActor(req) : await authenticateToken(req.em, bearerToken(req), keys);
-    // Like GitHub's token-expiration header: every response tells the key's expiry.
-    if (req.actor.expiresAt) res.setHeader('Shipyard-Key-Expiration', req.actor.expiresAt.toISOString());
-    next();
-  } catch (err) {
-    next(err instanceof ProblemError && err.status === 401 ? await failedAuth(req, err).catch(() => err) : err);
-  }
-};
+  };
 
 export function requireScope(req: Request, _res: Response, next: NextFunction): void {
   const op = req.openapi?.schema;
@@ -64,21 +77,32 @@ export function requireScope(req: Request, _res: Response, next: NextFunction): 
   if (op['x-public'] === true) return next();
   if (op['x-session-only'] === true) {
     if (actor.via === 'key') {
-      return next(new ProblemError(403, 'session-only', 'Not available to API keys',
-        `${op.operationId} is for signed-in people in the web application only. API keys carry no account roles, so every key is refused, an administrator's included.`,
-        { grantedScopes: [...actor.scopes] },
-        { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' }));
+      return next(
+        new ProblemError(
+          403,
+          'session-only',
+          'Not available to API keys',
+          `${op.operationId} is for signed-in people in the web application only. API keys carry no account roles, so every key is refused, an administrator's included.`,
+          { grantedScopes: [...actor.scopes] },
+          { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
+        ),
+      );
     }
     return next();
   }
   const scope = op['x-required-scope'];
   if (typeof scope !== 'string') return next(new Error(`operation ${op.operationId} has no scope tag`));
   if (actor.via === 'key' && !(actor.scopes as readonly string[]).includes(scope)) {
-    return next(new ProblemError(403, 'insufficient-scope', 'Insufficient scope',
-      `${op.operationId} needs the '${scope}' scope; this key has ${actor.scopes.length ? actor.scopes.join(', ') : 'no scopes'}.`,
-      { requiredScope: scope as never, grantedScopes: [...actor.scopes] },
-      { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` }));
+    return next(
+      new ProblemError(
+        403,
+        'insufficient-scope',
+        'Insufficient scope',
+        `${op.operationId} needs the '${scope}' scope; this key has ${actor.scopes.length ? actor.scopes.join(', ') : 'no scopes'}.`,
+        { requiredScope: scope as never, grantedScopes: [...actor.scopes] },
+        { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+      ),
+    );
   }
   next();
 }
-

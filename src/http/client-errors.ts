@@ -14,8 +14,19 @@ const STATUS: Record<string, [number, string, string]> = {
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return void socket.destroy();
-    const [status, title, detail] = STATUS[err.code ?? ''] ?? [400, 'Bad request', 'The request is not valid HTTP (its request line or headers could not be read).'];
-    const body = JSON.stringify({ type: `${PROBLEM_BASE}${status === 400 ? 'malformed-request' : 'request-rejected'}`, title, status, detail });
-    socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const [status, title, detail] = STATUS[err.code ?? ''] ?? [
+      400,
+      'Bad request',
+      'The request is not valid HTTP (its request line or headers could not be read).',
+    ];
+    const body = JSON.stringify({
+      type: `${PROBLEM_BASE}${status === 400 ? 'malformed-request' : 'request-rejected'}`,
+      title,
+      status,
+      detail,
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
 }

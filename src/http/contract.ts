@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { isScopeId, type ScopeId } from '../keys/scopes.js';
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
-export type HttpMethod = (typeof HTTP_METHODS)[number];
+type HttpMethod = (typeof HTTP_METHODS)[number];
 
 export type OperationObject = {
   operationId?: string;
@@ -66,13 +66,16 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
       else if (op['x-mcp'] === true && scope === undefined) access = { kind: 'mcp' };
       else if (typeof scope === 'string' && isScopeId(scope)) access = { kind: 'scope', scope };
       if (!access) {
-        problems.push(`${name} (${op.operationId}) has no valid x-required-scope and is not marked x-session-only, x-public or x-mcp`);
+        problems.push(
+          `${name} (${op.operationId}) has no valid x-required-scope and is not marked x-session-only, x-public or x-mcp`,
+        );
         continue;
       }
       ops.push({ operationId: op.operationId, method, path, access });
     }
   }
-  if (problems.length) throw new Error(`Refusing to start: the contract has unguarded operations:\n  ${problems.join('\n  ')}`);
+  if (problems.length)
+    throw new Error(`Refusing to start: the contract has unguarded operations:\n  ${problems.join('\n  ')}`);
   return ops;
 }
 
@@ -96,7 +99,12 @@ export function closedForValidation(doc: OpenApiDocument): OpenApiDocument {
     if (Array.isArray(node)) return node.forEach(close);
     if (node === null || typeof node !== 'object') return;
     const schema = node as Record<string, unknown>;
-    if (schema.properties && typeof schema.properties === 'object' && !('additionalProperties' in schema) && !('unevaluatedProperties' in schema)) {
+    if (
+      schema.properties &&
+      typeof schema.properties === 'object' &&
+      !('additionalProperties' in schema) &&
+      !('unevaluatedProperties' in schema)
+    ) {
       schema.additionalProperties = false;
     }
     for (const [key, value] of Object.entries(schema)) if (key !== 'example' && key !== 'examples') close(value);

@@ -103,8 +103,8 @@ if ttl < 0 then
 end
 return {n, ttl}`;
 
-export const REDIS_TIMEOUT_MS = 150;
-export const REDIS_RETRY_MS = 2000;
+const REDIS_TIMEOUT_MS = 150;
+const REDIS_RETRY_MS = 2000;
 
 export class RedisCounters implements Counters {
   #open = false;
@@ -124,8 +124,15 @@ export class RedisCounters implements Counters {
   take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
     return this.#either(
       async () => {
-        const reply = await this.#eval(TAKE_SCRIPT, budgets.map((b) => b.key), [units, Math.max(units, 1), windowMs, ...budgets.map((b) => b.limit)]);
-        return { allowed: reply[0] === 1, counts: budgets.map((_, i) => ({ count: reply[1 + 2 * i]!, resetMs: reply[2 + 2 * i]! })) };
+        const reply = await this.#eval(
+          TAKE_SCRIPT,
+          budgets.map((b) => b.key),
+          [units, Math.max(units, 1), windowMs, ...budgets.map((b) => b.limit)],
+        );
+        return {
+          allowed: reply[0] === 1,
+          counts: budgets.map((_, i) => ({ count: reply[1 + 2 * i]!, resetMs: reply[2 + 2 * i]! })),
+        };
       },
       () => this.local.take(budgets, units, windowMs),
     );
@@ -160,7 +167,9 @@ export class RedisCounters implements Counters {
     } catch (err) {
       if (!this.#open) {
         this.#open = true;
-        this.log.error('redis does not answer: request budgets are counted by each instance until it does', { error: (err as Error).message });
+        this.log.error('redis does not answer: request budgets are counted by each instance until it does', {
+          error: (err as Error).message,
+        });
       }
       this.#probeAt = Date.now() + REDIS_RETRY_MS;
       return local();
@@ -169,7 +178,13 @@ export class RedisCounters implements Counters {
 
   async #eval(script: string, keys: string[], args: number[]): Promise<number[]> {
     if (!this.redis.isReady) throw new Error('not connected');
-    const command = this.redis.sendCommand<number[]>(['EVAL', script, String(keys.length), ...keys.map((k) => this.prefix + k), ...args.map(String)]);
+    const command = this.redis.sendCommand<number[]>([
+      'EVAL',
+      script,
+      String(keys.length),
+      ...keys.map((k) => this.prefix + k),
+      ...args.map(String),
+    ]);
     // A frozen Redis keeps its connection open and never answers: the wait is ours to bound.
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
@@ -191,7 +206,8 @@ export class RedisCounters implements Counters {
  */
 export function connectRedis(url: string, log: Logger): RedisClientType {
   const client: RedisClientType = createClient({
-    url, disableOfflineQueue: true,
+    url,
+    disableOfflineQueue: true,
     socket: { connectTimeout: 2000, reconnectStrategy: (retries) => Math.min(100 + retries * 200, 2000) },
   });
   // The counters log each change of state; the client's own errors would repeat on every retry.

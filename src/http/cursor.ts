@@ -16,9 +16,15 @@ export function decodeCursor<T>(cursor: string | undefined, check: (v: unknown) 
   } catch {
     // fall through to the problem below
   }
-  throw new ProblemError(400, 'invalid-cursor', 'Invalid cursor', 'The cursor is not one this API returned; start again without it.', {
-    errors: [{ path: '/query/cursor', message: 'not a cursor from this list' }],
-  });
+  throw new ProblemError(
+    400,
+    'invalid-cursor',
+    'Invalid cursor',
+    'The cursor is not one this API returned; start again without it.',
+    {
+      errors: [{ path: '/query/cursor', message: 'not a cursor from this list' }],
+    },
+  );
 }
 
 /**
@@ -26,7 +32,11 @@ export function decodeCursor<T>(cursor: string | undefined, check: (v: unknown) 
  * such a parent is a 404 whatever the cursor, so a cursor that does not decode is answered only
  * after `assertReadable` has passed.
  */
-export async function decodeCursorUnder<T>(cursor: string | undefined, check: (v: unknown) => v is T, assertReadable: () => Promise<unknown>): Promise<T | undefined> {
+export async function decodeCursorUnder<T>(
+  cursor: string | undefined,
+  check: (v: unknown) => v is T,
+  assertReadable: () => Promise<unknown>,
+): Promise<T | undefined> {
   try {
     return decodeCursor(cursor, check);
   } catch (err) {
@@ -36,10 +46,18 @@ export async function decodeCursorUnder<T>(cursor: string | undefined, check: (v
 }
 
 export const isIdCursor = (v: unknown): v is { id: string } =>
-  typeof v === 'object' && v !== null && typeof (v as { id?: unknown }).id === 'string' && isUuid((v as { id: string }).id);
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as { id?: unknown }).id === 'string' &&
+  isUuid((v as { id: string }).id);
 
 /** Fetch limit+1 rows, return limit and a cursor when there was more. */
-export function pageOf<R, T>(rows: R[], limit: number, present: (r: R) => T, cursorOf: (r: R) => Record<string, string | number>): Page<T> {
+export function pageOf<R, T>(
+  rows: R[],
+  limit: number,
+  present: (r: R) => T,
+  cursorOf: (r: R) => Record<string, string | number>,
+): Page<T> {
   const more = rows.length > limit;
   const items = more ? rows.slice(0, limit) : rows;
   return { items: items.map(present), nextCursor: more ? encodeCursor(cursorOf(items[items.length - 1]!)) : null };

@@ -9,11 +9,15 @@ import { HTTP_METHODS, type OpenApiDocument } from './contract.js';
 
 type Deprecated = { deprecated?: boolean; operationId?: string; 'x-deprecated-at'?: string; 'x-sunset'?: string };
 
-export function deprecationHeadersOf(op: Deprecated): Record<string, string> | undefined {
+function deprecationHeadersOf(op: Deprecated): Record<string, string> | undefined {
   if (op.deprecated !== true) return undefined;
   const since = Date.parse(op['x-deprecated-at'] ?? '');
-  if (!Number.isFinite(since)) throw new Error(`operation ${op.operationId} is deprecated without an x-deprecated-at date`);
-  const headers: Record<string, string> = { Deprecation: `@${Math.floor(since / 1000)}`, Link: '</docs>; rel="deprecation"; type="text/html"' };
+  if (!Number.isFinite(since))
+    throw new Error(`operation ${op.operationId} is deprecated without an x-deprecated-at date`);
+  const headers: Record<string, string> = {
+    Deprecation: `@${Math.floor(since / 1000)}`,
+    Link: '</docs>; rel="deprecation"; type="text/html"',
+  };
   const sunset = Date.parse(op['x-sunset'] ?? '');
   if (Number.isFinite(sunset)) headers.Sunset = new Date(sunset).toUTCString();
   return headers;

@@ -23,49 +23,110 @@ const EOV_KINDS: Record<number, [slug: string, title: string]> = {
   415: ['unsupported-media-type', 'Unsupported media type'],
 };
 
-function fromClientError(err: HttpLikeError, req: Request, limits: { uploadMaxBytes: number }): ProblemError | undefined {
+function fromClientError(
+  err: HttpLikeError,
+  req: Request,
+  limits: { uploadMaxBytes: number },
+): ProblemError | undefined {
   const path = req.path;
-  if (err.type === 'entity.parse.failed') return new ProblemError(400, 'malformed-json', 'Malformed JSON', 'The request body is not valid JSON.');
-  if (err.type === 'entity.too.large') return new ProblemError(413, 'payload-too-large', 'Payload too large', 'The request body is larger than 1 MiB.');
+  if (err.type === 'entity.parse.failed')
+    return new ProblemError(400, 'malformed-json', 'Malformed JSON', 'The request body is not valid JSON.');
+  if (err.type === 'entity.too.large')
+    return new ProblemError(413, 'payload-too-large', 'Payload too large', 'The request body is larger than 1 MiB.');
   if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
-    return new ProblemError(415, 'unsupported-media-type', 'Unsupported media type', 'Send the body as UTF-8 application/json.');
+    return new ProblemError(
+      415,
+      'unsupported-media-type',
+      'Unsupported media type',
+      'Send the body as UTF-8 application/json.',
+    );
   }
   const status = err.status;
   if (!status || status < 400 || status >= 500 || !EOV_KINDS[status]) return undefined;
   const [slug, title] = EOV_KINDS[status];
   const errors = (err.errors ?? []).map((e) => ({ path: e.path ?? '', message: e.message ?? 'invalid' }));
   let detail = err.message;
-  if (status === 400) detail = errors.length ? `The request does not match the API contract: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.` : 'The request does not match the API contract.';
+  if (status === 400)
+    detail = errors.length
+      ? `The request does not match the API contract: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`
+      : 'The request does not match the API contract.';
   if (status === 404) detail = `There is no ${path} in this API.`;
   if (status === 405) detail = `${path} does not support this method.`;
   if (status === 415) {
     const accepted = Object.keys((req.openapi?.schema.requestBody as { content?: object } | undefined)?.content ?? {});
-    detail = accepted.length ? `This operation takes a body of type ${accepted.join(' or ')}.` : 'This operation takes no body of that type.';
+    detail = accepted.length
+      ? `This operation takes a body of type ${accepted.join(' or ')}.`
+      : 'This operation takes no body of that type.';
   }
-  if (status === 413) detail = /file too large/i.test(err.message) ? `The upload is larger than ${limits.uploadMaxBytes} bytes.` : 'The request body is too large.';
-  return new ProblemError(status, slug, title, detail, status === 400 && errors.length ? { errors } : {}, err.headers ?? {});
+  if (status === 413)
+    detail = /file too large/i.test(err.message)
+      ? `The upload is larger than ${limits.uploadMaxBytes} bytes.`
+      : 'The request body is too large.';
+  return new ProblemError(
+    status,
+    slug,
+    title,
+    detail,
+    status === 400 && errors.length ? { errors } : {},
+    err.headers ?? {},
+  );
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
 
 /** The database is down or unreachable: a 503 the client can retry, not a 500. */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e.name === 'ConnectionException') return true;
     if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
-    if (/timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/i.test(e.message ?? '')) return true;
+    if (
+      /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/i.test(
+        e.message ?? '',
+      )
+    )
+      return true;
   }
   return false;
 }
 
-export const unavailable = () =>
-  new ProblemError(503, 'unavailable', 'Service unavailable', 'The database cannot be reached right now; nothing was changed. Retry in a few seconds.', {}, { 'Retry-After': '5' });
+const unavailable = () =>
+  new ProblemError(
+    503,
+    'unavailable',
+    'Service unavailable',
+    'The database cannot be reached right now; nothing was changed. Retry in a few seconds.',
+    {},
+    { 'Retry-After': '5' },
+  );
 
 export function problemHandler(log: Logger, limits: { uploadMaxBytes: number }): ErrorRequestHandler {
   return (err: HttpLikeError, req, res, _next) => {
-    const problem = err instanceof ProblemError ? err : isDatabaseUnavailable(err) ? unavailable() : fromClientError(err, req, limits);
+    const problem =
+      err instanceof ProblemError
+        ? err
+        : isDatabaseUnavailable(err)
+          ? unavailable()
+          : fromClientError(err, req, limits);
     if (problem?.slug === 'timeout') log.error('request timed out', { requestId: req.requestId, path: req.path });
-    else if (problem?.status === 503) log.error('database unavailable', { requestId: req.requestId, path: req.path, error: err });
+    else if (problem?.status === 503)
+      log.error('database unavailable', { requestId: req.requestId, path: req.path, error: err });
     if (res.headersSent) {
       log.error('error after the response started', { requestId: req.requestId, error: err });
       res.end();
@@ -73,15 +134,21 @@ export function problemHandler(log: Logger, limits: { uploadMaxBytes: number }):
     }
     if (problem) {
       res.set(problem.headers);
-      res.status(problem.status).type('application/problem+json').json(problem.toProblem(req.originalUrl.split('?')[0]));
+      res
+        .status(problem.status)
+        .type('application/problem+json')
+        .json(problem.toProblem(req.originalUrl.split('?')[0]));
       return;
     }
     log.error('unhandled error', { requestId: req.requestId, path: req.path, error: err });
-    res.status(500).type('application/problem+json').json({
-      type: `${PROBLEM_BASE}internal`,
-      title: 'Internal error',
-      status: 500,
-      detail: `Something went wrong on our side (request ${req.requestId}).`,
-    });
+    res
+      .status(500)
+      .type('application/problem+json')
+      .json({
+        type: `${PROBLEM_BASE}internal`,
+        title: 'Internal error',
+        status: 500,
+        detail: `Something went wrong on our side (request ${req.requestId}).`,
+      });
   };
 }

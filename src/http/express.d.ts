@@ -11,7 +11,12 @@ declare global {
       /** Who is calling, once authenticated (src/http/authenticate.ts). */
       actor?: Actor;
       /** Set by express-openapi-validator once it has matched the operation. */
-      openapi?: { schema: OperationObject; openApiRoute: string; expressRoute: string; pathParams: Record<string, string> };
+      openapi?: {
+        schema: OperationObject;
+        openApiRoute: string;
+        expressRoute: string;
+        pathParams: Record<string, string>;
+      };
       /** A create sent with an Idempotency-Key (src/idempotency/idempotency.middleware.ts). */
       idempotency?: IdempotentRequest;
       /** A short id for the log line and the problem's instance. */
@@ -19,4 +24,3 @@ declare global {
     }
   }
 }
-export {};

@@ -12,11 +12,15 @@ import type { Actor } from './actor.js';
 /** Operations with a handler: all but the MCP endpoint, which src/mcp/ serves as JSON-RPC. */
 export type OperationId = Exclude<keyof typeof sdk, 'mcpRequest'>;
 type OptionsOf<Op extends OperationId> = NonNullable<Parameters<(typeof sdk)[Op]>[0]>;
-type Part<T, K extends string> = T extends { [P in K]?: infer V } ? (undefined extends V ? NonNullable<V> | undefined : V) : never;
+type Part<T, K extends string> = T extends { [P in K]?: infer V }
+  ? undefined extends V
+    ? NonNullable<V> | undefined
+    : V
+  : never;
 
-export type SuccessBody<Op extends OperationId> = NonNullable<Awaited<ReturnType<(typeof sdk)[Op]>>['data']>;
+type SuccessBody<Op extends OperationId> = NonNullable<Awaited<ReturnType<(typeof sdk)[Op]>>['data']>;
 
-export type HandlerInput<Op extends OperationId> = {
+type HandlerInput<Op extends OperationId> = {
   body: Part<OptionsOf<Op>, 'body'>;
   path: Part<OptionsOf<Op>, 'path'>;
   query: Part<OptionsOf<Op>, 'query'>;

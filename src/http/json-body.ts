@@ -11,7 +11,7 @@ import { REQUEST_BODY_BYTES } from './limits.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-export const malformedJson = (detail: string) => new ProblemError(400, 'malformed-json', 'Malformed JSON', detail);
+const malformedJson = (detail: string) => new ProblemError(400, 'malformed-json', 'Malformed JSON', detail);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -54,7 +54,8 @@ export function findDuplicateOrLoneSurrogate(text: string): string | undefined {
         return `a lone surrogate (an unpaired \\ud800-\\udfff escape) in a ${isKey ? 'key' : 'string'} at ${pointer(stack)}`;
       }
       if (isKey) {
-        if (frame.keys!.has(value)) return `the key "${value}" appears twice in the object at ${pointer(stack.slice(0, -1))}`;
+        if (frame.keys!.has(value))
+          return `the key "${value}" appears twice in the object at ${pointer(stack.slice(0, -1))}`;
         frame.keys!.add(value);
         frame.key = value;
       }
@@ -74,7 +75,7 @@ export function findDuplicateOrLoneSurrogate(text: string): string | undefined {
 }
 
 /** Deeper than any request of this API: a body nested further is refused before it is parsed. */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 
 /** How deep the arrays and objects of a JSON text nest (strings skipped), stopping past `max`. */
 function nesting(text: string, max: number): number {
@@ -85,7 +86,9 @@ function nesting(text: string, max: number): number {
     if (c === 0x22) {
       for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
     } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > deepest && (deepest = depth) > max) return deepest;
+      depth++;
+      if (depth > deepest) deepest = depth;
+      if (deepest > max) return deepest;
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
   return deepest;
@@ -108,7 +111,8 @@ function parseStrict(req: Request, _res: unknown, next: (err?: unknown) => void)
   } catch {
     return next(malformedJson('The request body is not valid UTF-8.'));
   }
-  if (nesting(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return next(malformedJson(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`));
+  if (nesting(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+    return next(malformedJson(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`));
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -124,8 +128,14 @@ function parseStrict(req: Request, _res: unknown, next: (err?: unknown) => void)
 function utf8Only(req: Request, _res: unknown, next: (err?: unknown) => void): void {
   const charset = charsetOf(req);
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && req.is(JSON_TYPES)) {
-    return next(new ProblemError(415, 'unsupported-media-type', 'Unsupported media type',
-      `JSON is read as UTF-8 only; this body declares charset=${charset}.`));
+    return next(
+      new ProblemError(
+        415,
+        'unsupported-media-type',
+        'Unsupported media type',
+        `JSON is read as UTF-8 only; this body declares charset=${charset}.`,
+      ),
+    );
   }
   next();
 }

@@ -17,9 +17,15 @@ function serialise(fields: Record<string, unknown> = {}): Record<string, unknown
 
 export function createLogger(level: 'silent' | 'error' | 'info'): Logger {
   const write = (lvl: string, msg: string, fields?: Record<string, unknown>) =>
-    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...serialise(fields) }) + '\n');
+    process.stderr.write(
+      `${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...serialise(fields) })}\n`,
+    );
   return {
-    info: (msg, fields) => { if (level === 'info') write('info', msg, fields); },
-    error: (msg, fields) => { if (level !== 'silent') write('error', msg, fields); },
+    info: (msg, fields) => {
+      if (level === 'info') write('info', msg, fields);
+    },
+    error: (msg, fields) => {
+      if (level !== 'silent') write('error', msg, fields);
+    },
   };
 }

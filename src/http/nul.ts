@@ -24,6 +24,11 @@ export function findNul(value: unknown, path: string): string | undefined {
 
 export const refuseNul: RequestHandler = (req, _res, next) => {
   const at = findNul(req.query, '/query') ?? findNul(req.body, '/body');
-  if (at) return next(badRequest('Text must not contain NUL (\\u0000) characters.', [{ path: at, message: 'must not contain NUL (\\u0000) characters' }]));
+  if (at)
+    return next(
+      badRequest('Text must not contain NUL (\\u0000) characters.', [
+        { path: at, message: 'must not contain NUL (\\u0000) characters' },
+      ]),
+    );
   next();
 };

@@ -13,13 +13,16 @@ import type { Operation } from './contract.js';
 type Bound = (req: Request, res: Response) => Promise<void>;
 
 /** What a create's idempotency record keeps: its reply, or the problem it was refused with. */
-const stored = (instance: string) => (outcome: Outcome<Reply<OperationId>>): Replay => {
-  if ('refused' in outcome) return { status: outcome.refused.status, body: outcome.refused.toProblem(instance), location: null };
-  const reply = outcome.result;
-  if (!('body' in reply)) throw new Error('a create with an Idempotency-Key answered without a JSON body');
-  const location = reply.headers?.Location;
-  return { status: reply.status, body: reply.body, location: typeof location === 'string' ? location : null };
-};
+const stored =
+  (instance: string) =>
+  (outcome: Outcome<Reply<OperationId>>): Replay => {
+    if ('refused' in outcome)
+      return { status: outcome.refused.status, body: outcome.refused.toProblem(instance), location: null };
+    const reply = outcome.result;
+    if (!('body' in reply)) throw new Error('a create with an Idempotency-Key answered without a JSON body');
+    const location = reply.headers?.Location;
+    return { status: reply.status, body: reply.body, location: typeof location === 'string' ? location : null };
+  };
 
 function replay(res: Response, { status, body, location }: Replay): void {
   if (res.headersSent) return;
@@ -41,9 +44,16 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers):
       const actor = req.actor;
       if (!actor) throw new Error(`${op.operationId} reached its handler without an actor`);
       req.dispatched = true;
-      const run = (em: EntityManager) => handler({
-        body: req.body, path: req.openapi!.pathParams as never, query: req.query as never, actor, em, req, res,
-      } as never);
+      const run = (em: EntityManager) =>
+        handler({
+          body: req.body,
+          path: req.openapi!.pathParams as never,
+          query: req.query as never,
+          actor,
+          em,
+          req,
+          res,
+        } as never);
       let reply: Reply<OperationId>;
       if (req.idempotency) {
         const outcome = await once(req.em, req.idempotency, run, stored(req.originalUrl.split('?')[0]!));

@@ -35,9 +35,17 @@ export const badRequest = (detail: string, errors?: Problem['errors']) =>
 export const notFound = (detail: string) => new ProblemError(404, 'not-found', 'Not found', detail);
 export const forbidden = (detail: string) => new ProblemError(403, 'forbidden', 'Forbidden', detail);
 export const conflict = (detail: string) => new ProblemError(409, 'conflict', 'Conflict', detail);
-export const unprocessable = (detail: string) => new ProblemError(422, 'unprocessable', 'Unprocessable content', detail);
+export const unprocessable = (detail: string) =>
+  new ProblemError(422, 'unprocessable', 'Unprocessable content', detail);
 export const invalidToken = (detail: string) =>
-  new ProblemError(401, 'invalid-token', 'Invalid API key', detail, {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+  new ProblemError(
+    401,
+    'invalid-token',
+    'Invalid API key',
+    detail,
+    {},
+    { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  );
 /** No key was sent at all (or under another scheme): the challenge carries no error code (RFC 6750 §3.1). */
 export const missingToken = (detail: string) =>
   new ProblemError(401, 'invalid-token', 'API key required', detail, {}, { 'WWW-Authenticate': 'Bearer' });

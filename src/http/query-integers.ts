@@ -16,7 +16,7 @@ type Parameter = { name?: string; in?: string; schema?: { type?: unknown }; $ref
 function resolve(doc: OpenApiDocument, p: Parameter): Parameter {
   const ref = p.$ref?.match(/^#\/components\/parameters\/(.+)$/)?.[1];
   if (!ref) return p;
-  return ((doc.components as { parameters?: Record<string, Parameter> } | undefined)?.parameters?.[ref]) ?? p;
+  return (doc.components as { parameters?: Record<string, Parameter> } | undefined)?.parameters?.[ref] ?? p;
 }
 
 /** operationId → the names of its integer query parameters. */
@@ -45,7 +45,11 @@ export function strictQueryIntegers(doc: OpenApiDocument): RequestHandler {
     const query = req.query as Record<string, unknown>;
     const wrong = names.filter((n) => typeof query[n] === 'string' && !INTEGER.test(query[n] as string));
     if (!wrong.length) return next();
-    next(badRequest(`The request does not match the API contract: ${wrong.map((n) => `/query/${n} must be an integer written in digits`).join('; ')}.`,
-      wrong.map((n) => ({ path: `/query/${n}`, message: 'must be an integer written in digits' }))));
+    next(
+      badRequest(
+        `The request does not match the API contract: ${wrong.map((n) => `/query/${n} must be an integer written in digits`).join('; ')}.`,
+        wrong.map((n) => ({ path: `/query/${n}`, message: 'must be an integer written in digits' })),
+      ),
+    );
   };
 }

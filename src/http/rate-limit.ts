@@ -24,7 +24,7 @@ export type RateLimits = {
 };
 
 /** Failed web sign-ins (and sign-ups) per client address, per 15 minutes, before 429. */
-export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+const SIGN_IN_WINDOW_MS = 15 * 60_000;
 const WINDOW_MS = 60_000;
 const WINDOW_S = WINDOW_MS / 1000;
 
@@ -35,7 +35,14 @@ const partition = (name: string) => createHash('sha256').update(name).digest().s
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 function tooMany(detail: string, retryAfterS: number): ProblemError {
-  return new ProblemError(429, 'rate-limited', 'Too many requests', `${detail}; retry in ${retryAfterS} seconds.`, {}, { 'Retry-After': String(retryAfterS) });
+  return new ProblemError(
+    429,
+    'rate-limited',
+    'Too many requests',
+    `${detail}; retry in ${retryAfterS} seconds.`,
+    {},
+    { 'Retry-After': String(retryAfterS) },
+  );
 }
 
 declare global {
@@ -54,20 +61,42 @@ function budgetsOf(req: Request, limits: RateLimits): Policy[] {
   const actor = req.actor;
   if (actor?.keyId) {
     return [
-      { policy: 'per-key', key: `key:${actor.keyId}`, limit: limits.requestsPerMinutePerKey,
-        refusal: `This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute` },
-      { policy: 'per-user', key: `user:${actor.userId}`, limit: limits.requestsPerMinutePerUser,
-        refusal: `The API keys of this account made more than ${limits.requestsPerMinutePerUser} requests in a minute together` },
+      {
+        policy: 'per-key',
+        key: `key:${actor.keyId}`,
+        limit: limits.requestsPerMinutePerKey,
+        refusal: `This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute`,
+      },
+      {
+        policy: 'per-user',
+        key: `user:${actor.userId}`,
+        limit: limits.requestsPerMinutePerUser,
+        refusal: `The API keys of this account made more than ${limits.requestsPerMinutePerUser} requests in a minute together`,
+      },
     ];
   }
-  return [{ policy: 'per-address', key: `ip:${addressOf(req)}`, limit: limits.requestsPerMinutePerKey,
-    refusal: `This address made more than ${limits.requestsPerMinutePerKey} requests in a minute` }];
+  return [
+    {
+      policy: 'per-address',
+      key: `ip:${addressOf(req)}`,
+      limit: limits.requestsPerMinutePerKey,
+      refusal: `This address made more than ${limits.requestsPerMinutePerKey} requests in a minute`,
+    },
+  ];
 }
 
 function announce(res: Response, budgets: Policy[], counts: Count[]): void {
   if (res.headersSent) return;
-  res.setHeader('RateLimit-Policy', budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${WINDOW_S}; pk=:${partition(b.key)}:`).join(', '));
-  res.setHeader('RateLimit', budgets.map((b, i) => `"${b.policy}"; r=${Math.max(0, b.limit - counts[i]!.count)}; t=${seconds(counts[i]!.resetMs)}`).join(', '));
+  res.setHeader(
+    'RateLimit-Policy',
+    budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${WINDOW_S}; pk=:${partition(b.key)}:`).join(', '),
+  );
+  res.setHeader(
+    'RateLimit',
+    budgets
+      .map((b, i) => `"${b.policy}"; r=${Math.max(0, b.limit - counts[i]!.count)}; t=${seconds(counts[i]!.resetMs)}`)
+      .join(', '),
+  );
 }
 
 /**
@@ -84,7 +113,10 @@ export function requestBudget(counters: Counters, limits: RateLimits): RequestHa
       if (allowed) return next();
       const full = budgets.findIndex((b, i) => counts[i]!.count + Math.max(units, 1) > b.limit);
       const refusal = full >= 0 ? budgets[full]! : budgets[0]!;
-      const more = units > 1 && counts[Math.max(full, 0)]!.count < refusal.limit ? ` (this request carries ${units} calls, more than are left)` : '';
+      const more =
+        units > 1 && counts[Math.max(full, 0)]!.count < refusal.limit
+          ? ` (this request carries ${units} calls, more than are left)`
+          : '';
       next(tooMany(`${refusal.refusal}${more}`, seconds(counts[Math.max(full, 0)]!.resetMs)));
     } catch (err) {
       next(err);
@@ -122,7 +154,8 @@ export function signInBudget(counters: Counters, limits: RateLimits): RequestHan
         return next(tooMany('Too many failed sign-ins from this address', seconds(now.resetMs)));
       }
       res.on('finish', () => {
-        if (res.statusCode === 401 || res.statusCode === 409) void counters.add(key, 1, SIGN_IN_WINDOW_MS).catch(() => undefined);
+        if (res.statusCode === 401 || res.statusCode === 409)
+          void counters.add(key, 1, SIGN_IN_WINDOW_MS).catch(() => undefined);
       });
       next();
     } catch (err) {

@@ -10,21 +10,28 @@ import { HTTP_METHODS, type OpenApiDocument } from './contract.js';
 
 export const securityHeaders = (): RequestHandler =>
   helmet({
-    contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] } },
+    contentSecurityPolicy: {
+      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] },
+    },
     crossOriginResourcePolicy: { policy: 'same-site' },
   });
 
 /** Every response header the contract declares, so that browser code may read each of them. */
-export function declaredResponseHeaders(doc: OpenApiDocument): string[] {
+function declaredResponseHeaders(doc: OpenApiDocument): string[] {
   const names = new Map<string, string>();
   const visit = (response: { headers?: Record<string, unknown> } | undefined) => {
     for (const name of Object.keys(response?.headers ?? {})) names.set(name.toLowerCase(), name);
   };
-  const components = doc.components as { responses?: Record<string, { headers?: Record<string, unknown> }> } | undefined;
+  const components = doc.components as
+    | { responses?: Record<string, { headers?: Record<string, unknown> }> }
+    | undefined;
   for (const response of Object.values(components?.responses ?? {})) visit(response);
   for (const item of Object.values(doc.paths)) {
     for (const method of HTTP_METHODS) {
-      for (const response of Object.values((item[method]?.responses ?? {}) as Record<string, { headers?: Record<string, unknown> }>)) visit(response);
+      for (const response of Object.values(
+        (item[method]?.responses ?? {}) as Record<string, { headers?: Record<string, unknown> }>,
+      ))
+        visit(response);
     }
   }
   return [...names.values()].sort();
@@ -38,7 +45,10 @@ export function cors(doc: OpenApiDocument): RequestHandler {
     res.setHeader('Access-Control-Expose-Headers', exposed);
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE');
-      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Idempotency-Key, If-None-Match, MCP-Protocol-Version, Accept');
+      res.setHeader(
+        'Access-Control-Allow-Headers',
+        'Authorization, Content-Type, Idempotency-Key, If-None-Match, MCP-Protocol-Version, Accept',
+      );
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();
       return;

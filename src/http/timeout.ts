@@ -7,10 +7,19 @@ import { ProblemError } from './problem.js';
  * (Slow senders are cut off earlier by the HTTP server's own headers/request timeouts.)
  */
 export function requestTimeout(ms: number): RequestHandler {
-  return (req, res, next) => {
+  return (_req, res, next) => {
     const timer = setTimeout(() => {
       if (res.headersSent) return;
-      next(new ProblemError(503, 'timeout', 'Request timed out', `The request took longer than ${ms / 1000} s; it may or may not have been applied. Retry in a moment (with an Idempotency-Key for creates).`, {}, { 'Retry-After': '5' }));
+      next(
+        new ProblemError(
+          503,
+          'timeout',
+          'Request timed out',
+          `The request took longer than ${ms / 1000} s; it may or may not have been applied. Retry in a moment (with an Idempotency-Key for creates).`,
+          {},
+          { 'Retry-After': '5' },
+        ),
+      );
     }, ms);
     const clear = () => clearTimeout(timer);
     res.on('finish', clear);

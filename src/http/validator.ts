@@ -55,19 +55,36 @@ function settleUrlParseWarning(): void {
 
 /** Runs Express-style stages one after another as a promise; the first error rejects it. */
 function run(stages: RequestHandler[], req: Request, res: Response): Promise<void> {
-  return stages.reduce<Promise<void>>((done, stage) => done.then(() => new Promise<void>((resolve, reject) => {
-    const next = (err?: unknown) => (err ? reject(err) : resolve());
-    Promise.resolve(stage(req, res, next)).catch(reject);
-  })), Promise.resolve());
+  return stages.reduce<Promise<void>>(
+    (done, stage) =>
+      done.then(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const next = (err?: unknown) => (err ? reject(err) : resolve());
+            Promise.resolve(stage(req, res, next)).catch(reject);
+          }),
+      ),
+    Promise.resolve(),
+  );
 }
 
-export type ValidatorOptions = { validateResponses: boolean; uploadMaxBytes: number; budget: RequestHandler; failedAuth: FailedAuth; keys: KeyCache };
+export type ValidatorOptions = {
+  validateResponses: boolean;
+  uploadMaxBytes: number;
+  budget: RequestHandler;
+  failedAuth: FailedAuth;
+  keys: KeyCache;
+};
 
 export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions): RequestHandler[] {
   settleUrlParseWarning();
   const stages: RequestHandler[] = [
-    deprecation(doc), authenticate(opts.keys, opts.failedAuth) as RequestHandler, opts.budget, requireScope as RequestHandler,
-    strictQueryIntegers(doc), ...jsonBody(),
+    deprecation(doc),
+    authenticate(opts.keys, opts.failedAuth) as RequestHandler,
+    opts.budget,
+    requireScope as RequestHandler,
+    strictQueryIntegers(doc),
+    ...jsonBody(),
   ];
   const securityHandler = async (req: Request): Promise<boolean> => {
     try {
@@ -111,20 +128,35 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
  */
 export async function validatorProblem(err: unknown, req: Request, failedAuth: FailedAuth): Promise<unknown> {
   if (!(err instanceof Error)) return err;
-  if (req.securityProblem && err !== req.securityProblem && (err as { status?: number }).status !== undefined) return req.securityProblem;
+  if (req.securityProblem && err !== req.securityProblem && (err as { status?: number }).status !== undefined)
+    return req.securityProblem;
   const op = req.openapi?.schema;
   if (err instanceof OpenApiValidator.error.Unauthorized && op) {
     if (op['x-session-only'] === true && req.headers.authorization) {
-      return new ProblemError(403, 'session-only', 'Not available to API keys',
+      return new ProblemError(
+        403,
+        'session-only',
+        'Not available to API keys',
         `${op.operationId} is for signed-in people in the web application only. API keys carry no account roles, so every key is refused, an administrator's included.`,
-        {}, { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' });
+        {},
+        { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
+      );
     }
-    const refusal = op['x-session-only'] === true
-      ? new ProblemError(401, 'session-required', 'Sign-in required',
-        'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.', {}, { 'WWW-Authenticate': 'Bearer' })
-      : missingToken(req.headers.authorization
-        ? 'Use the Bearer scheme: `Authorization: Bearer shipyard_pat_…`.'
-        : 'This request needs an API key: send `Authorization: Bearer shipyard_pat_…`.');
+    const refusal =
+      op['x-session-only'] === true
+        ? new ProblemError(
+            401,
+            'session-required',
+            'Sign-in required',
+            'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.',
+            {},
+            { 'WWW-Authenticate': 'Bearer' },
+          )
+        : missingToken(
+            req.headers.authorization
+              ? 'Use the Bearer scheme: `Authorization: Bearer shipyard_pat_…`.'
+              : 'This request needs an API key: send `Authorization: Bearer shipyard_pat_…`.',
+          );
     return failedAuth(req, refusal).catch(() => refusal);
   }
   if (!req.dispatched && err instanceof OpenApiValidator.error.InternalServerError && req.is('multipart/form-data')) {

@@ -1,14 +1,17 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 
-export const IDEMPOTENCY_STATES = ['in_progress', 'done'] as const;
+const IDEMPOTENCY_STATES = ['in_progress', 'done'] as const;
 
 /** The first response to a create, kept for 24 hours and replayed for the same key and request. */
 const IdempotencyRecordSchema = defineEntity({
   name: 'IdempotencyRecord',
   tableName: 'idempotency_records',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     /** The API key that sent it: keys never share records. */
     apiKeyId: p.uuid(),
     key: p.string().length(255),

@@ -11,11 +11,16 @@ export function idempotency(): RequestHandler {
   return (req, _res, next) => {
     const key = req.header('idempotency-key');
     const op = req.openapi?.schema;
-    const creates = req.method === 'POST' && op && Object.keys((op.responses as object | undefined) ?? {}).includes('201');
+    const creates =
+      req.method === 'POST' && op && Object.keys((op.responses as object | undefined) ?? {}).includes('201');
     if (key === undefined || !creates || !req.actor?.keyId) return next();
     checkIdempotencyKey(key);
     const files = (req as { files?: { buffer: Buffer }[] }).files?.map((f) => f.buffer.toString('base64'));
-    req.idempotency = { apiKeyId: req.actor.keyId, key, hash: requestHash(req.method, req.originalUrl.split('?')[0], req.body, files) };
+    req.idempotency = {
+      apiKeyId: req.actor.keyId,
+      key,
+      hash: requestHash(req.method, req.originalUrl.split('?')[0], req.body, files),
+    };
     next();
   };
 }

@@ -17,16 +17,18 @@ import { uuidv7 } from 'uuidv7';
 import { IdempotencyRecord } from './idempotency.entity.js';
 import { ProblemError } from '../http/problem.js';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** How long a retry waits for a first attempt still running before it is told to come back. */
-export const IN_PROGRESS_WAIT_MS = 2000;
+const IN_PROGRESS_WAIT_MS = 2000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** The same JSON value written the same way: object keys sorted, at every depth. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
@@ -37,9 +39,15 @@ export const requestHash = (...parts: unknown[]) => createHash('sha256').update(
 
 export function checkIdempotencyKey(key: string): void {
   if (!KEY_PATTERN.test(key)) {
-    throw new ProblemError(400, 'validation', 'Invalid request', 'An Idempotency-Key is 1 to 255 visible ASCII characters (a UUID is a good choice).', {
-      errors: [{ path: '/header/Idempotency-Key', message: 'must be 1-255 visible ASCII characters' }],
-    });
+    throw new ProblemError(
+      400,
+      'validation',
+      'Invalid request',
+      'An Idempotency-Key is 1 to 255 visible ASCII characters (a UUID is a good choice).',
+      {
+        errors: [{ path: '/header/Idempotency-Key', message: 'must be 1-255 visible ASCII characters' }],
+      },
+    );
   }
 }
 
@@ -48,8 +56,14 @@ export type IdempotentRequest = { apiKeyId: string; key: string; hash: string };
 export type Once<T> = { kind: 'new'; result: T } | { kind: 'replay'; replay: Replay };
 
 const inProgress = () =>
-  new ProblemError(409, 'idempotency-in-progress', 'Request in progress',
-    'A request with this Idempotency-Key is still being processed; retry in a moment to get its result.', {}, { 'Retry-After': '1' });
+  new ProblemError(
+    409,
+    'idempotency-in-progress',
+    'Request in progress',
+    'A request with this Idempotency-Key is still being processed; retry in a moment to get its result.',
+    {},
+    { 'Retry-After': '1' },
+  );
 
 const isLockTimeout = (err: unknown) => (err as { code?: string }).code === '55P03';
 
@@ -58,9 +72,16 @@ const isLockTimeout = (err: unknown) => (err as { code?: string }).code === '55P
  * insert waits on a first attempt's uncommitted record (PostgreSQL's unique check), so the
  * outcome it then sees is final.
  */
-async function claim(em: EntityManager, request: IdempotentRequest): Promise<{ recordId: string } | { replay: Replay }> {
+async function claim(
+  em: EntityManager,
+  request: IdempotentRequest,
+): Promise<{ recordId: string } | { replay: Replay }> {
   const { apiKeyId, key, hash } = request;
-  await em.nativeDelete(IdempotencyRecord, { apiKeyId, key, createdAt: { $lt: new Date(Date.now() - IDEMPOTENCY_TTL_MS) } });
+  await em.nativeDelete(IdempotencyRecord, {
+    apiKeyId,
+    key,
+    createdAt: { $lt: new Date(Date.now() - IDEMPOTENCY_TTL_MS) },
+  });
   const id = uuidv7();
   let inserted: unknown[];
   try {
@@ -79,11 +100,17 @@ async function claim(em: EntityManager, request: IdempotentRequest): Promise<{ r
   const existing = await em.findOne(IdempotencyRecord, { apiKeyId, key });
   if (!existing) throw inProgress(); // expired and removed meanwhile: the retry will claim it
   if (existing.requestHash !== hash) {
-    throw new ProblemError(422, 'idempotency-key-reused', 'Idempotency-Key reused',
-      'This Idempotency-Key was already used for a different request; use a new key for a new request.');
+    throw new ProblemError(
+      422,
+      'idempotency-key-reused',
+      'Idempotency-Key reused',
+      'This Idempotency-Key was already used for a different request; use a new key for a new request.',
+    );
   }
   if (existing.state !== 'done') throw inProgress();
-  return { replay: { status: existing.status ?? 200, body: existing.responseBody, location: existing.location ?? null } };
+  return {
+    replay: { status: existing.status ?? 200, body: existing.responseBody, location: existing.location ?? null },
+  };
 }
 
 /** What became of a create: its result, or the client error it was refused with. */
@@ -97,7 +124,10 @@ export type Outcome<T> = { result: T } | { refused: ProblemError };
  * rolls the whole transaction back, the claim with it.
  */
 export async function once<T>(
-  root: EntityManager, request: IdempotentRequest, create: (em: EntityManager) => Promise<T>, stored: (outcome: Outcome<T>) => Replay | undefined,
+  root: EntityManager,
+  request: IdempotentRequest,
+  create: (em: EntityManager) => Promise<T>,
+  stored: (outcome: Outcome<T>) => Replay | undefined,
 ): Promise<Once<T>> {
   const done = await root.transactional(async (em) => {
     const claimed = await claim(em, request);
@@ -106,14 +136,19 @@ export async function once<T>(
       const response = stored(outcome);
       if (!response) return false;
       const { status, body, location } = response;
-      await em.nativeUpdate(IdempotencyRecord, { id: claimed.recordId }, { state: 'done', status, responseBody: body as object, location });
+      await em.nativeUpdate(
+        IdempotencyRecord,
+        { id: claimed.recordId },
+        { state: 'done', status, responseBody: body as object, location },
+      );
       return true;
     };
     let result: T;
     try {
       result = await em.transactional((inner) => create(inner));
     } catch (err) {
-      if (err instanceof ProblemError && err.status < 500 && (await keep({ refused: err }))) return { kind: 'refused', error: err } as const;
+      if (err instanceof ProblemError && err.status < 500 && (await keep({ refused: err })))
+        return { kind: 'refused', error: err } as const;
       throw err;
     }
     await keep({ result });

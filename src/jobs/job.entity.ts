@@ -3,15 +3,18 @@ import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { searchChangedTrigger } from '../search/search-changes.js';
 
-export const REMOTE_POLICIES = ['onsite', 'hybrid', 'remote'] as const;
-export const EMPLOYMENT_TYPES = ['full_time', 'part_time', 'contract', 'internship', 'freelance'] as const;
-export const JOB_STATUSES = ['open', 'closed'] as const;
+const REMOTE_POLICIES = ['onsite', 'hybrid', 'remote'] as const;
+const EMPLOYMENT_TYPES = ['full_time', 'part_time', 'contract', 'internship', 'freelance'] as const;
+const JOB_STATUSES = ['open', 'closed'] as const;
 
 const JobSchema = defineEntity({
   name: 'Job',
   tableName: 'jobs',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     poster: () => p.manyToOne(User).deleteRule('cascade'),
     title: p.string().length(200),
     company: p.string().length(200),
@@ -27,9 +30,19 @@ const JobSchema = defineEntity({
     status: p.enum(JOB_STATUSES).default('open'),
     expiresAt: p.datetime(),
     /** Full-text search vector kept by PostgreSQL, written as PostgreSQL prints it (clean schema diff). */
-    search: p.type('tsvector').generated(`(((setweight(to_tsvector('english'::regconfig, (COALESCE(title, ''::character varying))::text), 'A'::"char") || setweight(to_tsvector('english'::regconfig, (((COALESCE(company, ''::character varying))::text || ' '::text) || shipyard_words(skills))), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(description, ''::text)), 'C'::"char"))) stored`).lazy().nullable().hidden(),
+    search: p
+      .type('tsvector')
+      .generated(
+        `(((setweight(to_tsvector('english'::regconfig, (COALESCE(title, ''::character varying))::text), 'A'::"char") || setweight(to_tsvector('english'::regconfig, (((COALESCE(company, ''::character varying))::text || ' '::text) || shipyard_words(skills))), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(description, ''::text)), 'C'::"char"))) stored`,
+      )
+      .lazy()
+      .nullable()
+      .hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   indexes: [
     { name: 'jobs_listing_idx', properties: ['status', 'expiresAt', 'id'] },
@@ -38,10 +51,13 @@ const JobSchema = defineEntity({
   ],
   triggers: [searchChangedTrigger('jobs', 'search, status, expires_at')],
   // Salary is all or nothing, and min ≤ max (also checked with a clear 400 in the service).
-  checks: [{
-    name: 'jobs_salary_check',
-    expression: '(((salary_min IS NULL) AND (salary_max IS NULL) AND (salary_currency IS NULL)) OR ((salary_min IS NOT NULL) AND (salary_max IS NOT NULL) AND (salary_currency IS NOT NULL) AND (salary_min <= salary_max)))',
-  }],
+  checks: [
+    {
+      name: 'jobs_salary_check',
+      expression:
+        '(((salary_min IS NULL) AND (salary_max IS NULL) AND (salary_currency IS NULL)) OR ((salary_min IS NOT NULL) AND (salary_max IS NOT NULL) AND (salary_currency IS NOT NULL) AND (salary_min <= salary_max)))',
+    },
+  ],
 });
 export class Job extends JobSchema.class {}
 JobSchema.setClass(Job);

@@ -6,9 +6,28 @@ import { isoString, type Timestamp } from '../db/hot-read.js';
 
 /** What the presenter reads: a Job entity, or a row of the list's hand-written select (its timestamps as text, and
  *  whether it had expired at the `now` the list filtered with, decided by PostgreSQL at full precision). */
-export type JobFields = Pick<Job, 'id' | 'title' | 'company' | 'description' | 'location' | 'remotePolicy' | 'employmentType'
-  | 'salaryMin' | 'salaryMax' | 'salaryCurrency' | 'skills' | 'applyUrl' | 'status'>
-  & { poster: Pick<User, 'id' | 'username' | 'displayName'>; expiresAt: Timestamp; expired?: boolean; createdAt: Timestamp; updatedAt: Timestamp };
+export type JobFields = Pick<
+  Job,
+  | 'id'
+  | 'title'
+  | 'company'
+  | 'description'
+  | 'location'
+  | 'remotePolicy'
+  | 'employmentType'
+  | 'salaryMin'
+  | 'salaryMax'
+  | 'salaryCurrency'
+  | 'skills'
+  | 'applyUrl'
+  | 'status'
+> & {
+  poster: Pick<User, 'id' | 'username' | 'displayName'>;
+  expiresAt: Timestamp;
+  expired?: boolean;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+};
 
 const time = (t: Timestamp) => (typeof t === 'string' ? Date.parse(t) : t.getTime());
 

@@ -14,7 +14,10 @@ export const jobsHandlers = {
     return { status: 201, body: presentJob(job), headers: { Location: `${req.baseUrl}/jobs/${job.id}` } };
   },
   getJob: async ({ em, path }) => ({ status: 200, body: await readJob(em, path.jobId) }),
-  updateJob: async ({ em, actor, path, body }) => ({ status: 200, body: presentJob(await updateJob(em, actor, path.jobId, body)) }),
+  updateJob: async ({ em, actor, path, body }) => ({
+    status: 200,
+    body: presentJob(await updateJob(em, actor, path.jobId, body)),
+  }),
   closeJob: async ({ em, actor, path }) => ({ status: 200, body: presentJob(await closeJob(em, actor, path.jobId)) }),
   deleteJob: async ({ em, actor, path }) => {
     await deleteJob(em, actor, path.jobId);

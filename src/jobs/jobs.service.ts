@@ -16,8 +16,8 @@ import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 import { actorId } from '../projects/projects.service.js';
 
 const DAY = 86_400_000;
-export const DEFAULT_JOB_DAYS = 30;
-export const MAX_JOB_DAYS = 365;
+const DEFAULT_JOB_DAYS = 30;
+const MAX_JOB_DAYS = 365;
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
 type Salary = { salaryMin: number | null; salaryMax: number | null; salaryCurrency: string | null };
@@ -31,10 +31,14 @@ function checkSalary(s: Salary): void {
     ]);
   }
   if (given === 3 && s.salaryMin! > s.salaryMax!) {
-    throw badRequest(`salaryMin (${s.salaryMin}) is more than salaryMax (${s.salaryMax}).`, [{ path: '/body/salaryMin', message: 'must be ≤ salaryMax' }]);
+    throw badRequest(`salaryMin (${s.salaryMin}) is more than salaryMax (${s.salaryMax}).`, [
+      { path: '/body/salaryMin', message: 'must be ≤ salaryMax' },
+    ]);
   }
   if (s.salaryCurrency !== null && !CURRENCIES.has(s.salaryCurrency)) {
-    throw badRequest(`'${s.salaryCurrency}' is not an ISO 4217 currency code.`, [{ path: '/body/salaryCurrency', message: 'unknown currency' }]);
+    throw badRequest(`'${s.salaryCurrency}' is not an ISO 4217 currency code.`, [
+      { path: '/body/salaryCurrency', message: 'unknown currency' },
+    ]);
   }
 }
 
@@ -42,12 +46,14 @@ function checkExpiry(expiresAt: string | undefined, now = Date.now()): Date {
   if (expiresAt === undefined) return new Date(now + DEFAULT_JOB_DAYS * DAY);
   const at = new Date(expiresAt);
   if (at.getTime() <= now || at.getTime() > now + MAX_JOB_DAYS * DAY) {
-    throw badRequest(`expiresAt must be in the future and at most ${MAX_JOB_DAYS} days ahead.`, [{ path: '/body/expiresAt', message: 'out of range' }]);
+    throw badRequest(`expiresAt must be in the future and at most ${MAX_JOB_DAYS} days ahead.`, [
+      { path: '/body/expiresAt', message: 'out of range' },
+    ]);
   }
   return at;
 }
 
-export async function getJob(em: EntityManager, jobId: string): Promise<Job> {
+async function getJob(em: EntityManager, jobId: string): Promise<Job> {
   const job = await em.findOne(Job, { id: jobId }, { populate: ['poster'] });
   if (!job) throw notFound(`No job with id ${jobId}.`);
   return job;
@@ -56,12 +62,17 @@ export async function getJob(em: EntityManager, jobId: string): Promise<Job> {
 /** The poster only. */
 async function assertCanManageJob(em: EntityManager, actor: Actor, jobId: string): Promise<Job> {
   const job = await getJob(em, jobId);
-  if (job.poster.id !== actor.userId) throw forbidden(`Only the poster (${job.poster.username}) may change job ${jobId}.`);
+  if (job.poster.id !== actor.userId)
+    throw forbidden(`Only the poster (${job.poster.username}) may change job ${jobId}.`);
   return job;
 }
 
 export async function createJob(em: EntityManager, actor: Actor, input: JobCreate): Promise<Job> {
-  const salary = { salaryMin: input.salaryMin ?? null, salaryMax: input.salaryMax ?? null, salaryCurrency: input.salaryCurrency ?? null };
+  const salary = {
+    salaryMin: input.salaryMin ?? null,
+    salaryMax: input.salaryMax ?? null,
+    salaryCurrency: input.salaryCurrency ?? null,
+  };
   checkSalary(salary);
   const job = em.create(Job, {
     poster: em.getReference(User, actor.userId),
@@ -84,7 +95,11 @@ export async function createJob(em: EntityManager, actor: Actor, input: JobCreat
 export async function updateJob(em: EntityManager, actor: Actor, jobId: string, input: JobUpdate): Promise<Job> {
   const job = await assertCanManageJob(em, actor, jobId);
   if (input.salaryMin !== undefined || input.salaryMax !== undefined || input.salaryCurrency !== undefined) {
-    const salary = { salaryMin: input.salaryMin ?? null, salaryMax: input.salaryMax ?? null, salaryCurrency: input.salaryCurrency ?? null };
+    const salary = {
+      salaryMin: input.salaryMin ?? null,
+      salaryMax: input.salaryMax ?? null,
+      salaryCurrency: input.salaryCurrency ?? null,
+    };
     checkSalary(salary);
     Object.assign(job, salary);
   }
@@ -116,8 +131,15 @@ export async function deleteJob(em: EntityManager, actor: Actor, jobId: string):
 }
 
 export type JobListQuery = {
-  remotePolicy?: Job['remotePolicy']; employmentType?: Job['employmentType']; skill?: string; location?: string;
-  q?: string; postedBy?: string; status?: 'open' | 'all'; limit: number; cursor?: string;
+  remotePolicy?: Job['remotePolicy'];
+  employmentType?: Job['employmentType'];
+  skill?: string;
+  location?: string;
+  q?: string;
+  postedBy?: string;
+  status?: 'open' | 'all';
+  limit: number;
+  cursor?: string;
 };
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -126,7 +148,9 @@ export async function listJobs(em: EntityManager, actor: Actor, query: JobListQu
   const after = decodeCursor(query.cursor, isIdCursor);
   const now = new Date();
   if (query.q) {
-    const [check] = await em.execute<{ n: number }[]>(`select numnode(websearch_to_tsquery('english', ?)) as n`, [query.q]);
+    const [check] = await em.execute<{ n: number }[]>(`select numnode(websearch_to_tsquery('english', ?)) as n`, [
+      query.q,
+    ]);
     if (!check || Number(check.n) === 0) {
       throw badRequest('q has no words to search for.', [{ path: '/query/q', message: 'no searchable words' }]);
     }
@@ -154,7 +178,12 @@ export async function listJobs(em: EntityManager, actor: Actor, query: JobListQu
   const sql = `${JOB_SELECT} ${where.length ? `where ${where.join(' and ')}` : ''} order by j.id desc limit ?`;
   params.push(query.limit + 1);
   const rows = query.q ? await em.execute<JobRow[]>(sql, params) : await preparedRows<JobRow>(em, sql, params);
-  return pageOf(rows.map(fromJobRow), query.limit, (j) => presentJob(j, now), (j) => ({ id: j.id }));
+  return pageOf(
+    rows.map(fromJobRow),
+    query.limit,
+    (j) => presentJob(j, now),
+    (j) => ({ id: j.id }),
+  );
 }
 
 /**
@@ -169,20 +198,52 @@ const JOB_SELECT = `select j.id, j.title, j.company, j.description, j.location, 
 
 /** GET /jobs/{id}: the row the list shows for it, in one prepared statement. */
 export async function readJob(em: EntityManager, jobId: string, now = new Date()): Promise<JobDto> {
-  const [row] = !isUuid(jobId) ? [] : await preparedRows<JobRow>(em, `${JOB_SELECT} where j.id = ?`, [now.toISOString(), jobId]);
+  const [row] = !isUuid(jobId)
+    ? []
+    : await preparedRows<JobRow>(em, `${JOB_SELECT} where j.id = ?`, [now.toISOString(), jobId]);
   if (!row) throw notFound(`No job with id ${jobId}.`);
   return presentJob(fromJobRow(row), now);
 }
 
 type JobRow = {
-  id: string; title: string; company: string; description: string; location: string | null; remote_policy: JobFields['remotePolicy'];
-  employment_type: JobFields['employmentType']; salary_min: number | null; salary_max: number | null; salary_currency: string | null; skills: string[];
-  apply_url: string; status: JobFields['status']; expires_at: string; expired: boolean; created_at: string; updated_at: string;
-  poster_id: string; poster_username: string; poster_display_name: string;
+  id: string;
+  title: string;
+  company: string;
+  description: string;
+  location: string | null;
+  remote_policy: JobFields['remotePolicy'];
+  employment_type: JobFields['employmentType'];
+  salary_min: number | null;
+  salary_max: number | null;
+  salary_currency: string | null;
+  skills: string[];
+  apply_url: string;
+  status: JobFields['status'];
+  expires_at: string;
+  expired: boolean;
+  created_at: string;
+  updated_at: string;
+  poster_id: string;
+  poster_username: string;
+  poster_display_name: string;
 };
 const fromJobRow = (r: JobRow): JobFields => ({
-  id: r.id, title: r.title, company: r.company, description: r.description, location: r.location, remotePolicy: r.remote_policy,
-  employmentType: r.employment_type, salaryMin: r.salary_min, salaryMax: r.salary_max, salaryCurrency: r.salary_currency, skills: r.skills,
-  applyUrl: r.apply_url, status: r.status, expiresAt: r.expires_at, expired: r.expired, createdAt: r.created_at, updatedAt: r.updated_at,
+  id: r.id,
+  title: r.title,
+  company: r.company,
+  description: r.description,
+  location: r.location,
+  remotePolicy: r.remote_policy,
+  employmentType: r.employment_type,
+  salaryMin: r.salary_min,
+  salaryMax: r.salary_max,
+  salaryCurrency: r.salary_currency,
+  skills: r.skills,
+  applyUrl: r.apply_url,
+  status: r.status,
+  expiresAt: r.expires_at,
+  expired: r.expired,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
   poster: { id: r.poster_id, username: r.poster_username, displayName: r.poster_display_name },
 });

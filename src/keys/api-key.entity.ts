@@ -7,7 +7,10 @@ const ApiKeySchema = defineEntity({
   name: 'ApiKey',
   tableName: 'api_keys',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     name: p.string().length(100),
     /** SHA-256 of the whole token, hex. The token itself is never stored. */

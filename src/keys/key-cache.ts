@@ -40,7 +40,11 @@ export class KeyCache {
   #generation = 0;
   readonly #onRevoked = (keyId: string) => this.#drop((key) => key.id === keyId);
 
-  constructor(readonly ttlMs: number, changes?: ChangeFeed, private readonly maxEntries = 10_000) {
+  constructor(
+    readonly ttlMs: number,
+    changes?: ChangeFeed,
+    private readonly maxEntries = 10_000,
+  ) {
     this.#live = !changes;
     if (ttlMs <= 0) return;
     keyEvents.on('revoked', this.#onRevoked);

@@ -14,15 +14,21 @@ export const MAX_KEY_DAYS = 366;
 /** The most keys one account may have active (neither revoked nor expired): minting keys does not multiply a budget. */
 export const MAX_ACTIVE_KEYS = 50;
 /** last_used_at is written at most this often per key. */
-export const LAST_USED_RESOLUTION_MS = 60_000;
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** An expiry is required: a number of days, or a moment at most MAX_KEY_DAYS ahead. */
-export type NewKey = { userId: string; name: string; scopes: string[] } & ({ expiresInDays: number } | { expiresAt: Date });
+export type NewKey = { userId: string; name: string; scopes: string[] } & (
+  | { expiresInDays: number }
+  | { expiresAt: Date }
+);
 export type CreatedKey = { key: ApiKey; token: string };
 
-export function parseScopes(scopes: string[]): ScopeId[] {
+function parseScopes(scopes: string[]): ScopeId[] {
   const unknown = scopes.filter((s) => !isScopeId(s));
-  if (unknown.length) throw badRequest(`Unknown scope ${unknown.map((s) => `'${s}'`).join(', ')}; the scopes are ${SCOPE_IDS.join(', ')}.`);
+  if (unknown.length)
+    throw badRequest(
+      `Unknown scope ${unknown.map((s) => `'${s}'`).join(', ')}; the scopes are ${SCOPE_IDS.join(', ')}.`,
+    );
   if (scopes.length === 0) throw badRequest('A key needs at least one scope.');
   return [...new Set(scopes)].sort() as ScopeId[];
 }
@@ -40,7 +46,9 @@ function expiryOf(input: NewKey, now = Date.now()): Date {
     const at = input.expiresAt.getTime();
     const last = lastExpiryDay(now);
     if (!Number.isFinite(at) || at <= now || at > Date.parse(`${last}T23:59:59.999Z`)) {
-      throw badRequest(`A key expires after now and on ${last} at the latest (${MAX_KEY_DAYS} days from today); it cannot be made without an expiry.`);
+      throw badRequest(
+        `A key expires after now and on ${last} at the latest (${MAX_KEY_DAYS} days from today); it cannot be made without an expiry.`,
+      );
     }
     return input.expiresAt;
   }
@@ -61,7 +69,9 @@ export async function createKey(em: EntityManager, input: NewKey): Promise<Creat
     await tem.findOneOrFail(User, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['id'] });
     const active = await tem.count(ApiKey, { user: input.userId, revokedAt: null, expiresAt: { $gt: new Date() } });
     if (active >= MAX_ACTIVE_KEYS) {
-      throw conflict(`This account has ${active} active API keys, the most it may have. Revoke one it no longer uses (Settings → Manage API keys), then create this one.`);
+      throw conflict(
+        `This account has ${active} active API keys, the most it may have. Revoke one it no longer uses (Settings → Manage API keys), then create this one.`,
+      );
     }
     const created = tem.create(ApiKey, {
       user: tem.getReference(User, input.userId),
@@ -98,15 +108,24 @@ export function keyStatus(key: ApiKey, now = new Date()): 'active' | 'expired' |
   return key.expiresAt <= now ? 'expired' : 'active';
 }
 
-async function readKey(em: EntityManager, tokenHash: string, cache: KeyCache | undefined): Promise<CachedKey | undefined> {
+async function readKey(
+  em: EntityManager,
+  tokenHash: string,
+  cache: KeyCache | undefined,
+): Promise<CachedKey | undefined> {
   const generation = cache?.generation ?? 0;
   // A fork of its own: the account is read in part (whether it is disabled), and a partial
   // entity must not stand in for the whole one in the request's own identity map.
   const row = await em.fork().findOne(ApiKey, { tokenHash }, { populate: ['user'], fields: ['*', 'user.disabledAt'] });
   if (!row) return undefined;
   const key: CachedKey = {
-    id: row.id, userId: row.user.id, userDisabled: Boolean(row.user.disabledAt), scopes: row.scopes, expiresAt: row.expiresAt,
-    revokedAt: row.revokedAt ?? null, lastUsedAt: row.lastUsedAt ?? null,
+    id: row.id,
+    userId: row.user.id,
+    userDisabled: Boolean(row.user.disabledAt),
+    scopes: row.scopes,
+    expiresAt: row.expiresAt,
+    revokedAt: row.revokedAt ?? null,
+    lastUsedAt: row.lastUsedAt ?? null,
   };
   cache?.set(tokenHash, key, generation);
   return key;
@@ -137,7 +156,10 @@ export async function authenticateToken(em: EntityManager, token: string, cache?
     // Conditional, so concurrent requests write it once; no flush of anything else.
     await em.nativeUpdate(
       ApiKey,
-      { id: key.id, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }] },
+      {
+        id: key.id,
+        $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }],
+      },
       { lastUsedAt: now },
     );
     key.lastUsedAt = now;

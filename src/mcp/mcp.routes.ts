@@ -37,7 +37,12 @@ declare global {
   }
 }
 
-type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; protocolVersion?: unknown } };
+type JsonRpcMessage = {
+  jsonrpc?: unknown;
+  id?: unknown;
+  method?: unknown;
+  params?: { name?: unknown; protocolVersion?: unknown };
+};
 
 const messages = (body: unknown): JsonRpcMessage[] =>
   (Array.isArray(body) ? body : [body]).filter((m): m is JsonRpcMessage => typeof m === 'object' && m !== null);
@@ -50,32 +55,38 @@ const messages = (body: unknown): JsonRpcMessage[] =>
  * spends one unit (the initialize), not two; like every request it is refused once the budget
  * is spent.
  */
-export function budgetUnits(body: unknown): number {
+function budgetUnits(body: unknown): number {
   const all = messages(body);
   const requests = all.filter((m) => m.id !== undefined && typeof m.method === 'string').length;
   if (requests > 0) return requests;
   return !Array.isArray(body) && all.length === 1 && all[0]!.method === 'notifications/initialized' ? 0 : 1;
 }
 
-const outerGate = (keys: KeyCache, failedAuth: FailedAuth) => async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
-  try {
-    const actor = await authenticateToken(req.em, bearerToken(req), keys);
-    if (!actor.scopes.some((s) => MCP_SCOPES.includes(s))) {
-      return rpcError(res, 403, -32001,
-        `Forbidden: the MCP server needs a key with at least one of ${MCP_SCOPES.join(', ')}; this key has ${actor.scopes.join(', ')}.`,
-        null, { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${MCP_SCOPES.join(' ')}"` });
+const outerGate = (keys: KeyCache, failedAuth: FailedAuth) =>
+  async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
+    try {
+      const actor = await authenticateToken(req.em, bearerToken(req), keys);
+      if (!actor.scopes.some((s) => MCP_SCOPES.includes(s))) {
+        return rpcError(
+          res,
+          403,
+          -32001,
+          `Forbidden: the MCP server needs a key with at least one of ${MCP_SCOPES.join(', ')}; this key has ${actor.scopes.join(', ')}.`,
+          null,
+          { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${MCP_SCOPES.join(' ')}"` },
+        );
+      }
+      req.actor = actor;
+      next();
+    } catch (err) {
+      if (err instanceof ProblemError && err.status === 401) {
+        const refusal = await failedAuth(req, err).catch(() => err);
+        if (refusal.status === 429) return next(refusal);
+        return rpcError(res, 401, -32001, `Unauthorized: ${err.detail}`, null, err.headers);
+      }
+      next(err);
     }
-    req.actor = actor;
-    next();
-  } catch (err) {
-    if (err instanceof ProblemError && err.status === 401) {
-      const refusal = await failedAuth(req, err).catch(() => err);
-      if (refusal.status === 429) return next(refusal);
-      return rpcError(res, 401, -32001, `Unauthorized: ${err.detail}`, null, err.headers);
-    }
-    next(err);
-  }
-};
+  };
 
 function versionGate(req: Request, res: Response, next: NextFunction): void {
   const all = messages(req.body);
@@ -86,7 +97,12 @@ function versionGate(req: Request, res: Response, next: NextFunction): void {
   }
   const header = req.header('mcp-protocol-version');
   if (!init && header !== undefined && !SUPPORTED.includes(header)) {
-    return rpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${header} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`);
+    return rpcError(
+      res,
+      400,
+      -32000,
+      `Bad Request: Unsupported protocol version: ${header} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`,
+    );
   }
   next();
 }
@@ -98,42 +114,69 @@ function unknownToolGate(req: Request, res: Response, next: NextFunction): void 
 }
 
 /** `checkOutput`: check each tool result against its output schema (VALIDATE_RESPONSES). */
-export function mcpRouter({ log, budget, failedAuth, keys, checkOutput }: {
-  log: Logger; budget: RequestHandler; failedAuth: FailedAuth; keys: KeyCache; checkOutput: boolean;
+export function mcpRouter({
+  log,
+  budget,
+  failedAuth,
+  keys,
+  checkOutput,
+}: {
+  log: Logger;
+  budget: RequestHandler;
+  failedAuth: FailedAuth;
+  keys: KeyCache;
+  checkOutput: boolean;
 }): Router {
   const router = Router();
   // The body is read once the key is known to be good, and what it costs is spent before its
   // faults are answered: an unauthenticated body is never read, and a malformed one costs a unit.
   const parse = chain(...jsonBody());
-  const readBody: RequestHandler = (req, res, next) => parse(req, res, (err?: unknown) => {
-    if (err) req.bodyError = err;
-    next();
-  });
+  const readBody: RequestHandler = (req, res, next) =>
+    parse(req, res, (err?: unknown) => {
+      if (err) req.bodyError = err;
+      next();
+    });
   const spend: RequestHandler = (req, res, next) => {
     req.budgetUnits = req.bodyError ? 1 : budgetUnits(req.body);
     return budget(req, res, (err?: unknown) => next(err ?? req.bodyError));
   };
-  router.post('/', outerGate(keys, failedAuth), readBody, spend, versionGate, unknownToolGate, async (req: Request, res: Response) => {
-    const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
-    const transport = new JsonResponseTransport();
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    try {
-      await server.connect(transport);
-      await transport.handlePost(req, res);
-    } catch (err) {
-      log.error('mcp request failed', { requestId: req.requestId, error: err });
-      if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
-    }
-  });
-  router.all('/', (_req, res) => rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, { Allow: 'POST' }));
+  router.post(
+    '/',
+    outerGate(keys, failedAuth),
+    readBody,
+    spend,
+    versionGate,
+    unknownToolGate,
+    async (req: Request, res: Response) => {
+      const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
+      const transport = new JsonResponseTransport();
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      try {
+        await server.connect(transport);
+        await transport.handlePost(req, res);
+      } catch (err) {
+        log.error('mcp request failed', { requestId: req.requestId, error: err });
+        if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
+      }
+    },
+  );
+  router.all('/', (_req, res) =>
+    rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, {
+      Allow: 'POST',
+    }),
+  );
   router.use((err: Error & { type?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
-    if (err instanceof ProblemError && err.slug === 'malformed-json') return rpcError(res, 400, -32700, `Parse error: ${err.detail}`);
+    if (err instanceof ProblemError && err.slug === 'malformed-json')
+      return rpcError(res, 400, -32700, `Parse error: ${err.detail}`);
     if (err instanceof ProblemError) return rpcError(res, err.status, -32000, err.detail, null, err.headers);
-    if (isDatabaseUnavailable(err)) return rpcError(res, 503, -32000, 'The database cannot be reached right now; retry in a few seconds.', null, { 'Retry-After': '5' });
+    if (isDatabaseUnavailable(err))
+      return rpcError(res, 503, -32000, 'The database cannot be reached right now; retry in a few seconds.', null, {
+        'Retry-After': '5',
+      });
     if (err.type === 'entity.too.large') return rpcError(res, 413, -32600, 'Request body too large (limit 1 MiB)');
     log.error('mcp error', { requestId: req.requestId, error: err });
     rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);

@@ -10,7 +10,14 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { ProblemError } from '../http/problem.js';
 import { findNul } from '../http/nul.js';
@@ -25,16 +32,23 @@ export const TOOLS: readonly ToolDef[] = [...projectsTools, ...milestonesTools, 
 const BY_NAME: ReadonlyMap<string, ToolDef> = new Map(TOOLS.map((t) => [t.name, t]));
 export const TOOL_NAMES: ReadonlySet<string> = new Set(BY_NAME.keys());
 
-const idempotencyKeyInput = z.string().regex(/^[\x21-\x7e]{1,255}$/)
-  .describe('Optional. Send the same key when you retry this call: the first result is returned instead of creating it twice (kept 24 hours).');
+const idempotencyKeyInput = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/)
+  .describe(
+    'Optional. Send the same key when you retry this call: the first result is returned instead of creating it twice (kept 24 hours).',
+  );
 const INPUTS = new WeakMap<ToolDef, z.ZodObject>();
 /** A tool's input schema, built once per tool: creates also take an idempotencyKey. */
 function inputOf(tool: ToolDef): z.ZodObject {
   let input = INPUTS.get(tool);
-  if (!input) INPUTS.set(tool, (input = tool.creates ? tool.input.extend({ idempotencyKey: idempotencyKeyInput.optional() }) : tool.input));
+  if (!input) {
+    input = tool.creates ? tool.input.extend({ idempotencyKey: idempotencyKeyInput.optional() }) : tool.input;
+    INPUTS.set(tool, input);
+  }
   return input;
 }
-export const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
+const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
 const INSTRUCTIONS =
   'Shipyard keeps a project roadmap (milestones) and build log. Call list_my_projects first to get project ids; ' +
   'then get_roadmap / list_build_logs to read and create_milestone, update_milestone, delete_milestone, create_build_log to write.';
@@ -76,7 +90,12 @@ class OutputMismatch extends Error {
  * Scope check, arguments (NUL, then the tool's input schema), the tool, then its result against
  * its output schema. Every failure becomes an isError result with a clear, safe text.
  */
-export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, opts: RunOptions): Promise<CallToolResult> {
+export async function runTool(
+  tool: ToolDef,
+  args: unknown,
+  ctx: ToolContext,
+  opts: RunOptions,
+): Promise<CallToolResult> {
   if (!(ctx.actor.scopes as readonly string[]).includes(tool.scope)) {
     return errorResult(
       `Forbidden: ${tool.name} needs the '${tool.scope}' scope; this API key has ${ctx.actor.scopes.join(', ') || 'no scopes'}. ` +
@@ -84,7 +103,10 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, op
     );
   }
   const nul = findNul(args, '');
-  if (nul !== undefined) return errorResult(`Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`);
+  if (nul !== undefined)
+    return errorResult(
+      `Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`,
+    );
   const parsed = inputOf(tool).safeParse(args ?? {});
   if (!parsed.success) return errorResult(`Invalid arguments for ${tool.name}: ${issues(parsed.error)}`);
   const { idempotencyKey, ...toolArgs } = parsed.data as { idempotencyKey?: string };
@@ -92,7 +114,10 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, op
     const data = (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>;
     if (opts.checkOutput) {
       const checked = tool.output.safeParse(data);
-      if (!checked.success) throw new OutputMismatch(`the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`);
+      if (!checked.success)
+        throw new OutputMismatch(
+          `the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`,
+        );
     }
     return data;
   };
@@ -100,8 +125,14 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, op
     let data: Record<string, unknown>;
     if (tool.creates && idempotencyKey !== undefined && ctx.actor.keyId) {
       // The create and its record commit together (src/idempotency/idempotency.service.ts).
-      const request = { apiKeyId: ctx.actor.keyId, key: `mcp:${tool.name}:${idempotencyKey}`, hash: requestHash(tool.name, toolArgs) };
-      const outcome = await once(ctx.em, request, run, (o) => ('result' in o ? { status: 200, body: o.result, location: null } : undefined));
+      const request = {
+        apiKeyId: ctx.actor.keyId,
+        key: `mcp:${tool.name}:${idempotencyKey}`,
+        hash: requestHash(tool.name, toolArgs),
+      };
+      const outcome = await once(ctx.em, request, run, (o) =>
+        'result' in o ? { status: 200, body: o.result, location: null } : undefined,
+      );
       data = outcome.kind === 'replay' ? (outcome.replay.body as Record<string, unknown>) : outcome.result;
     } else {
       data = await run(ctx.em);
@@ -110,15 +141,21 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext, op
   } catch (err) {
     if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}`);
     opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });
-    return errorResult(err instanceof OutputMismatch
-      ? `Internal error while running ${tool.name} (request ${opts.requestId}): its result did not pass the server's own check, so it is not sent.`
-      : `Internal error while running ${tool.name} (request ${opts.requestId}); nothing is known to have changed.`);
+    return errorResult(
+      err instanceof OutputMismatch
+        ? `Internal error while running ${tool.name} (request ${opts.requestId}): its result did not pass the server's own check, so it is not sent.`
+        : `Internal error while running ${tool.name} (request ${opts.requestId}); nothing is known to have changed.`,
+    );
   }
 }
 
 /** A server for one HTTP request: initialize and ping are the SDK's, tools/list and tools/call ours. */
 export function buildMcpServer(ctx: ToolContext, opts: RunOptions): Server {
-  const server = new Server(SERVER_INFO, { jsonSchemaValidator: validator, capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, {
+    jsonSchemaValidator: validator,
+    capabilities: { tools: {} },
+    instructions: INSTRUCTIONS,
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => LISTED);
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     const tool = BY_NAME.get(request.params.name);

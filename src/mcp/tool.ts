@@ -25,4 +25,5 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
 };
 
 /** Keeps each tool's argument and result types tied to its own schemas. */
-export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(def: ToolDef<I, O>): ToolDef => def as unknown as ToolDef;
+export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(def: ToolDef<I, O>): ToolDef =>
+  def as unknown as ToolDef;

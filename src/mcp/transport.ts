@@ -20,10 +20,23 @@ import type { Request, Response } from 'express';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
-import { isInitializeRequest, isJSONRPCRequest, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isInitializeRequest,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /** A JSON-RPC error as the whole HTTP answer: every refusal of the MCP endpoint, the router's and this transport's. */
-export function rpcError(res: Response, status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}): void {
+export function rpcError(
+  res: Response,
+  status: number,
+  code: number,
+  message: string,
+  id: unknown = null,
+  headers: Record<string, string> = {},
+): void {
   res.status(status).set(headers).json({ jsonrpc: '2.0', id, error: { code, message } });
 }
 
@@ -39,7 +52,9 @@ export class JsonResponseTransport implements Transport {
 
   constructor() {
     let end = () => {};
-    this.ended = new Promise<void>((resolve) => { end = resolve; });
+    this.ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
     this.onEnd = end;
   }
 
@@ -69,7 +84,12 @@ export class JsonResponseTransport implements Transport {
   async handlePost(req: Request, res: Response): Promise<void> {
     const accept = req.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return rpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+      return rpcError(
+        res,
+        406,
+        -32000,
+        'Not Acceptable: Client must accept both application/json and text/event-stream',
+      );
     }
     if (!isJsonContentType(req.headers['content-type'])) {
       return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');

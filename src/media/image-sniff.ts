@@ -6,12 +6,15 @@
 export type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 export type ImageInfo = { contentType: ImageType; width: number; height: number };
 
-const startsWith = (b: Buffer, sig: number[], at = 0) => b.length >= at + sig.length && sig.every((v, i) => b[at + i] === v);
-const ascii = (b: Buffer, at: number, text: string) => b.length >= at + text.length && b.toString('latin1', at, at + text.length) === text;
+const startsWith = (b: Buffer, sig: number[], at = 0) =>
+  b.length >= at + sig.length && sig.every((v, i) => b[at + i] === v);
+const ascii = (b: Buffer, at: number, text: string) =>
+  b.length >= at + text.length && b.toString('latin1', at, at + text.length) === text;
 const valid = (info: ImageInfo | undefined) => (info && info.width > 0 && info.height > 0 ? info : undefined);
 
 function png(b: Buffer): ImageInfo | undefined {
-  if (!startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) || !ascii(b, 12, 'IHDR') || b.length < 24) return undefined;
+  if (!startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) || !ascii(b, 12, 'IHDR') || b.length < 24)
+    return undefined;
   return valid({ contentType: 'image/png', width: b.readUInt32BE(16), height: b.readUInt32BE(20) });
 }
 
@@ -26,8 +29,14 @@ function jpeg(b: Buffer): ImageInfo | undefined {
   while (i + 4 <= b.length) {
     if (b[i] !== 0xff) return undefined;
     const marker = b[i + 1]!;
-    if (marker === 0xff) { i += 1; continue; } // fill byte
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { i += 2; continue; }
+    if (marker === 0xff) {
+      i += 1;
+      continue;
+    } // fill byte
+    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+      i += 2;
+      continue;
+    }
     const length = b.readUInt16BE(i + 2);
     if (length < 2) return undefined;
     // Start-of-frame markers (baseline, progressive, …) carry the size; C4, C8 and CC are not frames.
@@ -45,7 +54,11 @@ function webp(b: Buffer): ImageInfo | undefined {
   if (!ascii(b, 0, 'RIFF') || !ascii(b, 8, 'WEBP') || b.length < 30) return undefined;
   if (ascii(b, 12, 'VP8 ')) {
     if (!startsWith(b, [0x9d, 0x01, 0x2a], 23)) return undefined;
-    return valid({ contentType: 'image/webp', width: b.readUInt16LE(26) & 0x3fff, height: b.readUInt16LE(28) & 0x3fff });
+    return valid({
+      contentType: 'image/webp',
+      width: b.readUInt16LE(26) & 0x3fff,
+      height: b.readUInt16LE(28) & 0x3fff,
+    });
   }
   if (ascii(b, 12, 'VP8L')) {
     if (b[20] !== 0x2f) return undefined;
@@ -61,8 +74,6 @@ function webp(b: Buffer): ImageInfo | undefined {
 export function sniffImage(bytes: Buffer): ImageInfo | undefined {
   return png(bytes) ?? jpeg(bytes) ?? gif(bytes) ?? webp(bytes);
 }
-
-export const EXTENSIONS: Record<ImageType, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
 
 /** PNG: the chunks up to and including IEND. */
 function pngLength(b: Buffer): number | undefined {
@@ -106,14 +117,21 @@ function jpegLength(b: Buffer): number | undefined {
   while (i + 2 <= b.length) {
     if (b[i] !== 0xff) return undefined;
     const marker = b[i + 1]!;
-    if (marker === 0xff) { i += 1; continue; }
+    if (marker === 0xff) {
+      i += 1;
+      continue;
+    }
     if (marker === 0xd9) return i + 2;
-    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { i += 2; continue; }
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+      i += 2;
+      continue;
+    }
     if (i + 4 > b.length) return undefined;
     i += 2 + b.readUInt16BE(i + 2);
     if (marker === 0xda) {
       // Entropy-coded data: a 0xFF in it is followed by 0x00 (a stuffed byte) or a restart marker.
-      while (i + 1 < b.length && !(b[i] === 0xff && b[i + 1] !== 0x00 && !(b[i + 1]! >= 0xd0 && b[i + 1]! <= 0xd7))) i++;
+      while (i + 1 < b.length && !(b[i] === 0xff && b[i + 1] !== 0x00 && !(b[i + 1]! >= 0xd0 && b[i + 1]! <= 0xd7)))
+        i++;
     }
   }
   return undefined;
@@ -133,9 +151,13 @@ function webpLength(b: Buffer): number | undefined {
  */
 export function imageLength(bytes: Buffer, type: ImageType): number | undefined {
   switch (type) {
-    case 'image/png': return pngLength(bytes);
-    case 'image/gif': return gifLength(bytes);
-    case 'image/jpeg': return jpegLength(bytes);
-    case 'image/webp': return webpLength(bytes);
+    case 'image/png':
+      return pngLength(bytes);
+    case 'image/gif':
+      return gifLength(bytes);
+    case 'image/jpeg':
+      return jpegLength(bytes);
+    case 'image/webp':
+      return webpLength(bytes);
   }
 }

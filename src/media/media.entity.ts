@@ -2,13 +2,16 @@ import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 
-export const MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+const MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 
 const MediaSchema = defineEntity({
   name: 'Media',
   tableName: 'media',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     uploader: () => p.manyToOne(User).deleteRule('cascade'),
     /** The storage key: bytes live at a path derived only from this hash. */
     sha256: p.string().length(64),
@@ -18,7 +21,10 @@ const MediaSchema = defineEntity({
     height: p.integer(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
-  indexes: [{ name: 'media_uploader_idx', properties: ['uploader'] }, { name: 'media_sha256_idx', properties: ['sha256'] }],
+  indexes: [
+    { name: 'media_uploader_idx', properties: ['uploader'] },
+    { name: 'media_sha256_idx', properties: ['sha256'] },
+  ],
 });
 export class Media extends MediaSchema.class {}
 MediaSchema.setClass(Media);

@@ -7,7 +7,10 @@ type UploadedFile = { fieldname: string; buffer: Buffer };
 
 /** Whether an If-None-Match header names this ETag (or is `*`). */
 const matches = (header: string | undefined, etag: string) =>
-  header !== undefined && header.split(',').map((s) => s.trim().replace(/^W\//, '')).some((t) => t === etag || t === '*');
+  header
+    ?.split(',')
+    .map((s) => s.trim().replace(/^W\//, ''))
+    .some((t) => t === etag || t === '*');
 
 export function mediaHandlers(storage: MediaStorage) {
   return {
@@ -16,17 +19,29 @@ export function mediaHandlers(storage: MediaStorage) {
       const media = await uploadMedia(em, storage, actor, files.find((f) => f.fieldname === 'file')?.buffer);
       return { status: 201, body: presentMedia(media), headers: { Location: `${req.baseUrl}/media/${media.id}` } };
     },
-    getMedia: async ({ em, actor, path }) => ({ status: 200, body: presentMedia(await getMedia(em, actor, path.mediaId)) }),
+    getMedia: async ({ em, actor, path }) => ({
+      status: 200,
+      body: presentMedia(await getMedia(em, actor, path.mediaId)),
+    }),
     getMediaContent: async ({ em, actor, path, req }) => {
       const media = await getMedia(em, actor, path.mediaId);
       const etag = `"${media.sha256}"`;
       // Content-addressed, so it never changes: cache for a year.
-      const headers = { ETag: etag, 'Cache-Control': 'private, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' };
+      const headers = {
+        ETag: etag,
+        'Cache-Control': 'private, max-age=31536000, immutable',
+        'X-Content-Type-Options': 'nosniff',
+      };
       if (matches(req.header('if-none-match'), etag)) return { status: 304, headers };
       return {
         status: 200,
         stream: await openMedia(storage, media),
-        headers: { ...headers, 'Content-Type': media.contentType, 'Content-Length': String(media.byteSize), 'Content-Disposition': 'inline' },
+        headers: {
+          ...headers,
+          'Content-Type': media.contentType,
+          'Content-Length': String(media.byteSize),
+          'Content-Disposition': 'inline',
+        },
       };
     },
   } satisfies SomeHandlers<'uploadMedia' | 'getMedia' | 'getMediaContent'>;

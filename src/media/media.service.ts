@@ -11,15 +11,25 @@ import type { MediaStorage } from './storage.js';
 import { MEMBER_CTE, readableParams, shownByReadablePostSql } from '../posts/posts.service.js';
 import { isUuid } from '../http/ids.js';
 
-export const notAnImage = () =>
-  new ProblemError(415, 'unsupported-media-type', 'Unsupported media type', 'The file is not a PNG, JPEG, GIF or WebP image (judged from its bytes, not its name).');
+const notAnImage = () =>
+  new ProblemError(
+    415,
+    'unsupported-media-type',
+    'Unsupported media type',
+    'The file is not a PNG, JPEG, GIF or WebP image (judged from its bytes, not its name).',
+  );
 
 /** The most pixels an upload may have (all its frames together): 40 megapixels. */
-export const MAX_IMAGE_PIXELS = 40_000_000;
+const MAX_IMAGE_PIXELS = 40_000_000;
 /** The most frames an animated image may have: each one is decoded, however small. */
-export const MAX_IMAGE_FRAMES = 1000;
+const MAX_IMAGE_FRAMES = 1000;
 
-const FORMATS: Record<ImageType, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const FORMATS: Record<ImageType, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
 
 /**
  * That the bytes are the image their header says, decoded in full by libvips (sharp) within the
@@ -31,14 +41,27 @@ const FORMATS: Record<ImageType, string> = { 'image/png': 'png', 'image/jpeg': '
 async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
   const pixels = info.width * info.height;
   if (pixels > MAX_IMAGE_PIXELS) {
-    throw new ProblemError(422, 'image-too-large', 'Image too large',
-      `The image declares ${info.width}×${info.height} pixels; the most accepted is ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`);
+    throw new ProblemError(
+      422,
+      'image-too-large',
+      'Image too large',
+      `The image declares ${info.width}×${info.height} pixels; the most accepted is ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
+    );
   }
   if (imageLength(bytes, info.contentType) !== bytes.length) {
-    throw new ProblemError(415, 'unsupported-media-type', 'Unsupported media type',
-      `The file is not only a ${FORMATS[info.contentType].toUpperCase()} image: its bytes go on after the image ends, or its structure does not hold together.`);
+    throw new ProblemError(
+      415,
+      'unsupported-media-type',
+      'Unsupported media type',
+      `The file is not only a ${FORMATS[info.contentType].toUpperCase()} image: its bytes go on after the image ends, or its structure does not hold together.`,
+    );
   }
-  const options = { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'warning', animated: true, sequentialRead: true } as const;
+  const options = {
+    limitInputPixels: MAX_IMAGE_PIXELS,
+    failOn: 'warning',
+    animated: true,
+    sequentialRead: true,
+  } as const;
   let meta: Metadata;
   try {
     meta = await sharp(bytes, options).metadata();
@@ -46,22 +69,49 @@ async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
     meta = {} as Metadata;
   }
   if ((meta.pages ?? 1) > MAX_IMAGE_FRAMES) {
-    throw new ProblemError(422, 'image-too-large', 'Image too large', `The image has ${meta.pages} frames; the most accepted is ${MAX_IMAGE_FRAMES}.`);
+    throw new ProblemError(
+      422,
+      'image-too-large',
+      'Image too large',
+      `The image has ${meta.pages} frames; the most accepted is ${MAX_IMAGE_FRAMES}.`,
+    );
   }
   try {
-    if (meta.format !== FORMATS[info.contentType] || meta.width !== info.width || (meta.pageHeight ?? meta.height) !== info.height) throw new Error('header and image disagree');
+    if (
+      meta.format !== FORMATS[info.contentType] ||
+      meta.width !== info.width ||
+      (meta.pageHeight ?? meta.height) !== info.height
+    )
+      throw new Error('header and image disagree');
     await sharp(bytes, options).resize(16, 16, { fit: 'inside' }).raw().toBuffer();
   } catch (err) {
     if (/pixel limit/i.test((err as Error).message)) {
-      throw new ProblemError(422, 'image-too-large', 'Image too large', `The image has more than ${MAX_IMAGE_PIXELS / 1_000_000} megapixels in all its frames.`);
+      throw new ProblemError(
+        422,
+        'image-too-large',
+        'Image too large',
+        `The image has more than ${MAX_IMAGE_PIXELS / 1_000_000} megapixels in all its frames.`,
+      );
     }
-    throw new ProblemError(415, 'unsupported-media-type', 'Unsupported media type',
-      `The file starts like a ${FORMATS[info.contentType].toUpperCase()} image but does not decode as one (it is cut short, damaged, or something else).`);
+    throw new ProblemError(
+      415,
+      'unsupported-media-type',
+      'Unsupported media type',
+      `The file starts like a ${FORMATS[info.contentType].toUpperCase()} image but does not decode as one (it is cut short, damaged, or something else).`,
+    );
   }
 }
 
-export async function uploadMedia(em: EntityManager, storage: MediaStorage, actor: Actor, bytes: Buffer | undefined): Promise<Media> {
-  if (!bytes) throw badRequest('Send the image as multipart/form-data in a field named "file".', [{ path: '/body/file', message: 'required' }]);
+export async function uploadMedia(
+  em: EntityManager,
+  storage: MediaStorage,
+  actor: Actor,
+  bytes: Buffer | undefined,
+): Promise<Media> {
+  if (!bytes)
+    throw badRequest('Send the image as multipart/form-data in a field named "file".', [
+      { path: '/body/file', message: 'required' },
+    ]);
   const info = sniffImage(bytes);
   if (!info) throw notAnImage();
   await assertDecodes(bytes, info);
@@ -94,7 +144,8 @@ const readableMediaSql = (): string => `${MEMBER_CTE} select m.id from media m w
 
 export async function getMedia(em: EntityManager, actor: Actor, mediaId: string): Promise<Media> {
   const [me, ...postParams] = readableParams(actor);
-  const readable = isUuid(mediaId) && (await em.execute(readableMediaSql(), [me, mediaId, me, ...postParams])).length > 0;
+  const readable =
+    isUuid(mediaId) && (await em.execute(readableMediaSql(), [me, mediaId, me, ...postParams])).length > 0;
   const media = readable ? await em.findOne(Media, { id: mediaId }, { populate: ['uploader'] }) : null;
   if (!media) throw notFound(`No media with id ${mediaId}.`);
   return media;

@@ -2,13 +2,16 @@ import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { Project } from '../projects/project.entity.js';
 
-export const MILESTONE_STATUSES = ['planned', 'in_progress', 'done', 'cancelled'] as const;
+const MILESTONE_STATUSES = ['planned', 'in_progress', 'done', 'cancelled'] as const;
 
 const MilestoneSchema = defineEntity({
   name: 'Milestone',
   tableName: 'milestones',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     project: () => p.manyToOne(Project).deleteRule('cascade'),
     title: p.string().length(200),
     description: p.text().nullable(),
@@ -17,10 +20,15 @@ const MilestoneSchema = defineEntity({
     completedAt: p.datetime().nullable(),
     position: p.integer(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   // Deferrable so that shifting a range of positions in one UPDATE does not trip over itself.
-  uniques: [{ name: 'milestones_project_position_unique', properties: ['project', 'position'], deferMode: 'immediate' }],
+  uniques: [
+    { name: 'milestones_project_position_unique', properties: ['project', 'position'], deferMode: 'immediate' },
+  ],
 });
 export class Milestone extends MilestoneSchema.class {}
 MilestoneSchema.setClass(Milestone);

@@ -3,8 +3,12 @@ import type { Milestone } from './milestone.entity.js';
 import { isoString, type Timestamp } from '../db/hot-read.js';
 
 /** What the presenter reads: a Milestone entity, or a row of the roadmap's hand-written select (its timestamps as text). */
-export type MilestoneFields = Pick<Milestone, 'id' | 'title' | 'description' | 'status' | 'dueDate' | 'position'>
-  & { project: { id: string }; completedAt?: Timestamp | null; createdAt: Timestamp; updatedAt: Timestamp };
+export type MilestoneFields = Pick<Milestone, 'id' | 'title' | 'description' | 'status' | 'dueDate' | 'position'> & {
+  project: { id: string };
+  completedAt?: Timestamp | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+};
 
 export function presentMilestone(m: MilestoneFields): MilestoneDto {
   return {

@@ -1,10 +1,21 @@
 import type { SomeHandlers } from '../http/handler.js';
 import {
-  createMilestone, deleteMilestone, getMilestone, listMilestones, reorderMilestones, updateMilestone,
+  createMilestone,
+  deleteMilestone,
+  getMilestone,
+  listMilestones,
+  reorderMilestones,
+  updateMilestone,
 } from './milestones.service.js';
 import { presentMilestone } from './milestones.presenter.js';
 
-type Ops = 'listMilestones' | 'createMilestone' | 'getMilestone' | 'updateMilestone' | 'deleteMilestone' | 'reorderMilestones';
+type Ops =
+  | 'listMilestones'
+  | 'createMilestone'
+  | 'getMilestone'
+  | 'updateMilestone'
+  | 'deleteMilestone'
+  | 'reorderMilestones';
 
 export const milestonesHandlers = {
   listMilestones: async ({ em, actor, path, query }) => ({
@@ -13,7 +24,11 @@ export const milestonesHandlers = {
   }),
   createMilestone: async ({ em, actor, path, body, req }) => {
     const m = await createMilestone(em, actor, path.projectId, body);
-    return { status: 201, body: presentMilestone(m), headers: { Location: `${req.baseUrl}/projects/${path.projectId}/milestones/${m.id}` } };
+    return {
+      status: 201,
+      body: presentMilestone(m),
+      headers: { Location: `${req.baseUrl}/projects/${path.projectId}/milestones/${m.id}` },
+    };
   },
   getMilestone: async ({ em, actor, path }) => ({
     status: 200,

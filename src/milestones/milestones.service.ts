@@ -5,7 +5,11 @@
  * transaction so a range can shift in any order, and it still guards the end state.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { MilestoneCreate, MilestoneUpdate, Milestone as MilestoneDto } from '../../codegen/generated/api/types.gen.js';
+import type {
+  MilestoneCreate,
+  MilestoneUpdate,
+  Milestone as MilestoneDto,
+} from '../../codegen/generated/api/types.gen.js';
 import { Milestone } from './milestone.entity.js';
 import { Project } from '../projects/project.entity.js';
 import type { Actor } from '../http/actor.js';
@@ -21,12 +25,18 @@ const isPositionCursor = (v: unknown): v is { position: number } =>
   typeof v === 'object' && v !== null && Number.isInteger((v as { position?: unknown }).position);
 
 export async function listMilestones(
-  em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  query: { limit: number; cursor?: string },
 ): Promise<Page<MilestoneDto>> {
   const after = await projectListCursor(em, actor, projectId, query.cursor, isPositionCursor);
   // The roadmap is the hottest list (REST and MCP get_roadmap): read as rows, not entities, in
   // the same round trip as the read check.
-  const rows = await readProjectRows<RoadmapRow>(em, actor, projectId,
+  const rows = await readProjectRows<RoadmapRow>(
+    em,
+    actor,
+    projectId,
     `select ${MILESTONE_COLUMNS} from milestones m where m.project_id = p.id and m.position > ? order by m.position limit ?`,
     [after?.position ?? 0, query.limit + 1],
   );
@@ -38,17 +48,41 @@ const MILESTONE_COLUMNS = `m.id, m.project_id, m.title, m.description, m.status,
        ${isoTimestamp('m.completed_at')} as completed_at, m.position, ${isoTimestamp('m.created_at')} as created_at, ${isoTimestamp('m.updated_at')} as updated_at`;
 
 type RoadmapRow = {
-  id: string; project_id: string; title: string; description: string | null; status: MilestoneFields['status']; due_date: string | null;
-  completed_at: string | null; position: number; created_at: string; updated_at: string;
+  id: string;
+  project_id: string;
+  title: string;
+  description: string | null;
+  status: MilestoneFields['status'];
+  due_date: string | null;
+  completed_at: string | null;
+  position: number;
+  created_at: string;
+  updated_at: string;
 };
 const fromRoadmapRow = (r: RoadmapRow): MilestoneFields => ({
-  id: r.id, project: { id: r.project_id }, title: r.title, description: r.description, status: r.status, dueDate: r.due_date,
-  completedAt: r.completed_at, position: r.position, createdAt: r.created_at, updatedAt: r.updated_at,
+  id: r.id,
+  project: { id: r.project_id },
+  title: r.title,
+  description: r.description,
+  status: r.status,
+  dueDate: r.due_date,
+  completedAt: r.completed_at,
+  position: r.position,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 /** One milestone, in the project's read check's round trip, as the roadmap lists it. */
-export async function getMilestone(em: EntityManager, actor: Actor, projectId: string, milestoneId: string): Promise<MilestoneFields> {
-  const [row] = await readProjectRows<RoadmapRow>(em, actor, projectId,
+export async function getMilestone(
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  milestoneId: string,
+): Promise<MilestoneFields> {
+  const [row] = await readProjectRows<RoadmapRow>(
+    em,
+    actor,
+    projectId,
     `select ${MILESTONE_COLUMNS} from milestones m where m.project_id = p.id and m.id = ?`,
     [isUuid(milestoneId) ? milestoneId : null],
   );
@@ -67,14 +101,26 @@ async function lockRoadmap(tem: EntityManager, projectId: string): Promise<numbe
   const locked = await tem.execute('select id from projects where id = ? for update', [projectId]);
   if (locked.length === 0) throw notFound(`No project with id ${projectId}.`);
   await tem.execute('set constraints milestones_project_position_unique deferred');
-  const [row] = await tem.execute<{ n: number }[]>('select coalesce(max(position), 0)::int as n from milestones where project_id = ?', [projectId]);
+  const [row] = await tem.execute<{ n: number }[]>(
+    'select coalesce(max(position), 0)::int as n from milestones where project_id = ?',
+    [projectId],
+  );
   return Number(row?.n ?? 0);
 }
 
 const shift = (tem: EntityManager, projectId: string, by: 1 | -1, from: number, to: number) =>
-  tem.execute('update milestones set position = position + ? where project_id = ? and position between ? and ?', [by, projectId, from, to]);
+  tem.execute('update milestones set position = position + ? where project_id = ? and position between ? and ?', [
+    by,
+    projectId,
+    from,
+    to,
+  ]);
 
-function completedAtFor(status: Milestone['status'], previous: Milestone['status'] | undefined, current: Date | null | undefined): Date | null {
+function completedAtFor(
+  status: Milestone['status'],
+  previous: Milestone['status'] | undefined,
+  current: Date | null | undefined,
+): Date | null {
   if (status !== 'done') return null;
   return previous === 'done' && current ? current : new Date();
 }
@@ -87,15 +133,23 @@ function completedAtFor(status: Milestone['status'], previous: Milestone['status
  */
 export const MAX_MILESTONES = zMilestonePosition.maxValue!;
 
-export async function createMilestone(em: EntityManager, actor: Actor, projectId: string, input: MilestoneCreate): Promise<Milestone> {
+export async function createMilestone(
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  input: MilestoneCreate,
+): Promise<Milestone> {
   await assertCanManageProject(em, actor, projectId);
   return em.transactional(async (tem) => {
     const count = await lockRoadmap(tem, projectId);
     if (count >= MAX_MILESTONES) {
-      throw conflict(`The roadmap is full: it holds ${count} milestones, the most a roadmap can hold is ${MAX_MILESTONES}. Delete one before adding another.`);
+      throw conflict(
+        `The roadmap is full: it holds ${count} milestones, the most a roadmap can hold is ${MAX_MILESTONES}. Delete one before adding another.`,
+      );
     }
     const position = input.position ?? count + 1;
-    if (position > count + 1) throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${count} milestones.`);
+    if (position > count + 1)
+      throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${count} milestones.`);
     if (position <= count) await shift(tem, projectId, 1, position, count);
     const status = input.status ?? 'planned';
     const milestone = tem.create(Milestone, {
@@ -113,7 +167,11 @@ export async function createMilestone(em: EntityManager, actor: Actor, projectId
 }
 
 export async function updateMilestone(
-  em: EntityManager, actor: Actor, projectId: string, milestoneId: string, input: MilestoneUpdate,
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  milestoneId: string,
+  input: MilestoneUpdate,
 ): Promise<Milestone> {
   await assertCanManageProject(em, actor, projectId);
   return em.transactional(async (tem) => {
@@ -121,7 +179,8 @@ export async function updateMilestone(
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
     if (input.position !== undefined && input.position !== milestone.position) {
-      if (input.position > count) throw unprocessable(`position must be between 1 and ${count}: the roadmap has ${count} milestones.`);
+      if (input.position > count)
+        throw unprocessable(`position must be between 1 and ${count}: the roadmap has ${count} milestones.`);
       const from = milestone.position;
       if (input.position > from) await shift(tem, projectId, -1, from + 1, input.position);
       else await shift(tem, projectId, 1, input.position, from - 1);
@@ -139,7 +198,12 @@ export async function updateMilestone(
   });
 }
 
-export async function deleteMilestone(em: EntityManager, actor: Actor, projectId: string, milestoneId: string): Promise<void> {
+export async function deleteMilestone(
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  milestoneId: string,
+): Promise<void> {
   await assertCanManageProject(em, actor, projectId);
   await em.transactional(async (tem) => {
     const count = await lockRoadmap(tem, projectId);
@@ -151,7 +215,11 @@ export async function deleteMilestone(em: EntityManager, actor: Actor, projectId
 }
 
 export async function reorderMilestones(
-  em: EntityManager, actor: Actor, projectId: string, milestoneIds: string[], limit: number,
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  milestoneIds: string[],
+  limit: number,
 ): Promise<Page<MilestoneDto>> {
   await assertCanManageProject(em, actor, projectId);
   await em.transactional(async (tem) => {
@@ -164,10 +232,12 @@ export async function reorderMilestones(
       throw unprocessable(
         `milestoneIds must name each of the project's ${current.length} milestones exactly once` +
           (missing.length ? `; missing: ${missing.join(', ')}` : '') +
-          (foreign.length ? `; not in this project: ${foreign.join(', ')}` : '') + '.',
+          (foreign.length ? `; not in this project: ${foreign.join(', ')}` : '') +
+          '.',
       );
     }
-    for (const [i, id] of milestoneIds.entries()) await tem.nativeUpdate(Milestone, { id }, { position: i + 1, updatedAt: new Date() });
+    for (const [i, id] of milestoneIds.entries())
+      await tem.nativeUpdate(Milestone, { id }, { position: i + 1, updatedAt: new Date() });
   });
   return listMilestones(em, actor, projectId, { limit });
 }

@@ -3,7 +3,13 @@ import { zMilestone, zMilestoneCreate, zMilestonePage, zMilestoneUpdate } from '
 import { defineTool } from '../mcp/tool.js';
 import { badRequest } from '../http/problem.js';
 import { milestoneIdInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { createMilestone, deleteMilestone, listMilestones, MAX_MILESTONES, updateMilestone } from './milestones.service.js';
+import {
+  createMilestone,
+  deleteMilestone,
+  listMilestones,
+  MAX_MILESTONES,
+  updateMilestone,
+} from './milestones.service.js';
 import { presentMilestone } from './milestones.presenter.js';
 
 export const milestonesTools = [
@@ -15,19 +21,20 @@ export const milestonesTools = [
     input: z.object({ ...projectIdInput, ...pageInput }).strict(),
     output: zMilestonePage,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: (args, { em, actor }) => listMilestones(em, actor, args.projectId, { limit: args.limit ?? 100, cursor: args.cursor }),
+    run: (args, { em, actor }) =>
+      listMilestones(em, actor, args.projectId, { limit: args.limit ?? 100, cursor: args.cursor }),
   }),
   defineTool({
     name: 'create_milestone',
     scope: 'projects.write',
     title: 'Add a milestone',
-    description:
-      `Adds a milestone to a project you own: last in the roadmap, or at \`position\` (later ones move down). Returns the milestone. A roadmap holds at most ${MAX_MILESTONES.toLocaleString('en')} milestones; a full one refuses the call.`,
+    description: `Adds a milestone to a project you own: last in the roadmap, or at \`position\` (later ones move down). Returns the milestone. A roadmap holds at most ${MAX_MILESTONES.toLocaleString('en')} milestones; a full one refuses the call.`,
     input: z.object({ ...projectIdInput, ...zMilestoneCreate.shape }).strict(),
     output: zMilestone,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     creates: true,
-    run: async ({ projectId, ...input }, { em, actor }) => presentMilestone(await createMilestone(em, actor, projectId, input)),
+    run: async ({ projectId, ...input }, { em, actor }) =>
+      presentMilestone(await createMilestone(em, actor, projectId, input)),
   }),
   defineTool({
     name: 'update_milestone',
@@ -40,7 +47,8 @@ export const milestonesTools = [
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     run: async ({ projectId, milestoneId, ...changes }, { em, actor }) => {
       const fields = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
-      if (Object.keys(fields).length === 0) throw badRequest('Nothing to change: send at least one of title, description, status, dueDate, position.');
+      if (Object.keys(fields).length === 0)
+        throw badRequest('Nothing to change: send at least one of title, description, status, dueDate, position.');
       return presentMilestone(await updateMilestone(em, actor, projectId, milestoneId, fields));
     },
   }),
@@ -48,7 +56,8 @@ export const milestonesTools = [
     name: 'delete_milestone',
     scope: 'projects.write',
     title: 'Delete a milestone',
-    description: 'Deletes a milestone of a project you own, for good: it cannot be undone. The milestones after it move up.',
+    description:
+      'Deletes a milestone of a project you own, for good: it cannot be undone. The milestones after it move up.',
     input: z.object({ ...projectIdInput, ...milestoneIdInput }).strict(),
     output: z.object({ deleted: z.literal(true), milestoneId: z.string() }),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },

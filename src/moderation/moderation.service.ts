@@ -11,8 +11,9 @@ import type { Actor } from '../http/actor.js';
 import { forbidden, notFound } from '../http/problem.js';
 import { isUuid } from '../http/ids.js';
 
-export async function assertAdministrator(em: EntityManager, actor: Actor): Promise<User> {
-  if (actor.via !== 'session') throw forbidden('Moderation is for signed-in administrators in the web application only; API keys are refused.');
+async function assertAdministrator(em: EntityManager, actor: Actor): Promise<User> {
+  if (actor.via !== 'session')
+    throw forbidden('Moderation is for signed-in administrators in the web application only; API keys are refused.');
   const admin = await em.findOne(User, { id: actor.userId });
   if (!admin?.isAdmin) throw forbidden('Only administrators may hide or unhide posts and comments.');
   return admin;
@@ -27,7 +28,12 @@ export async function setPostHidden(em: EntityManager, actor: Actor, postId: str
   return post;
 }
 
-export async function setCommentHidden(em: EntityManager, actor: Actor, commentId: string, hidden: boolean): Promise<Comment> {
+export async function setCommentHidden(
+  em: EntityManager,
+  actor: Actor,
+  commentId: string,
+  hidden: boolean,
+): Promise<Comment> {
   await assertAdministrator(em, actor);
   const comment = isUuid(commentId) ? await em.findOne(Comment, { id: commentId }, { populate: ['author'] }) : null;
   if (!comment) throw notFound(`No comment with id ${commentId}.`);

@@ -12,7 +12,10 @@ export class CountsCache<T> {
   #taken: { at: number; value: T } | undefined;
   #pending: Promise<T> | undefined;
 
-  constructor(readonly maxAgeMs: number, private readonly clock: () => number = Date.now) {}
+  constructor(
+    readonly maxAgeMs: number,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** The kept count if it was taken less than `maxAgeMs` ago, else the one being taken, else `count()`'s. */
   get(count: () => Promise<T>): Promise<T> {

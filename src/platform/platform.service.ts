@@ -34,7 +34,8 @@ export function scopeList(doc: OpenApiDocument): ScopeList {
 
 /** The `limit` parameter every list takes: its default and its maximum page size. */
 export function pageSize(doc: OpenApiDocument): { default: number; max: number } {
-  const limit = (doc.components as { parameters: Record<string, { schema: { default: number; maximum: number } }> }).parameters.Limit!.schema;
+  const limit = (doc.components as { parameters: Record<string, { schema: { default: number; maximum: number } }> })
+    .parameters.Limit!.schema;
   return { default: limit.default, max: limit.maximum };
 }
 
@@ -56,7 +57,10 @@ export function limits(doc: OpenApiDocument, uploadBytes: number, rateLimit: Rat
 }
 
 export function versions(doc: OpenApiDocument): Versions {
-  return { apiVersion: String((doc.info as { version: string }).version), mcpProtocolVersions: [...MCP_PROTOCOL_VERSIONS] };
+  return {
+    apiVersion: String((doc.info as { version: string }).version),
+    mcpProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
+  };
 }
 
 /** Tags of visible posts (not hidden, not on a private project) and of public projects: the `top` most used. */
@@ -105,7 +109,12 @@ export async function stats(em: EntityManager): Promise<Stats> {
          where c.deleted_at is null and c.hidden_at is null)::int as comments`,
   );
   return {
-    users: Number(row!.users), projects: Number(row!.projects), milestones: Number(row!.milestones),
-    posts: Number(row!.posts), buildLogs: Number(row!.buildLogs), comments: Number(row!.comments), countedAt,
+    users: Number(row!.users),
+    projects: Number(row!.projects),
+    milestones: Number(row!.milestones),
+    posts: Number(row!.posts),
+    buildLogs: Number(row!.buildLogs),
+    comments: Number(row!.comments),
+    countedAt,
   };
 }

@@ -4,13 +4,16 @@ import { User } from '../users/user.entity.js';
 import { Project } from '../projects/project.entity.js';
 import { searchChangedTrigger } from '../search/search-changes.js';
 
-export const POST_KINDS = ['post', 'build_log'] as const;
+const POST_KINDS = ['post', 'build_log'] as const;
 
 const PostSchema = defineEntity({
   name: 'Post',
   tableName: 'posts',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     author: () => p.manyToOne(User).deleteRule('cascade'),
     kind: p.enum(POST_KINDS).default('post'),
     title: p.string().length(200),
@@ -23,9 +26,19 @@ const PostSchema = defineEntity({
     reactionCount: p.integer().default(0),
     hiddenAt: p.datetime().nullable(),
     /** Full-text search vector kept by PostgreSQL (migration ..._search); written as PostgreSQL prints it so the schema diff stays clean. */
-    search: p.type('tsvector').generated(`(((setweight(to_tsvector('english'::regconfig, (COALESCE(title, ''::character varying))::text), 'A'::"char") || setweight(to_tsvector('english'::regconfig, shipyard_words(tags)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(body, ''::text)), 'C'::"char"))) stored`).lazy().nullable().hidden(),
+    search: p
+      .type('tsvector')
+      .generated(
+        `(((setweight(to_tsvector('english'::regconfig, (COALESCE(title, ''::character varying))::text), 'A'::"char") || setweight(to_tsvector('english'::regconfig, shipyard_words(tags)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(body, ''::text)), 'C'::"char"))) stored`,
+      )
+      .lazy()
+      .nullable()
+      .hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   indexes: [
     { name: 'posts_project_kind_idx', properties: ['project', 'kind', 'id'] },

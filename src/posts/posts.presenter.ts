@@ -5,8 +5,16 @@ import { presentUserSummary } from '../users/users.presenter.js';
 import { isoString, type Timestamp } from '../db/hot-read.js';
 
 /** What the presenter reads: a Post entity, or a row of a hand-written select (its timestamps as text). */
-export type PostFields = Pick<Post, 'id' | 'kind' | 'title' | 'body' | 'tags' | 'mediaIds' | 'commentCount' | 'reactionCount'>
-  & { author: Pick<User, 'id' | 'username' | 'displayName'>; project?: { id: string } | null; hiddenAt?: Timestamp | null; createdAt: Timestamp; updatedAt: Timestamp };
+export type PostFields = Pick<
+  Post,
+  'id' | 'kind' | 'title' | 'body' | 'tags' | 'mediaIds' | 'commentCount' | 'reactionCount'
+> & {
+  author: Pick<User, 'id' | 'username' | 'displayName'>;
+  project?: { id: string } | null;
+  hiddenAt?: Timestamp | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+};
 
 export function presentPost(post: PostFields): PostDto {
   return {

@@ -6,11 +6,19 @@ export const postsHandlers = {
   listPosts: async ({ em, actor, query }) => ({
     status: 200,
     body: await listPosts(em, actor, {
-      author: query?.author, tag: query?.tag, kind: query?.kind, projectId: query?.projectId, limit: query?.limit ?? 20, cursor: query?.cursor,
+      author: query?.author,
+      tag: query?.tag,
+      kind: query?.kind,
+      projectId: query?.projectId,
+      limit: query?.limit ?? 20,
+      cursor: query?.cursor,
     }),
   }),
   getPost: async ({ em, actor, path }) => ({ status: 200, body: presentPost(await readPost(em, actor, path.postId)) }),
-  updatePost: async ({ em, actor, path, body }) => ({ status: 200, body: presentPost(await updatePost(em, actor, path.postId, body)) }),
+  updatePost: async ({ em, actor, path, body }) => ({
+    status: 200,
+    body: presentPost(await updatePost(em, actor, path.postId, body)),
+  }),
   deletePost: async ({ em, actor, path }) => {
     await deletePost(em, actor, path.postId);
     return { status: 204 };

@@ -11,7 +11,13 @@ import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { actorId, assertCanContributeToProject, projectListCursor, readableSql, readProjectRows } from '../projects/projects.service.js';
+import {
+  actorId,
+  assertCanContributeToProject,
+  projectListCursor,
+  readableSql,
+  readProjectRows,
+} from '../projects/projects.service.js';
 import { presentPost, type PostFields } from './posts.presenter.js';
 import { isoTimestamp, preparedRows } from '../db/hot-read.js';
 import { normaliseTags } from './tags.js';
@@ -49,16 +55,31 @@ const readablePostsSql = (select: string, joins: string, where: string[]): strin
  * or undefined: one prepared statement. A post, a comment under it, or the read check alone.
  */
 export async function readablePostRow<R>(
-  em: EntityManager, actor: Actor, select: string, joins: string, idColumn: string, id: string,
+  em: EntityManager,
+  actor: Actor,
+  select: string,
+  joins: string,
+  idColumn: string,
+  id: string,
 ): Promise<R | undefined> {
   if (!isUuid(id)) return undefined;
-  const [row] = await preparedRows<R>(em, readablePostsSql(select, joins, [`${idColumn} = ?`]), [...readableParams(actor), id]);
+  const [row] = await preparedRows<R>(em, readablePostsSql(select, joins, [`${idColumn} = ?`]), [
+    ...readableParams(actor),
+    id,
+  ]);
   return row;
 }
 
 /** The post as the API shows it, if the actor may read it, else 404. */
 export async function readPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
-  const row = await readablePostRow<PostRow>(em, actor, POST_ROW, 'join users u on u.id = po.author_id', 'po.id', postId);
+  const row = await readablePostRow<PostRow>(
+    em,
+    actor,
+    POST_ROW,
+    'join users u on u.id = po.author_id',
+    'po.id',
+    postId,
+  );
   if (!row) throw notFound(`No post with id ${postId}.`);
   return fromPostRow(row);
 }
@@ -74,21 +95,29 @@ export async function assertCanReadPost(em: EntityManager, actor: Actor, postId:
  * with a non-null `id` column, and is run only for a post the caller may read. 404 otherwise.
  */
 export async function readPostRows<R extends { id: string }>(
-  em: EntityManager, actor: Actor, postId: string, rowsSql: string, params: unknown[],
+  em: EntityManager,
+  actor: Actor,
+  postId: string,
+  rowsSql: string,
+  params: unknown[],
 ): Promise<R[]> {
   const me = actorId(actor);
-  const rows = !isUuid(postId) ? [] : await preparedRows<R>(em,
-    readablePostsSql('r.*', `left join lateral (${rowsSql}) r on true`, ['po.id = ?']),
-    [me, ...params, me, me, postId], // in the order of their placeholders: the CTE's, the rows', READABLE_POST's
-  );
+  const rows = !isUuid(postId)
+    ? []
+    : await preparedRows<R>(
+        em,
+        readablePostsSql('r.*', `left join lateral (${rowsSql}) r on true`, ['po.id = ?']),
+        [me, ...params, me, me, postId], // in the order of their placeholders: the CTE's, the rows', READABLE_POST's
+      );
   if (!rows.length) throw notFound(`No post with id ${postId}.`);
   return (rows[0]!.id as string | null) === null ? [] : rows; // the left join's one empty row: no rows
 }
 
 /** The author only: editing and deleting. A post the actor may not read is a 404 first. */
-export async function assertCanEditPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
+async function assertCanEditPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
   const post = await readPost(em, actor, postId);
-  if (post.author.id !== actor.userId) throw forbidden(`Only the author (${post.author.username}) may change post ${postId}.`);
+  if (post.author.id !== actor.userId)
+    throw forbidden(`Only the author (${post.author.username}) may change post ${postId}.`);
   return post;
 }
 
@@ -97,7 +126,8 @@ async function checkMedia(em: EntityManager, actor: Actor, ids: string[] | undef
   if (!ids?.length) return [];
   const own = await ownMediaIds(em, actor.userId, ids);
   const unknown = ids.filter((id) => !own.has(id));
-  if (unknown.length) throw unprocessable(`No image you uploaded has the id ${unknown.join(', ')}; upload it first (POST /media).`);
+  if (unknown.length)
+    throw unprocessable(`No image you uploaded has the id ${unknown.join(', ')}; upload it first (POST /media).`);
   return ids;
 }
 
@@ -105,12 +135,16 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
   const kind = input.kind ?? 'post';
   let project = null;
   if (kind === 'build_log') {
-    if (!input.projectId) throw badRequest('A build log needs a projectId.', [{ path: '/body/projectId', message: 'required when kind is build_log' }]);
+    if (!input.projectId)
+      throw badRequest('A build log needs a projectId.', [
+        { path: '/body/projectId', message: 'required when kind is build_log' },
+      ]);
     try {
       project = await assertCanContributeToProject(em, actor, input.projectId);
     } catch (err) {
       // The project is referenced from the body, not the URL: an invisible one is unprocessable, not "not found".
-      if (err instanceof ProblemError && err.status === 404) throw unprocessable(`There is no project with id ${input.projectId}.`);
+      if (err instanceof ProblemError && err.status === 404)
+        throw unprocessable(`There is no project with id ${input.projectId}.`);
       throw err;
     }
   } else if (input.projectId !== undefined) {
@@ -154,17 +188,48 @@ const POST_ROW = `po.id, po.kind, po.title, po.body, po.tags, po.media_ids, po.c
   ${isoTimestamp('po.hidden_at')} as hidden_at, ${isoTimestamp('po.created_at')} as created_at, ${isoTimestamp('po.updated_at')} as updated_at,
   u.id as author_id, u.username as author_username, u.display_name as author_display_name`;
 type PostRow = {
-  id: string; kind: PostFields['kind']; title: string; body: string; tags: string[]; media_ids: string[]; comment_count: number; reaction_count: number;
-  project_id: string | null; hidden_at: string | null; created_at: string; updated_at: string; author_id: string; author_username: string; author_display_name: string;
+  id: string;
+  kind: PostFields['kind'];
+  title: string;
+  body: string;
+  tags: string[];
+  media_ids: string[];
+  comment_count: number;
+  reaction_count: number;
+  project_id: string | null;
+  hidden_at: string | null;
+  created_at: string;
+  updated_at: string;
+  author_id: string;
+  author_username: string;
+  author_display_name: string;
 };
 const fromPostRow = (r: PostRow): PostFields => ({
-  id: r.id, kind: r.kind, title: r.title, body: r.body, tags: r.tags, mediaIds: r.media_ids, commentCount: r.comment_count, reactionCount: r.reaction_count,
-  author: { id: r.author_id, username: r.author_username, displayName: r.author_display_name }, project: r.project_id === null ? null : { id: r.project_id },
-  hiddenAt: r.hidden_at, createdAt: r.created_at, updatedAt: r.updated_at,
+  id: r.id,
+  kind: r.kind,
+  title: r.title,
+  body: r.body,
+  tags: r.tags,
+  mediaIds: r.media_ids,
+  commentCount: r.comment_count,
+  reactionCount: r.reaction_count,
+  author: { id: r.author_id, username: r.author_username, displayName: r.author_display_name },
+  project: r.project_id === null ? null : { id: r.project_id },
+  hiddenAt: r.hidden_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 /** `author` is a username or `me`; `authorId` a user already looked up (GET /users/{username}/posts). */
-export type PostListQuery = { author?: string; authorId?: string; tag?: string; kind?: Post['kind']; projectId?: string; limit: number; cursor?: string };
+export type PostListQuery = {
+  author?: string;
+  authorId?: string;
+  tag?: string;
+  kind?: Post['kind'];
+  projectId?: string;
+  limit: number;
+  cursor?: string;
+};
 
 export async function listPosts(em: EntityManager, actor: Actor, query: PostListQuery): Promise<Page<PostDto>> {
   const after = decodeCursor(query.cursor, isIdCursor);
@@ -184,7 +249,8 @@ export async function listPosts(em: EntityManager, actor: Actor, query: PostList
   if (query.kind !== undefined) filter('po.kind = ?', query.kind);
   if (query.projectId !== undefined) filter('po.project_id = ?', query.projectId);
   if (after) filter('po.id < ?', after.id);
-  const rows = await preparedRows<PostRow>(em,
+  const rows = await preparedRows<PostRow>(
+    em,
     `${readablePostsSql(POST_ROW, 'join users u on u.id = po.author_id', where)} order by po.id desc limit ?`,
     [...params, query.limit + 1],
   );
@@ -193,13 +259,19 @@ export async function listPosts(em: EntityManager, actor: Actor, query: PostList
 
 /** A project's build logs, newest first. Hidden ones are shown only to their author. */
 export async function listBuildLogs(
-  em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  query: { limit: number; cursor?: string },
 ): Promise<Page<PostDto>> {
   const after = await projectListCursor(em, actor, projectId, query.cursor, isIdCursor);
   // What list_build_logs (MCP) and the REST list read: rows with their authors, in the same
   // round trip as the read check, as the roadmap does (the ORM's find with its author populated
   // cost ~7 ms of CPU per page of 20 on the bench machine, against ~1 ms for a roadmap page).
-  const rows = await readProjectRows<PostRow>(em, actor, projectId,
+  const rows = await readProjectRows<PostRow>(
+    em,
+    actor,
+    projectId,
     `select ${POST_ROW} from posts po join users u on u.id = po.author_id
      where po.project_id = p.id and po.kind = 'build_log' and (po.hidden_at is null or po.author_id = ?)${after ? ' and po.id < ?' : ''}
      order by po.id desc limit ?`,

@@ -14,7 +14,8 @@ export const postsTools = [
     input: z.object({ ...projectIdInput, ...pageInput }).strict(),
     output: zPostPage,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: (args, { em, actor }) => listBuildLogs(em, actor, args.projectId, { limit: args.limit ?? 20, cursor: args.cursor }),
+    run: (args, { em, actor }) =>
+      listBuildLogs(em, actor, args.projectId, { limit: args.limit ?? 20, cursor: args.cursor }),
   }),
   defineTool({
     name: 'create_build_log',
@@ -22,7 +23,14 @@ export const postsTools = [
     title: 'Post a build log',
     description:
       'Publishes a build log (a markdown post about progress) on a project you own or are a member of. It is public wherever the project is.',
-    input: z.object({ ...projectIdInput, title: zPostCreate.shape.title, body: zPostCreate.shape.body, tags: zPostCreate.shape.tags }).strict(),
+    input: z
+      .object({
+        ...projectIdInput,
+        title: zPostCreate.shape.title,
+        body: zPostCreate.shape.body,
+        tags: zPostCreate.shape.tags,
+      })
+      .strict(),
     output: zPost,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     creates: true,

@@ -14,24 +14,42 @@ type MemberRow = { id: string; added_at: string; user_id: string; username: stri
 
 /** The owner first (on the first page), then members in the order they joined. */
 export async function listMembers(
-  em: EntityManager, actor: Actor, projectId: string, query: { limit: number; cursor?: string },
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  query: { limit: number; cursor?: string },
 ): Promise<Page<MemberDto>> {
   const { project } = await assertCanReadProject(em, actor, projectId);
   const after = decodeCursor(query.cursor, isIdCursor);
   const owner = after ? [] : [presentOwnerAsMember(project)];
   const limit = query.limit - owner.length;
   // Rows with their users in one prepared statement, not entities.
-  const rows = await preparedRows<MemberRow>(em,
+  const rows = await preparedRows<MemberRow>(
+    em,
     `select m.id, ${isoTimestamp('m.added_at')} as added_at, u.id as user_id, u.username, u.display_name
      from project_members m join users u on u.id = m.user_id
      where m.project_id = ?${after ? ' and m.id > ?' : ''} order by m.id asc limit ?`,
     [projectId, ...(after ? [after.id] : []), limit + 1],
   );
-  const page = pageOf(rows, limit, (r) => presentMember({ user: { id: r.user_id, username: r.username, displayName: r.display_name }, addedAt: r.added_at }), (m) => ({ id: m.id }));
+  const page = pageOf(
+    rows,
+    limit,
+    (r) =>
+      presentMember({
+        user: { id: r.user_id, username: r.username, displayName: r.display_name },
+        addedAt: r.added_at,
+      }),
+    (m) => ({ id: m.id }),
+  );
   return { items: [...owner, ...page.items], nextCursor: page.nextCursor };
 }
 
-export async function addMember(em: EntityManager, actor: Actor, projectId: string, username: string): Promise<ProjectMember> {
+export async function addMember(
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  username: string,
+): Promise<ProjectMember> {
   const project = await projectToChange(em, actor, projectId);
   const user = await em.findOne(User, { username: username.toLowerCase() });
   if (!user) throw unprocessable(`There is no user named '${username}'.`);
@@ -40,21 +58,32 @@ export async function addMember(em: EntityManager, actor: Actor, projectId: stri
   try {
     await em.flush();
   } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw conflict(`${user.username} is already a member of this project.`);
+    if (err instanceof UniqueConstraintViolationException)
+      throw conflict(`${user.username} is already a member of this project.`);
     throw err;
   }
   return member;
 }
 
 /** The owner removes a member, or a member leaves. */
-export async function removeMember(em: EntityManager, actor: Actor, projectId: string, username: string): Promise<void> {
+export async function removeMember(
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  username: string,
+): Promise<void> {
   const { project, role } = await assertCanReadProject(em, actor, projectId);
   const target = username.toLowerCase();
   if (target === project.owner.username) {
-    if (role !== 'owner') throw forbidden(`Only the owner of project ${projectId} may remove members, and nobody removes the owner.`);
+    if (role !== 'owner')
+      throw forbidden(`Only the owner of project ${projectId} may remove members, and nobody removes the owner.`);
     throw conflict('The owner cannot be removed from their own project.');
   }
-  const member = await em.findOne(ProjectMember, { project: projectId, user: { username: target } }, { populate: ['user'] });
+  const member = await em.findOne(
+    ProjectMember,
+    { project: projectId, user: { username: target } },
+    { populate: ['user'] },
+  );
   const leaving = member !== null && member.user.id === actor.userId;
   if (role !== 'owner' && !leaving) {
     throw forbidden(`Only the owner of project ${projectId} may remove members; a member may only remove themselves.`);

@@ -3,15 +3,18 @@ import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { searchChangedTrigger } from '../search/search-changes.js';
 
-export const PROJECT_STAGES = ['idea', 'building', 'launched', 'paused'] as const;
-export const PROJECT_VISIBILITIES = ['public', 'private'] as const;
-export type ProjectLinkValue = { label: string; url: string };
+const PROJECT_STAGES = ['idea', 'building', 'launched', 'paused'] as const;
+const PROJECT_VISIBILITIES = ['public', 'private'] as const;
+type ProjectLinkValue = { label: string; url: string };
 
 const ProjectSchema = defineEntity({
   name: 'Project',
   tableName: 'projects',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     owner: () => p.manyToOne(User).deleteRule('cascade'),
     name: p.string().length(100),
     slug: p.string().length(64),
@@ -24,9 +27,19 @@ const ProjectSchema = defineEntity({
     lookingForCollaborators: p.boolean().default(false),
     wantedSkills: p.array().default([]),
     /** Full-text search vector kept by PostgreSQL (migration ..._search); written as PostgreSQL prints it so the schema diff stays clean. */
-    search: p.type('tsvector').generated(`(((setweight(to_tsvector('english'::regconfig, (COALESCE(name, ''::character varying))::text), 'A'::"char") || setweight(to_tsvector('english'::regconfig, (((COALESCE(tagline, ''::character varying))::text || ' '::text) || shipyard_words(tags))), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(description, ''::text)), 'C'::"char"))) stored`).lazy().nullable().hidden(),
+    search: p
+      .type('tsvector')
+      .generated(
+        `(((setweight(to_tsvector('english'::regconfig, (COALESCE(name, ''::character varying))::text), 'A'::"char") || setweight(to_tsvector('english'::regconfig, (((COALESCE(tagline, ''::character varying))::text || ' '::text) || shipyard_words(tags))), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(description, ''::text)), 'C'::"char"))) stored`,
+      )
+      .lazy()
+      .nullable()
+      .hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   uniques: [{ name: 'projects_owner_slug_unique', properties: ['owner', 'slug'] }],
   indexes: [{ name: 'projects_search_idx', properties: ['search'], type: 'gin' }],
@@ -39,7 +52,10 @@ const ProjectMemberSchema = defineEntity({
   name: 'ProjectMember',
   tableName: 'project_members',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     project: () => p.manyToOne(Project).deleteRule('cascade'),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     addedAt: p.datetime().onCreate(() => new Date()),

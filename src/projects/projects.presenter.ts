@@ -4,8 +4,20 @@ import { presentUserSummary } from '../users/users.presenter.js';
 import { isoString, type Timestamp } from '../db/hot-read.js';
 
 /** What the presenter reads: a Project entity with its owner, or a row of the list's hand-written select (its timestamps as text). */
-export type ProjectFields = Pick<Project, 'id' | 'name' | 'slug' | 'tagline' | 'description' | 'stage' | 'visibility' | 'tags' | 'links'
-  | 'lookingForCollaborators' | 'wantedSkills'> & { createdAt: Timestamp; updatedAt: Timestamp; owner: Pick<Project['owner'], 'id' | 'username' | 'displayName'> };
+export type ProjectFields = Pick<
+  Project,
+  | 'id'
+  | 'name'
+  | 'slug'
+  | 'tagline'
+  | 'description'
+  | 'stage'
+  | 'visibility'
+  | 'tags'
+  | 'links'
+  | 'lookingForCollaborators'
+  | 'wantedSkills'
+> & { createdAt: Timestamp; updatedAt: Timestamp; owner: Pick<Project['owner'], 'id' | 'username' | 'displayName'> };
 
 export function presentProject(project: ProjectFields): ProjectDto {
   return {
@@ -31,6 +43,9 @@ export function presentOwnerAsMember(project: ProjectFields): MemberDto {
 }
 
 /** A member: a ProjectMember entity, or a row of the list's select (its timestamp as text). */
-export function presentMember(member: { user: Pick<ProjectMember['user'], 'id' | 'username' | 'displayName'>; addedAt: Timestamp }): MemberDto {
+export function presentMember(member: {
+  user: Pick<ProjectMember['user'], 'id' | 'username' | 'displayName'>;
+  addedAt: Timestamp;
+}): MemberDto {
   return { user: presentUserSummary(member.user), role: 'member', addedAt: isoString(member.addedAt) };
 }

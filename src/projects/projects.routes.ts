@@ -3,8 +3,15 @@ import { createProject, deleteProject, listProjects, updateProject, assertCanRea
 import { addMember, listMembers, removeMember } from './members.service.js';
 import { presentMember, presentProject } from './projects.presenter.js';
 
-type Ops = 'listProjects' | 'createProject' | 'getProject' | 'updateProject' | 'deleteProject'
-  | 'listProjectMembers' | 'addProjectMember' | 'removeProjectMember';
+type Ops =
+  | 'listProjects'
+  | 'createProject'
+  | 'getProject'
+  | 'updateProject'
+  | 'deleteProject'
+  | 'listProjectMembers'
+  | 'addProjectMember'
+  | 'removeProjectMember';
 
 export const projectsHandlers = {
   listProjects: async ({ em, actor, query }) => ({
@@ -13,7 +20,11 @@ export const projectsHandlers = {
   }),
   createProject: async ({ em, actor, body, req }) => {
     const project = await createProject(em, actor, body);
-    return { status: 201, body: presentProject(project), headers: { Location: `${req.baseUrl}/projects/${project.id}` } };
+    return {
+      status: 201,
+      body: presentProject(project),
+      headers: { Location: `${req.baseUrl}/projects/${project.id}` },
+    };
   },
   getProject: async ({ em, actor, path }) => ({
     status: 200,

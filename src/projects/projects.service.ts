@@ -18,7 +18,7 @@ import { columnsFrom, isoTimestamp, preparedRows, selectColumns } from '../db/ho
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 import { isUuid } from '../http/ids.js';
 
-export type ProjectRole = 'owner' | 'member' | 'none';
+type ProjectRole = 'owner' | 'member' | 'none';
 
 /**
  * One query for the project, its owner and whether the actor is a member: every project
@@ -30,18 +30,28 @@ export type ProjectRole = 'owner' | 'member' | 'none';
 type Access<P extends ProjectFields> = { project: P; role: ProjectRole };
 
 const IS_MEMBER = 'exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?) as is_member';
-const roleOf = (ownerId: string, isMember: unknown, userId: string): ProjectRole => (ownerId === userId ? 'owner' : isMember === true ? 'member' : 'none');
+const roleOf = (ownerId: string, isMember: unknown, userId: string): ProjectRole =>
+  ownerId === userId ? 'owner' : isMember === true ? 'member' : 'none';
 
-async function readProjectRow(em: EntityManager, projectId: string, userId: string): Promise<Access<ProjectFields> | undefined> {
+async function readProjectRow(
+  em: EntityManager,
+  projectId: string,
+  userId: string,
+): Promise<Access<ProjectFields> | undefined> {
   if (!isUuid(projectId)) return undefined;
-  const [row] = await preparedRows<ProjectListRow & { is_member: boolean }>(em,
+  const [row] = await preparedRows<ProjectListRow & { is_member: boolean }>(
+    em,
     `select ${PROJECT_ROW_COLUMNS}, ${IS_MEMBER} from projects p join users u on u.id = p.owner_id where p.id = ?`,
     [isUuid(userId) ? userId : null, projectId],
   );
   return row && { project: fromProjectListRow(row), role: roleOf(row.owner_id, row.is_member, userId) };
 }
 
-async function readProjectEntity(em: EntityManager, projectId: string, userId: string): Promise<Access<Project> | undefined> {
+async function readProjectEntity(
+  em: EntityManager,
+  projectId: string,
+  userId: string,
+): Promise<Access<Project> | undefined> {
   if (!isUuid(projectId)) return undefined;
   const [row] = await em.execute<Record<string, unknown>[]>(
     `select ${selectColumns(em, Project, 'p')}, ${selectColumns(em, User, 'u', 'owner__')}, ${IS_MEMBER}
@@ -59,14 +69,16 @@ function visible<P extends ProjectFields>(found: Access<P> | undefined, projectI
   if (!found || !readable(found.project.visibility, found.role)) throw notFound(`No project with id ${projectId}.`);
   return found;
 }
-const readable = (visibility: ProjectFields['visibility'], role: ProjectRole) => visibility !== 'private' || role !== 'none';
+const readable = (visibility: ProjectFields['visibility'], role: ProjectRole) =>
+  visibility !== 'private' || role !== 'none';
 /**
  * The same rule in SQL, for the statements that filter or gate on it: project `p` is public,
  * owned by the caller (the one `?` parameter: the caller's user id) or `member` (an SQL boolean
  * saying the caller is one of its members). Every statement that decides visibility itself
  * (the project list, search, the roadmap's gate) uses this, so the rule has one SQL wording.
  */
-export const readableSql = (p: string, member: string) => `(${p}.visibility = 'public' or ${p}.owner_id = ? or ${member})`;
+export const readableSql = (p: string, member: string) =>
+  `(${p}.visibility = 'public' or ${p}.owner_id = ? or ${member})`;
 
 /** The caller's user id as a query parameter: null when it is not a UUID, so it matches no row instead of failing the cast. */
 export const actorId = (actor: Actor): string | null => (isUuid(actor.userId) ? actor.userId : null);
@@ -79,21 +91,37 @@ export const actorId = (actor: Actor): string | null => (isUuid(actor.userId) ? 
  * read, so a mistake in it could cost time, never show a private project's rows.
  */
 export async function readProjectRows<R extends { id: string }>(
-  em: EntityManager, actor: Actor, projectId: string, rowsSql: string, params: unknown[],
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  rowsSql: string,
+  params: unknown[],
 ): Promise<R[]> {
   const userId = actorId(actor);
   // `offset 0` keeps the check a gate in front of the rows (a one-time filter: they are not
   // read at all for a caller who may not see them) instead of a filter on each row read.
-  const rows = !isUuid(projectId) ? [] : await preparedRows<R & { project_visibility__: ProjectFields['visibility']; project_owner_id__: string; project_is_member__: boolean }>(em,
-    `select p.visibility as project_visibility__, p.owner_id as project_owner_id__, a.is_member as project_is_member__, r.*
+  const rows = !isUuid(projectId)
+    ? []
+    : await preparedRows<
+        R & {
+          project_visibility__: ProjectFields['visibility'];
+          project_owner_id__: string;
+          project_is_member__: boolean;
+        }
+      >(
+        em,
+        `select p.visibility as project_visibility__, p.owner_id as project_owner_id__, a.is_member as project_is_member__, r.*
      from projects p
      cross join lateral (select ${IS_MEMBER}) a
      left join lateral (select * from (${rowsSql}) x where ${readableSql('p', 'a.is_member')} offset 0) r on true
      where p.id = ?`,
-    [userId, ...params, userId, projectId],
-  );
+        [userId, ...params, userId, projectId],
+      );
   const [first] = rows;
-  if (!first || !readable(first.project_visibility__, roleOf(first.project_owner_id__, first.project_is_member__, actor.userId))) {
+  if (
+    !first ||
+    !readable(first.project_visibility__, roleOf(first.project_owner_id__, first.project_is_member__, actor.userId))
+  ) {
     throw notFound(`No project with id ${projectId}.`);
   }
   return (first.id as string | null) === null ? [] : rows; // the left join's one empty row: no rows
@@ -101,21 +129,34 @@ export async function readProjectRows<R extends { id: string }>(
 
 /** The cursor of a list under a project read with `readProjectRows` (decodeCursorUnder: 404 before a bad cursor). */
 export const projectListCursor = <C>(
-  em: EntityManager, actor: Actor, projectId: string, cursor: string | undefined, isCursor: (v: unknown) => v is C,
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  cursor: string | undefined,
+  isCursor: (v: unknown) => v is C,
 ): Promise<C | undefined> => decodeCursorUnder(cursor, isCursor, () => assertCanReadProject(em, actor, projectId));
 
 /** The project if the actor may see it (public, or owner/member), else 404: the fields the API shows. */
-export async function assertCanReadProject(em: EntityManager, actor: Actor, projectId: string): Promise<Access<ProjectFields>> {
+export async function assertCanReadProject(
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+): Promise<Access<ProjectFields>> {
   return visible(await readProjectRow(em, projectId, actor.userId), projectId);
 }
 
 const ownerOnly = <P extends ProjectFields>({ project, role }: Access<P>, projectId: string): P => {
-  if (role !== 'owner') throw forbidden(`Only the owner of project ${projectId} (${project.owner.username}) may change it.`);
+  if (role !== 'owner')
+    throw forbidden(`Only the owner of project ${projectId} (${project.owner.username}) may change it.`);
   return project;
 };
 
 /** Owner only: changing the project's roadmap or members (the fields the API shows). */
-export async function assertCanManageProject(em: EntityManager, actor: Actor, projectId: string): Promise<ProjectFields> {
+export async function assertCanManageProject(
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+): Promise<ProjectFields> {
   return ownerOnly(visible(await readProjectRow(em, projectId, actor.userId), projectId), projectId);
 }
 
@@ -125,13 +166,17 @@ export async function projectToChange(em: EntityManager, actor: Actor, projectId
 }
 
 /** Owner or member: posting build logs. */
-export async function assertCanContributeToProject(em: EntityManager, actor: Actor, projectId: string): Promise<Project> {
+export async function assertCanContributeToProject(
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+): Promise<Project> {
   const { project, role } = visible(await readProjectEntity(em, projectId, actor.userId), projectId);
   if (role === 'none') throw forbidden(`Only the owner and members of project ${projectId} may post build logs to it.`);
   return project;
 }
 
-export function slugify(name: string): string {
+function slugify(name: string): string {
   const slug = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -155,7 +200,8 @@ async function flushOrConflict(em: EntityManager, slug: string): Promise<void> {
   try {
     await em.flush();
   } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw conflict(`You already have a project with the slug '${slug}'.`);
+    if (err instanceof UniqueConstraintViolationException)
+      throw conflict(`You already have a project with the slug '${slug}'.`);
     throw err;
   }
 }
@@ -180,7 +226,12 @@ export async function createProject(em: EntityManager, actor: Actor, input: Proj
   return project;
 }
 
-export async function updateProject(em: EntityManager, actor: Actor, projectId: string, input: ProjectUpdate): Promise<Project> {
+export async function updateProject(
+  em: EntityManager,
+  actor: Actor,
+  projectId: string,
+  input: ProjectUpdate,
+): Promise<Project> {
   const project = await projectToChange(em, actor, projectId);
   if (input.name !== undefined) project.name = input.name.trim();
   if (input.slug !== undefined) project.slug = input.slug;
@@ -208,7 +259,11 @@ export async function deleteProject(em: EntityManager, actor: Actor, projectId: 
 /** `owner` is a username or `me`; `ownerId` a user already looked up (GET /users/{username}/projects). */
 export type ProjectListQuery = { owner?: string; ownerId?: string; limit: number; cursor?: string };
 
-export async function listProjects(em: EntityManager, actor: Actor, query: ProjectListQuery): Promise<Page<ProjectDto>> {
+export async function listProjects(
+  em: EntityManager,
+  actor: Actor,
+  query: ProjectListQuery,
+): Promise<Page<ProjectDto>> {
   const after = decodeCursor(query.cursor, isIdCursor);
   let ownerId = query.ownerId;
   if (query.owner !== undefined) {
@@ -221,7 +276,8 @@ export async function listProjects(em: EntityManager, actor: Actor, query: Proje
   }
   // A hot list: one query (visibility and membership included), read as rows, not entities.
   const actorId = actor.userId || null;
-  const rows = await preparedRows<ProjectListRow>(em,
+  const rows = await preparedRows<ProjectListRow>(
+    em,
     `select ${PROJECT_ROW_COLUMNS}
      from projects p join users u on u.id = p.owner_id
      where ${readableSql('p', 'exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?)')}
@@ -238,19 +294,45 @@ const PROJECT_ROW_COLUMNS = `p.id, p.name, p.slug, p.tagline, p.description, p.s
        u.id as owner_id, u.username as owner_username, u.display_name as owner_display_name`;
 
 type ProjectListRow = {
-  id: string; name: string; slug: string; tagline: string; description: string; stage: ProjectFields['stage']; visibility: ProjectFields['visibility'];
-  tags: string[]; links: ProjectFields['links']; looking_for_collaborators: boolean; wanted_skills: string[]; created_at: string; updated_at: string;
-  owner_id: string; owner_username: string; owner_display_name: string;
+  id: string;
+  name: string;
+  slug: string;
+  tagline: string;
+  description: string;
+  stage: ProjectFields['stage'];
+  visibility: ProjectFields['visibility'];
+  tags: string[];
+  links: ProjectFields['links'];
+  looking_for_collaborators: boolean;
+  wanted_skills: string[];
+  created_at: string;
+  updated_at: string;
+  owner_id: string;
+  owner_username: string;
+  owner_display_name: string;
 };
 const fromProjectListRow = (r: ProjectListRow): ProjectFields => ({
-  id: r.id, name: r.name, slug: r.slug, tagline: r.tagline, description: r.description, stage: r.stage, visibility: r.visibility,
-  tags: r.tags, links: r.links, lookingForCollaborators: r.looking_for_collaborators, wantedSkills: r.wanted_skills,
-  createdAt: r.created_at, updatedAt: r.updated_at,
+  id: r.id,
+  name: r.name,
+  slug: r.slug,
+  tagline: r.tagline,
+  description: r.description,
+  stage: r.stage,
+  visibility: r.visibility,
+  tags: r.tags,
+  links: r.links,
+  lookingForCollaborators: r.looking_for_collaborators,
+  wantedSkills: r.wanted_skills,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
   owner: { id: r.owner_id, username: r.owner_username, displayName: r.owner_display_name },
 });
 
 /** The projects the actor owns (MCP list_my_projects). */
-export async function listOwnedProjects(em: EntityManager, actor: Actor, query: { limit: number; cursor?: string }): Promise<Page<ProjectDto>> {
+export async function listOwnedProjects(
+  em: EntityManager,
+  actor: Actor,
+  query: { limit: number; cursor?: string },
+): Promise<Page<ProjectDto>> {
   return listProjects(em, actor, { ...query, owner: 'me' });
 }
-

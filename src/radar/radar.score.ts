@@ -9,8 +9,8 @@ export type Signals = { skills: ReadonlySet<string>; languages: ReadonlyMap<stri
 export type Opportunity = { wanted: readonly string[]; createdAt: Date };
 export type Match = { score: number; matchedSkills: string[]; matchedLanguages: string[]; ageDays: number };
 
-export const COVERAGE_WEIGHT = 0.85;
-export const RECENCY_WEIGHT = 0.15;
+const COVERAGE_WEIGHT = 0.85;
+const RECENCY_WEIGHT = 0.15;
 const RECENCY_DAYS = 30;
 
 export function scoreOpportunity(signals: Signals, opp: Opportunity, now: Date): Match {

@@ -21,7 +21,8 @@ const CANDIDATES = 500;
  * round trip (the repositories' language bytes as one row each, forks left out by languageShares).
  */
 async function signalsFor(em: EntityManager, userId: string | null): Promise<Signals> {
-  const rows = await preparedRows<{ skills: string[]; fork: boolean | null; languages: Record<string, number> | null }>(em,
+  const rows = await preparedRows<{ skills: string[]; fork: boolean | null; languages: Record<string, number> | null }>(
+    em,
     `select u.skills, r.fork, r.languages from users u
      left join github_accounts a on a.user_id = u.id left join github_repos r on r.account_id = a.id
      where u.id = ?`,
@@ -43,8 +44,23 @@ type Scored = RadarItem & { createdAt: Date };
  */
 const CREATED_MS = 'floor(extract(epoch from created_at) * 1000)::float8 as created_ms';
 
-async function jobItems(em: EntityManager, actor: Actor, signals: Signals, terms: string[], now: Date): Promise<Scored[]> {
-  const jobs = await preparedRows<{ id: string; title: string; company: string; skills: string[]; remote_policy: string; salary_min: number | null; created_ms: number }>(em,
+async function jobItems(
+  em: EntityManager,
+  actor: Actor,
+  signals: Signals,
+  terms: string[],
+  now: Date,
+): Promise<Scored[]> {
+  const jobs = await preparedRows<{
+    id: string;
+    title: string;
+    company: string;
+    skills: string[];
+    remote_policy: string;
+    salary_min: number | null;
+    created_ms: number;
+  }>(
+    em,
     `select id, title, company, skills, remote_policy, salary_min, ${CREATED_MS} from jobs
      where status = 'open' and expires_at > ?::timestamptz and poster_id <> ? and skills && ?::text[]
      order by id desc limit ${CANDIDATES}`,
@@ -55,16 +71,35 @@ async function jobItems(em: EntityManager, actor: Actor, signals: Signals, terms
     const m = scoreOpportunity(signals, { wanted: j.skills, createdAt }, now);
     const signalsText = [ageSignal(m.ageDays), j.remote_policy, ...(j.salary_min !== null ? ['salary stated'] : [])];
     return {
-      type: 'job' as const, id: j.id, title: j.title, subtitle: j.company, score: m.score,
+      type: 'job' as const,
+      id: j.id,
+      title: j.title,
+      subtitle: j.company,
+      score: m.score,
       reasons: { matchedSkills: m.matchedSkills, matchedLanguages: m.matchedLanguages, signals: signalsText },
-      path: `/api/v1/jobs/${j.id}`, createdAt,
+      path: `/api/v1/jobs/${j.id}`,
+      createdAt,
     };
   });
 }
 
-async function projectItems(em: EntityManager, actor: Actor, signals: Signals, terms: string[], now: Date): Promise<Scored[]> {
+async function projectItems(
+  em: EntityManager,
+  actor: Actor,
+  signals: Signals,
+  terms: string[],
+  now: Date,
+): Promise<Scored[]> {
   const me = actorId(actor);
-  const projects = await preparedRows<{ id: string; name: string; tagline: string; stage: string; wanted_skills: string[]; created_ms: number }>(em,
+  const projects = await preparedRows<{
+    id: string;
+    name: string;
+    tagline: string;
+    stage: string;
+    wanted_skills: string[];
+    created_ms: number;
+  }>(
+    em,
     `select id, name, tagline, stage, wanted_skills, ${CREATED_MS} from projects
      where visibility = 'public' and looking_for_collaborators and owner_id <> ? and wanted_skills && ?::text[]
        and id not in (select project_id from project_members where user_id = ?)
@@ -75,17 +110,31 @@ async function projectItems(em: EntityManager, actor: Actor, signals: Signals, t
     const createdAt = new Date(p.created_ms);
     const m = scoreOpportunity(signals, { wanted: p.wanted_skills, createdAt }, now);
     return {
-      type: 'project' as const, id: p.id, title: p.name, subtitle: p.tagline, score: m.score,
-      reasons: { matchedSkills: m.matchedSkills, matchedLanguages: m.matchedLanguages, signals: [ageSignal(m.ageDays), `stage: ${p.stage}`] },
-      path: `/api/v1/projects/${p.id}`, createdAt,
+      type: 'project' as const,
+      id: p.id,
+      title: p.name,
+      subtitle: p.tagline,
+      score: m.score,
+      reasons: {
+        matchedSkills: m.matchedSkills,
+        matchedLanguages: m.matchedLanguages,
+        signals: [ageSignal(m.ageDays), `stage: ${p.stage}`],
+      },
+      path: `/api/v1/projects/${p.id}`,
+      createdAt,
     };
   });
 }
 
-const isOffset = (v: unknown): v is { o: number } => typeof v === 'object' && v !== null && Number.isInteger((v as { o?: unknown }).o) && (v as { o: number }).o > 0;
+const isOffset = (v: unknown): v is { o: number } =>
+  typeof v === 'object' && v !== null && Number.isInteger((v as { o?: unknown }).o) && (v as { o: number }).o > 0;
 
 export async function radar(
-  em: EntityManager, actor: Actor, kinds: ('job' | 'project')[], query: { limit: number; cursor?: string }, now = new Date(),
+  em: EntityManager,
+  actor: Actor,
+  kinds: ('job' | 'project')[],
+  query: { limit: number; cursor?: string },
+  now = new Date(),
 ): Promise<RadarPage> {
   const offset = decodeCursor(query.cursor, isOffset)?.o ?? 0;
   const signals = await signalsFor(em, actorId(actor));

@@ -3,14 +3,17 @@ import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { Post } from '../posts/post.entity.js';
 
-export const REACTION_KINDS = ['like', 'heart', 'celebrate', 'rocket', 'eyes', 'laugh'] as const;
+const REACTION_KINDS = ['like', 'heart', 'celebrate', 'rocket', 'eyes', 'laugh'] as const;
 export type ReactionKind = (typeof REACTION_KINDS)[number];
 
 const ReactionSchema = defineEntity({
   name: 'Reaction',
   tableName: 'reactions',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     post: () => p.manyToOne(Post).deleteRule('cascade'),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     kind: p.enum(REACTION_KINDS),

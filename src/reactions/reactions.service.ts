@@ -32,7 +32,12 @@ async function summary(em: EntityManager, actor: Actor, postId: string): Promise
 }
 
 /** Returns whether the reaction is new. */
-export async function addReaction(em: EntityManager, actor: Actor, postId: string, kind: ReactionKind): Promise<{ created: boolean; reactions: Reactions }> {
+export async function addReaction(
+  em: EntityManager,
+  actor: Actor,
+  postId: string,
+  kind: ReactionKind,
+): Promise<{ created: boolean; reactions: Reactions }> {
   await assertCanReadPost(em, actor, postId);
   const created = await em.transactional(async (tem) => {
     const inserted = await tem.execute(
@@ -46,10 +51,18 @@ export async function addReaction(em: EntityManager, actor: Actor, postId: strin
   return { created, reactions: await summary(em, actor, postId) };
 }
 
-export async function removeReaction(em: EntityManager, actor: Actor, postId: string, kind: ReactionKind): Promise<void> {
+export async function removeReaction(
+  em: EntityManager,
+  actor: Actor,
+  postId: string,
+  kind: ReactionKind,
+): Promise<void> {
   await assertCanReadPost(em, actor, postId);
   const removed = await em.transactional(async (tem) => {
-    const deleted = await tem.execute('delete from reactions where post_id = ? and user_id = ? and kind = ? returning id', [postId, actor.userId, kind]);
+    const deleted = await tem.execute(
+      'delete from reactions where post_id = ? and user_id = ? and kind = ? returning id',
+      [postId, actor.userId, kind],
+    );
     if (deleted.length === 0) return false;
     await tem.execute('update posts set reaction_count = reaction_count - 1 where id = ?', [postId]);
     return true;

@@ -20,7 +20,10 @@ export class SearchCache<T> {
   #generation = -1n;
   readonly #entries = new Map<string, { value: T; until: number }>();
 
-  constructor(readonly ttlMs: number, private readonly maxEntries = 1_000) {}
+  constructor(
+    readonly ttlMs: number,
+    private readonly maxEntries = 1_000,
+  ) {}
 
   get enabled(): boolean {
     return this.ttlMs > 0;
@@ -44,7 +47,8 @@ export class SearchCache<T> {
   set(generation: bigint, key: string, value: T, now = Date.now()): void {
     if (!this.enabled || !this.#current(generation)) return;
     // Oldest first out: a Map iterates in insertion order.
-    if (this.#entries.size >= this.maxEntries && !this.#entries.has(key)) this.#entries.delete(this.#entries.keys().next().value!);
+    if (this.#entries.size >= this.maxEntries && !this.#entries.has(key))
+      this.#entries.delete(this.#entries.keys().next().value!);
     this.#entries.set(key, { value, until: now + this.ttlMs });
   }
 

@@ -7,7 +7,12 @@ export function searchHandlers(cache: SearchCache<SearchPage>) {
   return {
     search: async ({ em, actor, query }) => ({
       status: 200,
-      body: await search(em, actor, { q: query.q, type: query.type, limit: query.limit ?? 20, cursor: query.cursor }, cache),
+      body: await search(
+        em,
+        actor,
+        { q: query.q, type: query.type, limit: query.limit ?? 20, cursor: query.cursor },
+        cache,
+      ),
     }),
   } satisfies SomeHandlers<'search'>;
 }

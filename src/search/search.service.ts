@@ -21,9 +21,14 @@ const MARK_END = '\u0002';
 const HEADLINE = `StartSel=${MARK_START},StopSel=${MARK_END},MaxWords=30,MinWords=10,MaxFragments=2,FragmentDelimiter=" … "`;
 
 const isOffsetCursor = (v: unknown): v is { o: number } =>
-  typeof v === 'object' && v !== null && Number.isInteger((v as { o?: unknown }).o) && (v as { o: number }).o > 0 && (v as { o: number }).o <= MAX_OFFSET;
+  typeof v === 'object' &&
+  v !== null &&
+  Number.isInteger((v as { o?: unknown }).o) &&
+  (v as { o: number }).o > 0 &&
+  (v as { o: number }).o <= MAX_OFFSET;
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 /** HTML-escaped, with the matched words in <mark>. */
 export function markSnippet(raw: string): string {
@@ -31,7 +36,9 @@ export function markSnippet(raw: string): string {
 }
 
 const badQuery = (detail: string) =>
-  new ProblemError(400, 'invalid-query', 'Invalid search query', detail, { errors: [{ path: '/query/q', message: detail }] });
+  new ProblemError(400, 'invalid-query', 'Invalid search query', detail, {
+    errors: [{ path: '/query/q', message: detail }],
+  });
 
 /**
  * Ranking every match of a very common word costs a read of every matching document (about
@@ -39,7 +46,7 @@ const badQuery = (detail: string) =>
  * planner finds from the newest end of the primary key (dense matches) or the GIN index
  * (rare ones) without touching the rest.
  */
-export const CANDIDATES_PER_KIND = 1_000;
+const CANDIDATES_PER_KIND = 1_000;
 /**
  * The query in each arm (not from the CTE), so the planner sees its words and can tell a common
  * word from a rare one: the statement is unnamed, planned when its values are bound.
@@ -59,7 +66,16 @@ async function hasWords(em: EntityManager, q: string): Promise<boolean> {
 }
 
 export type SearchQuery = { q: string; type?: SearchResultType; limit: number; cursor?: string };
-type Row = { type: SearchResultType; id: string; score: number; title: string; username: string | null; snippet: string; generation: string; shared: boolean };
+type Row = {
+  type: SearchResultType;
+  id: string;
+  score: number;
+  title: string;
+  username: string | null;
+  snippet: string;
+  generation: string;
+  shared: boolean;
+};
 
 /** One UNION arm per kind of result the caller may see, with its parameters in order. */
 function armsFor(actor: Actor, query: SearchQuery) {
@@ -76,24 +92,39 @@ function armsFor(actor: Actor, query: SearchQuery) {
   };
   if (wants('post', 'content.read')) {
     // The project's visibility per candidate by its primary key (not a join that would hash every project).
-    arms.push(rankNewest('post', `select p.id, p.search from posts p
+    arms.push(
+      rankNewest(
+        'post',
+        `select p.id, p.search from posts p
       where p.search @@ ${MATCH}
         and (p.hidden_at is null or p.author_id = ?)
         and (p.project_id is null or exists (select 1 from projects pr where pr.id = p.project_id
           and ${readableSql('pr', 'pr.id in (select project_id from member)')}))
-      order by p.id desc`));
+      order by p.id desc`,
+      ),
+    );
     params.push(query.q, me, me);
   }
   if (wants('project', 'projects.read')) {
-    arms.push(rankNewest('project', `select pr.id, pr.search from projects pr
+    arms.push(
+      rankNewest(
+        'project',
+        `select pr.id, pr.search from projects pr
       where pr.search @@ ${MATCH} and ${readableSql('pr', 'pr.id in (select project_id from member)')}
-      order by pr.id desc`));
+      order by pr.id desc`,
+      ),
+    );
     params.push(query.q, me);
   }
   if (wants('job', 'jobs.read')) {
-    arms.push(rankNewest('job', `select j.id, j.search from jobs j
+    arms.push(
+      rankNewest(
+        'job',
+        `select j.id, j.search from jobs j
       where j.search @@ ${MATCH} and j.status = 'open' and j.expires_at > now()
-      order by j.id desc`));
+      order by j.id desc`,
+      ),
+    );
     params.push(query.q);
   }
   if (wants('user', 'profile.read')) {
@@ -116,8 +147,16 @@ const SHARED = `not (exists (select 1 from projects where owner_id = ? and visib
  * query's snapshot, the search cache's counter and whether the caller sees only public things
  * (src/search/search-cache.ts).
  */
-function rankedPage(em: EntityManager, me: string, query: SearchQuery, offset: number, arms: string[], armParams: unknown[]) {
-  return boundRows<Row>(em,
+function rankedPage(
+  em: EntityManager,
+  me: string,
+  query: SearchQuery,
+  offset: number,
+  arms: string[],
+  armParams: unknown[],
+) {
+  return boundRows<Row>(
+    em,
     `with q as (select query, simple, numnode(query) as words, ${COUNTER} as generation, ${SHARED} as shared
        from (select websearch_to_tsquery('english', ?) as query, websearch_to_tsquery('simple', ?) as simple) parsed),
      member as (select project_id from project_members where user_id = ?),
@@ -142,7 +181,11 @@ function rankedPage(em: EntityManager, me: string, query: SearchQuery, offset: n
 
 /** The cache's counter, and whether the caller sees only public things: which stored page may answer. */
 async function cacheState(em: EntityManager, me: string): Promise<{ generation: bigint; shared: boolean }> {
-  const [row] = await boundRows<{ generation: string; shared: boolean }>(em, `select ${COUNTER} as generation, ${SHARED} as shared`, [me, me, me]);
+  const [row] = await boundRows<{ generation: string; shared: boolean }>(
+    em,
+    `select ${COUNTER} as generation, ${SHARED} as shared`,
+    [me, me, me],
+  );
   return { generation: BigInt(row!.generation), shared: row!.shared };
 }
 
@@ -153,14 +196,23 @@ async function cacheState(em: EntityManager, me: string): Promise<{ generation: 
  * run after a quiet point sees every change counted before it.
  */
 async function quietPoint(em: EntityManager): Promise<{ quiet: boolean; generation: bigint }> {
-  const [row] = await boundRows<{ quiet: boolean; generation: string }>(em, `select pg_try_advisory_xact_lock(21320, 1) as quiet, ${COUNTER} as generation`, []);
+  const [row] = await boundRows<{ quiet: boolean; generation: string }>(
+    em,
+    `select pg_try_advisory_xact_lock(21320, 1) as quiet, ${COUNTER} as generation`,
+    [],
+  );
   return { quiet: row!.quiet, generation: BigInt(row!.generation) };
 }
 
 const cacheKey = (shared: boolean, me: string, types: SearchResultType[], query: SearchQuery, offset: number) =>
   JSON.stringify([shared ? null : me, types, query.q, query.limit, offset]);
 
-export async function search(em: EntityManager, actor: Actor, query: SearchQuery, cache?: SearchCache<SearchPage>): Promise<SearchPage> {
+export async function search(
+  em: EntityManager,
+  actor: Actor,
+  query: SearchQuery,
+  cache?: SearchCache<SearchPage>,
+): Promise<SearchPage> {
   const offset = decodeCursor(query.cursor, isOffsetCursor)?.o ?? 0;
   const me = actor.userId;
   const { arms, types, params } = armsFor(actor, query);
@@ -191,7 +243,13 @@ export async function search(em: EntityManager, actor: Actor, query: SearchQuery
   // Kept only when the page is known to hold every change counted under this value: the search
   // ran after a quiet point and the counter did not move meanwhile (an empty page carries no proof).
   const proof = rows[0];
-  if (state && quiet?.quiet && quiet.generation === state.generation && proof && BigInt(proof.generation) === state.generation) {
+  if (
+    state &&
+    quiet?.quiet &&
+    quiet.generation === state.generation &&
+    proof &&
+    BigInt(proof.generation) === state.generation
+  ) {
     cache!.set(state.generation, cacheKey(proof.shared, me, types, query, offset), result);
   }
   return result;

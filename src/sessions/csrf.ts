@@ -17,7 +17,8 @@ export const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 export const newSecret = (): string => randomBytes(32).toString('base64url');
 
 /** The token for forms and the X-CSRF-Token header of a session (or pre-session) whose secret this is. */
-export const csrfTokenFor = (secret: string): string => createHmac('sha256', secret).update('shipyard csrf token v1').digest('base64url');
+export const csrfTokenFor = (secret: string): string =>
+  createHmac('sha256', secret).update('shipyard csrf token v1').digest('base64url');
 
 /** Whether `sent` is the token of `secret`, compared in constant time. */
 export function csrfTokenMatches(sent: unknown, secret: string | undefined): boolean {

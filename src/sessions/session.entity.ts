@@ -7,7 +7,10 @@ const SessionSchema = defineEntity({
   name: 'Session',
   tableName: 'sessions',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     tokenHash: p.string().length(64).unique(),
     createdAt: p.datetime().onCreate(() => new Date()),

@@ -45,10 +45,13 @@ export async function signIn(em: EntityManager, login: string, password: string)
   const user = await em.findOne(User, key.includes('@') ? { email: key } : { username: key });
   // Hash anyway when there is no such account, so timing does not tell which accounts exist.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
-  return user && user.passwordHash && !user.disabledAt && ok ? user : undefined;
+  return user?.passwordHash && !user.disabledAt && ok ? user : undefined;
 }
 
-export async function signUp(em: EntityManager, input: { username: string; email: string; displayName: string; password: string }): Promise<User> {
+export async function signUp(
+  em: EntityManager,
+  input: { username: string; email: string; displayName: string; password: string },
+): Promise<User> {
   return createUser(em, input);
 }
 

@@ -7,7 +7,10 @@ const UserSchema = defineEntity({
   name: 'User',
   tableName: 'users',
   properties: {
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     username: p.string().length(39).unique(),
     email: p.string().length(254).unique(),
     displayName: p.string().length(100),
@@ -25,7 +28,14 @@ const UserSchema = defineEntity({
     /** Set by the operator CLI: a disabled account signs in nowhere and its keys are refused. */
     disabledAt: p.datetime().nullable(),
     /** Full-text search vector kept by PostgreSQL (migration ..._search); written as PostgreSQL prints it so the schema diff stays clean. */
-    search: p.type('tsvector').generated(`(((setweight(to_tsvector('simple'::regconfig, (((COALESCE(username, ''::character varying))::text || ' '::text) || (COALESCE(display_name, ''::character varying))::text)), 'A'::"char") || setweight(to_tsvector('english'::regconfig, shipyard_words(skills)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(bio, ''::text)), 'C'::"char"))) stored`).lazy().nullable().hidden(),
+    search: p
+      .type('tsvector')
+      .generated(
+        `(((setweight(to_tsvector('simple'::regconfig, (((COALESCE(username, ''::character varying))::text || ' '::text) || (COALESCE(display_name, ''::character varying))::text)), 'A'::"char") || setweight(to_tsvector('english'::regconfig, shipyard_words(skills)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(bio, ''::text)), 'C'::"char"))) stored`,
+      )
+      .lazy()
+      .nullable()
+      .hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
   indexes: [

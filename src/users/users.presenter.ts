@@ -4,7 +4,11 @@ import { isoString, type Timestamp } from '../db/hot-read.js';
 
 /** What the presenter reads: a User entity, or a row of a hand-written select (its timestamp as text). */
 export type UserFields = Pick<User, 'id' | 'username' | 'displayName' | 'bio' | 'skills'> & {
-  avatarMediaId?: string | null; location?: string | null; website?: string | null; githubLogin?: string | null; createdAt: Timestamp;
+  avatarMediaId?: string | null;
+  location?: string | null;
+  website?: string | null;
+  githubLogin?: string | null;
+  createdAt: Timestamp;
 };
 
 export function presentUser(user: UserFields): UserDto {

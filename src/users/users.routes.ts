@@ -22,10 +22,16 @@ export const usersHandlers = {
   // The user is looked up once, for the 404; the list then filters by their id.
   listUserProjects: async ({ em, actor, path, query }) => {
     const user = await userNamed(em, path.username);
-    return { status: 200, body: await listProjects(em, actor, { ownerId: user.id, limit: query?.limit ?? 20, cursor: query?.cursor }) };
+    return {
+      status: 200,
+      body: await listProjects(em, actor, { ownerId: user.id, limit: query?.limit ?? 20, cursor: query?.cursor }),
+    };
   },
   listUserPosts: async ({ em, actor, path, query }) => {
     const user = await userNamed(em, path.username);
-    return { status: 200, body: await listPosts(em, actor, { authorId: user.id, limit: query?.limit ?? 20, cursor: query?.cursor }) };
+    return {
+      status: 200,
+      body: await listPosts(em, actor, { authorId: user.id, limit: query?.limit ?? 20, cursor: query?.cursor }),
+    };
   },
 } satisfies SomeHandlers<'getCurrentUser' | 'getUser' | 'listUserProjects' | 'listUserPosts'>;

@@ -16,10 +16,10 @@ const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, op
 const SCRYPT = { N: 16384, r: 8, p: 1 };
 /** `me` names the caller in paths (GET /users/me, ?owner=me). */
 const RESERVED_USERNAMES = new Set(['me']);
-export const USERNAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$/;
+const USERNAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$/;
 
 /** scrypt, a memory-hard function: `scrypt$N$r$p$salt$hash` (base64url). */
-export async function hashPassword(password: string): Promise<string> {
+async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const hash = await scrypt(password, salt, 32, { ...SCRYPT, maxmem: 64 * 1024 * 1024 });
   return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
@@ -30,24 +30,39 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (kind !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
   const actual = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, {
-    N: Number(n), r: Number(r), p: Number(p), maxmem: 64 * 1024 * 1024,
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: 64 * 1024 * 1024,
   });
   return timingSafeEqual(actual, expected);
 }
 
-export type NewUser = { username: string; email: string; displayName?: string; password?: string; admin?: boolean; skills?: string[] };
+export type NewUser = {
+  username: string;
+  email: string;
+  displayName?: string;
+  password?: string;
+  admin?: boolean;
+  skills?: string[];
+};
 
 /** Every reason the new account's fields are refused, each naming its field (all at once, for the sign-up form). */
 function newUserProblems(input: NewUser, username: string, email: string): { path: string; message: string }[] {
   const problems: { path: string; message: string }[] = [];
   if (!USERNAME_PATTERN.test(username)) {
-    problems.push({ path: '/username', message: `Username: '${input.username}' is not valid: lowercase letters, digits and inner hyphens, at most 39.` });
+    problems.push({
+      path: '/username',
+      message: `Username: '${input.username}' is not valid: lowercase letters, digits and inner hyphens, at most 39.`,
+    });
   } else if (RESERVED_USERNAMES.has(username)) {
     problems.push({ path: '/username', message: `Username: '${username}' is reserved; choose another.` });
   }
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) problems.push({ path: '/email', message: `Email: '${input.email}' is not an email address.` });
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
+    problems.push({ path: '/email', message: `Email: '${input.email}' is not an email address.` });
   if (input.password !== undefined) {
-    for (const message of passwordProblems(input.password, { username, email })) problems.push({ path: '/password', message });
+    for (const message of passwordProblems(input.password, { username, email }))
+      problems.push({ path: '/password', message });
   }
   return problems;
 }
@@ -77,7 +92,7 @@ export async function createUser(em: EntityManager, input: NewUser): Promise<Use
   return user;
 }
 
-export async function getUserById(em: EntityManager, id: string): Promise<User> {
+async function getUserById(em: EntityManager, id: string): Promise<User> {
   const user = await em.findOne(User, { id });
   if (!user) throw notFound('No such user.');
   return user;
@@ -97,19 +112,40 @@ export async function setAvatar(em: EntityManager, userId: string, mediaId: stri
 /** The columns the API shows of a user (no email, no password hash), as a `UserRow`. */
 const USER_ROW = `id, username, display_name, bio, skills, avatar_media_id, location, website, github_login, ${isoTimestamp('created_at')} as created_at`;
 type UserRow = {
-  id: string; username: string; display_name: string; bio: string; skills: string[]; avatar_media_id: string | null;
-  location: string | null; website: string | null; github_login: string | null; created_at: string;
+  id: string;
+  username: string;
+  display_name: string;
+  bio: string;
+  skills: string[];
+  avatar_media_id: string | null;
+  location: string | null;
+  website: string | null;
+  github_login: string | null;
+  created_at: string;
 };
 
 /** A user as the API shows them, by id or by username (any case), or null: one prepared statement, no entity. */
-export async function readUser(em: EntityManager, by: { id: string } | { username: string }): Promise<UserFields | null> {
+export async function readUser(
+  em: EntityManager,
+  by: { id: string } | { username: string },
+): Promise<UserFields | null> {
   const [column, value] = 'id' in by ? ['id', by.id] : ['username', by.username.toLowerCase()];
   if (column === 'id' && !isUuid(value)) return null;
   const [r] = await preparedRows<UserRow>(em, `select ${USER_ROW} from users where ${column} = ?`, [value]);
-  return r ? {
-    id: r.id, username: r.username, displayName: r.display_name, bio: r.bio, skills: r.skills, avatarMediaId: r.avatar_media_id,
-    location: r.location, website: r.website, githubLogin: r.github_login, createdAt: r.created_at,
-  } : null;
+  return r
+    ? {
+        id: r.id,
+        username: r.username,
+        displayName: r.display_name,
+        bio: r.bio,
+        skills: r.skills,
+        avatarMediaId: r.avatar_media_id,
+        location: r.location,
+        website: r.website,
+        githubLogin: r.github_login,
+        createdAt: r.created_at,
+      }
+    : null;
 }
 
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {

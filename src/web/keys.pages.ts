@@ -11,9 +11,17 @@ import { errorList, html, page, raw, type Html } from './views.js';
 import type { ScopeEntry } from '../http/contract.js';
 import { isUuid } from '../http/ids.js';
 
-const EXPIRY_CHOICES = [['7', '7 days'], ['30', '30 days'], ['60', '60 days'], ['90', '90 days'], ['365', 'One year'], ['date', 'On a date…']] as const;
+const EXPIRY_CHOICES = [
+  ['7', '7 days'],
+  ['30', '30 days'],
+  ['60', '60 days'],
+  ['90', '90 days'],
+  ['365', 'One year'],
+  ['date', 'On a date…'],
+] as const;
 const day = (d: Date | null | undefined) => (d ? d.toISOString().slice(0, 10) : '—');
-const dateTime = (d: Date | null | undefined) => (d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'never');
+const dateTime = (d: Date | null | undefined) =>
+  d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'never';
 
 type Form = { name?: string; scopes?: string[]; expiry?: string; expiresOn?: string };
 
@@ -60,22 +68,41 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
     </tr>`;
   }
 
-  async function list(req: Request, res: Response, form: Form = {}, errors: string[] = [], status = 200, notice?: string): Promise<void> {
+  async function list(
+    req: Request,
+    res: Response,
+    form: Form = {},
+    errors: string[] = [],
+    status = 200,
+    notice?: string,
+  ): Promise<void> {
     const { user, csrf } = req.web!;
     const keys = await listKeys(req.em, user!.id);
-    res.status(status).type('html').send(page('Manage API keys', user, csrf, html`
+    res
+      .status(status)
+      .type('html')
+      .send(
+        page(
+          'Manage API keys',
+          user,
+          csrf,
+          html`
       <h1>Settings → Manage API keys</h1>
       ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
       <p>A key calls the API as you, with only the scopes you give it, until it expires or you revoke it.
         Send it as <code>Authorization: Bearer shipyard_pat_…</code>. See the <a href="/docs">API reference</a>.</p>
       <section aria-labelledby="keys-heading"><h2 id="keys-heading">Your keys</h2>
-      ${keys.length
-        ? html`<table><caption class="hint">${keys.length} key${keys.length === 1 ? '' : 's'}, newest first</caption>
+      ${
+        keys.length
+          ? html`<table><caption class="hint">${keys.length} key${keys.length === 1 ? '' : 's'}, newest first</caption>
             <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Ends with</th><th scope="col">Status</th><th scope="col">Action</th></tr></thead>
             <tbody>${keys.map(keyRow)}</tbody></table>`
-        : html`<p>No keys yet.</p>`}
+          : html`<p>No keys yet.</p>`
+      }
       </section>
-      ${createForm(csrf, form, errors)}`));
+      ${createForm(csrf, form, errors)}`,
+        ),
+      );
   }
 
   async function create(req: Request, res: Response): Promise<void> {
@@ -101,9 +128,22 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
     } else errors.push('Expires: choose when the key expires; every key expires.');
     if (errors.length || !expiry) return list(req, res, form, errors, 400);
     try {
-      const { key, token } = await createKey(req.em, { userId: req.web!.user!.id, name: form.name!, scopes: form.scopes!, ...expiry });
+      const { key, token } = await createKey(req.em, {
+        userId: req.web!.user!.id,
+        name: form.name!,
+        scopes: form.scopes!,
+        ...expiry,
+      });
       const { user, csrf } = req.web!;
-      res.status(201).type('html').send(page('Your new API key', user, csrf, html`
+      res
+        .status(201)
+        .type('html')
+        .send(
+          page(
+            'Your new API key',
+            user,
+            csrf,
+            html`
         <h1>Your new API key: ${key.name}</h1>
         <div class="notice" role="status">
           <p><strong>Copy it now: it will not be shown again.</strong> Shipyard keeps only a hash of it; if you lose it, revoke it and create another.</p>
@@ -111,9 +151,12 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
           <p><button type="button" data-copy="new-token" hidden>Copy to clipboard</button></p>
         </div>
         <p>Scopes: ${key.scopes.map((s, i) => html`${i ? ', ' : ''}${label(s)}`)}. Expires ${day(key.expiresAt)}.</p>
-        <p><a class="button" href="/settings/keys">Back to your keys</a></p>`));
+        <p><a class="button" href="/settings/keys">Back to your keys</a></p>`,
+          ),
+        );
     } catch (err) {
-      if (err instanceof ProblemError && (err.status === 400 || err.status === 409)) return list(req, res, form, [err.detail], err.status);
+      if (err instanceof ProblemError && (err.status === 400 || err.status === 409))
+        return list(req, res, form, [err.detail], err.status);
       throw err;
     }
   }
@@ -127,19 +170,41 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
   async function confirmRevoke(req: Request, res: Response): Promise<void> {
     const { user, csrf } = req.web!;
     const key = await ownKey(req);
-    if (!key) return void res.status(404).type('html').send(page('Not found', user, csrf, html`<h1>No such key</h1><p><a href="/settings/keys">Back to your keys</a></p>`));
-    res.type('html').send(page(`Revoke ${key.name}`, user, csrf, html`
+    if (!key)
+      return void res
+        .status(404)
+        .type('html')
+        .send(
+          page(
+            'Not found',
+            user,
+            csrf,
+            html`<h1>No such key</h1><p><a href="/settings/keys">Back to your keys</a></p>`,
+          ),
+        );
+    res.type('html').send(
+      page(
+        `Revoke ${key.name}`,
+        user,
+        csrf,
+        html`
       <h1>Revoke the key "${key.name}"?</h1>
       <p>Every request with this key (ending in <code>…${key.last4}</code>) is refused from now on. This cannot be undone.</p>
       <form method="post" action="/settings/keys/${key.id}/revoke">
         <input type="hidden" name="_csrf" value="${csrf}">
         <button type="submit" class="danger">Revoke key</button> <a href="/settings/keys">Cancel</a>
-      </form>`));
+      </form>`,
+      ),
+    );
   }
 
   async function revoke(req: Request, res: Response): Promise<void> {
     const key = await ownKey(req);
-    if (!key) return void res.status(404).type('html').send(page('Not found', req.web!.user, req.web!.csrf, html`<h1>No such key</h1>`));
+    if (!key)
+      return void res
+        .status(404)
+        .type('html')
+        .send(page('Not found', req.web!.user, req.web!.csrf, html`<h1>No such key</h1>`));
     await revokeKey(req.em, key.id, req.web!.user!.id);
     await list(req, res, {}, [], 200, `The key "${key.name}" is revoked.`);
   }

@@ -16,7 +16,15 @@ export function settingsPages(github: GithubClient) {
   function profile(req: Request, res: Response, status = 200, errors: string[] = [], notice?: string): void {
     const { user, csrf } = req.web!;
     const u = user!;
-    res.status(status).type('html').send(page('Profile', u, csrf, html`
+    res
+      .status(status)
+      .type('html')
+      .send(
+        page(
+          'Profile',
+          u,
+          csrf,
+          html`
       <h1>Settings → Profile</h1>
       ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${errorList(errors)}
       <form method="post" action="/settings/profile">
@@ -28,15 +36,23 @@ export function settingsPages(github: GithubClient) {
         <label for="p-skills">Skills</label><input type="text" id="p-skills" name="skills" value="${u.skills.join(', ')}" aria-describedby="p-skills-hint">
         <p class="hint" id="p-skills-hint">Comma-separated, e.g. typescript, rust, 3d printing. The Opportunity Radar ranks jobs and projects with them.</p>
         <p><button type="submit">Save profile</button></p>
-      </form>`));
+      </form>`,
+        ),
+      );
   }
 
   async function saveProfile(req: Request, res: Response): Promise<void> {
     const b = req.body as Record<string, unknown>;
     try {
       await updateProfile(req.em, req.web!.user!.id, {
-        displayName: str(b.displayName), bio: str(b.bio), location: str(b.location), website: str(b.website),
-        skills: str(b.skills).split(',').map((x) => x.trim()).filter(Boolean),
+        displayName: str(b.displayName),
+        bio: str(b.bio),
+        location: str(b.location),
+        website: str(b.website),
+        skills: str(b.skills)
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
       });
       profile(req, res, 200, [], 'Your profile is saved.');
     } catch (err) {
@@ -45,28 +61,50 @@ export function settingsPages(github: GithubClient) {
     }
   }
 
-  async function githubPage(req: Request, res: Response, status = 200, errors: string[] = [], notice?: string): Promise<void> {
+  async function githubPage(
+    req: Request,
+    res: Response,
+    status = 200,
+    errors: string[] = [],
+    notice?: string,
+  ): Promise<void> {
     const { user, csrf } = req.web!;
     const account = await req.em.findOne(GithubAccount, { user: user!.id });
-    res.status(status).type('html').send(page('GitHub', user, csrf, html`
+    res
+      .status(status)
+      .type('html')
+      .send(
+        page(
+          'GitHub',
+          user,
+          csrf,
+          html`
       <h1>Settings → GitHub</h1>
       ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${errorList(errors)}
-      ${account
-        ? html`<p>Linked to <strong>${account.login}</strong>. Sync status: <strong>${account.syncStatus}</strong>${account.syncedAt ? html`, last synced ${account.syncedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}.
+      ${
+        account
+          ? html`<p>Linked to <strong>${account.login}</strong>. Sync status: <strong>${account.syncStatus}</strong>${account.syncedAt ? html`, last synced ${account.syncedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}.
             ${account.syncMessage ? html`<br><span class="hint">${account.syncMessage}</span>` : ''}</p>
             <form method="post" action="/settings/github/sync"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Sync now</button></form>`
-        : html`<p>No GitHub account linked yet. GitHub Insight and the Opportunity Radar use your public repositories and languages.</p>`}
+          : html`<p>No GitHub account linked yet. GitHub Insight and the Opportunity Radar use your public repositories and languages.</p>`
+      }
       <form method="post" action="/settings/github">
         <input type="hidden" name="_csrf" value="${csrf}">
         <label for="gh-login">GitHub login</label>
         <input type="text" id="gh-login" name="login" maxlength="39" required value="${account?.login ?? ''}">
         <p><button type="submit">${account ? 'Link another login' : 'Link'}</button></p>
-      </form>`));
+      </form>`,
+        ),
+      );
   }
 
   async function link(req: Request, res: Response): Promise<void> {
     try {
-      const account = await linkGithub(req.em, req.web!.user!.id, str((req.body as Record<string, unknown>).login).trim());
+      const account = await linkGithub(
+        req.em,
+        req.web!.user!.id,
+        str((req.body as Record<string, unknown>).login).trim(),
+      );
       await githubPage(req, res, 200, [], `Linked to ${account.login}. Choose "Sync now" to fetch its repositories.`);
     } catch (err) {
       if (err instanceof ProblemError && err.status === 400) return githubPage(req, res, 400, [err.detail]);
@@ -78,8 +116,20 @@ export function settingsPages(github: GithubClient) {
     const account = await req.em.findOne(GithubAccount, { user: req.web!.user!.id });
     if (!account) return githubPage(req, res, 400, ['Link a GitHub login first.']);
     const synced = await syncGithubAccount(req.em, github, account.id);
-    await githubPage(req, res, 200, [], synced.syncStatus === 'ok' ? 'Synced.' : `The sync did not finish: ${synced.syncMessage ?? synced.syncStatus}.`);
+    await githubPage(
+      req,
+      res,
+      200,
+      [],
+      synced.syncStatus === 'ok' ? 'Synced.' : `The sync did not finish: ${synced.syncMessage ?? synced.syncStatus}.`,
+    );
   }
 
-  return { profile: (req: Request, res: Response) => profile(req, res), saveProfile, github: (req: Request, res: Response) => githubPage(req, res), link, sync };
+  return {
+    profile: (req: Request, res: Response) => profile(req, res),
+    saveProfile,
+    github: (req: Request, res: Response) => githubPage(req, res),
+    link,
+    sync,
+  };
 }

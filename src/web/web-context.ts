@@ -10,7 +10,7 @@ import { csrfTokenFor, csrfTokenMatches, newSecret, PRE_SESSION_COOKIE, SECRET_P
 import { parseCookies } from '../http/cookies.js';
 import type { User } from '../users/user.entity.js';
 
-export type WebContext = {
+type WebContext = {
   user?: User;
   /** The token this request's forms carry. */
   csrf: string;
@@ -28,8 +28,13 @@ declare global {
   }
 }
 
-export const cookieOptions = (secure: boolean, maxAgeMs?: number) =>
-  ({ httpOnly: true, sameSite: 'lax' as const, secure, path: '/', ...(maxAgeMs ? { maxAge: maxAgeMs } : {}) });
+export const cookieOptions = (secure: boolean, maxAgeMs?: number) => ({
+  httpOnly: true,
+  sameSite: 'lax' as const,
+  secure,
+  path: '/',
+  ...(maxAgeMs ? { maxAge: maxAgeMs } : {}),
+});
 
 /** A new pre-session secret for forms before sign-in; signing in and out replace it. */
 export function renewPreSession(res: Response, secure: boolean): string {
@@ -50,8 +55,10 @@ export function webContext(secure: boolean) {
       res.setHeader('Cache-Control', 'no-store');
       // Same-origin referrers, so the browser names this origin on form posts (no-referrer makes it `null`).
       res.setHeader('Referrer-Policy', 'same-origin');
-      res.setHeader('Content-Security-Policy',
-        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+      res.setHeader(
+        'Content-Security-Policy',
+        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      );
       next();
     } catch (err) {
       next(err);

@@ -31,20 +31,43 @@ async function syncAgainst(replyFn: typeof reply) {
   reply = replyFn;
   const u = await userWithKey(t);
   const account = await linkGithub(t.db.orm.em.fork(), u.user.id, 'target');
-  const synced = await syncGithubAccount(t.db.orm.em.fork(), new GithubClient({ baseUrl: url }), account.id, { statsAttempts: 1, statsDelayMs: 0 });
+  const synced = await syncGithubAccount(t.db.orm.em.fork(), new GithubClient({ baseUrl: url }), account.id, {
+    statsAttempts: 1,
+    statsDelayMs: 0,
+  });
   return { synced, repos: await t.db.orm.em.fork().count(GithubRepo, { account: account.id }) };
 }
 
 const user = { login: 'target', public_repos: 1, followers: 1 };
-const repo = { name: 'r', full_name: 'target/r', html_url: 'https://github.com/target/r', stargazers_count: 1, forks_count: 0, fork: false, owner: { login: 'target' } };
+const repo = {
+  name: 'r',
+  full_name: 'target/r',
+  html_url: 'https://github.com/target/r',
+  stargazers_count: 1,
+  forks_count: 0,
+  fork: false,
+  owner: { login: 'target' },
+};
 
 describe('API10 unsafe consumption of APIs', () => {
   it('refuses responses of the wrong shape, storing nothing', async () => {
     const cases: ((p: string) => { status: number; body: unknown })[] = [
-      (p) => (p.startsWith('/users/target/repos') ? { status: 200, body: { not: 'a list' } } : { status: 200, body: user }),
-      (p) => (p.startsWith('/users/target/repos') ? { status: 200, body: [{ ...repo, stargazers_count: -5 }] } : { status: 200, body: user }),
-      (p) => (p.startsWith('/users/target/repos') ? { status: 200, body: [{ ...repo, name: '../../etc' }] } : { status: 200, body: user }),
-      (p) => (p.startsWith('/users/target/repos') ? { status: 200, body: [repo] } : p.includes('/languages') ? { status: 200, body: { Go: 'lots' } } : { status: 200, body: user }),
+      (p) =>
+        p.startsWith('/users/target/repos') ? { status: 200, body: { not: 'a list' } } : { status: 200, body: user },
+      (p) =>
+        p.startsWith('/users/target/repos')
+          ? { status: 200, body: [{ ...repo, stargazers_count: -5 }] }
+          : { status: 200, body: user },
+      (p) =>
+        p.startsWith('/users/target/repos')
+          ? { status: 200, body: [{ ...repo, name: '../../etc' }] }
+          : { status: 200, body: user },
+      (p) =>
+        p.startsWith('/users/target/repos')
+          ? { status: 200, body: [repo] }
+          : p.includes('/languages')
+            ? { status: 200, body: { Go: 'lots' } }
+            : { status: 200, body: user },
       () => ({ status: 200, body: { login: 42 } }),
     ];
     for (const c of cases) {

@@ -5,7 +5,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { startServer, userWithKey, raw, waitForCache, refusedWithinASecond, UPLOAD_MAX_BYTES, TEST_RATE_LIMIT, type TestServer } from '../harness.js';
+import {
+  startServer,
+  userWithKey,
+  raw,
+  waitForCache,
+  refusedWithinASecond,
+  UPLOAD_MAX_BYTES,
+  TEST_RATE_LIMIT,
+  type TestServer,
+} from '../harness.js';
 import { createApp } from '../../src/app.js';
 import { createLogger } from '../../src/http/log.js';
 import type { KeyCache } from '../../src/keys/key-cache.js';
@@ -34,7 +43,8 @@ describe('API2 authentication', () => {
   it('never accepts a key from a URL, a cookie or a lookalike scheme', async () => {
     const { token } = await userWithKey(t, ['profile.read']);
     for (const init of <{ path: string; headers?: Record<string, string> }[]>[
-      { path: `/users/me?api_key=${token}` }, { path: `/users/me?access_token=${token}` },
+      { path: `/users/me?api_key=${token}` },
+      { path: `/users/me?access_token=${token}` },
       { path: '/users/me', headers: { cookie: `shipyard_session=${token}` } },
       { path: '/users/me', headers: { authorization: `Token ${token}` } },
       { path: '/users/me', headers: { authorization: `Bearer${token}` } },
@@ -48,7 +58,8 @@ describe('API2 authentication', () => {
     const own = await startServer({ failedAuthPerMinute: 5 });
     try {
       const statuses = [];
-      for (let i = 0; i < 8; i++) statuses.push((await raw(own, 'GET', '/users/me', { token: generateToken() })).status);
+      for (let i = 0; i < 8; i++)
+        statuses.push((await raw(own, 'GET', '/users/me', { token: generateToken() })).status);
       expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
       expect((await raw(own, 'GET', '/users/me')).status).toBe(429); // no key at all is a failure too
       // A bad neighbour at the same address spent that budget: a valid key is still served,
@@ -57,11 +68,16 @@ describe('API2 authentication', () => {
       expect((await raw(own, 'GET', '/users/me', { token })).status).toBe(200);
       expect((await raw(own, 'GET', '/openapi.json')).status).toBe(200);
       const mcp = await raw(own, 'POST', '/mcp', {
-        token, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        token,
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
         body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } },
       });
       expect(mcp.status).toBe(200);
-      const badMcp = await raw(own, 'POST', '/mcp', { token: generateToken(), headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+      const badMcp = await raw(own, 'POST', '/mcp', {
+        token: generateToken(),
+        headers: { accept: 'application/json, text/event-stream' },
+        body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+      });
       expect(badMcp.status).toBe(429);
       expect(badMcp.json.error.message).toMatch(/retry in \d+ seconds/);
       expect((await raw(own, 'GET', '/users/me', { token: generateToken() })).status).toBe(429);
@@ -76,15 +92,21 @@ describe('API2 authentication', () => {
     await raw(t, 'GET', `/users/me?token=${token}`, { token });
     await raw(t, 'GET', '/users/me', { token });
     await raw(t, 'POST', '/mcp', {
-      token, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      token,
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
       body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } },
     });
     const all = logged.join('');
     expect(all).not.toContain(token);
     expect(all).not.toContain(token.slice(13, 30));
-    const requests = all.split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
+    const requests = all
+      .split('\n')
+      .filter((l) => l.includes('"msg":"request"'))
+      .map((l) => JSON.parse(l));
     expect(requests.map((r) => [r.method, r.path, r.status])).toEqual([
-      ['GET', '/api/v1/users/me', 400], ['GET', '/api/v1/users/me', 200], ['POST', '/api/v1/mcp', 200],
+      ['GET', '/api/v1/users/me', 400],
+      ['GET', '/api/v1/users/me', 200],
+      ['POST', '/api/v1/mcp', 200],
     ]);
   });
 
@@ -93,11 +115,27 @@ describe('API2 authentication', () => {
     // notices can tell them in time.
     const a = await startServer({ keyCacheSeconds: 600 });
     const app = createApp({
-      orm: a.db.orm, log: createLogger('silent'), storage: a.storage, changes: a.db.changes,
-      config: { validateResponses: true, logLevel: 'silent', uploadMaxBytes: UPLOAD_MAX_BYTES, mediaDir: mkdtempSync(join(tmpdir(), 'sy-')), rateLimitPerMinute: TEST_RATE_LIMIT, failedAuthPerMinute: TEST_RATE_LIMIT, keyCacheSeconds: 600 },
+      orm: a.db.orm,
+      log: createLogger('silent'),
+      storage: a.storage,
+      changes: a.db.changes,
+      config: {
+        validateResponses: true,
+        logLevel: 'silent',
+        uploadMaxBytes: UPLOAD_MAX_BYTES,
+        mediaDir: mkdtempSync(join(tmpdir(), 'sy-')),
+        rateLimitPerMinute: TEST_RATE_LIMIT,
+        failedAuthPerMinute: TEST_RATE_LIMIT,
+        keyCacheSeconds: 600,
+      },
     });
-    const server: Server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
-    const b = { apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`, keyCache: app.locals.keyCache as KeyCache };
+    const server: Server = await new Promise((r) => {
+      const s = app.listen(0, '127.0.0.1', () => r(s));
+    });
+    const b = {
+      apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`,
+      keyCache: app.locals.keyCache as KeyCache,
+    };
     const everywhere = async (token: string) => {
       for (const instance of [a, b]) await waitForCache(instance, token);
     };
@@ -111,22 +149,35 @@ describe('API2 authentication', () => {
       await setAccountDisabled(a.db.orm.em.fork(), disabled.user.username, true);
       await a.db.orm.em.fork().execute('delete from users where id = ?', [deleted.user.id]);
       for (const instance of [a, b]) {
-        for (const [u, why] of [[revoked, /revoked/], [disabled, /disabled/], [deleted, /not known/]] as const) {
+        for (const [u, why] of [
+          [revoked, /revoked/],
+          [disabled, /disabled/],
+          [deleted, /not known/],
+        ] as const) {
           const res = await refusedWithinASecond(instance, u.token);
           expect(res.status).toBe(401);
           expect(res.json.detail).toMatch(why);
         }
-        const mcp = await raw(instance, 'POST', '/mcp', { token: disabled.token, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+        const mcp = await raw(instance, 'POST', '/mcp', {
+          token: disabled.token,
+          headers: { accept: 'application/json, text/event-stream' },
+          body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+        });
         expect(mcp.status).toBe(401);
       }
       // Enabled again, the account's keys work again, everywhere.
       await setAccountDisabled(a.db.orm.em.fork(), disabled.user.username, false);
-      for (const instance of [a, b]) expect((await raw(instance, 'GET', '/platform/versions', { token: disabled.token })).status).toBe(200);
+      for (const instance of [a, b])
+        expect((await raw(instance, 'GET', '/platform/versions', { token: disabled.token })).status).toBe(200);
 
       // A key's hash replaced in SQL, and the keys table emptied with TRUNCATE: the same.
       const rehashed = await userWithKey(a, ['content.read']);
       for (const u of [rehashed, disabled]) await everywhere(u.token);
-      await a.db.orm.em.fork().execute("update api_keys set token_hash = md5(random()::text) || md5(random()::text) where user_id = ?", [rehashed.user.id]);
+      await a.db.orm.em
+        .fork()
+        .execute('update api_keys set token_hash = md5(random()::text) || md5(random()::text) where user_id = ?', [
+          rehashed.user.id,
+        ]);
       for (const instance of [a, b]) expect((await refusedWithinASecond(instance, rehashed.token)).status).toBe(401);
       await a.db.orm.em.fork().execute('truncate api_keys');
       for (const instance of [a, b]) expect((await refusedWithinASecond(instance, disabled.token)).status).toBe(401);

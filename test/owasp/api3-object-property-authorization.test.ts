@@ -18,7 +18,19 @@ describe('API3 object property level authorization', () => {
   it('refuses every attempt to set a property the server owns (400), changing nothing', async () => {
     const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('P') } })).data!;
     const post = (await api.createPost({ client: ada.client, body: { title: 't', body: 'b' } })).data!;
-    const job = (await api.createJob({ client: ada.client, body: { title: 'j', company: 'c', description: 'd', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://a.example/j' } })).data!;
+    const job = (
+      await api.createJob({
+        client: ada.client,
+        body: {
+          title: 'j',
+          company: 'c',
+          description: 'd',
+          remotePolicy: 'remote',
+          employmentType: 'contract',
+          applyUrl: 'https://a.example/j',
+        },
+      })
+    ).data!;
     const attempts = [
       ['POST', '/projects', { name: 'x', owner: { id: eve.user.id } }],
       ['POST', '/projects', { name: 'x', ownerId: eve.user.id }],
@@ -37,8 +49,13 @@ describe('API3 object property level authorization', () => {
       const res = await raw(t, method, path, { token: ada.token, body });
       expect(res.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(400);
     }
-    expect((await api.getPost({ client: ada.client, path: { postId: post.id } })).data).toMatchObject({ commentCount: 0, reactionCount: 0 });
-    expect((await api.getProject({ client: ada.client, path: { projectId: project.id } })).data!.owner.id).toBe(ada.user.id);
+    expect((await api.getPost({ client: ada.client, path: { postId: post.id } })).data).toMatchObject({
+      commentCount: 0,
+      reactionCount: 0,
+    });
+    expect((await api.getProject({ client: ada.client, path: { projectId: project.id } })).data!.owner.id).toBe(
+      ada.user.id,
+    );
   });
 
   it('never shows private fields in any response', async () => {
@@ -50,7 +67,9 @@ describe('API3 object property level authorization', () => {
       (await raw(t, 'GET', '/posts?limit=100', { token: eve.token })).text,
     ];
     for (const text of bodies) {
-      expect(text).not.toMatch(/"(email|passwordHash|password_hash|tokenHash|token_hash|isAdmin|is_admin|last4|scopes)"/);
+      expect(text).not.toMatch(
+        /"(email|passwordHash|password_hash|tokenHash|token_hash|isAdmin|is_admin|last4|scopes)"/,
+      );
       expect(text).not.toContain('@example.test');
     }
   });

@@ -1,6 +1,15 @@
 /** OWASP API4:2023 Unrestricted Resource Consumption — every bound holds, with a clear 4xx. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, keyFor, raw, fileForm, UPLOAD_MAX_BYTES, type TestServer, type TestUser } from '../harness.js';
+import {
+  startServer,
+  userWithKey,
+  keyFor,
+  raw,
+  fileForm,
+  UPLOAD_MAX_BYTES,
+  type TestServer,
+  type TestUser,
+} from '../harness.js';
 import { createKey } from '../../src/keys/keys.service.js';
 import { ApiKey } from '../../src/keys/api-key.entity.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
@@ -23,11 +32,40 @@ describe('API4 resource consumption', () => {
     const cases: [string, Promise<{ status: number }>, number][] = [
       ['limit', raw(t, 'GET', '/projects?limit=100000', { token: ada.token }), 400],
       ['search length', raw(t, 'GET', `/search?q=${'a'.repeat(300)}`, { token: ada.token }), 400],
-      ['body size', raw(t, 'POST', '/posts', { token: ada.token, body: { title: 't', body: 'x'.repeat(1_100_000) } }), 413],
-      ['markdown bound', raw(t, 'POST', '/posts', { token: ada.token, body: { title: 't', body: 'x'.repeat(100_001) } }), 400],
-      ['too many tags', raw(t, 'POST', '/posts', { token: ada.token, body: { title: 't', body: 'b', tags: Array.from({ length: 11 }, (_, i) => `t${i}`) } }), 400],
-      ['reorder list', raw(t, 'POST', `/projects/${post.id}/milestones/reorder`, { token: ada.token, body: { milestoneIds: Array.from({ length: 1001 }, () => post.id) } }), 400],
-      ['upload size', raw(t, 'POST', '/media', { token: ada.token, body: fileForm(Buffer.concat([png(2, 2), Buffer.alloc(UPLOAD_MAX_BYTES)])) }), 413],
+      [
+        'body size',
+        raw(t, 'POST', '/posts', { token: ada.token, body: { title: 't', body: 'x'.repeat(1_100_000) } }),
+        413,
+      ],
+      [
+        'markdown bound',
+        raw(t, 'POST', '/posts', { token: ada.token, body: { title: 't', body: 'x'.repeat(100_001) } }),
+        400,
+      ],
+      [
+        'too many tags',
+        raw(t, 'POST', '/posts', {
+          token: ada.token,
+          body: { title: 't', body: 'b', tags: Array.from({ length: 11 }, (_, i) => `t${i}`) },
+        }),
+        400,
+      ],
+      [
+        'reorder list',
+        raw(t, 'POST', `/projects/${post.id}/milestones/reorder`, {
+          token: ada.token,
+          body: { milestoneIds: Array.from({ length: 1001 }, () => post.id) },
+        }),
+        400,
+      ],
+      [
+        'upload size',
+        raw(t, 'POST', '/media', {
+          token: ada.token,
+          body: fileForm(Buffer.concat([png(2, 2), Buffer.alloc(UPLOAD_MAX_BYTES)])),
+        }),
+        413,
+      ],
     ];
     for (const [what, res, status] of cases) expect((await res).status, what).toBe(status);
   });
@@ -36,12 +74,27 @@ describe('API4 resource consumption', () => {
     const count = () => t.db.orm.em.fork().count(Media, {});
     const before = await count();
     const cases: [string, Buffer, number, RegExp][] = [
-      ['100000×100000 declared in a few bytes', pngDeclaring(100_000, 100_000), 422, /declares 100000×100000 pixels; the most accepted is 40 megapixels/],
+      [
+        '100000×100000 declared in a few bytes',
+        pngDeclaring(100_000, 100_000),
+        422,
+        /declares 100000×100000 pixels; the most accepted is 40 megapixels/,
+      ],
       ['2³¹−1 square', pngDeclaring(2 ** 31 - 1, 2 ** 31 - 1), 422, /the most accepted is 40 megapixels/],
       ['a header that promises more than its data', pngDeclaring(1000, 1000), 415, /does not decode as one/],
       ['a GIF that goes on as JavaScript', gifScriptPolyglot, 415, /not only a GIF image/],
-      ['a PNG with a page after its end', Buffer.concat([png(4, 4), Buffer.from('<html><script>alert(1)</script></html>')]), 415, /not only a PNG image/],
-      ['a JPEG with a script after its end', Buffer.concat([jpeg1x1, Buffer.from('<script>alert(1)</script>')]), 415, /not only a JPEG image/],
+      [
+        'a PNG with a page after its end',
+        Buffer.concat([png(4, 4), Buffer.from('<html><script>alert(1)</script></html>')]),
+        415,
+        /not only a PNG image/,
+      ],
+      [
+        'a JPEG with a script after its end',
+        Buffer.concat([jpeg1x1, Buffer.from('<script>alert(1)</script>')]),
+        415,
+        /not only a JPEG image/,
+      ],
       ['a PNG cut short', png(16, 16).subarray(0, 60), 415, /not only a PNG image/],
       ['a GIF of 1001 frames', gifFrames(1001), 422, /1001 frames; the most accepted is 1000/],
     ];
@@ -77,16 +130,32 @@ describe('API4 resource consumption', () => {
   it('takes only integers written in digits as integers in a query: 400 for Infinity, 1e400, 1e2 or hex on every list', async () => {
     const project = (await api.createProject({ client: ada.client, body: { name: 'limits' } })).data!;
     const post = (await api.createPost({ client: ada.client, body: { title: 't', body: 'b' } })).data!;
-    const lists = ['/projects', '/posts', '/jobs', '/search?q=limits&', `/projects/${project.id}/milestones`, `/projects/${project.id}/members`,
-      `/projects/${project.id}/build-logs`, `/posts/${post.id}/comments`, `/users/${ada.user.username}/projects`, `/users/${ada.user.username}/posts`, '/radar'];
+    const lists = [
+      '/projects',
+      '/posts',
+      '/jobs',
+      '/search?q=limits&',
+      `/projects/${project.id}/milestones`,
+      `/projects/${project.id}/members`,
+      `/projects/${project.id}/build-logs`,
+      `/posts/${post.id}/comments`,
+      `/users/${ada.user.username}/projects`,
+      `/users/${ada.user.username}/posts`,
+      '/radar',
+    ];
     for (const list of lists) {
       for (const limit of ['Infinity', '-Infinity', '1e400', '1e2', '0x10', '1.0', '+5', ' 5']) {
-        const res = await raw(t, 'GET', `${list}${list.endsWith('&') ? '' : '?'}limit=${encodeURIComponent(limit)}`, { token: ada.token });
+        const res = await raw(t, 'GET', `${list}${list.endsWith('&') ? '' : '?'}limit=${encodeURIComponent(limit)}`, {
+          token: ada.token,
+        });
         expect(res.status, `${list} limit=${limit}`).toBe(400);
         expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
         expect(res.json.errors).toEqual([{ path: '/query/limit', message: 'must be an integer written in digits' }]);
       }
-      expect((await raw(t, 'GET', `${list}${list.endsWith('&') ? '' : '?'}limit=5`, { token: ada.token })).status, list).toBe(200);
+      expect(
+        (await raw(t, 'GET', `${list}${list.endsWith('&') ? '' : '?'}limit=5`, { token: ada.token })).status,
+        list,
+      ).toBe(200);
     }
   });
 
@@ -95,7 +164,8 @@ describe('API4 resource consumption', () => {
     try {
       const u = await userWithKey(own, ['content.read']);
       const statuses = [];
-      for (let i = 0; i < 5; i++) statuses.push((await raw(own, 'GET', '/platform/versions', { token: u.token })).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push((await raw(own, 'GET', '/platform/versions', { token: u.token })).status);
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
     } finally {
       await own.close();
@@ -106,18 +176,35 @@ describe('API4 resource consumption', () => {
     const own = await startServer({ rateLimitPerMinute: 5 });
     try {
       const u = await userWithKey(own, ['projects.read']);
-      const post = (body: unknown, version = '2025-03-26') => raw(own, 'POST', '/mcp', {
-        token: u.token, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': version }, body,
+      const post = (body: unknown, version = '2025-03-26') =>
+        raw(own, 'POST', '/mcp', {
+          token: u.token,
+          headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': version },
+          body,
+        });
+      const init = await post({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
       });
-      const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'c', version: '1' } } });
       expect(init.headers.get('ratelimit')).toMatch(/^"per-key"; r=4;/);
       const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(initialized.status).toBe(202);
       expect(initialized.headers.get('ratelimit')).toMatch(/^"per-key"; r=4;/);
       // Only that one notification is free: a batch of them costs a unit like any POST.
-      const notes = await post([{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/initialized' }]);
+      const notes = await post([
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+      ]);
       expect(notes.headers.get('ratelimit')).toMatch(/^"per-key"; r=3;/);
-      const batch = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } }));
+      const batch = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({
+          jsonrpc: '2.0',
+          id: i + 1,
+          method: 'tools/call',
+          params: { name: 'list_my_projects', arguments: {} },
+        }));
       const two = await post(batch(2));
       expect(two.status).toBe(200);
       expect(two.headers.get('ratelimit')).toMatch(/^"per-key"; r=1;/);
@@ -142,8 +229,10 @@ describe('API4 resource consumption', () => {
       const tokens = [u.token, ...(await Promise.all([0, 1, 2].map(() => keyFor(own, u.user.id, ['content.read']))))];
       const statuses: number[] = [];
       // The first key runs past its own budget: its refused requests cost the account nothing.
-      for (let i = 0; i < 5; i++) statuses.push((await raw(own, 'GET', '/platform/versions', { token: tokens[0]! })).status);
-      for (const token of tokens.slice(1)) for (let i = 0; i < 2; i++) statuses.push((await raw(own, 'GET', '/platform/versions', { token })).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push((await raw(own, 'GET', '/platform/versions', { token: tokens[0]! })).status);
+      for (const token of tokens.slice(1))
+        for (let i = 0; i < 2; i++) statuses.push((await raw(own, 'GET', '/platform/versions', { token })).status);
       // Per key 3, per user 6 (twice the per-key budget): the fourth key's requests are refused.
       expect(statuses).toEqual([200, 200, 200, 429, 429, 200, 200, 200, 429, 429, 429]);
       const refused = await raw(own, 'GET', '/platform/versions', { token: tokens[3]! });
@@ -152,9 +241,20 @@ describe('API4 resource consumption', () => {
 
       const minter = await userWithKey(own, ['content.read']); // its first key
       const em = own.db.orm.em.fork();
-      await Promise.all(Array.from({ length: 60 }, () => createKey(em.fork(), { userId: minter.user.id, name: 'mint', scopes: ['content.read'], expiresInDays: 1 }).catch((e: Error) => e)));
+      await Promise.all(
+        Array.from({ length: 60 }, () =>
+          createKey(em.fork(), {
+            userId: minter.user.id,
+            name: 'mint',
+            scopes: ['content.read'],
+            expiresInDays: 1,
+          }).catch((e: Error) => e),
+        ),
+      );
       expect(await em.count(ApiKey, { user: minter.user.id })).toBe(50);
-      await expect(createKey(em.fork(), { userId: minter.user.id, name: 'one more', scopes: ['content.read'], expiresInDays: 1 })).rejects.toThrow(/50 active API keys, the most it may have/);
+      await expect(
+        createKey(em.fork(), { userId: minter.user.id, name: 'one more', scopes: ['content.read'], expiresInDays: 1 }),
+      ).rejects.toThrow(/50 active API keys, the most it may have/);
     } finally {
       await own.close();
     }

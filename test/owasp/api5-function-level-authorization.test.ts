@@ -25,7 +25,9 @@ describe('API5 function level authorization', () => {
   it('lets no scope imply another: write without read reads nothing', async () => {
     const writer = await userWithKey(t, ['projects.write', 'content.write', 'jobs.write']);
     const project = (await api.createProject({ client: writer.client, body: { name: uniqueName('W') } })).data!;
-    expect((await api.getProject({ client: writer.client, path: { projectId: project.id } })).response?.status).toBe(403);
+    expect((await api.getProject({ client: writer.client, path: { projectId: project.id } })).response?.status).toBe(
+      403,
+    );
     expect((await api.listPosts({ client: writer.client })).response?.status).toBe(403);
     expect((await api.listJobs({ client: writer.client })).response?.status).toBe(403);
     expect((await api.getCurrentUser({ client: writer.client })).response?.status).toBe(403);
@@ -34,15 +36,22 @@ describe('API5 function level authorization', () => {
   it("lets only the owner manage members: removing the owner's membership is a 403 to anyone else, a 409 to the owner", async () => {
     const [owner, member, stranger] = [await userWithKey(t), await userWithKey(t), await userWithKey(t)];
     const project = (await api.createProject({ client: owner.client, body: { name: uniqueName('Team') } })).data!;
-    await api.addProjectMember({ client: owner.client, path: { projectId: project.id }, body: { username: member.user.username } });
-    const removeOwner = (token: string) => raw(t, 'DELETE', `/projects/${project.id}/members/${owner.user.username}`, { token });
+    await api.addProjectMember({
+      client: owner.client,
+      path: { projectId: project.id },
+      body: { username: member.user.username },
+    });
+    const removeOwner = (token: string) =>
+      raw(t, 'DELETE', `/projects/${project.id}/members/${owner.user.username}`, { token });
     for (const who of [member, stranger]) {
       const res = await removeOwner(who.token);
       expect(res.status).toBe(403);
       expect(res.json.type).toBe('https://shipyard.dev/problems/forbidden');
     }
     expect((await removeOwner(owner.token)).status).toBe(409);
-    const members = (await api.listProjectMembers({ client: owner.client, path: { projectId: project.id } })).data!.items.map((m) => m.user.username);
+    const members = (
+      await api.listProjectMembers({ client: owner.client, path: { projectId: project.id } })
+    ).data!.items.map((m) => m.user.username);
     expect(members).toEqual([owner.user.username, member.user.username]);
   });
 

@@ -19,22 +19,47 @@ afterAll(async () => {
 describe('API6 sensitive business flows', () => {
   it('does not let a stranger join a project, or post as one of its builders', async () => {
     const p = (await api.createProject({ client: owner.client, body: { name: uniqueName('P') } })).data!;
-    expect((await api.addProjectMember({ client: stranger.client, path: { projectId: p.id }, body: { username: stranger.user.username } })).response?.status).toBe(403);
-    expect((await api.createPost({ client: stranger.client, body: { kind: 'build_log', projectId: p.id, title: 't', body: 'b' } })).response?.status).toBe(403);
+    expect(
+      (
+        await api.addProjectMember({
+          client: stranger.client,
+          path: { projectId: p.id },
+          body: { username: stranger.user.username },
+        })
+      ).response?.status,
+    ).toBe(403);
+    expect(
+      (
+        await api.createPost({
+          client: stranger.client,
+          body: { kind: 'build_log', projectId: p.id, title: 't', body: 'b' },
+        })
+      ).response?.status,
+    ).toBe(403);
     expect((await api.listBuildLogs({ client: owner.client, path: { projectId: p.id } })).data!.items).toEqual([]);
   });
 
   it('does not let reactions be inflated by repeating them', async () => {
     const post = (await api.createPost({ client: owner.client, body: { title: 't', body: 'b' } })).data!;
-    await Promise.all(Array.from({ length: 20 }, () => api.addReaction({ client: stranger.client, path: { postId: post.id }, body: { kind: 'rocket' } })));
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        api.addReaction({ client: stranger.client, path: { postId: post.id }, body: { kind: 'rocket' } }),
+      ),
+    );
     expect((await api.getPost({ client: owner.client, path: { postId: post.id } })).data!.reactionCount).toBe(1);
   });
 
   it('does not create twice when a client retries a create with its Idempotency-Key', async () => {
     const key = randomUUID();
     const name = uniqueName('Once');
-    await Promise.all(Array.from({ length: 5 }, () => raw(t, 'POST', '/projects', { token: owner.token, body: { name }, headers: { 'idempotency-key': key } })));
-    const mine = (await api.listProjects({ client: owner.client, query: { owner: 'me', limit: 100 } })).data!.items.filter((p) => p.name === name);
+    await Promise.all(
+      Array.from({ length: 5 }, () =>
+        raw(t, 'POST', '/projects', { token: owner.token, body: { name }, headers: { 'idempotency-key': key } }),
+      ),
+    );
+    const mine = (
+      await api.listProjects({ client: owner.client, query: { owner: 'me', limit: 100 } })
+    ).data!.items.filter((p) => p.name === name);
     expect(mine.length).toBe(1);
   });
 
@@ -47,7 +72,8 @@ describe('API6 sensitive business flows', () => {
       // Warm: the key is looked up (and cached) before the table is held.
       expect((await raw(slow, 'GET', '/projects', { token: ada.token })).status).toBe(200);
       const key = randomUUID();
-      const send = () => raw(slow, 'POST', '/projects', { token: ada.token, body: { name }, headers: { 'idempotency-key': key } });
+      const send = () =>
+        raw(slow, 'POST', '/projects', { token: ada.token, body: { name }, headers: { 'idempotency-key': key } });
       // Hold the projects table (on the embedded database, its one connection) past the deadline.
       await locker.begin();
       await locker.execute('lock table projects in share row exclusive mode');
@@ -72,8 +98,18 @@ describe('API6 sensitive business flows', () => {
   });
 
   it('does not let a job be posted without an expiry or beyond a year', async () => {
-    const base = { title: 'j', company: 'c', description: 'd', remotePolicy: 'remote', employmentType: 'contract', applyUrl: 'https://a.example/j' };
-    const res = await raw(t, 'POST', '/jobs', { token: owner.token, body: { ...base, expiresAt: new Date(Date.now() + 2 * 365 * 86_400_000).toISOString() } });
+    const base = {
+      title: 'j',
+      company: 'c',
+      description: 'd',
+      remotePolicy: 'remote',
+      employmentType: 'contract',
+      applyUrl: 'https://a.example/j',
+    };
+    const res = await raw(t, 'POST', '/jobs', {
+      token: owner.token,
+      body: { ...base, expiresAt: new Date(Date.now() + 2 * 365 * 86_400_000).toISOString() },
+    });
     expect(res.status).toBe(400);
     const ok = (await raw(t, 'POST', '/jobs', { token: owner.token, body: base })).json;
     expect(Date.parse(ok.expiresAt)).toBeLessThanOrEqual(Date.now() + 31 * 86_400_000);

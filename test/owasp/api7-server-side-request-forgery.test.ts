@@ -26,9 +26,22 @@ describe('API7 server-side request forgery', () => {
   it('stores URLs from clients without fetching them', async () => {
     const before = gh.requests.length;
     const targets = ['http://169.254.169.254/latest/meta-data/', 'http://127.0.0.1:5432/', `${gh.url}/users/ssrf`];
-    const res = await raw(t, 'POST', '/projects', { token: ada.token, body: { name: uniqueName('P'), links: targets.map((url, i) => ({ label: `l${i}`, url })) } });
+    const res = await raw(t, 'POST', '/projects', {
+      token: ada.token,
+      body: { name: uniqueName('P'), links: targets.map((url, i) => ({ label: `l${i}`, url })) },
+    });
     expect(res.status).toBe(201);
-    const job = await raw(t, 'POST', '/jobs', { token: ada.token, body: { title: 'j', company: 'c', description: 'd', remotePolicy: 'remote', employmentType: 'contract', applyUrl: `https://${new URL(gh.url).host}/x` } });
+    const job = await raw(t, 'POST', '/jobs', {
+      token: ada.token,
+      body: {
+        title: 'j',
+        company: 'c',
+        description: 'd',
+        remotePolicy: 'remote',
+        employmentType: 'contract',
+        applyUrl: `https://${new URL(gh.url).host}/x`,
+      },
+    });
     expect(job.status).toBe(201);
     expect(gh.requests.length).toBe(before); // nothing went out
   });

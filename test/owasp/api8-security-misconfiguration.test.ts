@@ -24,7 +24,9 @@ describe('API8 security misconfiguration', () => {
   });
 
   it('allows cross-origin calls only without credentials', async () => {
-    const res = await fetch(`${t.apiUrl}/users/me`, { headers: { origin: 'https://evil.example', authorization: `Bearer ${ada.token}` } });
+    const res = await fetch(`${t.apiUrl}/users/me`, {
+      headers: { origin: 'https://evil.example', authorization: `Bearer ${ada.token}` },
+    });
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();
   });
@@ -46,13 +48,36 @@ describe('API8 security misconfiguration', () => {
   it('reads JSON one way only: duplicate keys, bad UTF-8, lone surrogates and other charsets are refused, storing nothing', async () => {
     const name = uniqueName('Parse');
     const send = (body: string | Uint8Array<ArrayBuffer>, contentType = 'application/json') =>
-      fetch(`${t.apiUrl}/projects`, { method: 'POST', headers: { authorization: `Bearer ${ada.token}`, 'content-type': contentType }, body });
+      fetch(`${t.apiUrl}/projects`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ada.token}`, 'content-type': contentType },
+        body,
+      });
     const cases: [string, Response, number, RegExp][] = [
-      ['duplicate key', await send(`{"name":"${name}","visibility":"private","visibility":"public"}`), 400, /"visibility" appears twice/],
+      [
+        'duplicate key',
+        await send(`{"name":"${name}","visibility":"private","visibility":"public"}`),
+        400,
+        /"visibility" appears twice/,
+      ],
       ['duplicate key, escaped', await send(`{"name":"${name}","\\u006eame":"other"}`), 400, /"name" appears twice/],
-      ['invalid UTF-8', await send(new Uint8Array(Buffer.concat([Buffer.from(`{"name":"${name}`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]))), 400, /not valid UTF-8/],
+      [
+        'invalid UTF-8',
+        await send(
+          new Uint8Array(
+            Buffer.concat([Buffer.from(`{"name":"${name}`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]),
+          ),
+        ),
+        400,
+        /not valid UTF-8/,
+      ],
       ['lone surrogate', await send(`{"name":"${name}\\ud800"}`), 400, /lone surrogate .* at \/name/],
-      ['UTF-16', await send(new Uint8Array(Buffer.from(`{"name":"${name}"}`, 'utf16le')), 'application/json; charset=utf-16le'), 415, /UTF-8 only/],
+      [
+        'UTF-16',
+        await send(new Uint8Array(Buffer.from(`{"name":"${name}"}`, 'utf16le')), 'application/json; charset=utf-16le'),
+        415,
+        /UTF-8 only/,
+      ],
       ['latin-1', await send(`{"name":"${name}"}`, 'application/json; charset=iso-8859-1'), 415, /UTF-8 only/],
     ];
     for (const [what, res, status, detail] of cases) {
@@ -63,7 +88,11 @@ describe('API8 security misconfiguration', () => {
     expect(await t.db.orm.em.fork().count(Project, { name: { $like: `${name}%` } })).toBe(0);
     // An empty body where a JSON one is required: 400, never a 500 (on every PATCH that takes one).
     const project = (await raw(t, 'POST', '/projects', { token: ada.token, body: { name: `${name}-empty` } })).json;
-    const empty = await fetch(`${t.apiUrl}/projects/${project.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' }, body: '' });
+    const empty = await fetch(`${t.apiUrl}/projects/${project.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' },
+      body: '',
+    });
     expect(empty.status).toBe(400);
     expect((await empty.json()).detail).toMatch(/body is empty/);
     // Declared UTF-8, in any spelling, is read as before.
@@ -76,10 +105,19 @@ describe('API8 security misconfiguration', () => {
     await new Promise<void>((r) => socket.once('connect', () => r()));
     let answer = '';
     socket.on('data', (d) => (answer += d));
-    socket.write(Buffer.concat([Buffer.from('GET /api/v1/projects?limit='), Buffer.from('٥', 'utf8'), Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n')]));
+    socket.write(
+      Buffer.concat([
+        Buffer.from('GET /api/v1/projects?limit='),
+        Buffer.from('٥', 'utf8'),
+        Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n'),
+      ]),
+    );
     await new Promise((r) => socket.on('close', r));
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).toMatch(/Content-Type: application\/problem\+json/);
-    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toMatchObject({ status: 400, type: 'https://shipyard.dev/problems/malformed-request' });
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toMatchObject({
+      status: 400,
+      type: 'https://shipyard.dev/problems/malformed-request',
+    });
   });
 });

@@ -27,23 +27,49 @@ describe('API9 inventory', () => {
   });
 
   it('has one handler per operation and none other', () => {
-    const handlers = Object.keys(allHandlers(contract, { storage: new LocalDiskStorage('/nonexistent'), uploadMaxBytes: 1, limits: { requestsPerMinutePerKey: 1, requestsPerMinutePerUser: 1, failedAuthPerMinutePerAddress: 1 }, searchCache: new SearchCache(0), countsCacheSeconds: 0 })).sort();
-    expect(handlers).toEqual(listOperations(contract).filter((o) => o.access.kind !== 'mcp').map((o) => o.operationId).sort());
-    expect(listOperations(contract).filter((o) => o.access.kind === 'mcp').map((o) => `${o.method} ${o.path}`)).toEqual(['post /mcp']);
+    const handlers = Object.keys(
+      allHandlers(contract, {
+        storage: new LocalDiskStorage('/nonexistent'),
+        uploadMaxBytes: 1,
+        limits: { requestsPerMinutePerKey: 1, requestsPerMinutePerUser: 1, failedAuthPerMinutePerAddress: 1 },
+        searchCache: new SearchCache(0),
+        countsCacheSeconds: 0,
+      }),
+    ).sort();
+    expect(handlers).toEqual(
+      listOperations(contract)
+        .filter((o) => o.access.kind !== 'mcp')
+        .map((o) => o.operationId)
+        .sort(),
+    );
+    expect(
+      listOperations(contract)
+        .filter((o) => o.access.kind === 'mcp')
+        .map((o) => `${o.method} ${o.path}`),
+    ).toEqual(['post /mcp']);
   });
 
   it('answers 405 for every method the contract does not list on a path', async () => {
     for (const [path, item] of Object.entries(contract.paths)) {
       const url = path.replace(/\{[^}]+\}/g, '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10');
       for (const method of HTTP_METHODS.filter((m) => !['head', 'options', 'trace'].includes(m) && !item[m])) {
-        const res = await raw(t, method.toUpperCase(), url, { token: ada.token, body: method === 'get' || method === 'delete' ? undefined : {} });
+        const res = await raw(t, method.toUpperCase(), url, {
+          token: ada.token,
+          body: method === 'get' || method === 'delete' ? undefined : {},
+        });
         expect(res.status, `${method.toUpperCase()} ${path}`).toBe(405);
       }
     }
   });
 
   it('answers 404 for paths outside the contract', async () => {
-    for (const path of ['/admin', '/users', '/internal/debug', '/projects/0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10/secrets', '/v2/projects']) {
+    for (const path of [
+      '/admin',
+      '/users',
+      '/internal/debug',
+      '/projects/0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10/secrets',
+      '/v2/projects',
+    ]) {
       expect((await raw(t, 'GET', path, { token: ada.token })).status, path).toBe(404);
     }
   });

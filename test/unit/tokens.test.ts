@@ -25,7 +25,7 @@ describe('API key format', () => {
   it('refuses the wrong shape', () => {
     expect(checkToken('shipyard_pat_short')).toEqual({ ok: false, reason: 'malformed' });
     expect(checkToken(generateToken().replace('shipyard_pat_', 'ghp_'))).toEqual({ ok: false, reason: 'malformed' });
-    expect(checkToken(generateToken() + 'x')).toEqual({ ok: false, reason: 'malformed' });
+    expect(checkToken(`${generateToken()}x`)).toEqual({ ok: false, reason: 'malformed' });
   });
 
   it('encodes base62 with padding', () => {
