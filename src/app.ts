@@ -30,6 +30,7 @@ import { databaseReady } from './db/ready.js';
 import { idempotency } from './idempotency/idempotency.middleware.js';
 import { requestTimeout } from './http/timeout.js';
 import { requestContext } from './http/context.js';
+import { requireHost } from './http/client-errors.js';
 import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
@@ -101,7 +102,7 @@ export function createApp({
   const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000, changes);
   app.locals.keyCache = keys;
 
-  app.use(chain(requestContext(orm, log), securityHeaders()));
+  app.use(chain(requestContext(orm, log), securityHeaders(), requireHost));
   app.use(base, cors(contract));
   // Liveness: the process answers. Readiness: the database answers too.
   app.get('/healthz', (_req, res) => {

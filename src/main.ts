@@ -9,7 +9,7 @@ import { openDatabase } from './db/database.js';
 import { createApp } from './app.js';
 import { createLogger } from './http/log.js';
 import { connectRedis } from './http/counters.js';
-import { answerClientErrors } from './http/client-errors.js';
+import { httpServer } from './http/client-errors.js';
 import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';
 
@@ -24,8 +24,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
   const app = createApp({ orm: db.orm, config, log, redis, changes: db.changes });
-  const server = app.listen(config.port, config.host);
-  answerClientErrors(server);
+  const server = httpServer(app).listen(config.port, config.host);
   // No request may hold a connection for ever: headers within 20 s, the whole request within 60 s.
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;

@@ -4,7 +4,7 @@
  * listening server, mostly through the generated SDK.
  */
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { createApp } from '../src/app.js';
 import { loadContract, type OpenApiDocument } from '../src/http/contract.js';
 import { headerChecker } from './declared-headers.js';
-import { answerClientErrors } from '../src/http/client-errors.js';
+import { httpServer } from '../src/http/client-errors.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
 import { hashToken } from '../src/keys/tokens.js';
 import { LocalDiskStorage, type MediaStorage } from '../src/media/storage.js';
@@ -82,11 +82,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   });
   const headers = headerChecker(opts.contract ?? loadContract());
   const server: Server = await new Promise((resolve) => {
-    const s = createServer((req, res) => {
+    const s = httpServer((req, res) => {
       res.on('finish', () => headers.check(req, res));
       app(req, res);
     }).listen(0, '127.0.0.1', () => resolve(s));
-    answerClientErrors(s);
   });
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -115,6 +115,8 @@ describe.skipIf(!available)('Redis frozen, down and back', () => {
   it('keeps serving, with each instance enforcing the budget, while Redis is frozen or killed, and shares again once it is back', async () => {
     for (const outage of ['SIGSTOP', 'SIGKILL'] as const) {
       redisProcess!.kill(outage);
+      // The readiness check asks Redis itself: no request has to meet the outage first.
+      expect((await ready(1)).rateLimits, outage).toBe('local');
       const { token } = await userWithKey(t, ['content.read']);
       const statuses = [];
       for (let i = 0; i < PER_KEY + 1; i++) statuses.push((await get(`${urls[0]}/platform/versions`, token)).status);

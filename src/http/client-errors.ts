@@ -3,7 +3,8 @@
  * non-ASCII bytes, a malformed header, headers too large): answered as every other error is, with
  * application/problem+json, instead of Node's bare `400 Bad Request`.
  */
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestHandler } from 'express';
 import { PROBLEM_BASE } from './problem.js';
 
 const STATUS: Record<string, [number, string, string]> = {
@@ -11,7 +12,7 @@ const STATUS: Record<string, [number, string, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout', 'The request took too long to arrive.'],
 };
 
-export function answerClientErrors(server: Server): void {
+function answerClientErrors(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return void socket.destroy();
     const [status, title, detail] = STATUS[err.code ?? ''] ?? [
@@ -30,3 +31,27 @@ export function answerClientErrors(server: Server): void {
     );
   });
 }
+
+/**
+ * The HTTP server for the app: Node's own check for a missing Host header answers a bare 400,
+ * so it is turned off here and `requireHost` answers in our way instead.
+ */
+export function httpServer(app: RequestListener): Server {
+  const server = createServer({ requireHostHeader: false }, app);
+  answerClientErrors(server);
+  return server;
+}
+
+/** HTTP/1.1 requires a Host header (RFC 9112 §3.2): a request without one is a 400 problem. */
+export const requireHost: RequestHandler = (req, res, next) => {
+  if (req.headers.host || req.httpVersion === '1.0') return next();
+  res
+    .status(400)
+    .type('application/problem+json')
+    .json({
+      type: `${PROBLEM_BASE}malformed-request`,
+      title: 'Bad request',
+      status: 400,
+      detail: 'An HTTP/1.1 request needs a Host header.',
+    });
+};

@@ -109,6 +109,7 @@ const REDIS_RETRY_MS = 2000;
 export class RedisCounters implements Counters {
   #open = false;
   #probeAt = 0;
+  #probing: Promise<void> | undefined;
 
   constructor(
     private readonly redis: RedisClientType,
@@ -148,8 +149,21 @@ export class RedisCounters implements Counters {
     );
   }
 
-  async probe(): Promise<void> {
-    if (this.#open && Date.now() >= this.#probeAt) await this.add('probe', 0, 1000);
+  /**
+   * Asks Redis now (at most one question at a time): a readiness check then tells a frozen or
+   * lost Redis without waiting for a request to meet it, and an idle instance recovers by itself.
+   */
+  probe(): Promise<void> {
+    if (this.#open && Date.now() < this.#probeAt) return Promise.resolve();
+    this.#probing ??= this.add('probe', 0, 1000)
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => {
+        this.#probing = undefined;
+      });
+    return this.#probing;
   }
 
   /** Redis while it answers; this process's counters while the circuit is open, and when a call fails. */

@@ -154,7 +154,7 @@ export function signInBudget(counters: Counters, limits: RateLimits): RequestHan
         return next(tooMany('Too many failed sign-ins from this address', seconds(now.resetMs)));
       }
       res.on('finish', () => {
-        if (res.statusCode === 401 || res.statusCode === 409)
+        if (res.statusCode === 400 || res.statusCode === 401 || res.statusCode === 409)
           void counters.add(key, 1, SIGN_IN_WINDOW_MS).catch(() => undefined);
       });
       next();

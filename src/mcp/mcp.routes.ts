@@ -50,16 +50,28 @@ const messages = (body: unknown): JsonRpcMessage[] =>
 /**
  * What a POST spends of the key's and the user's budgets: one unit per JSON-RPC request in it, so
  * a batch costs what its calls would cost one by one (and is refused whole when they do not all
- * fit); anything else (notifications, responses) costs one unit a POST. The single
- * `notifications/initialized` that completes opening a connection costs nothing, so connecting
- * spends one unit (the initialize), not two; like every request it is refused once the budget
- * is spent.
+ * fit); anything else (notifications, responses, what is not JSON-RPC) costs one unit a POST.
+ * The one well-formed `notifications/initialized` that completes opening a connection, alone in
+ * a small body, costs nothing, so connecting spends one unit (the initialize), not two; like
+ * every POST it is refused once the budget is spent.
  */
-function budgetUnits(body: unknown): number {
+function budgetUnits(body: unknown, bytes: number): number {
   const all = messages(body);
   const requests = all.filter((m) => m.id !== undefined && typeof m.method === 'string').length;
   if (requests > 0) return requests;
-  return !Array.isArray(body) && all.length === 1 && all[0]!.method === 'notifications/initialized' ? 0 : 1;
+  const [only] = all;
+  const opening =
+    !Array.isArray(body) &&
+    only?.jsonrpc === '2.0' &&
+    only.method === 'notifications/initialized' &&
+    only.id === undefined &&
+    (only.params === undefined ||
+      (typeof only.params === 'object' &&
+        only.params !== null &&
+        !Array.isArray(only.params) &&
+        Object.keys(only.params).length <= 1)) &&
+    bytes <= 512;
+  return opening ? 0 : 1;
 }
 
 const outerGate = (keys: KeyCache, failedAuth: FailedAuth) =>
@@ -136,13 +148,21 @@ export function mcpRouter({
       if (err) req.bodyError = err;
       next();
     });
+  // A key with nothing left is refused before its body is read: it cannot make the server parse for free.
+  const room: RequestHandler = (req, res, next) => {
+    req.budgetUnits = 0;
+    return budget(req, res, next);
+  };
   const spend: RequestHandler = (req, res, next) => {
-    req.budgetUnits = req.bodyError ? 1 : budgetUnits(req.body);
+    req.budgetUnits = req.bodyError
+      ? 1
+      : budgetUnits(req.body, Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY));
     return budget(req, res, (err?: unknown) => next(err ?? req.bodyError));
   };
   router.post(
     '/',
     outerGate(keys, failedAuth),
+    room,
     readBody,
     spend,
     versionGate,

@@ -75,16 +75,56 @@ export function sniffImage(bytes: Buffer): ImageInfo | undefined {
   return png(bytes) ?? jpeg(bytes) ?? gif(bytes) ?? webp(bytes);
 }
 
-/** PNG: the chunks up to and including IEND. */
+/** PNG: the chunks up to and including IEND (which carries no data). */
 function pngLength(b: Buffer): number | undefined {
   let i = 8;
   while (i + 12 <= b.length) {
     const length = b.readUInt32BE(i);
     const type = b.toString('latin1', i + 4, i + 8);
     i += 12 + length;
-    if (type === 'IEND') return i <= b.length ? i : undefined;
+    if (type === 'IEND') return length === 0 && i <= b.length ? i : undefined;
   }
   return undefined;
+}
+
+/**
+ * How many bytes a PNG's image data inflates to when it holds exactly its pixels (a filter byte
+ * and the packed samples of every row, of every Adam7 pass when interlaced); undefined when the
+ * header does not say.
+ */
+export function pngDataLength(b: Buffer): number | undefined {
+  if (b.length < 33) return undefined;
+  const [width, height, depth, colour, interlace] = [b.readUInt32BE(16), b.readUInt32BE(20), b[24]!, b[25]!, b[28]!];
+  const channels = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 }[colour as 0 | 2 | 3 | 4 | 6];
+  if (!channels) return undefined;
+  const rowBytes = (w: number) => (w === 0 ? 0 : 1 + Math.ceil((w * channels * depth) / 8));
+  if (interlace === 0) return height * rowBytes(width);
+  // Adam7: each pass takes every nth column from a start, every mth row from a start.
+  const passes = [
+    [0, 8, 0, 8],
+    [4, 8, 0, 8],
+    [0, 4, 4, 8],
+    [2, 4, 0, 4],
+    [0, 2, 2, 4],
+    [1, 2, 0, 2],
+    [0, 1, 1, 2],
+  ];
+  return passes.reduce((sum, [x0, dx, y0, dy]) => {
+    const w = Math.max(0, Math.ceil((width - x0!) / dx!));
+    const h = Math.max(0, Math.ceil((height - y0!) / dy!));
+    return sum + (w === 0 ? 0 : h * rowBytes(w));
+  }, 0);
+}
+
+/** A PNG's IDAT chunks, joined: its compressed image data. */
+export function pngImageData(b: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  for (let i = 8; i + 12 <= b.length; ) {
+    const length = b.readUInt32BE(i);
+    if (b.toString('latin1', i + 4, i + 8) === 'IDAT') parts.push(b.subarray(i + 8, i + 8 + length));
+    i += 12 + length;
+  }
+  return Buffer.concat(parts);
 }
 
 /** GIF: the header, colour table and blocks up to and including the trailer (0x3B). */
@@ -137,11 +177,21 @@ function jpegLength(b: Buffer): number | undefined {
   return undefined;
 }
 
-/** WebP: the RIFF container's own length (its size field, plus the header and a pad byte). */
+/** The chunks a WebP file is made of (the WebP container specification). */
+const WEBP_CHUNKS = new Set(['VP8 ', 'VP8L', 'VP8X', 'ALPH', 'ANIM', 'ANMF', 'ICCP', 'EXIF', 'XMP ']);
+
+/** WebP: the RIFF container's own length, when every chunk in it is one the format defines. */
 function webpLength(b: Buffer): number | undefined {
   if (b.length < 12) return undefined;
   const size = b.readUInt32LE(4);
-  return 8 + size + (size % 2);
+  const end = 8 + size + (size % 2);
+  let i = 12;
+  while (i + 8 <= Math.min(end, b.length)) {
+    if (!WEBP_CHUNKS.has(b.toString('latin1', i, i + 4))) return undefined;
+    const chunk = b.readUInt32LE(i + 4);
+    i += 8 + chunk + (chunk % 2);
+  }
+  return i === end ? end : undefined;
 }
 
 /**

@@ -6,7 +6,8 @@ import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, notFound, ProblemError } from '../http/problem.js';
 import sharp, { type Metadata } from 'sharp';
-import { imageLength, sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
+import { inflateSync } from 'node:zlib';
+import { imageLength, pngDataLength, pngImageData, sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
 import type { MediaStorage } from './storage.js';
 import { MEMBER_CTE, readableParams, shownByReadablePostSql } from '../posts/posts.service.js';
 import { isUuid } from '../http/ids.js';
@@ -31,74 +32,76 @@ const FORMATS: Record<ImageType, string> = {
   'image/webp': 'webp',
 };
 
-/**
- * That the bytes are the image their header says, decoded in full by libvips (sharp) within the
- * pixel bound: a header alone can promise 100000×100000 pixels in 70 bytes (a decompression
- * bomb), or open a file that is something else after it (a GIF that goes on as a script, a
- * PNG with a page after its end). The file must end where the image ends; the pixels are decoded
- * into a thumbnail, so memory stays small whatever the image's size.
- */
-async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
-  const pixels = info.width * info.height;
-  if (pixels > MAX_IMAGE_PIXELS) {
-    throw new ProblemError(
-      422,
-      'image-too-large',
-      'Image too large',
+const unsupported = (detail: string) =>
+  new ProblemError(415, 'unsupported-media-type', 'Unsupported media type', detail);
+const tooLarge = (detail: string) => new ProblemError(422, 'image-too-large', 'Image too large', detail);
+const tooManyPixels = () =>
+  tooLarge(`The image has more than ${MAX_IMAGE_PIXELS / 1_000_000} megapixels in all its frames.`);
+const DECODE = { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'warning', animated: true, sequentialRead: true } as const;
+
+/** Whether a PNG's compressed data inflates to no more than its pixels need (inflating stops past that). */
+function pngDataFits(bytes: Buffer): boolean {
+  const expected = pngDataLength(bytes);
+  if (expected === undefined) return false;
+  try {
+    inflateSync(pngImageData(bytes), { maxOutputLength: expected + 1 });
+    return true;
+  } catch (err) {
+    // Data that is cut short or damaged is the decoder's to refuse; only too much is refused here.
+    return (err as NodeJS.ErrnoException).code !== 'ERR_BUFFER_TOO_LARGE';
+  }
+}
+
+/** The structure around the pixels: the file ends where the image ends, and holds nothing more. */
+function assertStructure(bytes: Buffer, info: ImageInfo): void {
+  const format = FORMATS[info.contentType].toUpperCase();
+  if (info.width * info.height > MAX_IMAGE_PIXELS) {
+    throw tooLarge(
       `The image declares ${info.width}×${info.height} pixels; the most accepted is ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
     );
   }
   if (imageLength(bytes, info.contentType) !== bytes.length) {
-    throw new ProblemError(
-      415,
-      'unsupported-media-type',
-      'Unsupported media type',
-      `The file is not only a ${FORMATS[info.contentType].toUpperCase()} image: its bytes go on after the image ends, or its structure does not hold together.`,
+    throw unsupported(
+      `The file is not only a ${format} image: its bytes go on after the image ends, or its structure does not hold together.`,
     );
   }
-  const options = {
-    limitInputPixels: MAX_IMAGE_PIXELS,
-    failOn: 'warning',
-    animated: true,
-    sequentialRead: true,
-  } as const;
+  if (info.contentType === 'image/png' && !pngDataFits(bytes)) {
+    throw unsupported(
+      'The PNG image carries more compressed data than its pixels need (a decompression bomb, or something hidden in it).',
+    );
+  }
+}
+
+/**
+ * That the bytes are the image their header says, decoded in full by libvips (sharp) within the
+ * pixel and frame bounds: a header alone can promise 100000×100000 pixels in 70 bytes (a
+ * decompression bomb), or open a file that is something else after it (a GIF that goes on as a
+ * script, a PNG with a page after its end). The pixels are decoded into a thumbnail, so memory
+ * stays small whatever the image's size.
+ */
+async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
+  assertStructure(bytes, info);
+  const doesNotDecode = unsupported(
+    `The file starts like a ${FORMATS[info.contentType].toUpperCase()} image but does not decode as one (it is cut short, damaged, or something else).`,
+  );
   let meta: Metadata;
   try {
-    meta = await sharp(bytes, options).metadata();
-  } catch {
-    meta = {} as Metadata;
-  }
-  if ((meta.pages ?? 1) > MAX_IMAGE_FRAMES) {
-    throw new ProblemError(
-      422,
-      'image-too-large',
-      'Image too large',
-      `The image has ${meta.pages} frames; the most accepted is ${MAX_IMAGE_FRAMES}.`,
-    );
-  }
-  try {
-    if (
-      meta.format !== FORMATS[info.contentType] ||
-      meta.width !== info.width ||
-      (meta.pageHeight ?? meta.height) !== info.height
-    )
-      throw new Error('header and image disagree');
-    await sharp(bytes, options).resize(16, 16, { fit: 'inside' }).raw().toBuffer();
+    meta = await sharp(bytes, DECODE).metadata();
   } catch (err) {
-    if (/pixel limit/i.test((err as Error).message)) {
-      throw new ProblemError(
-        422,
-        'image-too-large',
-        'Image too large',
-        `The image has more than ${MAX_IMAGE_PIXELS / 1_000_000} megapixels in all its frames.`,
-      );
-    }
-    throw new ProblemError(
-      415,
-      'unsupported-media-type',
-      'Unsupported media type',
-      `The file starts like a ${FORMATS[info.contentType].toUpperCase()} image but does not decode as one (it is cut short, damaged, or something else).`,
-    );
+    throw /pixel limit/i.test((err as Error).message) ? tooManyPixels() : doesNotDecode;
+  }
+  if ((meta.pages ?? 1) > MAX_IMAGE_FRAMES)
+    throw tooLarge(`The image has ${meta.pages} frames; the most accepted is ${MAX_IMAGE_FRAMES}.`);
+  if (info.width * (meta.pageHeight ?? info.height) * (meta.pages ?? 1) > MAX_IMAGE_PIXELS) throw tooManyPixels();
+  const agrees =
+    meta.format === FORMATS[info.contentType] &&
+    meta.width === info.width &&
+    (meta.pageHeight ?? meta.height) === info.height;
+  if (!agrees) throw doesNotDecode;
+  try {
+    await sharp(bytes, DECODE).resize(16, 16, { fit: 'inside' }).raw().toBuffer();
+  } catch (err) {
+    throw /pixel limit/i.test((err as Error).message) ? tooManyPixels() : doesNotDecode;
   }
 }
 

@@ -1,13 +1,16 @@
 /**
  * What a new password must be, after NIST SP 800-63B (revision 4, passwords as the only
  * factor): at least 15 characters and at most 1024, any characters, no composition rules (no
- * "one digit, one symbol"), and not one an attacker tries early. That last part is judged by
- * zxcvbn-ts (its common-password, name and word lists, and its patterns: repeats, sequences,
- * keyboard walks, dates, l33t), which must estimate at least 10^8 guesses with the account's own
- * words counted as known; and, beyond it, a password may not contain the username, the name
- * part of the email or the service's name (compared without case, spacing or punctuation, in
- * Unicode's compatibility form), nor be a walk along the keyboard's rows or columns. Every
- * reason is given at once.
+ * "one digit, one symbol"), and not one an attacker tries early:
+ * - zxcvbn-ts (its common-password, name and word lists, and its patterns: repeats, sequences,
+ *   keyboard walks, dates, l33t) must estimate at least 10^10 guesses, the account's own words
+ *   counted as known;
+ * - it is not mostly a run of keys typed one after another (along the keyboard, the alphabet
+ *   or the digits, spaced out or interleaved), nor a famous example passphrase;
+ * - it does not contain the username, the name part of the email or the service's name,
+ *   forwards or backwards, however it is spelled: case, spacing, accents, l33t digits and
+ *   look-alike letters from other scripts are all seen through.
+ * Every reason is given at once.
  */
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import * as common from '@zxcvbn-ts/language-common';
@@ -15,9 +18,11 @@ import * as en from '@zxcvbn-ts/language-en';
 
 export const PASSWORD_MIN = 15;
 export const PASSWORD_MAX = 1024;
-/** zxcvbn's score 3: "safely unguessable: moderate protection from offline slow-hash scenario" (≥ 10^8 guesses). */
-const MIN_SCORE = 3;
+/** zxcvbn's score 4: "very unguessable" (at least 10^10 guesses). */
+const MIN_SCORE = 4;
 const SERVICE_WORDS = ['shipyard'];
+/** Passphrases made famous as examples, which every guessing list now carries. */
+const FAMOUS = ['correcthorsebatterystaple', 'thequickbrownfoxjumpsoverthelazydog', 'loremipsumdolorsitamet'];
 
 const zxcvbn = new ZxcvbnFactory({
   dictionary: { ...common.dictionary, ...en.dictionary },
@@ -25,62 +30,142 @@ const zxcvbn = new ZxcvbnFactory({
   translations: en.translations,
 });
 
-/** Walks along a keyboard (either way), which zxcvbn's adjacency does not all see. */
-const WALKS = [
-  'qwertyuiopasdfghjklzxcvbnm',
-  '1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik9ol0p',
-  '1q2w3e4r5t6y7u8i9o0p',
-  'zaq1xsw2cde3vfr4bgt5nhy6mju7',
-].flatMap((s) => [s, [...s].reverse().join('')]);
-/** The digit row's shifted symbols, as the keys they share (`!QAZ2wsx` walks `1qaz2wsx`). */
-const UNSHIFT: Record<string, string> = {
-  '!': '1',
-  '@': '2',
-  '#': '3',
-  $: '4',
-  '%': '5',
-  '^': '6',
-  '&': '7',
-  '*': '8',
-  '(': '9',
-  ')': '0',
+/** Letters from other scripts that look like Latin ones, and the digits and signs l33t uses for letters. */
+const LOOK_ALIKE: Record<string, string> = {
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  ѕ: 's',
+  і: 'i',
+  ј: 'j',
+  ԁ: 'd',
+  α: 'a',
+  β: 'b',
+  ε: 'e',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  '0': 'o',
+  '1': 'i',
+  l: 'i',
+  '|': 'i',
+  '!': 'i',
+  '3': 'e',
+  '4': 'a',
+  '@': 'a',
+  '5': 's',
+  $: 's',
+  '7': 't',
+  '8': 'b',
+  '9': 'g',
 };
 
-/** Lower case, compatibility form (full-width letters become letters), letters and digits only. */
-const letters = (s: string) =>
-  s
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]/gu, '');
+/** What a text looks like, whatever spelling hides it: case, accents, look-alikes and l33t folded, only letters and digits kept. */
+function skeleton(text: string): string {
+  const folded = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+  return [...folded]
+    .map((c) => LOOK_ALIKE[c] ?? c)
+    .join('')
+    .replace(/[^a-z0-9]/g, '');
+}
 
-function isKeyboardWalk(password: string): boolean {
-  const keys = [...password.toLowerCase()].map((c) => UNSHIFT[c] ?? c).join('');
-  return keys.length >= 8 && WALKS.some((walk) => walk.repeat(Math.ceil(keys.length / walk.length) + 1).includes(keys));
+/** Keys one after another: keyboard neighbours (zxcvbn's qwerty graph), the alphabet and the digits, either way. */
+const QWERTY = common.adjacencyGraphs.qwerty as Record<string, (string | null)[]>;
+const ORDERS = ['abcdefghijklmnopqrstuvwxyz', '01234567890'];
+const inOrder = (a: string, b: string) =>
+  ORDERS.some((order) => {
+    const i = order.indexOf(a);
+    return i >= 0 && (order[i + 1] === b || order[i - 1] === b);
+  });
+const follows = (a: string, b: string) =>
+  a === b || inOrder(a, b) || Boolean(QWERTY[a]?.some((keys) => keys?.includes(b)));
+/** Walks down the keyboard's columns, which zxcvbn takes for several short walks. */
+const COLUMN_WALKS = ['1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik9ol0p', 'zaq1xsw2cde3vfr4bgt5nhy6mju7ki8lo9p0'].flatMap(
+  (walk) => {
+    const letters = walk.replace(/\d/g, '');
+    return [walk, letters, [...walk].reverse().join(''), [...letters].reverse().join('')];
+  },
+);
+
+/**
+ * Whether the password is mostly keys typed one after another: it walks down the keyboard's
+ * columns, or seven in ten of its characters continue a run from the one before (a repeat, a
+ * keyboard neighbour, the next letter or digit) or, interleaved, from the one before that
+ * (`1a2b3c…`). The runs are looked for only in passwords that are not mostly words, whose
+ * letters often sit side by side on the keyboard by chance.
+ */
+function isMostlyARun(password: string, wordChars: number): boolean {
+  const keys = [...password.toLowerCase().replace(/[\s._-]/g, '')];
+  if (keys.length < 8) return false;
+  const plain = keys.join('').replace(/[^a-z0-9]/g, '');
+  if (plain.length >= 8 && COLUMN_WALKS.some((walk) => walk.includes(plain))) return true;
+  if (wordChars * 2 >= keys.length) return false;
+  let predictable = 0;
+  for (let i = 1; i < keys.length; i++) {
+    if (follows(keys[i - 1]!, keys[i]!) || (i >= 2 && inOrder(keys[i - 2]!, keys[i]!))) predictable++;
+  }
+  return predictable >= 0.7 * (keys.length - 1);
+}
+
+/** Whether some stretch of `text` is `name` with at most one letter changed (for names of five letters or more). */
+function nearly(text: string, name: string): boolean {
+  if (name.length < 5) return text.includes(name);
+  for (let at = 0; at + name.length <= text.length; at++) {
+    let differences = 0;
+    for (let i = 0; i < name.length && differences <= 1; i++) if (text[at + i] !== name[i]) differences++;
+    if (differences <= 1) return true;
+  }
+  return false;
+}
+
+function containsName(password: string, account: { username: string; email: string }): boolean {
+  const text = skeleton(password);
+  const names = [account.username, account.email.split('@')[0] ?? '', ...SERVICE_WORDS]
+    .map(skeleton)
+    .filter((n) => n.length >= 3);
+  return names.some((n) => nearly(text, n) || nearly(text, [...n].reverse().join('')));
 }
 
 export function passwordProblems(password: string, account: { username: string; email: string }): string[] {
   const problems: string[] = [];
   const length = [...password].length;
-  if (length < PASSWORD_MIN)
+  if (length < PASSWORD_MIN) {
     problems.push(
       `Password: at least ${PASSWORD_MIN} characters (this one has ${length}). A few unrelated words make a good one.`,
     );
+  }
   if (length > PASSWORD_MAX) problems.push(`Password: at most ${PASSWORD_MAX} characters.`);
   if (!password.trim()) return [...problems, 'Password: not only spaces.'];
-  const names = [account.username, account.email.split('@')[0] ?? '', ...SERVICE_WORDS]
-    .map(letters)
-    .filter((n) => n.length >= 3);
-  if (names.some((n) => letters(password).includes(n))) {
-    problems.push('Password: it must not contain your username, your email address or the name of this service.');
+  if (containsName(password, account)) {
+    problems.push(
+      'Password: it must not contain your username, your email address or the name of this service, however it is spelled.',
+    );
   }
-  if (length <= PASSWORD_MAX) {
-    const result = zxcvbn.check(password.slice(0, 256), [...names, account.username, account.email]);
-    if (result.score < MIN_SCORE || isKeyboardWalk(password)) {
-      const why =
-        result.feedback.warning ??
-        (isKeyboardWalk(password) ? 'It is a walk along the keyboard.' : 'It is too easy to guess.');
-      problems.push(`Password: an attacker would try it early. ${why} Add more unrelated words, or choose another.`);
-    }
+  if (length > PASSWORD_MAX) return problems;
+  const result = zxcvbn.check(password.slice(0, 256), [account.username, account.email, ...SERVICE_WORDS]);
+  const wordChars = result.sequence
+    .filter((m) => m.pattern === 'dictionary' && m.dictionaryName !== 'passwords-common' && m.token.length >= 4)
+    .reduce((n, m) => n + m.token.length, 0);
+  const run = isMostlyARun(password, wordChars);
+  if (result.score < MIN_SCORE || run || FAMOUS.some((phrase) => skeleton(phrase) === skeleton(password))) {
+    const why = run
+      ? 'It is mostly keys typed one after another.'
+      : (result.feedback.warning ?? 'It is a phrase every guessing list has.');
+    problems.push(`Password: an attacker would try it early. ${why} Add more unrelated words, or choose another.`);
   }
   return problems;
 }

@@ -1,7 +1,7 @@
 import type { SomeHandlers } from '../http/handler.js';
 import { readUser } from './users.service.js';
 import { presentUser } from './users.presenter.js';
-import { notFound } from '../http/problem.js';
+import { invalidToken, notFound } from '../http/problem.js';
 import { listProjects } from '../projects/projects.service.js';
 import { listPosts } from '../posts/posts.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -15,7 +15,8 @@ async function userNamed(em: EntityManager, username: string) {
 export const usersHandlers = {
   getCurrentUser: async ({ em, actor }) => {
     const user = await readUser(em, { id: actor.userId });
-    if (!user) throw notFound('No such user.');
+    // The account went while its key was in flight: the key is no longer anyone's.
+    if (!user) throw invalidToken('The account this API key belonged to no longer exists.');
     return { status: 200, body: presentUser(user) };
   },
   getUser: async ({ em, path }) => ({ status: 200, body: presentUser(await userNamed(em, path.username)) }),

@@ -13,7 +13,19 @@ import {
 import { createKey } from '../../src/keys/keys.service.js';
 import { ApiKey } from '../../src/keys/api-key.entity.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
-import { gif1x1, gifFrames, gifScriptPolyglot, jpeg1x1, png, pngDeclaring, webp1x1 } from '../fixtures/images.js';
+import {
+  gif1x1,
+  gifFrames,
+  gifScreen,
+  gifScriptPolyglot,
+  jpeg1x1,
+  png,
+  pngDeclaring,
+  pngInflatingTo,
+  pngWithDataInIend,
+  webp1x1,
+  webpWithChunk,
+} from '../fixtures/images.js';
 import { Media } from '../../src/media/media.entity.js';
 
 let t: TestServer;
@@ -97,6 +109,25 @@ describe('API4 resource consumption', () => {
       ],
       ['a PNG cut short', png(16, 16).subarray(0, 60), 415, /not only a PNG image/],
       ['a GIF of 1001 frames', gifFrames(1001), 422, /1001 frames; the most accepted is 1000/],
+      ['a GIF of 1000 frames of 201×201', gifScreen(201, 1000), 422, /more than 40 megapixels in all its frames/],
+      [
+        'a page hidden in a PNG end marker',
+        pngWithDataInIend(Buffer.from('<html><script>alert(1)</script></html>')),
+        415,
+        /not only a PNG image/,
+      ],
+      [
+        'a WebP with a chunk WebP does not define',
+        webpWithChunk('HTML', Buffer.from('<script>alert(1)</script>')),
+        415,
+        /not only a WEBP image/,
+      ],
+      [
+        'an 8×8 PNG whose data inflates to 20 MB',
+        pngInflatingTo(20_000_000),
+        415,
+        /more compressed data than its pixels need/,
+      ],
     ];
     for (const [what, bytes, status, detail] of cases) {
       const res = await raw(t, 'POST', '/media', { token: ada.token, body: fileForm(bytes) });
@@ -217,6 +248,34 @@ describe('API4 resource consumption', () => {
       // the budget is spent, even the free notification is refused.
       expect((await post('{"jsonrpc":')).status).toBe(400);
       expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(429);
+      // With nothing left, the key's next body is not even read: a malformed one is refused for the budget.
+      const unread = await post('{"jsonrpc":');
+      expect(unread.status).toBe(429);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('frees only the small, well-formed notification that completes a connection', async () => {
+    const own = await startServer({ rateLimitPerMinute: 10 });
+    try {
+      const u = await userWithKey(own, ['projects.read']);
+      const post = (body: unknown) =>
+        raw(own, 'POST', '/mcp', {
+          token: u.token,
+          headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+          body,
+        });
+      const left = (res: { headers: Headers }) =>
+        Number(/"per-key"; r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1]);
+      expect(left(await post({ jsonrpc: '2.0', method: 'notifications/initialized' }))).toBe(10);
+      const heavy = {
+        jsonrpc: '2.0',
+        method: 'notifications/initialized',
+        params: { junk: Array.from({ length: 5000 }, () => 0) },
+      };
+      expect(left(await post(heavy))).toBe(9);
+      expect(left(await post({ jsonrpc: '1.0', method: 'notifications/initialized', params: [1, 2] }))).toBe(8);
     } finally {
       await own.close();
     }

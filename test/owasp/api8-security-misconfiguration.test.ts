@@ -119,5 +119,15 @@ describe('API8 security misconfiguration', () => {
       status: 400,
       type: 'https://shipyard.dev/problems/malformed-request',
     });
+    // An HTTP/1.1 request without a Host header: Node's own check would answer a bare 400.
+    const bare = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((r) => bare.once('connect', () => r()));
+    let reply = '';
+    bare.on('data', (d) => (reply += d));
+    bare.write('GET /api/v1/users/me HTTP/1.1\r\nConnection: close\r\n\r\n');
+    await new Promise((r) => bare.on('close', r));
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+    expect(reply).toMatch(/Content-Type: application\/problem\+json/i);
+    expect(reply).toContain('needs a Host header');
   });
 });
