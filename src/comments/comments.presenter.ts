@@ -2,19 +2,17 @@ import type { Comment as CommentDto } from '../../codegen/generated/api/types.ge
 import type { Comment } from './comment.entity.js';
 import type { User } from '../users/user.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
-import { isoString, type Timestamp } from '../db/hot-read.js';
+import { isoString, type Timestamp } from '../db/reads.js';
 
-/** What the presenter reads: a Comment entity, or a row of a hand-written select (its timestamps as text). */
+/** What the presenter reads: a Comment entity, or a row of a typed read (its timestamps as text). */
 export type CommentFields = Pick<Comment, 'id' | 'depth' | 'replyCount'> & {
-  post: { id: string };
-  parent?: { id: string } | null;
   body?: string | null;
   author: Pick<User, 'id' | 'username' | 'displayName'>;
   deletedAt?: Timestamp | null;
   hiddenAt?: Timestamp | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
-};
+} & ({ post: { id: string }; parent?: { id: string } | null } | { postId: string; parentId: string | null });
 
 /** A deleted comment shows no body and no author; a hidden one shows its body to its author only. */
 export function presentComment(c: CommentFields, viewerId: string): CommentDto {
@@ -23,8 +21,8 @@ export function presentComment(c: CommentFields, viewerId: string): CommentDto {
   const showBody = !deleted && (!hidden || c.author.id === viewerId);
   return {
     id: c.id,
-    postId: c.post.id,
-    parentId: c.parent?.id ?? null,
+    postId: 'postId' in c ? c.postId : c.post.id,
+    parentId: 'postId' in c ? c.parentId : (c.parent?.id ?? null),
     depth: c.depth,
     body: showBody ? (c.body ?? null) : null,
     author: deleted ? null : presentUserSummary(c.author),

@@ -16,7 +16,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { lockDirectory, type DirLock } from './lock.js';
-import { usePreparedStatements } from './hot-read.js';
+import { usePreparedStatements } from './reads.js';
 import { embeddedFeed, postgresFeed, type ChangeFeed } from './changes.js';
 
 export type Database = {

@@ -70,14 +70,7 @@ export type Timestamp = Date | string;
 export const isoString = (t: Timestamp): string => (typeof t === 'string' ? t : t.toISOString());
 
 const statements = new Map<string, { name: string; text: string }>();
-/** The ORMs (by their configuration, which every fork shares) whose hot reads are not prepared. */
-const unprepared = new WeakSet<object>();
-
-/** Prepared hot reads on or off for one ORM (DATABASE_PREPARED_STATEMENTS; off for a pooler that cannot keep them). */
-export function usePreparedStatements(orm: { config: object }, on: boolean): void {
-  if (on) unprepared.delete(orm.config);
-  else unprepared.add(orm.config);
-}
+import { preparedOff } from './reads.js';
 
 /**
  * A hot read as a named prepared statement on the ORM's own `pg` pool. `em.execute` sends the
@@ -90,7 +83,7 @@ export function usePreparedStatements(orm: { config: object }, on: boolean): voi
  * when prepared statements are turned off (`usePreparedStatements`).
  */
 export async function preparedRows<R>(em: EntityManager, sql: string, params: unknown[]): Promise<R[]> {
-  if (em.isInTransaction() || unprepared.has(em.config)) return em.execute<R[]>(sql, params);
+  if (em.isInTransaction() || preparedOff(em)) return em.execute<R[]>(sql, params);
   let statement = statements.get(sql);
   if (!statement) {
     let n = 0;

@@ -9,7 +9,8 @@ import sharp, { type Metadata } from 'sharp';
 import { inflateSync } from 'node:zlib';
 import { imageLength, pngDataLength, pngImageData, sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
 import type { MediaStorage } from './storage.js';
-import { MEMBER_CTE, readableParams, shownByReadablePostSql } from '../posts/posts.service.js';
+import { mediaIsReadable } from './media.queries.js';
+import { actorId } from '../projects/projects.service.js';
 import { isUuid } from '../http/ids.js';
 
 const notAnImage = () =>
@@ -133,22 +134,9 @@ export async function uploadMedia(
   return media;
 }
 
-/**
- * Who may read an image: it follows the content that shows it. Its uploader always; anyone when
- * it is a profile picture, when no post shows it (yet), or when some post that shows it is one
- * they may read. An image shown only by posts they may not read (a build log of a private
- * project, a hidden post) does not exist for them (404), as those posts do not.
- */
-const readableMediaSql = (): string => `${MEMBER_CTE} select m.id from media m where m.id = ? and (
-     m.uploader_id = ?
-  or exists (select 1 from users a where a.avatar_media_id = m.id)
-  or not exists (select 1 from posts p0 where p0.media_ids @> array[m.id::text])
-  or ${shownByReadablePostSql('m.id')})`;
-
+/** The image, if the actor may read it (`mediaReadable`), else 404. */
 export async function getMedia(em: EntityManager, actor: Actor, mediaId: string): Promise<Media> {
-  const [me, ...postParams] = readableParams(actor);
-  const readable =
-    isUuid(mediaId) && (await em.execute(readableMediaSql(), [me, mediaId, me, ...postParams])).length > 0;
+  const [readable] = isUuid(mediaId) ? await mediaIsReadable(em, { mediaId, userId: actorId(actor) }) : [];
   const media = readable ? await em.findOne(Media, { id: mediaId }, { populate: ['uploader'] }) : null;
   if (!media) throw notFound(`No media with id ${mediaId}.`);
   return media;

@@ -25,10 +25,9 @@ const MilestoneSchema = defineEntity({
       .onCreate(() => new Date())
       .onUpdate(() => new Date()),
   },
-  // Deferrable so that shifting a range of positions in one UPDATE does not trip over itself.
-  uniques: [
-    { name: 'milestones_project_position_unique', properties: ['project', 'position'], deferMode: 'immediate' },
-  ],
+  // Checked at commit: a move shifts a range of positions and sets the moved one in separate
+  // statements, and only the end state is 1..n without duplicates.
+  uniques: [{ name: 'milestones_project_position_unique', properties: ['project', 'position'], deferMode: 'deferred' }],
 });
 export class Milestone extends MilestoneSchema.class {}
 MilestoneSchema.setClass(Milestone);

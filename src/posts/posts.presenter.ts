@@ -2,19 +2,18 @@ import type { Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 import type { Post } from './post.entity.js';
 import type { User } from '../users/user.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
-import { isoString, type Timestamp } from '../db/hot-read.js';
+import { isoString, type Timestamp } from '../db/reads.js';
 
-/** What the presenter reads: a Post entity, or a row of a hand-written select (its timestamps as text). */
+/** What the presenter reads: a Post entity, or a row of a typed read (its timestamps as text). */
 export type PostFields = Pick<
   Post,
   'id' | 'kind' | 'title' | 'body' | 'tags' | 'mediaIds' | 'commentCount' | 'reactionCount'
 > & {
   author: Pick<User, 'id' | 'username' | 'displayName'>;
-  project?: { id: string } | null;
   hiddenAt?: Timestamp | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
-};
+} & ({ project?: { id: string } | null } | { projectId: string | null });
 
 export function presentPost(post: PostFields): PostDto {
   return {
@@ -25,7 +24,7 @@ export function presentPost(post: PostFields): PostDto {
     tags: post.tags,
     mediaIds: post.mediaIds,
     author: presentUserSummary(post.author),
-    projectId: post.project?.id ?? null,
+    projectId: 'projectId' in post ? post.projectId : (post.project?.id ?? null),
     commentCount: post.commentCount,
     reactionCount: post.reactionCount,
     hidden: post.hiddenAt != null,

@@ -14,120 +14,28 @@ import { conflict, forbidden, notFound } from '../http/problem.js';
 import { decodeCursor, decodeCursorUnder, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../posts/tags.js';
-import { columnsFrom, isoTimestamp, preparedRows, selectColumns } from '../db/hot-read.js';
+import { projectWithAccess, readableProjects } from './projects.queries.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 import { isUuid } from '../http/ids.js';
 
 type ProjectRole = 'owner' | 'member' | 'none';
-
-/**
- * One query for the project, its owner and whether the actor is a member: every project
- * sub-resource (roadmap, build logs, members, MCP tools) starts here, so it is a hot read.
- * Reads take the columns the API shows, as a row (`ProjectFields`); the paths that change the
- * project take every column as a managed entity (`em.map`: about 0.2 ms more CPU per request,
- * measured under `make bench`).
- */
 type Access<P extends ProjectFields> = { project: P; role: ProjectRole };
 
-const IS_MEMBER = 'exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?) as is_member';
-const roleOf = (ownerId: string, isMember: unknown, userId: string): ProjectRole =>
-  ownerId === userId ? 'owner' : isMember === true ? 'member' : 'none';
-
-async function readProjectRow(
-  em: EntityManager,
-  projectId: string,
-  userId: string,
-): Promise<Access<ProjectFields> | undefined> {
-  if (!isUuid(projectId)) return undefined;
-  const [row] = await preparedRows<ProjectListRow & { is_member: boolean }>(
-    em,
-    `select ${PROJECT_ROW_COLUMNS}, ${IS_MEMBER} from projects p join users u on u.id = p.owner_id where p.id = ?`,
-    [isUuid(userId) ? userId : null, projectId],
-  );
-  return row && { project: fromProjectListRow(row), role: roleOf(row.owner_id, row.is_member, userId) };
-}
-
-async function readProjectEntity(
-  em: EntityManager,
-  projectId: string,
-  userId: string,
-): Promise<Access<Project> | undefined> {
-  if (!isUuid(projectId)) return undefined;
-  const [row] = await em.execute<Record<string, unknown>[]>(
-    `select ${selectColumns(em, Project, 'p')}, ${selectColumns(em, User, 'u', 'owner__')}, ${IS_MEMBER}
-     from projects p join users u on u.id = p.owner_id where p.id = ?`,
-    [isUuid(userId) ? userId : null, projectId],
-  );
-  if (!row) return undefined;
-  em.map(User, columnsFrom(em, User, row, 'owner__'));
-  const project = em.map(Project, columnsFrom(em, Project, row, ''));
-  return { project, role: roleOf(project.owner.id, row.is_member, userId) };
-}
-
-/** A private project is a 404 to everyone but its owner and members. */
-function visible<P extends ProjectFields>(found: Access<P> | undefined, projectId: string): Access<P> {
-  if (!found || !readable(found.project.visibility, found.role)) throw notFound(`No project with id ${projectId}.`);
-  return found;
-}
-const readable = (visibility: ProjectFields['visibility'], role: ProjectRole) =>
-  visibility !== 'private' || role !== 'none';
-/**
- * The same rule in SQL, for the statements that filter or gate on it: project `p` is public,
- * owned by the caller (the one `?` parameter: the caller's user id) or `member` (an SQL boolean
- * saying the caller is one of its members). Every statement that decides visibility itself
- * (the project list, search, the roadmap's gate) uses this, so the rule has one SQL wording.
- */
-export const readableSql = (p: string, member: string) =>
-  `(${p}.visibility = 'public' or ${p}.owner_id = ? or ${member})`;
-
-/** The caller's user id as a query parameter: null when it is not a UUID, so it matches no row instead of failing the cast. */
+/** The caller's user id as a query value: null when it is not a UUID, so it matches no row instead of failing the cast. */
 export const actorId = (actor: Actor): string | null => (isUuid(actor.userId) ? actor.userId : null);
 
 /**
- * The read check and a read of the project's own rows in one round trip, for the hottest
- * sub-resource reads (the roadmap, the build logs): `rowsSql` selects from the project `p` (it
- * may use `p.id`) with a non-null `id` column, and runs only when the caller may read the project. The answer
- * is decided by `readable`, as for `assertCanReadProject` (404); the SQL gate only spares the
- * read, so a mistake in it could cost time, never show a private project's rows.
+ * The project as the API shows it and the caller's role in it, if the caller may read it; a
+ * private project is a 404 to everyone but its owner and members (`projectReadable` decides).
  */
-export async function readProjectRows<R extends { id: string }>(
-  em: EntityManager,
-  actor: Actor,
-  projectId: string,
-  rowsSql: string,
-  params: unknown[],
-): Promise<R[]> {
-  const userId = actorId(actor);
-  // `offset 0` keeps the check a gate in front of the rows (a one-time filter: they are not
-  // read at all for a caller who may not see them) instead of a filter on each row read.
-  const rows = !isUuid(projectId)
-    ? []
-    : await preparedRows<
-        R & {
-          project_visibility__: ProjectFields['visibility'];
-          project_owner_id__: string;
-          project_is_member__: boolean;
-        }
-      >(
-        em,
-        `select p.visibility as project_visibility__, p.owner_id as project_owner_id__, a.is_member as project_is_member__, r.*
-     from projects p
-     cross join lateral (select ${IS_MEMBER}) a
-     left join lateral (select * from (${rowsSql}) x where ${readableSql('p', 'a.is_member')} offset 0) r on true
-     where p.id = ?`,
-        [userId, ...params, userId, projectId],
-      );
-  const [first] = rows;
-  if (
-    !first ||
-    !readable(first.project_visibility__, roleOf(first.project_owner_id__, first.project_is_member__, actor.userId))
-  ) {
-    throw notFound(`No project with id ${projectId}.`);
-  }
-  return (first.id as string | null) === null ? [] : rows; // the left join's one empty row: no rows
+async function readableProject(em: EntityManager, actor: Actor, projectId: string): Promise<Access<ProjectFields>> {
+  const [row] = isUuid(projectId) ? await projectWithAccess(em, { projectId, userId: actorId(actor) }) : [];
+  if (!row?.readable) throw notFound(`No project with id ${projectId}.`);
+  const { readable: _, isMember, ...project } = row;
+  return { project, role: project.owner.id === actor.userId ? 'owner' : isMember ? 'member' : 'none' };
 }
 
-/** The cursor of a list under a project read with `readProjectRows` (decodeCursorUnder: 404 before a bad cursor). */
+/** The cursor of a list under a project (decodeCursorUnder: a 404 for an unreadable project comes before a bad cursor's 400). */
 export const projectListCursor = <C>(
   em: EntityManager,
   actor: Actor,
@@ -137,15 +45,9 @@ export const projectListCursor = <C>(
 ): Promise<C | undefined> => decodeCursorUnder(cursor, isCursor, () => assertCanReadProject(em, actor, projectId));
 
 /** The project if the actor may see it (public, or owner/member), else 404: the fields the API shows. */
-export async function assertCanReadProject(
-  em: EntityManager,
-  actor: Actor,
-  projectId: string,
-): Promise<Access<ProjectFields>> {
-  return visible(await readProjectRow(em, projectId, actor.userId), projectId);
-}
+export const assertCanReadProject = readableProject;
 
-const ownerOnly = <P extends ProjectFields>({ project, role }: Access<P>, projectId: string): P => {
+const ownerOnly = ({ project, role }: Access<ProjectFields>, projectId: string): ProjectFields => {
   if (role !== 'owner')
     throw forbidden(`Only the owner of project ${projectId} (${project.owner.username}) may change it.`);
   return project;
@@ -157,12 +59,17 @@ export async function assertCanManageProject(
   actor: Actor,
   projectId: string,
 ): Promise<ProjectFields> {
-  return ownerOnly(visible(await readProjectRow(em, projectId, actor.userId), projectId), projectId);
+  return ownerOnly(await readableProject(em, actor, projectId), projectId);
 }
+
+/** The project as a managed entity with its owner, once the caller's right to change it is checked. */
+const projectEntity = (em: EntityManager, projectId: string): Promise<Project> =>
+  em.findOneOrFail(Project, projectId, { populate: ['owner'] });
 
 /** Owner only, as a managed entity: for changing the project itself or attaching to it. */
 export async function projectToChange(em: EntityManager, actor: Actor, projectId: string): Promise<Project> {
-  return ownerOnly(visible(await readProjectEntity(em, projectId, actor.userId), projectId), projectId);
+  await assertCanManageProject(em, actor, projectId);
+  return projectEntity(em, projectId);
 }
 
 /** Owner or member: posting build logs. */
@@ -171,9 +78,9 @@ export async function assertCanContributeToProject(
   actor: Actor,
   projectId: string,
 ): Promise<Project> {
-  const { project, role } = visible(await readProjectEntity(em, projectId, actor.userId), projectId);
+  const { role } = await readableProject(em, actor, projectId);
   if (role === 'none') throw forbidden(`Only the owner and members of project ${projectId} may post build logs to it.`);
-  return project;
+  return projectEntity(em, projectId);
 }
 
 function slugify(name: string): string {
@@ -274,59 +181,14 @@ export async function listProjects(
       ownerId = owner.id;
     }
   }
-  // A hot list: one query (visibility and membership included), read as rows, not entities.
-  const actorId = actor.userId || null;
-  const rows = await preparedRows<ProjectListRow>(
-    em,
-    `select ${PROJECT_ROW_COLUMNS}
-     from projects p join users u on u.id = p.owner_id
-     where ${readableSql('p', 'exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ?)')}
-       ${ownerId ? 'and p.owner_id = ?' : ''} ${after ? 'and p.id < ?' : ''}
-     order by p.id desc limit ?`,
-    [actorId, actorId, ...(ownerId ? [ownerId] : []), ...(after ? [after.id] : []), query.limit + 1],
-  );
-  return pageOf(rows.map(fromProjectListRow), query.limit, presentProject, (p) => ({ id: p.id }));
+  const rows = await readableProjects(em, {
+    userId: actorId(actor),
+    ownerId,
+    before: after?.id,
+    limit: query.limit + 1,
+  });
+  return pageOf(rows, query.limit, presentProject, (p) => ({ id: p.id }));
 }
-
-/** The columns the API shows of a project (`p`) and its owner (`u`), as a `ProjectListRow`. */
-const PROJECT_ROW_COLUMNS = `p.id, p.name, p.slug, p.tagline, p.description, p.stage, p.visibility, p.tags, p.links, p.looking_for_collaborators,
-       p.wanted_skills, ${isoTimestamp('p.created_at')} as created_at, ${isoTimestamp('p.updated_at')} as updated_at,
-       u.id as owner_id, u.username as owner_username, u.display_name as owner_display_name`;
-
-type ProjectListRow = {
-  id: string;
-  name: string;
-  slug: string;
-  tagline: string;
-  description: string;
-  stage: ProjectFields['stage'];
-  visibility: ProjectFields['visibility'];
-  tags: string[];
-  links: ProjectFields['links'];
-  looking_for_collaborators: boolean;
-  wanted_skills: string[];
-  created_at: string;
-  updated_at: string;
-  owner_id: string;
-  owner_username: string;
-  owner_display_name: string;
-};
-const fromProjectListRow = (r: ProjectListRow): ProjectFields => ({
-  id: r.id,
-  name: r.name,
-  slug: r.slug,
-  tagline: r.tagline,
-  description: r.description,
-  stage: r.stage,
-  visibility: r.visibility,
-  tags: r.tags,
-  links: r.links,
-  lookingForCollaborators: r.looking_for_collaborators,
-  wantedSkills: r.wanted_skills,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  owner: { id: r.owner_id, username: r.owner_username, displayName: r.owner_display_name },
-});
 
 /** The projects the actor owns (MCP list_my_projects). */
 export async function listOwnedProjects(

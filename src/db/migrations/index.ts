@@ -15,6 +15,7 @@ import { Migration20261123000000_search_fastupdate_off } from './Migration202611
 import { Migration20261123120000_search_changes } from './Migration20261123120000_search_changes.js';
 import { Migration20261125000000_access_changes } from './Migration20261125000000_access_changes.js';
 import { Migration20261125000100_media_access } from './Migration20261125000100_media_access.js';
+import { Migration20261125000200_milestone_positions_deferred } from './Migration20261125000200_milestone_positions_deferred.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -32,4 +33,8 @@ export const migrationsList = [
   { name: 'Migration20261123120000_search_changes', class: Migration20261123120000_search_changes },
   { name: 'Migration20261125000000_access_changes', class: Migration20261125000000_access_changes },
   { name: 'Migration20261125000100_media_access', class: Migration20261125000100_media_access },
+  {
+    name: 'Migration20261125000200_milestone_positions_deferred',
+    class: Migration20261125000200_milestone_positions_deferred,
+  },
 ];

@@ -1,0 +1,142 @@
+/**
+ * Typed reads: MikroORM's Kysely integration (`em.getKysely()`), typed from the same entity
+ * definitions the ORM writes with, so a wrong table, column or enum value is a type error.
+ * Queries name tables and columns as the entities do (`selectFrom('Project as p')`,
+ * `p.lookingForCollaborators`, `p.owner` for the owner's id); the ORM's plugin writes the real
+ * names. Rows come as PostgreSQL gives them (no value conversion), so every selection names its
+ * key with `as` (the plugin would otherwise leave a column's own name) and a timestamp is read
+ * through `iso`, the RFC 3339 text the API shows.
+ *
+ * A hot read (`hotRead`) is built and compiled once and then run, with each call's values, as
+ * one named prepared statement on the ORM's own connection pool: PostgreSQL parses it once per
+ * connection and may keep its plan, and no query is rebuilt or compiled per request.
+ */
+import { createHash } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { InferClassEntityDB } from '@mikro-orm/sql';
+import { AliasNode, type Compilable, CompiledQuery, type InferResult, type Kysely, SelectQueryNode, sql } from 'kysely';
+import type { entities } from './entities.js';
+import { isDatabaseUnavailable } from '../http/errors.js';
+
+const READS = { tableNamingStrategy: 'entity', columnNamingStrategy: 'property' } as const;
+type Inferred = InferClassEntityDB<(typeof entities)[number], typeof READS>;
+/**
+ * The tables as Kysely sees them. MikroORM 7.2's inference from classes drops a many-to-one to
+ * an entity that has an `owner` property of its own (it takes the target for a Collection), so
+ * the foreign keys to Project are put back here; `test/reads.types.test.ts` fails when the
+ * inference and the schema disagree.
+ */
+export type DB = Omit<Inferred, 'ProjectMember' | 'Milestone' | 'Post'> & {
+  ProjectMember: Inferred['ProjectMember'] & { project: string };
+  Milestone: Inferred['Milestone'] & { project: string };
+  Post: Inferred['Post'] & { project: string | null };
+  /** The counter the search triggers advance (migration ..._search_changes): a sequence, read as its one-row relation. */
+  search_changes: { last_value: string; is_called: boolean };
+};
+
+/** The request's typed query builder: on its connection, in its transaction if it has one. */
+export const reads = (em: EntityManager): Kysely<DB> => em.getKysely<DB>(READS);
+
+/** A timestamp as the API writes it: RFC 3339 in UTC, to the millisecond (as Date#toISOString). */
+export const iso = (column: string) =>
+  sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * A timestamp as the presenters take it: an entity's Date, or a typed read's text from `iso`,
+ * which is already what the API shows and is passed through as it is.
+ */
+export type Timestamp = Date | string;
+export const isoString = (t: Timestamp): string => (typeof t === 'string' ? t : t.toISOString());
+
+/**
+ * The query compiled, after checking that each selection names its key with `as`: the rows of
+ * a compiled query come straight from the driver, keyed by the names in its text, so an
+ * unnamed `p.lookingForCollaborators` would arrive as `looking_for_collaborators` while its
+ * type says otherwise.
+ */
+function compileNamed(query: Compilable<object>): CompiledQuery {
+  const compiled = query.compile();
+  const root = compiled.query;
+  const unnamed = SelectQueryNode.is(root) ? (root.selections ?? []).filter((s) => !AliasNode.is(s.selection)) : [];
+  if (unnamed.length > 0)
+    throw new Error(`A typed read selects ${unnamed.length} column(s) without 'as': ${compiled.sql}`);
+  return compiled;
+}
+
+/** The ORMs (by their configuration, which every fork shares) whose hot reads are not prepared. */
+const unprepared = new WeakSet<object>();
+
+/** Prepared hot reads on or off for one ORM (DATABASE_PREPARED_STATEMENTS; off for a pooler that cannot keep them). */
+export function usePreparedStatements(orm: { config: object }, on: boolean): void {
+  if (on) unprepared.delete(orm.config);
+  else unprepared.add(orm.config);
+}
+
+/** Whether this ORM's hot reads are sent unprepared. */
+export const preparedOff = (em: EntityManager): boolean => unprepared.has(em.config);
+
+/** Placeholders stand in for a hot read's values while it is compiled; each marks its parameter's place. */
+const PLACEHOLDER = '\u0000hot-read:';
+type Slot = { value: string } | { constant: unknown };
+
+/**
+ * A statement with its values bound as parameters, on the request's own connection (its
+ * transaction, if any): inside a transaction, a read must see the transaction's own writes.
+ */
+async function runBound<R>(em: EntityManager, text: string, parameters: readonly unknown[]): Promise<R[]> {
+  return (await reads(em).executeQuery<R>(CompiledQuery.raw(text, [...parameters]))).rows;
+}
+
+/** A named prepared statement on the pool, the connection given back by hand (a bad value does not drop it). */
+async function runPrepared<R>(em: EntityManager, name: string, text: string, values: unknown[]): Promise<R[]> {
+  const pool = await em.getConnection().getNativeClient();
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    return (await client.query({ name, text, values })).rows as R[];
+  } catch (err) {
+    if (isDatabaseUnavailable(err)) broken = err as Error;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * A read whose shape never changes, compiled once: `build` gets placeholders for `names`, the
+ * values each call passes (typed as the values they stand for). Its rows are typed by the query
+ * itself. With `prepared: false` it is sent with its values bound but unnamed, so PostgreSQL
+ * plans it for those values (a search, whose best plan depends on how common its words are).
+ */
+export function hotRead<N extends string, V extends Record<N, unknown>, Q extends Compilable<object>>(
+  names: readonly N[],
+  build: (db: Kysely<DB>, values: V) => Q,
+  options: { prepared?: boolean } = {},
+): (em: EntityManager, values: V) => Promise<InferResult<Q>> {
+  let compiled: { name: string; text: string; slots: Slot[] } | undefined;
+  const compile = (em: EntityManager) => {
+    const placeholders = Object.fromEntries(names.map((n) => [n, `${PLACEHOLDER}${n}`])) as unknown as V;
+    const query = compileNamed(build(reads(em), placeholders));
+    const slots = query.parameters.map(
+      (p): Slot =>
+        typeof p === 'string' && p.startsWith(PLACEHOLDER) ? { value: p.slice(PLACEHOLDER.length) } : { constant: p },
+    );
+    const name = `hot_${createHash('sha256').update(query.sql).digest('hex').slice(0, 24)}`;
+    return { name, text: query.sql, slots };
+  };
+  return async (em, values) => {
+    compiled ??= compile(em);
+    const parameters = compiled.slots.map((s) => ('value' in s ? values[s.value as N] : s.constant));
+    const rows =
+      options.prepared === false || em.isInTransaction() || unprepared.has(em.config)
+        ? await runBound(em, compiled.text, parameters)
+        : await runPrepared(em, compiled.name, compiled.text, parameters);
+    return rows as InferResult<Q>;
+  };
+}
+
+/** A read built per call (its shape depends on the call: optional filters, lists): bound, not prepared. */
+export async function read<Q extends Compilable<object>>(em: EntityManager, query: Q): Promise<InferResult<Q>> {
+  const { sql: text, parameters } = compileNamed(query);
+  return (await runBound(em, text, parameters)) as InferResult<Q>;
+}

@@ -1,0 +1,39 @@
+/**
+ * Who may read an image, written once (src/db/reads.ts): it follows the content that shows it.
+ * Its uploader always; anyone when it is a profile picture, when no post shows it (yet), or when
+ * some post that shows it is one they may read (`postReadable`). An image shown only by posts
+ * they may not read (a build log of a private project, a hidden post) does not exist for them,
+ * as those posts do not.
+ */
+import { type ExpressionBuilder, sql } from 'kysely';
+import { type DB, hotRead } from '../db/reads.js';
+import { postReadable } from '../posts/posts.queries.js';
+
+/** Any query that has an image aliased `md`. */
+type WithMedia = ExpressionBuilder<DB & { md: DB['Media'] }, 'md'>;
+
+/** The read rule for image `md`. */
+export const mediaReadable = (eb: WithMedia, userId: string | null) => {
+  const shownBy = sql<string[]>`array[${eb.ref('md.id')}::text]`;
+  return eb.or([
+    eb('md.uploader', '=', userId),
+    eb.exists(eb.selectFrom('User as a').select('a.id as id').whereRef('a.avatarMediaId', '=', 'md.id')),
+    eb.not(eb.exists(eb.selectFrom('Post as p0').select('p0.id as id').where('p0.mediaIds', '@>', shownBy))),
+    eb.exists(
+      eb
+        .selectFrom('Post as po')
+        .select('po.id as id')
+        .where('po.mediaIds', '@>', shownBy)
+        .where((pe) => postReadable(pe, userId)),
+    ),
+  ]);
+};
+
+/** Whether `userId` may read the image. */
+export const mediaIsReadable = hotRead(['mediaId', 'userId'], (db, v: { mediaId: string; userId: string | null }) =>
+  db
+    .selectFrom('Media as md')
+    .select('md.id as id')
+    .where('md.id', '=', v.mediaId)
+    .where((eb) => mediaReadable(eb, v.userId)),
+);

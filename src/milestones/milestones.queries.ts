@@ -1,0 +1,66 @@
+/** The roadmap's typed reads and the statements its writes run under the project's row lock (src/db/reads.ts). */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
+import { hotRead, iso, reads } from '../db/reads.js';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/reads.js';
+
+/** The milestones as the API shows them (`presentMilestone`). */
+const milestones = (db: Kysely<DB>) =>
+  db
+    .selectFrom('Milestone as m')
+    .select([
+      'm.id as id',
+      'm.project as projectId',
+      'm.title as title',
+      'm.description as description',
+      'm.status as status',
+      sql<string | null>`to_char(${sql.ref('m.dueDate')}, 'YYYY-MM-DD')`.as('dueDate'),
+      iso('m.completedAt').as('completedAt'),
+      'm.position as position',
+      iso('m.createdAt').as('createdAt'),
+      iso('m.updatedAt').as('updatedAt'),
+    ]);
+
+/** A page of a project's roadmap: the milestones after `after` (a position), in order. */
+export const roadmapPage = hotRead(
+  ['projectId', 'after', 'limit'],
+  (db, v: { projectId: string; after: number; limit: number }) =>
+    milestones(db)
+      .where('m.project', '=', v.projectId)
+      .where('m.position', '>', v.after)
+      .orderBy('m.position')
+      .limit(v.limit),
+);
+
+/** One milestone of a project. */
+export const milestoneOf = hotRead(['projectId', 'milestoneId'], (db, v: { projectId: string; milestoneId: string }) =>
+  milestones(db).where('m.project', '=', v.projectId).where('m.id', '=', v.milestoneId),
+);
+
+/** Inside a transaction: takes the project's row lock; false when the project is gone. */
+export async function lockProject(tem: EntityManager, projectId: string): Promise<boolean> {
+  const locked = await reads(tem).selectFrom('Project').select('id').where('id', '=', projectId).forUpdate().execute();
+  return locked.length > 0;
+}
+
+/** The highest position on the roadmap (its milestone count, positions being 1..n): one entry at the end of the index. */
+export async function highestPosition(tem: EntityManager, projectId: string): Promise<number> {
+  const row = await reads(tem)
+    .selectFrom('Milestone')
+    .select((eb) => eb.fn.coalesce(eb.fn.max('position'), sql.lit(0)).as('n'))
+    .where('project', '=', projectId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Moves the milestones at positions `from`..`to` by `by`. */
+export async function shiftPositions(tem: EntityManager, projectId: string, by: 1 | -1, from: number, to: number) {
+  await reads(tem)
+    .updateTable('Milestone')
+    .set((eb) => ({ position: eb('position', '+', by) }))
+    .where('project', '=', projectId)
+    .where('position', '>=', from)
+    .where('position', '<=', to)
+    .execute();
+}

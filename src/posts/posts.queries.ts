@@ -1,0 +1,107 @@
+/**
+ * Posts' typed reads (src/db/reads.ts), and the rule every read of a post or of what hangs on
+ * one goes by: a post is readable when it is not hidden (or the caller wrote it) and is on no
+ * project or on one the caller may read. `postReadable` is that rule, written once: the single
+ * post's 404, the feed, the build logs, comments, reactions, media and search all use it.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import { type DB, hotRead, iso, read, reads } from '../db/reads.js';
+import { projectReadable, userSummary } from '../projects/projects.queries.js';
+
+/** Any query that has a post aliased `po`. */
+type WithPost = ExpressionBuilder<DB & { po: DB['Post'] }, 'po'>;
+
+/** The read rule: post `po` is not hidden unless `userId` wrote it, and is on no project or on one `userId` may read. */
+export const postReadable = (eb: WithPost, userId: string | null) =>
+  eb.and([
+    eb.or([eb('po.hiddenAt', 'is', null), eb('po.author', '=', userId)]),
+    eb.or([
+      eb('po.project', 'is', null),
+      eb.exists(
+        eb
+          .selectFrom('Project as p')
+          .select('p.id as id')
+          .whereRef('p.id', '=', 'po.project')
+          .where((pe) => projectReadable(pe, userId)),
+      ),
+    ]),
+  ]);
+
+/** The posts (`po`) with their authors (`u`), in the columns the API shows (`presentPost`). */
+export const postsWithAuthors = (db: Kysely<DB>) =>
+  db
+    .selectFrom('Post as po')
+    .innerJoin('User as u', 'u.id', 'po.author')
+    .select((eb) => [
+      'po.id as id',
+      'po.kind as kind',
+      'po.title as title',
+      'po.body as body',
+      'po.tags as tags',
+      'po.mediaIds as mediaIds',
+      'po.commentCount as commentCount',
+      'po.reactionCount as reactionCount',
+      'po.project as projectId',
+      iso('po.hiddenAt').as('hiddenAt'),
+      iso('po.createdAt').as('createdAt'),
+      iso('po.updatedAt').as('updatedAt'),
+      userSummary(eb).as('author'),
+    ]);
+
+/** An id after every other: the first page of a list that runs newest first by id. */
+export const LAST_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+
+/** One post, if `userId` may read it. */
+export const readablePost = hotRead(['postId', 'userId'], (db, v: { postId: string; userId: string | null }) =>
+  postsWithAuthors(db)
+    .where('po.id', '=', v.postId)
+    .where((eb) => postReadable(eb, v.userId)),
+);
+
+/** Whether `userId` may read the post (the check in front of what hangs on it: comments, reactions). */
+export const postIsReadable = hotRead(['postId', 'userId'], (db, v: { postId: string; userId: string | null }) =>
+  db
+    .selectFrom('Post as po')
+    .select('po.id as id')
+    .where('po.id', '=', v.postId)
+    .where((eb) => postReadable(eb, v.userId)),
+);
+
+export type PostFilters = {
+  userId: string | null;
+  authorId?: string | undefined;
+  authorName?: string | undefined;
+  tag?: string | undefined;
+  kind?: 'post' | 'build_log' | undefined;
+  projectId?: string | undefined;
+  before?: string | undefined;
+  limit: number;
+};
+
+/** The posts `userId` may read, newest first, narrowed by the filters given. */
+export function readablePosts(em: EntityManager, f: PostFilters) {
+  let query = postsWithAuthors(reads(em)).where((eb) => postReadable(eb, f.userId));
+  if (f.authorId !== undefined) query = query.where('po.author', '=', f.authorId);
+  if (f.authorName !== undefined) query = query.where('u.username', '=', f.authorName);
+  const tag = f.tag;
+  // A value, not a list: `eb.val` binds the array as one parameter.
+  if (tag !== undefined) query = query.where((eb) => eb('po.tags', '@>', eb.val([tag])));
+  if (f.kind !== undefined) query = query.where('po.kind', '=', f.kind);
+  if (f.projectId !== undefined) query = query.where('po.project', '=', f.projectId);
+  if (f.before !== undefined) query = query.where('po.id', '<', f.before);
+  return read(em, query.orderBy('po.id', 'desc').limit(f.limit));
+}
+
+/** A project's build logs before `before` (for the first page, `LAST_ID`), newest first, as `userId` may read them. */
+export const buildLogPage = hotRead(
+  ['projectId', 'userId', 'before', 'limit'],
+  (db, v: { projectId: string; userId: string | null; before: string; limit: number }) =>
+    postsWithAuthors(db)
+      .where('po.project', '=', v.projectId)
+      .where('po.kind', '=', 'build_log')
+      .where((eb) => postReadable(eb, v.userId))
+      .where('po.id', '<', v.before)
+      .orderBy('po.id', 'desc')
+      .limit(v.limit),
+);
