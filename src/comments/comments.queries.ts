@@ -39,9 +39,6 @@ export const commentPage = hotRead(
       .limit(v.limit),
 );
 
-/** An id before every other: the first page of a list that runs oldest first by id. */
-export const FIRST_ID = '00000000-0000-0000-0000-000000000000';
-
 /** One comment, if `userId` may read the post it is under. */
 export const readableComment = hotRead(['commentId', 'userId'], (db, v: { commentId: string; userId: string | null }) =>
   commentsWithAuthors(db)

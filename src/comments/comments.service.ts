@@ -13,12 +13,12 @@ import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { assertCanReadPost } from '../posts/posts.service.js';
 import { actorId } from '../projects/projects.service.js';
 import { isUuid } from '../http/ids.js';
+import { FIRST_ID } from '../db/reads.js';
 import { presentComment, type CommentFields } from './comments.presenter.js';
 import {
   commentPage,
   countComments,
   countReplies,
-  FIRST_ID,
   leavePlaceholder,
   lockComment,
   readableComment,

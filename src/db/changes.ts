@@ -25,6 +25,9 @@ export type ChangeFeed = { subscribe: (channel: string, subscriber: Subscriber) 
 const CHANNEL = /^[a-z_][a-z0-9_]*$/;
 const RETRY_MS = [250, 500, 1000, 2000, 5000];
 
+/** Listens on `channel` (a checked name: CHANNEL) on this connection; Kysely has no LISTEN. */
+const listen = (client: pg.ClientBase, channel: string) => client.query(`listen "${channel}"`);
+
 export function postgresFeed(url: string): ChangeFeed {
   return {
     subscribe(channel, { onNotice, onLive }) {
@@ -58,7 +61,7 @@ export function postgresFeed(url: string): ChangeFeed {
         });
         try {
           await c.connect();
-          await c.query(`listen ${channel}`);
+          await listen(c, channel);
           if (stopped) return void (await c.end().catch(() => undefined));
           failures = 0;
           onLive(true);
@@ -94,7 +97,7 @@ export function embeddedFeed(orm: MikroORM): ChangeFeed {
       let pool: pg.Pool | undefined;
       const onConnect = (client: pg.PoolClient) => {
         attach(client);
-        client.query(`listen ${channel}`).catch(() => undefined);
+        listen(client, channel).catch(() => undefined);
       };
       void (async () => {
         pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
@@ -102,7 +105,7 @@ export function embeddedFeed(orm: MikroORM): ChangeFeed {
         const client = await pool.connect();
         try {
           attach(client);
-          await client.query(`listen ${channel}`);
+          await listen(client, channel);
         } finally {
           client.release();
         }

@@ -19,11 +19,17 @@ import type { entities } from './entities.js';
 import { isDatabaseUnavailable } from '../http/errors.js';
 
 const READS = { tableNamingStrategy: 'entity', columnNamingStrategy: 'property' } as const;
-type Inferred = InferClassEntityDB<(typeof entities)[number], typeof READS>;
+/** A row as PostgreSQL gives it: a column the entity may leave out (it has a default, or may be null) is there all the same. */
+type Stored<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
+type Inferred = {
+  [N in keyof InferClassEntityDB<(typeof entities)[number], typeof READS>]: Stored<
+    InferClassEntityDB<(typeof entities)[number], typeof READS>[N]
+  >;
+};
 /**
  * The tables as Kysely sees them. MikroORM 7.2's inference from classes drops a many-to-one to
  * an entity that has an `owner` property of its own (it takes the target for a Collection), so
- * the foreign keys to Project are put back here; `test/reads.types.test.ts` fails when the
+ * the foreign keys to Project are put back here; `test/reads.test.ts` fails when the
  * inference and the schema disagree.
  */
 export type DB = Omit<Inferred, 'ProjectMember' | 'Milestone' | 'Post'> & {
@@ -62,6 +68,10 @@ function compileNamed(query: Compilable<object>): CompiledQuery {
     throw new Error(`A typed read selects ${unnamed.length} column(s) without 'as': ${compiled.sql}`);
   return compiled;
 }
+
+/** UUIDs before and after every other: the first page of a list that runs by id, oldest or newest first. */
+export const FIRST_ID = '00000000-0000-0000-0000-000000000000';
+export const LAST_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
 /** The ORMs (by their configuration, which every fork shares) whose hot reads are not prepared. */
 const unprepared = new WeakSet<object>();

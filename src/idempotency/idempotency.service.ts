@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { IdempotencyRecord } from './idempotency.entity.js';
+import { insertClaim } from './idempotency.queries.js';
 import { ProblemError } from '../http/problem.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -83,20 +84,14 @@ async function claim(
     createdAt: { $lt: new Date(Date.now() - IDEMPOTENCY_TTL_MS) },
   });
   const id = uuidv7();
-  let inserted: unknown[];
+  let inserted: boolean;
   try {
-    await em.execute(`set local lock_timeout = ${IN_PROGRESS_WAIT_MS}`);
-    inserted = await em.execute(
-      `insert into idempotency_records (id, api_key_id, key, request_hash, state, created_at) values (?, ?, ?, ?, 'in_progress', now())
-       on conflict (api_key_id, key) do nothing returning id`,
-      [id, apiKeyId, key, hash],
-    );
-    await em.execute('set local lock_timeout = default');
+    inserted = await insertClaim(em, { id, apiKeyId, key, hash }, IN_PROGRESS_WAIT_MS);
   } catch (err) {
     if (isLockTimeout(err)) throw inProgress();
     throw err;
   }
-  if (inserted.length) return { recordId: id };
+  if (inserted) return { recordId: id };
   const existing = await em.findOne(IdempotencyRecord, { apiKeyId, key });
   if (!existing) throw inProgress(); // expired and removed meanwhile: the retry will claim it
   if (existing.requestHash !== hash) {

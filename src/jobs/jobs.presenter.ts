@@ -2,9 +2,9 @@ import type { Job as JobDto } from '../../codegen/generated/api/types.gen.js';
 import type { Job } from './job.entity.js';
 import type { User } from '../users/user.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
-import { isoString, type Timestamp } from '../db/hot-read.js';
+import { isoString, type Timestamp } from '../db/reads.js';
 
-/** What the presenter reads: a Job entity, or a row of the list's hand-written select (its timestamps as text, and
+/** What the presenter reads: a Job entity, or a row of a typed read (its timestamps as text, and
  *  whether it had expired at the `now` the list filtered with, decided by PostgreSQL at full precision). */
 export type JobFields = Pick<
   Job,

@@ -12,8 +12,8 @@ import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { normaliseTags } from '../posts/tags.js';
 import { isUuid } from '../http/ids.js';
 import { presentJob, type JobFields } from './jobs.presenter.js';
-import { isoTimestamp, preparedRows } from '../db/hot-read.js';
-import { actorId } from '../projects/projects.service.js';
+import { jobById, jobs } from './jobs.queries.js';
+import { wordCount } from '../search/search.queries.js';
 
 const DAY = 86_400_000;
 const DEFAULT_JOB_DAYS = 30;
@@ -142,108 +142,36 @@ export type JobListQuery = {
   cursor?: string;
 };
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 export async function listJobs(em: EntityManager, actor: Actor, query: JobListQuery): Promise<Page<JobDto>> {
   const after = decodeCursor(query.cursor, isIdCursor);
   const now = new Date();
-  if (query.q) {
-    const [check] = await em.execute<{ n: number }[]>(`select numnode(websearch_to_tsquery('english', ?)) as n`, [
-      query.q,
-    ]);
-    if (!check || Number(check.n) === 0) {
-      throw badRequest('q has no words to search for.', [{ path: '/query/q', message: 'no searchable words' }]);
-    }
+  if (query.q && Number((await wordCount(em, { q: query.q }))[0]?.n ?? 0) === 0) {
+    throw badRequest('q has no words to search for.', [{ path: '/query/q', message: 'no searchable words' }]);
   }
-  // Rows with their posters in one statement (the ORM's find with the poster populated cost
-  // ~4.7 ms of CPU per page of 20 on the bench machine). Prepared, except with words to search:
-  // those stay inline for the planner, as in search.
-  // `now` as RFC 3339 with its Z: the same instant whether the value is bound or inlined.
-  const at = now.toISOString();
-  const where: string[] = [];
-  const params: unknown[] = [at];
-  const filter = (sql: string, ...values: unknown[]) => {
-    where.push(sql);
-    params.push(...values);
-  };
-  if ((query.status ?? 'open') === 'open') filter(`j.status = 'open' and j.expires_at > ?`, at);
-  if (query.remotePolicy) filter('j.remote_policy = ?', query.remotePolicy);
-  if (query.employmentType) filter('j.employment_type = ?', query.employmentType);
-  if (query.skill) filter('j.skills @> array[?]::text[]', query.skill.toLowerCase());
-  if (query.location) filter('j.location ilike ?', `%${escapeLike(query.location)}%`);
-  if (query.postedBy === 'me') filter('j.poster_id = ?', actorId(actor));
-  else if (query.postedBy) filter('u.username = ?', query.postedBy.toLowerCase());
-  if (query.q) filter(`j.search @@ websearch_to_tsquery('english', ?)`, query.q);
-  if (after) filter('j.id < ?', after.id);
-  const sql = `${JOB_SELECT} ${where.length ? `where ${where.join(' and ')}` : ''} order by j.id desc limit ?`;
-  params.push(query.limit + 1);
-  const rows = query.q ? await em.execute<JobRow[]>(sql, params) : await preparedRows<JobRow>(em, sql, params);
+  const rows = await jobs(em, {
+    now,
+    openOnly: (query.status ?? 'open') === 'open',
+    remotePolicy: query.remotePolicy,
+    employmentType: query.employmentType,
+    skill: query.skill?.toLowerCase(),
+    location: query.location,
+    posterId: query.postedBy === 'me' ? actor.userId : undefined,
+    posterName: query.postedBy && query.postedBy !== 'me' ? query.postedBy.toLowerCase() : undefined,
+    q: query.q,
+    before: after?.id,
+    limit: query.limit + 1,
+  });
   return pageOf(
-    rows.map(fromJobRow),
+    rows,
     query.limit,
     (j) => presentJob(j, now),
     (j) => ({ id: j.id }),
   );
 }
 
-/**
- * A job as the API shows it, with its poster (`j`, `u`): its first parameter is the `now` that
- * decides `expired` (RFC 3339 with its Z), a WHERE follows.
- */
-const JOB_SELECT = `select j.id, j.title, j.company, j.description, j.location, j.remote_policy, j.employment_type, j.salary_min, j.salary_max,
-      j.salary_currency, j.skills, j.apply_url, j.status, ${isoTimestamp('j.expires_at')} as expires_at, j.expires_at <= ? as expired,
-      ${isoTimestamp('j.created_at')} as created_at, ${isoTimestamp('j.updated_at')} as updated_at,
-      u.id as poster_id, u.username as poster_username, u.display_name as poster_display_name
-    from jobs j join users u on u.id = j.poster_id`;
-
-/** GET /jobs/{id}: the row the list shows for it, in one prepared statement. */
+/** GET /jobs/{id}: the job as the list shows it. */
 export async function readJob(em: EntityManager, jobId: string, now = new Date()): Promise<JobDto> {
-  const [row] = !isUuid(jobId)
-    ? []
-    : await preparedRows<JobRow>(em, `${JOB_SELECT} where j.id = ?`, [now.toISOString(), jobId]);
+  const [row] = isUuid(jobId) ? await jobById(em, { jobId, now }) : [];
   if (!row) throw notFound(`No job with id ${jobId}.`);
-  return presentJob(fromJobRow(row), now);
+  return presentJob(row, now);
 }
-
-type JobRow = {
-  id: string;
-  title: string;
-  company: string;
-  description: string;
-  location: string | null;
-  remote_policy: JobFields['remotePolicy'];
-  employment_type: JobFields['employmentType'];
-  salary_min: number | null;
-  salary_max: number | null;
-  salary_currency: string | null;
-  skills: string[];
-  apply_url: string;
-  status: JobFields['status'];
-  expires_at: string;
-  expired: boolean;
-  created_at: string;
-  updated_at: string;
-  poster_id: string;
-  poster_username: string;
-  poster_display_name: string;
-};
-const fromJobRow = (r: JobRow): JobFields => ({
-  id: r.id,
-  title: r.title,
-  company: r.company,
-  description: r.description,
-  location: r.location,
-  remotePolicy: r.remote_policy,
-  employmentType: r.employment_type,
-  salaryMin: r.salary_min,
-  salaryMax: r.salary_max,
-  salaryCurrency: r.salary_currency,
-  skills: r.skills,
-  applyUrl: r.apply_url,
-  status: r.status,
-  expiresAt: r.expires_at,
-  expired: r.expired,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  poster: { id: r.poster_id, username: r.poster_username, displayName: r.poster_display_name },
-});

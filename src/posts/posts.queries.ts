@@ -49,9 +49,6 @@ export const postsWithAuthors = (db: Kysely<DB>) =>
       userSummary(eb).as('author'),
     ]);
 
-/** An id after every other: the first page of a list that runs newest first by id. */
-export const LAST_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
-
 /** One post, if `userId` may read it. */
 export const readablePost = hotRead(['postId', 'userId'], (db, v: { postId: string; userId: string | null }) =>
   postsWithAuthors(db)

@@ -13,7 +13,8 @@ import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '..
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { actorId, assertCanContributeToProject, assertCanReadProject } from '../projects/projects.service.js';
 import { presentPost, type PostFields } from './posts.presenter.js';
-import { buildLogPage, LAST_ID, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
+import { buildLogPage, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
+import { LAST_ID } from '../db/reads.js';
 import { normaliseTags } from './tags.js';
 import { ownMediaIds } from '../media/media.service.js';
 import { isUuid } from '../http/ids.js';

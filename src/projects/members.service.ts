@@ -8,9 +8,8 @@ import { conflict, forbidden, notFound, unprocessable } from '../http/problem.js
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { assertCanReadProject, projectToChange } from './projects.service.js';
 import { presentMember, presentOwnerAsMember } from './projects.presenter.js';
-import { isoTimestamp, preparedRows } from '../db/hot-read.js';
-
-type MemberRow = { id: string; added_at: string; user_id: string; username: string; display_name: string };
+import { memberPage } from './projects.queries.js';
+import { FIRST_ID } from '../db/reads.js';
 
 /** The owner first (on the first page), then members in the order they joined. */
 export async function listMembers(
@@ -23,24 +22,8 @@ export async function listMembers(
   const after = decodeCursor(query.cursor, isIdCursor);
   const owner = after ? [] : [presentOwnerAsMember(project)];
   const limit = query.limit - owner.length;
-  // Rows with their users in one prepared statement, not entities.
-  const rows = await preparedRows<MemberRow>(
-    em,
-    `select m.id, ${isoTimestamp('m.added_at')} as added_at, u.id as user_id, u.username, u.display_name
-     from project_members m join users u on u.id = m.user_id
-     where m.project_id = ?${after ? ' and m.id > ?' : ''} order by m.id asc limit ?`,
-    [projectId, ...(after ? [after.id] : []), limit + 1],
-  );
-  const page = pageOf(
-    rows,
-    limit,
-    (r) =>
-      presentMember({
-        user: { id: r.user_id, username: r.username, displayName: r.display_name },
-        addedAt: r.added_at,
-      }),
-    (m) => ({ id: m.id }),
-  );
+  const rows = await memberPage(em, { projectId, after: after?.id ?? FIRST_ID, limit: limit + 1 });
+  const page = pageOf(rows, limit, presentMember, (m) => ({ id: m.id }));
   return { items: [...owner, ...page.items], nextCursor: page.nextCursor };
 }
 

@@ -1,9 +1,9 @@
 import type { Project as ProjectDto, Member as MemberDto } from '../../codegen/generated/api/types.gen.js';
 import type { Project, ProjectMember } from './project.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
-import { isoString, type Timestamp } from '../db/hot-read.js';
+import { isoString, type Timestamp } from '../db/reads.js';
 
-/** What the presenter reads: a Project entity with its owner, or a row of the list's hand-written select (its timestamps as text). */
+/** What the presenter reads: a Project entity with its owner, or a row of a typed read (its timestamps as text). */
 export type ProjectFields = Pick<
   Project,
   | 'id'
@@ -42,7 +42,7 @@ export function presentOwnerAsMember(project: ProjectFields): MemberDto {
   return { user: presentUserSummary(project.owner), role: 'owner', addedAt: isoString(project.createdAt) };
 }
 
-/** A member: a ProjectMember entity, or a row of the list's select (its timestamp as text). */
+/** A member: a ProjectMember entity, or a row of a typed read (its timestamp as text). */
 export function presentMember(member: {
   user: Pick<ProjectMember['user'], 'id' | 'username' | 'displayName'>;
   addedAt: Timestamp;

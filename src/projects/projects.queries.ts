@@ -81,3 +81,17 @@ export function readableProjects(
   if (q.before) query = query.where('p.id', '<', q.before);
   return read(em, query.orderBy('p.id', 'desc').limit(q.limit));
 }
+
+/** A page of a project's members after `after` (the first page: the nil UUID), in the order they joined. */
+export const memberPage = hotRead(
+  ['projectId', 'after', 'limit'],
+  (db, v: { projectId: string; after: string; limit: number }) =>
+    db
+      .selectFrom('ProjectMember as m')
+      .innerJoin('User as u', 'u.id', 'm.user')
+      .select((eb) => ['m.id as id', iso('m.addedAt').as('addedAt'), userSummary(eb).as('user')])
+      .where('m.project', '=', v.projectId)
+      .where('m.id', '>', v.after)
+      .orderBy('m.id', 'asc')
+      .limit(v.limit),
+);

@@ -9,25 +9,13 @@ import type { RadarItem, RadarPage } from '../../codegen/generated/api/types.gen
 import type { Actor } from '../http/actor.js';
 import { languageShares } from '../github/github.service.js';
 import { actorId } from '../projects/projects.service.js';
-import { preparedRows } from '../db/hot-read.js';
+import { jobCandidates, projectCandidates, signalRows } from './radar.queries.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { ageSignal, scoreOpportunity, type Signals } from './radar.score.js';
 
-/** How many of the newest candidates of each kind are scored. */
-const CANDIDATES = 500;
-
-/**
- * The caller's signals: their skills and the languages of their synced repositories, in one
- * round trip (the repositories' language bytes as one row each, forks left out by languageShares).
- */
+/** The caller's signals: their skills and the languages of their synced repositories (forks left out by languageShares). */
 async function signalsFor(em: EntityManager, userId: string | null): Promise<Signals> {
-  const rows = await preparedRows<{ skills: string[]; fork: boolean | null; languages: Record<string, number> | null }>(
-    em,
-    `select u.skills, r.fork, r.languages from users u
-     left join github_accounts a on a.user_id = u.id left join github_repos r on r.account_id = a.id
-     where u.id = ?`,
-    [userId],
-  );
+  const rows = await signalRows(em, { userId });
   const repos = rows.flatMap((r) => (r.languages === null ? [] : [{ fork: r.fork ?? false, languages: r.languages }]));
   return {
     skills: new Set((rows[0]?.skills ?? []).map((s) => s.toLowerCase())),
@@ -37,13 +25,6 @@ async function signalsFor(em: EntityManager, userId: string | null): Promise<Sig
 
 type Scored = RadarItem & { createdAt: Date };
 
-/**
- * The candidates are read as rows of the columns the score and the item use, not entities: up
- * to CANDIDATES of each kind on every request (hydrating them cost ~23 ms of CPU a kind).
- * Creation times come as whole milliseconds since the epoch, what a Date holds.
- */
-const CREATED_MS = 'floor(extract(epoch from created_at) * 1000)::float8 as created_ms';
-
 async function jobItems(
   em: EntityManager,
   actor: Actor,
@@ -51,25 +32,11 @@ async function jobItems(
   terms: string[],
   now: Date,
 ): Promise<Scored[]> {
-  const jobs = await preparedRows<{
-    id: string;
-    title: string;
-    company: string;
-    skills: string[];
-    remote_policy: string;
-    salary_min: number | null;
-    created_ms: number;
-  }>(
-    em,
-    `select id, title, company, skills, remote_policy, salary_min, ${CREATED_MS} from jobs
-     where status = 'open' and expires_at > ?::timestamptz and poster_id <> ? and skills && ?::text[]
-     order by id desc limit ${CANDIDATES}`,
-    [now.toISOString(), actorId(actor), terms],
-  );
+  const jobs = await jobCandidates(em, { now, userId: actorId(actor), terms });
   return jobs.map((j) => {
-    const createdAt = new Date(j.created_ms);
+    const createdAt = new Date(j.createdAt);
     const m = scoreOpportunity(signals, { wanted: j.skills, createdAt }, now);
-    const signalsText = [ageSignal(m.ageDays), j.remote_policy, ...(j.salary_min !== null ? ['salary stated'] : [])];
+    const signalsText = [ageSignal(m.ageDays), j.remotePolicy, ...(j.salaryMin !== null ? ['salary stated'] : [])];
     return {
       type: 'job' as const,
       id: j.id,
@@ -90,25 +57,10 @@ async function projectItems(
   terms: string[],
   now: Date,
 ): Promise<Scored[]> {
-  const me = actorId(actor);
-  const projects = await preparedRows<{
-    id: string;
-    name: string;
-    tagline: string;
-    stage: string;
-    wanted_skills: string[];
-    created_ms: number;
-  }>(
-    em,
-    `select id, name, tagline, stage, wanted_skills, ${CREATED_MS} from projects
-     where visibility = 'public' and looking_for_collaborators and owner_id <> ? and wanted_skills && ?::text[]
-       and id not in (select project_id from project_members where user_id = ?)
-     order by id desc limit ${CANDIDATES}`,
-    [me, terms, me],
-  );
+  const projects = await projectCandidates(em, { userId: actorId(actor), terms });
   return projects.map((p) => {
-    const createdAt = new Date(p.created_ms);
-    const m = scoreOpportunity(signals, { wanted: p.wanted_skills, createdAt }, now);
+    const createdAt = new Date(p.createdAt);
+    const m = scoreOpportunity(signals, { wanted: p.wantedSkills, createdAt }, now);
     return {
       type: 'project' as const,
       id: p.id,

@@ -1,15 +1,12 @@
-/**
- * Reactions. Adding is `insert … on conflict do nothing`, and the post's total moves only when
- * a row was really inserted or deleted, in the same transaction: the count stays exact under
- * concurrent and repeated requests.
- */
+/** Reactions: who may react is who may read the post; the counting is in reactions.queries.ts. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Reactions } from '../../codegen/generated/api/types.gen.js';
 import type { Actor } from '../http/actor.js';
 import { notFound } from '../http/problem.js';
 import { assertCanReadPost } from '../posts/posts.service.js';
 import type { ReactionKind } from './reaction.entity.js';
-import { uuidv7 } from 'uuidv7';
+import { deleteReaction, insertReaction, reactionCounts } from './reactions.queries.js';
+import { actorId } from '../projects/projects.service.js';
 
 export async function getReactions(em: EntityManager, actor: Actor, postId: string): Promise<Reactions> {
   await assertCanReadPost(em, actor, postId);
@@ -17,10 +14,7 @@ export async function getReactions(em: EntityManager, actor: Actor, postId: stri
 }
 
 async function summary(em: EntityManager, actor: Actor, postId: string): Promise<Reactions> {
-  const rows = await em.execute<{ kind: ReactionKind; n: number; mine: boolean }[]>(
-    `select kind, count(*)::int as n, bool_or(user_id = ?) as mine from reactions where post_id = ? group by kind order by kind`,
-    [actor.userId, postId],
-  );
+  const rows = await reactionCounts(em, { postId, userId: actorId(actor) });
   const counts: Record<string, number> = {};
   for (const r of rows) counts[r.kind] = Number(r.n);
   return {
@@ -39,15 +33,7 @@ export async function addReaction(
   kind: ReactionKind,
 ): Promise<{ created: boolean; reactions: Reactions }> {
   await assertCanReadPost(em, actor, postId);
-  const created = await em.transactional(async (tem) => {
-    const inserted = await tem.execute(
-      `insert into reactions (id, post_id, user_id, kind, created_at) values (?, ?, ?, ?, now()) on conflict do nothing returning id`,
-      [uuidv7(), postId, actor.userId, kind],
-    );
-    if (inserted.length === 0) return false;
-    await tem.execute('update posts set reaction_count = reaction_count + 1 where id = ?', [postId]);
-    return true;
-  });
+  const created = await em.transactional((tem) => insertReaction(tem, postId, actor.userId, kind));
   return { created, reactions: await summary(em, actor, postId) };
 }
 
@@ -58,14 +44,6 @@ export async function removeReaction(
   kind: ReactionKind,
 ): Promise<void> {
   await assertCanReadPost(em, actor, postId);
-  const removed = await em.transactional(async (tem) => {
-    const deleted = await tem.execute(
-      'delete from reactions where post_id = ? and user_id = ? and kind = ? returning id',
-      [postId, actor.userId, kind],
-    );
-    if (deleted.length === 0) return false;
-    await tem.execute('update posts set reaction_count = reaction_count - 1 where id = ?', [postId]);
-    return true;
-  });
+  const removed = await em.transactional((tem) => deleteReaction(tem, postId, actor.userId, kind));
   if (!removed) throw notFound(`You have no '${kind}' reaction on post ${postId}.`);
 }

@@ -1,8 +1,8 @@
 import type { User as UserDto, UserSummary } from '../../codegen/generated/api/types.gen.js';
 import type { User } from './user.entity.js';
-import { isoString, type Timestamp } from '../db/hot-read.js';
+import { isoString, type Timestamp } from '../db/reads.js';
 
-/** What the presenter reads: a User entity, or a row of a hand-written select (its timestamp as text). */
+/** What the presenter reads: a User entity, or a row of a typed read (its timestamp as text). */
 export type UserFields = Pick<User, 'id' | 'username' | 'displayName' | 'bio' | 'skills'> & {
   avatarMediaId?: string | null;
   location?: string | null;

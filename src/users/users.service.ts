@@ -6,7 +6,7 @@ import { User } from './user.entity.js';
 import { conflict, notFound, badRequest, unprocessable } from '../http/problem.js';
 import { ownMediaIds } from '../media/media.service.js';
 import { normaliseTags } from '../posts/tags.js';
-import { isoTimestamp, preparedRows } from '../db/hot-read.js';
+import { profileById, profileByUsername } from './users.queries.js';
 import { isUuid } from '../http/ids.js';
 import type { UserFields } from './users.presenter.js';
 import { passwordProblems } from './password-policy.js';
@@ -109,43 +109,13 @@ export async function setAvatar(em: EntityManager, userId: string, mediaId: stri
   return user;
 }
 
-/** The columns the API shows of a user (no email, no password hash), as a `UserRow`. */
-const USER_ROW = `id, username, display_name, bio, skills, avatar_media_id, location, website, github_login, ${isoTimestamp('created_at')} as created_at`;
-type UserRow = {
-  id: string;
-  username: string;
-  display_name: string;
-  bio: string;
-  skills: string[];
-  avatar_media_id: string | null;
-  location: string | null;
-  website: string | null;
-  github_login: string | null;
-  created_at: string;
-};
-
-/** A user as the API shows them, by id or by username (any case), or null: one prepared statement, no entity. */
+/** A user as the API shows them, by id or by username (any case), or null. */
 export async function readUser(
   em: EntityManager,
   by: { id: string } | { username: string },
 ): Promise<UserFields | null> {
-  const [column, value] = 'id' in by ? ['id', by.id] : ['username', by.username.toLowerCase()];
-  if (column === 'id' && !isUuid(value)) return null;
-  const [r] = await preparedRows<UserRow>(em, `select ${USER_ROW} from users where ${column} = ?`, [value]);
-  return r
-    ? {
-        id: r.id,
-        username: r.username,
-        displayName: r.display_name,
-        bio: r.bio,
-        skills: r.skills,
-        avatarMediaId: r.avatar_media_id,
-        location: r.location,
-        website: r.website,
-        githubLogin: r.github_login,
-        createdAt: r.created_at,
-      }
-    : null;
+  if ('id' in by) return isUuid(by.id) ? ((await profileById(em, by))[0] ?? null) : null;
+  return (await profileByUsername(em, { username: by.username.toLowerCase() }))[0] ?? null;
 }
 
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {

@@ -1,0 +1,139 @@
+/**
+ * Typed reads (src/db/reads.ts): the DB type agrees with the entities, a hot read runs as one
+ * named prepared statement (on the ORM's pool; in a transaction on its connection; unprepared
+ * when DATABASE_PREPARED_STATEMENTS is false), a selection without `as` is refused, and `iso`
+ * writes what Date#toISOString does. Each database here has one connection, so the statements it
+ * prepared are the ones `pg_prepared_statements` lists.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { openDatabase, type Database } from '../src/db/database.js';
+import { type DB, hotRead, reads } from '../src/db/reads.js';
+import { loadConfig } from '../src/config.js';
+import { User } from '../src/users/user.entity.js';
+import { ApiKey } from '../src/keys/api-key.entity.js';
+import { Project, ProjectMember } from '../src/projects/project.entity.js';
+import { Milestone } from '../src/milestones/milestone.entity.js';
+import { Post } from '../src/posts/post.entity.js';
+import { Comment } from '../src/comments/comment.entity.js';
+import { Media } from '../src/media/media.entity.js';
+import { Reaction } from '../src/reactions/reaction.entity.js';
+import { Job } from '../src/jobs/job.entity.js';
+import { GithubAccount, GithubRepo } from '../src/github/github.entity.js';
+import { IdempotencyRecord } from '../src/idempotency/idempotency.entity.js';
+import { Session } from '../src/sessions/session.entity.js';
+import { entities } from '../src/db/entities.js';
+import { profileById } from '../src/users/users.queries.js';
+
+const open = (preparedStatements?: boolean) =>
+  openDatabase({
+    databaseUrl: process.env.DATABASE_URL,
+    dataDir: '',
+    inMemory: true,
+    migrate: true,
+    poolMax: 1,
+    preparedStatements,
+  });
+
+let prepared: Database;
+let unprepared: Database;
+beforeAll(async () => {
+  [prepared, unprepared] = [await open(), await open(false)];
+});
+afterAll(async () => {
+  await prepared?.close();
+  await unprepared?.close();
+});
+
+// A statement no other test runs, so the statement it prepares is this test's own.
+const probe = hotRead(['n'], (db, v: { n: number }) =>
+  db.selectNoFrom([sql<number>`${v.n}::int + 1`.as('n'), sql.lit('reads.test').as('source')]),
+);
+const preparedHere = async (db: Database) =>
+  (
+    await reads(db.orm.em.fork())
+      .selectFrom(sql<{ name: string; statement: string }>`pg_prepared_statements`.as('s'))
+      .select('s.name as name')
+      .where('s.name', 'like', 'hot\\_%')
+      .where('s.statement', 'like', '%reads.test%')
+      .execute()
+  ).length;
+
+/** An entity's columns: its own properties (none of the entities here has a collection). */
+type Columns<E> = Exclude<keyof E, symbol | number>;
+const tables = {
+  User,
+  ApiKey,
+  Project,
+  ProjectMember,
+  Milestone,
+  Post,
+  Comment,
+  Media,
+  Reaction,
+  Job,
+  GithubAccount,
+  GithubRepo,
+  IdempotencyRecord,
+  Session,
+};
+
+describe('typed reads', () => {
+  it('know every column of every entity, and no column the entity lacks', () => {
+    type Agrees = {
+      [N in keyof typeof tables]: [Columns<InstanceType<(typeof tables)[N]>>] extends [keyof DB[N]]
+        ? [keyof DB[N]] extends [Columns<InstanceType<(typeof tables)[N]>>]
+          ? true
+          : false
+        : false;
+    };
+    expectTypeOf<Agrees>().toEqualTypeOf<{ [N in keyof typeof tables]: true }>();
+    // And the table list is the ORM's.
+    expect(Object.values(tables).sort((a, b) => a.name.localeCompare(b.name))).toEqual(
+      [...entities].sort((a, b) => a.name.localeCompare(b.name)),
+    );
+  });
+
+  it('run a hot read as one named prepared statement, reused on the next call', async () => {
+    const em = prepared.orm.em.fork();
+    expect(await probe(em, { n: 41 })).toEqual([{ n: 42, source: 'reads.test' }]);
+    expect(await probe(em, { n: 1 })).toEqual([{ n: 2, source: 'reads.test' }]);
+    expect(await preparedHere(prepared)).toBe(1);
+  });
+
+  it("run inside a transaction on the transaction's connection, and see its writes", async () => {
+    const seen = await prepared.orm.em
+      .fork()
+      .transactional(async (tem) => {
+        const user = tem.create(User, { username: 'reads-probe', email: 'reads-probe@example.com', displayName: 'R' });
+        await tem.flush();
+        // With one connection, a read outside the transaction would wait for it until the acquire timeout.
+        const [row] = await profileById(tem, { id: user.id });
+        throw Object.assign(new Error('roll back'), { row, user });
+      })
+      .catch((err: { row: { createdAt: string; username: string }; user: User }) => err);
+    expect(seen.row.username).toBe('reads-probe');
+    // `iso` writes what the API shows for an entity's Date.
+    expect(seen.row.createdAt).toBe(seen.user.createdAt.toISOString());
+  });
+
+  it('are not prepared when DATABASE_PREPARED_STATEMENTS is false', async () => {
+    const em = unprepared.orm.em.fork();
+    expect(await probe(em, { n: 41 })).toEqual([{ n: 42, source: 'reads.test' }]);
+    expect(await preparedHere(unprepared)).toBe(0);
+  });
+
+  it("refuse a selection without 'as' (its key would be the column's name, not the type's)", async () => {
+    const unnamed = hotRead([], (db) => db.selectFrom('User as u').select('u.displayName'));
+    await expect(unnamed(prepared.orm.em.fork(), {})).rejects.toThrow(/without 'as'/);
+  });
+
+  it('DATABASE_PREPARED_STATEMENTS is true by default and must be true or false', () => {
+    expect(loadConfig({}).databasePreparedStatements).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'true' }).databasePreparedStatements).toBe(true);
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(
+      /DATABASE_PREPARED_STATEMENTS must be true or false, got 'off'/,
+    );
+  });
+});
