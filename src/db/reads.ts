@@ -82,9 +82,6 @@ export function usePreparedStatements(orm: { config: object }, on: boolean): voi
   else unprepared.add(orm.config);
 }
 
-/** Whether this ORM's hot reads are sent unprepared. */
-export const preparedOff = (em: EntityManager): boolean => unprepared.has(em.config);
-
 /** Placeholders stand in for a hot read's values while it is compiled; each marks its parameter's place. */
 const PLACEHOLDER = '\u0000hot-read:';
 type Slot = { value: string } | { constant: unknown };

@@ -27,24 +27,6 @@ export function decodeCursor<T>(cursor: string | undefined, check: (v: unknown) 
   );
 }
 
-/**
- * The cursor of a list under a parent the caller may not be allowed to read (a project, a post):
- * such a parent is a 404 whatever the cursor, so a cursor that does not decode is answered only
- * after `assertReadable` has passed.
- */
-export async function decodeCursorUnder<T>(
-  cursor: string | undefined,
-  check: (v: unknown) => v is T,
-  assertReadable: () => Promise<unknown>,
-): Promise<T | undefined> {
-  try {
-    return decodeCursor(cursor, check);
-  } catch (err) {
-    await assertReadable();
-    throw err;
-  }
-}
-
 export const isIdCursor = (v: unknown): v is { id: string } =>
   typeof v === 'object' &&
   v !== null &&

@@ -11,7 +11,7 @@ import { badRequest, forbidden, notFound } from '../http/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { normaliseTags } from '../posts/tags.js';
 import { isUuid } from '../http/ids.js';
-import { presentJob, type JobFields } from './jobs.presenter.js';
+import { presentJob } from './jobs.presenter.js';
 import { jobById, jobs } from './jobs.queries.js';
 import { wordCount } from '../search/search.queries.js';
 

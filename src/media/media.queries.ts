@@ -13,7 +13,7 @@ import { postReadable } from '../posts/posts.queries.js';
 type WithMedia = ExpressionBuilder<DB & { md: DB['Media'] }, 'md'>;
 
 /** The read rule for image `md`. */
-export const mediaReadable = (eb: WithMedia, userId: string | null) => {
+const mediaReadable = (eb: WithMedia, userId: string | null) => {
   const shownBy = sql<string[]>`array[${eb.ref('md.id')}::text]`;
   return eb.or([
     eb('md.uploader', '=', userId),

@@ -29,7 +29,7 @@ export const postReadable = (eb: WithPost, userId: string | null) =>
   ]);
 
 /** The posts (`po`) with their authors (`u`), in the columns the API shows (`presentPost`). */
-export const postsWithAuthors = (db: Kysely<DB>) =>
+const postsWithAuthors = (db: Kysely<DB>) =>
   db
     .selectFrom('Post as po')
     .innerJoin('User as u', 'u.id', 'po.author')

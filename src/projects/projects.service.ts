@@ -11,7 +11,7 @@ import { User } from '../users/user.entity.js';
 import { Post } from '../posts/post.entity.js';
 import type { Actor } from '../http/actor.js';
 import { conflict, forbidden, notFound } from '../http/problem.js';
-import { decodeCursor, decodeCursorUnder, isIdCursor, pageOf, type Page } from '../http/cursor.js';
+import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../posts/tags.js';
 import { projectWithAccess, readableProjects } from './projects.queries.js';
@@ -34,15 +34,6 @@ async function readableProject(em: EntityManager, actor: Actor, projectId: strin
   const { readable: _, isMember, ...project } = row;
   return { project, role: project.owner.id === actor.userId ? 'owner' : isMember ? 'member' : 'none' };
 }
-
-/** The cursor of a list under a project (decodeCursorUnder: a 404 for an unreadable project comes before a bad cursor's 400). */
-export const projectListCursor = <C>(
-  em: EntityManager,
-  actor: Actor,
-  projectId: string,
-  cursor: string | undefined,
-  isCursor: (v: unknown) => v is C,
-): Promise<C | undefined> => decodeCursorUnder(cursor, isCursor, () => assertCanReadProject(em, actor, projectId));
 
 /** The project if the actor may see it (public, or owner/member), else 404: the fields the API shows. */
 export const assertCanReadProject = readableProject;
