@@ -27,7 +27,10 @@ import { search } from '../src/search/search.service.js';
 const USERS = 3;
 const world = fc.record({
   projects: fc.array(fc.record({ owner: fc.nat(USERS - 1), private: fc.boolean() }), { maxLength: 4 }),
-  members: fc.array(fc.record({ project: fc.nat(3), user: fc.nat(USERS - 1) }), { maxLength: 4 }),
+  members: fc.uniqueArray(fc.record({ project: fc.nat(3), user: fc.nat(USERS - 1) }), {
+    selector: (m) => `${m.project}/${m.user}`,
+    maxLength: 4,
+  }),
   posts: fc.array(
     fc.record({ author: fc.nat(USERS - 1), project: fc.option(fc.nat(3)), hidden: fc.boolean(), image: fc.boolean() }),
     { maxLength: 6 },

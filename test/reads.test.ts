@@ -128,6 +128,11 @@ describe('typed reads', () => {
     await expect(unnamed(prepared.orm.em.fork(), {})).rejects.toThrow(/without 'as'/);
   });
 
+  it('refuse a hot read that writes a value into its text instead of binding it', async () => {
+    const inlined = hotRead(['name'], (db, v: { name: string }) => db.selectNoFrom(sql.lit(v.name).as('name')));
+    await expect(inlined(prepared.orm.em.fork(), { name: 'x' })).rejects.toThrow(/does not bind each of its values/);
+  });
+
   it('DATABASE_PREPARED_STATEMENTS is true by default and must be true or false', () => {
     expect(loadConfig({}).databasePreparedStatements).toBe(true);
     expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);

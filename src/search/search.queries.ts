@@ -214,17 +214,23 @@ function rankedPage(types: readonly SearchResultType[]) {
 }
 
 const pages = new Map<string, ReturnType<typeof rankedPage>>();
-/** The ranked page for these kinds (each combination's statement is built once). */
-export function searchPage(
-  em: EntityManager,
-  types: readonly SearchResultType[],
-  v: { q: string; userId: string | null; limit: number; offset: number },
-) {
+/** The ranked page's statement for these kinds (each combination's is built once). */
+function pageFor(types: readonly SearchResultType[]) {
   const key = types.join(',');
   let page = pages.get(key);
   if (!page) {
     page = rankedPage(types);
     pages.set(key, page);
   }
-  return page(em, v);
+  return page;
 }
+
+/** The ranked page for these kinds. */
+export const searchPage = (
+  em: EntityManager,
+  types: readonly SearchResultType[],
+  v: { q: string; userId: string | null; limit: number; offset: number },
+) => pageFor(types)(em, v);
+
+/** The statement `searchPage` runs, as text and parameters: the benchmark's raw pg baseline runs the same one. */
+export const searchStatement = (em: EntityManager, types: readonly SearchResultType[]) => pageFor(types).statement(em);
