@@ -47,8 +47,8 @@ const seed = JSON.parse(
 /** The node options `npm start` runs the service with (the heap cap, HEAP_MB, included): the service is measured as it runs, and the baselines get the same. */
 function startOptions(): string[] {
   const script: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
-  const options = /^node (.*) src\/main\.ts$/.exec(script)?.[1];
-  if (!options) throw new Error(`package.json's start script is not 'node <options> src/main.ts': ${script}`);
+  const options = /^(?:exec )?node (.*) src\/main\.ts$/.exec(script)?.[1];
+  if (!options) throw new Error(`package.json's start script is not '[exec] node <options> src/main.ts': ${script}`);
   return options
     .replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => process.env[name] || fallback)
     .split(/\s+/);
