@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { startServer, raw, type TestServer } from './harness.js';
+import { startServer, raw, userWithKey, type TestServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
 import { loadContract, listOperations } from '../src/http/contract.js';
 
@@ -83,4 +83,39 @@ describe('404 for every id in a path that names nothing', () => {
       });
     }
   }
+});
+
+describe('route matching: every GET path as the validator reads it, and what no path matches', () => {
+  const gets = withKeys.filter((op) => op.method === 'get');
+  for (const op of gets) {
+    it(`${op.operationId}: with a trailing slash and in capitals, the same operation`, async () => {
+      const { owner, path } = await operationRequest(t, contract, op);
+      const [bare, query = ''] = path.split('?');
+      const q = query ? `?${query}` : '';
+      const plain = await raw(t, 'GET', path, { token: owner.token });
+      expect(plain.status, JSON.stringify(plain.json)).toBe(200);
+      const slash = await raw(t, 'GET', `${bare}/${q}`, { token: owner.token });
+      expect(slash.status, JSON.stringify(slash.json)).toBe(200);
+      const shouted = bare!.replace(/^\/[^/]+/, (first) => first.toUpperCase());
+      const upper = await raw(t, 'GET', `${shouted}${q}`, { token: owner.token });
+      expect(upper.status, JSON.stringify(upper.json)).toBe(200);
+    });
+  }
+
+  it.each([
+    '/',
+    '/nowhere',
+    '/projects/a/b/c/d/e',
+    '/projects//milestones',
+    '/platform/scopes/extra',
+    '/PLATFORM/nothing',
+  ])('%s is a 404 problem', async (path) => {
+    expectProblem(await raw(t, 'GET', path, { token: (await userWithKey(t)).token }), 404);
+  });
+
+  it('a known path with a method it does not have is a 405 naming the methods it has', async () => {
+    const res = await raw(t, 'PUT', '/platform/scopes', { token: (await userWithKey(t)).token });
+    expectProblem(res, 405);
+    expect(res.headers.get('allow')).toMatch(/GET/);
+  });
 });

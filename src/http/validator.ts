@@ -20,6 +20,7 @@ import { strictQueryIntegers } from './query-integers.js';
 import { jsonBody } from './json-body.js';
 import { deprecation } from './deprecation.js';
 import { parseCookies } from './cookies.js';
+import { chain } from './chain.js';
 import type { KeyCache } from '../keys/key-cache.js';
 import type { FailedAuth } from './rate-limit.js';
 
@@ -106,18 +107,55 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
     if (req.openapi?.schema['x-public'] !== true) return next();
     run(publicStages, req, res).then(() => next(), next);
   };
-  const validator = OpenApiValidator.middleware({
-    apiSpec: doc as never,
-    validateApiSpec: true,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
-    validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
-    validateSecurity: { handlers: { bearerAuth: securityHandler, sessionCookie: securityHandler } },
-    ignoreUndocumented: false,
-    validateFormats: true,
-    // Multipart bodies (image uploads) are held in memory up to the upload limit: one file, no other parts.
-    fileUploader: { limits: { fileSize: opts.uploadMaxBytes, files: 1, fields: 0, parts: 1 } },
-  }) as unknown as RequestHandler[];
-  return [readCookies, ...validator, publicOperation];
+  const validatorFor = (part: OpenApiDocument): RequestHandler =>
+    chain(
+      ...(OpenApiValidator.middleware({
+        apiSpec: part as never,
+        validateApiSpec: true,
+        validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
+        validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
+        validateSecurity: { handlers: { bearerAuth: securityHandler, sessionCookie: securityHandler } },
+        ignoreUndocumented: false,
+        validateFormats: true,
+        // Multipart bodies (image uploads) are held in memory up to the upload limit: one file, no other parts.
+        fileUploader: { limits: { fileSize: opts.uploadMaxBytes, files: 1, fields: 0, parts: 1 } },
+      }) as unknown as RequestHandler[]),
+    );
+  return [readCookies, byPart(doc, validatorFor), publicOperation];
+}
+
+/**
+ * One validator per part of the contract: the paths that share a first segment and a number of
+ * segments (/projects/{projectId} and /projects/{projectId}/members are two parts), chosen by the
+ * request's path. The validator finds a request's operation by trying its paths one by one and
+ * builds each path's matcher again on every try; in parts, a request tries the one or two paths
+ * its own could be instead of all of them (docs/decisions/0005). A request no part can match is
+ * the validator's own 404, made here.
+ */
+function byPart(doc: OpenApiDocument, validatorFor: (part: OpenApiDocument) => RequestHandler): RequestHandler {
+  const parts = new Map<string, Record<string, unknown>>();
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    const part = partOf(path);
+    parts.set(part, { ...parts.get(part), [path]: item });
+  }
+  const validators = new Map(
+    [...parts].map(([part, paths]) => [part, validatorFor({ ...doc, paths } as OpenApiDocument)]),
+  );
+  return (req, res, next) => {
+    const validator = validators.get(partOf(req.path));
+    if (validator) return validator(req, res, next);
+    next(new OpenApiValidator.error.NotFound({ path: req.path, message: 'not found' }));
+  };
+}
+
+/**
+ * The part a path belongs to: its first segment and how many segments it has, read as the
+ * validator matches paths (case-insensitive, one trailing slash allowed, no slash inside a
+ * parameter): "/projects/{projectId}/members" and "/Projects/42/members/" are both "projects/3".
+ */
+function partOf(path: string): string {
+  const segments = path.replace(/(.)\/$/, '$1').split('/');
+  return `${segments[1]?.toLowerCase()}/${segments.length - 1}`;
 }
 
 /**
