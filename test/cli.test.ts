@@ -181,6 +181,24 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
     expect(res.stderr).toMatch(/Usage: shipyard/);
   });
 
+  it("prints usage for help, --help and -h, and one command's usage for help <command>", async () => {
+    for (const args of [['help'], ['--help'], ['-h']]) {
+      const res = await cli(args);
+      expect(res.code, args.join(' ')).toBe(0);
+      expect(res.stdout).toMatch(/^Usage: shipyard <command>/);
+      expect(res.stdout).toMatch(/keys revoke --id ID/);
+      expect(res.stderr).toBe('');
+    }
+    const keys = await cli(['help', 'keys']);
+    expect(keys.code).toBe(0);
+    expect(keys.stdout.trim().split('\n')).toHaveLength(3);
+    const create = await cli(['keys', 'create', '--help']);
+    expect(create.stdout).toMatch(/^Usage: shipyard keys create --username U --scopes a,b/);
+    const unknown = await cli(['help', 'frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command 'frobnicate'/);
+  });
+
   it.skipIf(Boolean(process.env.DATABASE_URL))(
     'says clearly that a running server holds the embedded database',
     async () => {

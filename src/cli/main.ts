@@ -15,25 +15,16 @@ import { serve } from '../main.js';
 import { GithubClient } from '../github/github.client.js';
 import { linkGithub, syncGithubAccount } from '../github/github.sync.js';
 import { GithubAccount, GithubRepo } from '../github/github.entity.js';
-
-const USAGE = `Usage: shipyard <command> [options]
-
-  serve                                   start the HTTP server (same as make run)
-  migrate                                 apply pending database migrations
-  users create --username U --email E [--password P] [--display-name N] [--skills a,b] [--admin]
-  users disable --username U              refuse the account's sign-ins and keys, on every instance at once
-  users enable --username U
-  keys create --username U --scopes a,b --expires-in-days N [--name NAME]
-  keys list --username U
-  keys revoke --id ID
-  github link --username U --login GITHUB_LOGIN
-  github sync [--username U]              sync now (every linked account when no --username)
-
-Environment: DATABASE_URL (PostgreSQL; default: the embedded database under DATA_DIR, ./.data),
-GITHUB_API_URL and GITHUB_TOKEN (github sync).
-Scopes: content.read content.write jobs.read jobs.write profile.read projects.read projects.write github.read radar.read`;
+import { SCOPE_IDS } from '../keys/scopes.js';
+import { isUuid } from '../http/ids.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 
 class UsageError extends Error {}
+
+/** What `help` prints: plain text, not JSON. */
+class HelpText {
+  constructor(readonly text: string) {}
+}
 
 function presentKey(key: ApiKey) {
   return {
@@ -49,7 +40,7 @@ function presentKey(key: ApiKey) {
   };
 }
 
-function need(values: Record<string, unknown>, name: string): string {
+function need(values: Values, name: string): string {
   const v = values[name];
   if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
   return v;
@@ -70,155 +61,215 @@ async function withDatabase<T>(command: string, fn: (db: Database) => Promise<T>
   }
 }
 
+type Values = Record<string, string | boolean | undefined>;
+type Command = { usage: string; run: (values: Values) => Promise<unknown> };
+
+const OPTIONS = {
+  username: { type: 'string' },
+  email: { type: 'string' },
+  password: { type: 'string' },
+  'display-name': { type: 'string' },
+  admin: { type: 'boolean' },
+  scopes: { type: 'string' },
+  'expires-in-days': { type: 'string' },
+  name: { type: 'string' },
+  id: { type: 'string' },
+  login: { type: 'string' },
+  skills: { type: 'string' },
+} as const;
+
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    usage: 'serve                                   start the HTTP server (same as make run)',
+    run: serveCommand,
+  },
+  migrate: {
+    usage: 'migrate                                 apply pending database migrations',
+    run: () => withDatabase('migrate', async (db) => ({ database: db.kind, applied: db.applied })),
+  },
+  'users create': {
+    usage: 'users create --username U --email E [--password P] [--display-name N] [--skills a,b] [--admin]',
+    run: usersCreate,
+  },
+  'users disable': {
+    usage: "users disable --username U              refuse the account's sign-ins and keys, on every instance at once",
+    run: (values) => setDisabled(values, true),
+  },
+  'users enable': { usage: 'users enable --username U', run: (values) => setDisabled(values, false) },
+  'keys create': { usage: 'keys create --username U --scopes a,b --expires-in-days N [--name NAME]', run: keysCreate },
+  'keys list': { usage: 'keys list --username U', run: keysList },
+  'keys revoke': { usage: 'keys revoke --id ID', run: keysRevoke },
+  'github link': { usage: 'github link --username U --login GITHUB_LOGIN', run: githubLink },
+  'github sync': {
+    usage: 'github sync [--username U]              sync now (every linked account when no --username)',
+    run: githubSync,
+  },
+};
+
+const USAGE = `Usage: shipyard <command> [options]
+
+${Object.values(COMMANDS)
+  .map((c) => `  ${c.usage}`)
+  .join('\n')}
+  help [command]                          this text, or one command's
+
+Environment: DATABASE_URL (PostgreSQL; default: the embedded database under DATA_DIR, ./.data),
+GITHUB_API_URL and GITHUB_TOKEN (github sync).
+Scopes: ${SCOPE_IDS.join(' ')}`;
+
+async function serveCommand(): Promise<undefined> {
+  await serve();
+  return undefined;
+}
+
+async function usersCreate(values: Values) {
+  return withDatabase('users create', async (db) => {
+    const user = await createUser(db.orm.em.fork(), {
+      username: need(values, 'username'),
+      email: need(values, 'email'),
+      password: values.password as string | undefined,
+      displayName: values['display-name'] as string | undefined,
+      admin: values.admin === true,
+      skills: typeof values.skills === 'string' ? values.skills.split(',') : undefined,
+    });
+    return {
+      id: user.id,
+      username: user.username,
+      email: user.email,
+      displayName: user.displayName,
+      skills: user.skills,
+      admin: user.isAdmin,
+    };
+  });
+}
+
+async function setDisabled(values: Values, disabled: boolean) {
+  const username = need(values, 'username');
+  return withDatabase(`users ${disabled ? 'disable' : 'enable'}`, async (db) => {
+    const user = await setAccountDisabled(db.orm.em.fork(), username, disabled);
+    return { username: user.username, disabledAt: user.disabledAt?.toISOString() ?? null };
+  });
+}
+
+async function keysCreate(values: Values) {
+  const username = need(values, 'username');
+  const scopes = need(values, 'scopes')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const days = Number(need(values, 'expires-in-days'));
+  return withDatabase('keys create', async (db) => {
+    const em = db.orm.em.fork();
+    const user = await existingUser(em, username);
+    const { key, token } = await createKey(em, {
+      userId: user.id,
+      name: (values.name as string | undefined) ?? 'CLI key',
+      scopes,
+      expiresInDays: days,
+    });
+    return { ...presentKey(key), username: user.username, token, note: 'The token is shown once; store it now.' };
+  });
+}
+
+async function keysList(values: Values) {
+  const username = need(values, 'username');
+  return withDatabase('keys list', async (db) => {
+    const em = db.orm.em.fork();
+    const user = await existingUser(em, username);
+    return (await listKeys(em, user.id)).map(presentKey);
+  });
+}
+
+async function keysRevoke(values: Values) {
+  const id = need(values, 'id');
+  if (!isUuid(id)) throw new UsageError('--id must be a key id (a UUID, from keys list)');
+  return withDatabase('keys revoke', async (db) => presentKey(await revokeKey(db.orm.em.fork(), id)));
+}
+
+async function githubLink(values: Values) {
+  const username = need(values, 'username');
+  const login = need(values, 'login');
+  return withDatabase('github link', async (db) => {
+    const em = db.orm.em.fork();
+    const user = await existingUser(em, username);
+    const account = await linkGithub(em, user.id, login);
+    return {
+      username: user.username,
+      login: account.login,
+      syncStatus: account.syncStatus,
+      note: 'Run `shipyard github sync` to fetch the data now.',
+    };
+  });
+}
+
+async function githubSync(values: Values) {
+  const username = values.username as string | undefined;
+  const config = loadConfig();
+  const client = new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken });
+  return withDatabase('github sync', async (db) => {
+    const accounts = await accountsToSync(db.orm.em.fork(), username);
+    const results = [];
+    for (const a of accounts) {
+      const synced = await syncGithubAccount(db.orm.em.fork(), client, a.id);
+      const repos = await db.orm.em.fork().count(GithubRepo, { account: a.id });
+      results.push({
+        login: synced.login,
+        status: synced.syncStatus,
+        message: synced.syncMessage ?? null,
+        repositories: repos,
+        syncedAt: synced.syncedAt?.toISOString() ?? null,
+      });
+    }
+    return results;
+  });
+}
+
+/** The one user's linked account, or every linked account when no username is given. */
+async function accountsToSync(em: EntityManager, username: string | undefined): Promise<GithubAccount[]> {
+  if (!username) return em.find(GithubAccount, {});
+  const user = await existingUser(em, username);
+  const account = await em.findOne(GithubAccount, { user: user.id });
+  if (!account)
+    throw new ProblemError(
+      404,
+      'not-found',
+      'Not found',
+      `${username} has no linked GitHub account; run \`shipyard github link\` first.`,
+    );
+  return [account];
+}
+
+async function existingUser(em: EntityManager, username: string) {
+  const user = await findUserByUsername(em, username);
+  if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
+  return user;
+}
+
+/** `help`, `--help`, `-h`: the usage on stdout; `help <command>`: that command's line. */
+function help(topic: string[]): string {
+  const name = topic.join(' ');
+  if (!name) return USAGE;
+  const matching = Object.entries(COMMANDS).filter(([key]) => key === name || key.startsWith(`${name} `));
+  if (matching.length === 0) throw new UsageError(`unknown command '${name}'`);
+  return `Usage: shipyard ${matching.map(([, c]) => c.usage).join('\n       shipyard ')}`;
+}
+
 async function run(argv: string[]): Promise<unknown> {
   const [cmd, sub] = argv;
+  if (cmd === 'help' || cmd === '--help' || cmd === '-h') return new HelpText(help(argv.slice(1)));
   const grouped = cmd === 'users' || cmd === 'keys' || cmd === 'github';
-  const rest = argv.slice(grouped ? 2 : 1);
-  const { values } = parseArgs({
-    args: rest,
-    strict: true,
-    options: {
-      username: { type: 'string' },
-      email: { type: 'string' },
-      password: { type: 'string' },
-      'display-name': { type: 'string' },
-      admin: { type: 'boolean' },
-      scopes: { type: 'string' },
-      'expires-in-days': { type: 'string' },
-      name: { type: 'string' },
-      id: { type: 'string' },
-      login: { type: 'string' },
-      skills: { type: 'string' },
-    },
-  });
-  switch (`${cmd ?? ''} ${grouped ? (sub ?? '') : ''}`.trim()) {
-    case 'serve':
-      await serve();
-      return undefined;
-    case 'migrate':
-      return withDatabase('migrate', async (db) => ({ database: db.kind, applied: db.applied }));
-    case 'users create':
-      return withDatabase('users create', async (db) => {
-        const user = await createUser(db.orm.em.fork(), {
-          username: need(values, 'username'),
-          email: need(values, 'email'),
-          password: values.password as string | undefined,
-          displayName: values['display-name'] as string | undefined,
-          admin: values.admin === true,
-          skills: typeof values.skills === 'string' ? values.skills.split(',') : undefined,
-        });
-        return {
-          id: user.id,
-          username: user.username,
-          email: user.email,
-          displayName: user.displayName,
-          skills: user.skills,
-          admin: user.isAdmin,
-        };
-      });
-    case 'users disable':
-    case 'users enable': {
-      const username = need(values, 'username');
-      return withDatabase(`users ${sub}`, async (db) => {
-        const user = await setAccountDisabled(db.orm.em.fork(), username, sub === 'disable');
-        return { username: user.username, disabledAt: user.disabledAt?.toISOString() ?? null };
-      });
-    }
-    case 'keys create': {
-      const username = need(values, 'username');
-      const scopes = need(values, 'scopes')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-      const days = Number(need(values, 'expires-in-days'));
-      return withDatabase('keys create', async (db) => {
-        const em = db.orm.em.fork();
-        const user = await findUserByUsername(em, username);
-        if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
-        const { key, token } = await createKey(em, {
-          userId: user.id,
-          name: (values.name as string | undefined) ?? 'CLI key',
-          scopes,
-          expiresInDays: days,
-        });
-        return { ...presentKey(key), username: user.username, token, note: 'The token is shown once; store it now.' };
-      });
-    }
-    case 'keys list': {
-      const username = need(values, 'username');
-      return withDatabase('keys list', async (db) => {
-        const em = db.orm.em.fork();
-        const user = await findUserByUsername(em, username);
-        if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
-        return (await listKeys(em, user.id)).map(presentKey);
-      });
-    }
-    case 'keys revoke': {
-      const id = need(values, 'id');
-      if (!/^[0-9a-f-]{36}$/i.test(id)) throw new UsageError('--id must be a key id (a UUID, from keys list)');
-      return withDatabase('keys revoke', async (db) => presentKey(await revokeKey(db.orm.em.fork(), id)));
-    }
-    case 'github link': {
-      const username = need(values, 'username');
-      const login = need(values, 'login');
-      return withDatabase('github link', async (db) => {
-        const em = db.orm.em.fork();
-        const user = await findUserByUsername(em, username);
-        if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
-        const account = await linkGithub(em, user.id, login);
-        return {
-          username: user.username,
-          login: account.login,
-          syncStatus: account.syncStatus,
-          note: 'Run `shipyard github sync` to fetch the data now.',
-        };
-      });
-    }
-    case 'github sync': {
-      const username = values.username as string | undefined;
-      const config = loadConfig();
-      const client = new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken });
-      return withDatabase('github sync', async (db) => {
-        const em = db.orm.em.fork();
-        let accounts: GithubAccount[];
-        if (username) {
-          const user = await findUserByUsername(em, username);
-          if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
-          const account = await em.findOne(GithubAccount, { user: user.id });
-          if (!account)
-            throw new ProblemError(
-              404,
-              'not-found',
-              'Not found',
-              `${username} has no linked GitHub account; run \`shipyard github link\` first.`,
-            );
-          accounts = [account];
-        } else {
-          accounts = await em.find(GithubAccount, {});
-        }
-        const results = [];
-        for (const a of accounts) {
-          const synced = await syncGithubAccount(db.orm.em.fork(), client, a.id);
-          const repos = await db.orm.em.fork().count(GithubRepo, { account: a.id });
-          results.push({
-            login: synced.login,
-            status: synced.syncStatus,
-            message: synced.syncMessage ?? null,
-            repositories: repos,
-            syncedAt: synced.syncedAt?.toISOString() ?? null,
-          });
-        }
-        return results;
-      });
-    }
-    default:
-      throw new UsageError(cmd ? `unknown command '${[cmd, sub].filter(Boolean).join(' ')}'` : 'no command given');
-  }
+  const name = grouped ? `${cmd} ${sub ?? ''}`.trim() : (cmd ?? '');
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(cmd ? `unknown command '${name}'` : 'no command given');
+  if (argv.includes('--help') || argv.includes('-h')) return new HelpText(help(name.split(' ')));
+  const { values } = parseArgs({ args: argv.slice(grouped ? 2 : 1), strict: true, options: OPTIONS });
+  return command.run(values);
 }
 
 run(process.argv.slice(2)).then(
   (out) => {
-    if (out !== undefined) process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    if (out instanceof HelpText) process.stdout.write(`${out.text}\n`);
+    else if (out !== undefined) process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   },
   (err: Error) => {
     if (err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith?.('ERR_PARSE_ARGS')) {
