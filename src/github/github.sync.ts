@@ -15,6 +15,7 @@ import {
   GithubNotFound,
   GithubRateLimited,
   type GithubRepoData,
+  type GithubUser,
 } from './github.client.js';
 
 type SyncOptions = {
@@ -59,6 +60,10 @@ async function statsWithRetry(
 
 type Fetched = { repo: GithubRepoData; languages: Record<string, number>; weekly: WeeklyCommits | undefined };
 
+/**
+ * One account's sync: fetch the user and their repositories from GitHub, then replace the stored
+ * repositories in one transaction. A failure keeps the last good data and says why on the account.
+ */
 export async function syncGithubAccount(
   em: EntityManager,
   client: GithubClient,
@@ -69,81 +74,102 @@ export async function syncGithubAccount(
   account.attemptedAt = new Date();
   try {
     const user = await client.user(account.login);
-    const repos = await client.repos(account.login);
-    const fetched: Fetched[] = [];
-    for (const repo of repos) {
-      try {
-        // Forks are other people's code: their languages and activity do not describe the user.
-        const languages = repo.fork ? {} : await client.languages(repo.owner.login, repo.name);
-        const weekly = repo.fork ? [] : await statsWithRetry(client, repo, opts);
-        fetched.push({ repo, languages, weekly });
-      } catch (err) {
-        if (err instanceof GithubNotFound) continue; // deleted since it was listed
-        throw err;
-      }
-    }
-    const previous = new Map(
-      (await em.find(GithubRepo, { account: account.id })).map(
-        (r) => [r.fullName, r.weeklyCommits ?? undefined] as const,
-      ),
-    );
-    const pending = fetched.filter((f) => f.weekly === undefined).map((f) => f.repo.full_name);
-    await em.transactional(async (tem) => {
-      await tem.nativeDelete(GithubRepo, { account: account.id });
-      for (const { repo, languages, weekly } of fetched) {
-        tem.create(GithubRepo, {
-          account: tem.getReference(GithubAccount, account.id),
-          name: repo.name,
-          fullName: repo.full_name,
-          description: repo.description ?? null,
-          htmlUrl: repo.html_url,
-          stars: repo.stargazers_count,
-          forks: repo.forks_count,
-          language: repo.language ?? null,
-          topics: repo.topics ?? [],
-          pushedAt: repo.pushed_at ? new Date(repo.pushed_at) : null,
-          fork: repo.fork,
-          archived: repo.archived ?? false,
-          languages,
-          weeklyCommits: weekly ?? previous.get(repo.full_name) ?? null,
-        });
-      }
-      const a = await tem.findOneOrFail(GithubAccount, { id: account.id });
-      Object.assign(a, {
-        name: user.name ?? null,
-        avatarUrl: user.avatar_url ?? null,
-        htmlUrl: user.html_url ?? null,
-        publicRepos: user.public_repos ?? null,
-        followers: user.followers ?? null,
-        syncedAt: new Date(),
-        attemptedAt: account.attemptedAt,
-        retryAfter: null,
-        syncStatus: pending.length ? 'partial' : 'ok',
-        syncMessage: pending.length
-          ? `GitHub was still computing commit statistics for ${pending.length} repositor${pending.length === 1 ? 'y' : 'ies'} (${pending.slice(0, 3).join(', ')}${pending.length > 3 ? ', …' : ''}); their last known figures are kept.`
-          : null,
-      });
-    });
+    const fetched = await fetchRepos(client, account.login, opts);
+    await store(em, account, user, fetched);
     em.clear();
     return await em.findOneOrFail(GithubAccount, { id: account.id });
   } catch (err) {
-    if (err instanceof GithubNotFound) {
-      account.syncStatus = 'not_found';
-      account.syncMessage = `GitHub has no user '${account.login}': the link is broken. Link the right login; the last synced data is kept until then.`;
-    } else if (err instanceof GithubRateLimited) {
-      account.syncStatus = 'rate_limited';
-      account.retryAfter = err.resetAt;
-      account.syncMessage = `GitHub's rate limit was reached; the last good data is kept and the next sync waits until ${err.resetAt.toISOString()}.`;
-    } else if (err instanceof GithubInvalidResponse) {
-      account.syncStatus = 'error';
-      account.syncMessage = `${err.message}; the last good data is kept.`;
-    } else {
-      account.syncStatus = 'error';
-      account.syncMessage = 'GitHub could not be reached; the last good data is kept.';
-    }
+    Object.assign(account, failure(err, account.login));
     await em.flush();
     return account;
   }
+}
+
+/** Every repository with its languages and weekly commits; forks are listed without either. */
+async function fetchRepos(client: GithubClient, login: string, opts: SyncOptions): Promise<Fetched[]> {
+  const fetched: Fetched[] = [];
+  for (const repo of await client.repos(login)) {
+    try {
+      // Forks are other people's code: their languages and activity do not describe the user.
+      const languages = repo.fork ? {} : await client.languages(repo.owner.login, repo.name);
+      const weekly = repo.fork ? [] : await statsWithRetry(client, repo, opts);
+      fetched.push({ repo, languages, weekly });
+    } catch (err) {
+      if (err instanceof GithubNotFound) continue; // deleted since it was listed
+      throw err;
+    }
+  }
+  return fetched;
+}
+
+/**
+ * Replaces the account's repositories and records the sync. A repository whose commit statistics
+ * GitHub was still computing keeps its last known figures, and the sync is 'partial'.
+ */
+async function store(em: EntityManager, account: GithubAccount, user: GithubUser, fetched: Fetched[]) {
+  const previous = new Map(
+    (await em.find(GithubRepo, { account: account.id })).map(
+      (r) => [r.fullName, r.weeklyCommits ?? undefined] as const,
+    ),
+  );
+  const pending = fetched.filter((f) => f.weekly === undefined).map((f) => f.repo.full_name);
+  await em.transactional(async (tem) => {
+    await tem.nativeDelete(GithubRepo, { account: account.id });
+    for (const { repo, languages, weekly } of fetched) {
+      tem.create(GithubRepo, {
+        account: tem.getReference(GithubAccount, account.id),
+        name: repo.name,
+        fullName: repo.full_name,
+        description: repo.description ?? null,
+        htmlUrl: repo.html_url,
+        stars: repo.stargazers_count,
+        forks: repo.forks_count,
+        language: repo.language ?? null,
+        topics: repo.topics ?? [],
+        pushedAt: repo.pushed_at ? new Date(repo.pushed_at) : null,
+        fork: repo.fork,
+        archived: repo.archived ?? false,
+        languages,
+        weeklyCommits: weekly ?? previous.get(repo.full_name) ?? null,
+      });
+    }
+    const a = await tem.findOneOrFail(GithubAccount, { id: account.id });
+    Object.assign(a, {
+      name: user.name ?? null,
+      avatarUrl: user.avatar_url ?? null,
+      htmlUrl: user.html_url ?? null,
+      publicRepos: user.public_repos ?? null,
+      followers: user.followers ?? null,
+      syncedAt: new Date(),
+      attemptedAt: account.attemptedAt,
+      retryAfter: null,
+      syncStatus: pending.length ? 'partial' : 'ok',
+      syncMessage: pending.length
+        ? `GitHub was still computing commit statistics for ${pending.length} repositor${pending.length === 1 ? 'y' : 'ies'} (${pending.slice(0, 3).join(', ')}${pending.length > 3 ? ', …' : ''}); their last known figures are kept.`
+        : null,
+    });
+  });
+}
+
+/** What a failed sync records on the account: its status, why, and when to try again after a rate limit. */
+function failure(
+  err: unknown,
+  login: string,
+): Pick<GithubAccount, 'syncStatus' | 'syncMessage'> & { retryAfter?: Date } {
+  if (err instanceof GithubNotFound)
+    return {
+      syncStatus: 'not_found',
+      syncMessage: `GitHub has no user '${login}': the link is broken. Link the right login; the last synced data is kept until then.`,
+    };
+  if (err instanceof GithubRateLimited)
+    return {
+      syncStatus: 'rate_limited',
+      retryAfter: err.resetAt,
+      syncMessage: `GitHub's rate limit was reached; the last good data is kept and the next sync waits until ${err.resetAt.toISOString()}.`,
+    };
+  if (err instanceof GithubInvalidResponse)
+    return { syncStatus: 'error', syncMessage: `${err.message}; the last good data is kept.` };
+  return { syncStatus: 'error', syncMessage: 'GitHub could not be reached; the last good data is kept.' };
 }
 
 /** Sync every linked account whose data is older than `staleMinutes` (and not waiting on a rate limit). */
