@@ -25,14 +25,84 @@ const dateTime = (d: Date | null | undefined) =>
 
 type Form = { name?: string; scopes?: string[]; expiry?: string; expiresOn?: string };
 
-export function keysPages(scopes: readonly ScopeEntry[]) {
-  const label = (id: string) => scopes.find((s) => s.id === id)?.label ?? id;
+type Label = (scopeId: string) => string;
 
-  function createForm(csrf: string, form: Form, errors: string[]): Html {
-    const chosen = new Set(form.scopes ?? []);
-    const max = lastExpiryDay();
-    const min = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    return html`<section aria-labelledby="create-heading"><h2 id="create-heading">Create a key</h2>
+export function keysPages(scopes: readonly ScopeEntry[]) {
+  const label: Label = (id) => scopes.find((s) => s.id === id)?.label ?? id;
+  const list = (req: Request, res: Response, shown: Shown = {}) => listPage(req, res, scopes, label, shown);
+
+  async function create(req: Request, res: Response): Promise<void> {
+    const form = readForm(req.body as Record<string, unknown>);
+    const errors: string[] = [];
+    const expiry = checkForm(form, errors);
+    if (errors.length || !expiry) return list(req, res, { form, errors, status: 400 });
+    try {
+      const { key, token } = await createKey(req.em, {
+        userId: req.web!.user!.id,
+        name: form.name!,
+        scopes: form.scopes!,
+        ...expiry,
+      });
+      res
+        .status(201)
+        .type('html')
+        .send(newKeyPage(req, key, token, label));
+    } catch (err) {
+      if (err instanceof ProblemError && (err.status === 400 || err.status === 409))
+        return list(req, res, { form, errors: [err.detail], status: err.status });
+      throw err;
+    }
+  }
+
+  async function revoke(req: Request, res: Response): Promise<void> {
+    const key = await ownKey(req);
+    if (!key) return void res.status(404).type('html').send(noSuchKey(req));
+    await revokeKey(req.em, key.id, req.web!.user!.id);
+    await list(req, res, { notice: `The key "${key.name}" is revoked.` });
+  }
+
+  return { list: (req: Request, res: Response) => list(req, res), create, confirmRevoke, revoke };
+}
+
+/** What the list page shows beside the keys: the create form as sent, its errors, a notice. */
+type Shown = { form?: Form; errors?: string[]; status?: number; notice?: string };
+
+async function listPage(req: Request, res: Response, scopes: readonly ScopeEntry[], label: Label, shown: Shown) {
+  const { user, csrf } = req.web!;
+  const keys = await listKeys(req.em, user!.id);
+  const { form = {}, errors = [], status = 200, notice } = shown;
+  res
+    .status(status)
+    .type('html')
+    .send(
+      page(
+        'Manage API keys',
+        user,
+        csrf,
+        html`
+      <h1>Settings → Manage API keys</h1>
+      ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+      <p>A key calls the API as you, with only the scopes you give it, until it expires or you revoke it.
+        Send it as <code>Authorization: Bearer shipyard_pat_…</code>. See the <a href="/docs">API reference</a>.</p>
+      <section aria-labelledby="keys-heading"><h2 id="keys-heading">Your keys</h2>
+      ${
+        keys.length
+          ? html`<table><caption class="hint">${keys.length} key${keys.length === 1 ? '' : 's'}, newest first</caption>
+            <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Ends with</th><th scope="col">Status</th><th scope="col">Action</th></tr></thead>
+            <tbody>${keys.map((key) => keyRow(key, label))}</tbody></table>`
+          : html`<p>No keys yet.</p>`
+      }
+      </section>
+      ${createForm(scopes, csrf, form, errors)}`,
+      ),
+    );
+}
+
+function createForm(scopes: readonly ScopeEntry[], csrf: string, form: Form, errors: string[]): Html {
+  const chosen = new Set(form.scopes ?? []);
+  const max = lastExpiryDay();
+  const min = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+  return html`<section aria-labelledby="create-heading"><h2 id="create-heading">Create a key</h2>
       ${errorList(errors)}
       <form method="post" action="/settings/keys" novalidate>
         <input type="hidden" name="_csrf" value="${csrf}">
@@ -52,11 +122,11 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
         </div>
         <p><button type="submit">Create key</button></p>
       </form></section>`;
-  }
+}
 
-  function keyRow(key: ApiKey): Html {
-    const status = keyStatus(key);
-    return html`<tr>
+function keyRow(key: ApiKey, label: Label): Html {
+  const status = keyStatus(key);
+  return html`<tr>
       <td data-label="Name">${key.name}</td>
       <td data-label="Scopes">${key.scopes.map((s, i) => html`${i ? ', ' : ''}${label(s)}`)}</td>
       <td data-label="Created">${day(key.createdAt)}</td>
@@ -66,84 +136,42 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
       <td data-label="Status"><span class="status-${status}">${status}</span></td>
       <td data-label="Action">${status === 'revoked' ? '' : html`<a href="/settings/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>`}</td>
     </tr>`;
-  }
+}
 
-  async function list(
-    req: Request,
-    res: Response,
-    form: Form = {},
-    errors: string[] = [],
-    status = 200,
-    notice?: string,
-  ): Promise<void> {
-    const { user, csrf } = req.web!;
-    const keys = await listKeys(req.em, user!.id);
-    res
-      .status(status)
-      .type('html')
-      .send(
-        page(
-          'Manage API keys',
-          user,
-          csrf,
-          html`
-      <h1>Settings → Manage API keys</h1>
-      ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
-      <p>A key calls the API as you, with only the scopes you give it, until it expires or you revoke it.
-        Send it as <code>Authorization: Bearer shipyard_pat_…</code>. See the <a href="/docs">API reference</a>.</p>
-      <section aria-labelledby="keys-heading"><h2 id="keys-heading">Your keys</h2>
-      ${
-        keys.length
-          ? html`<table><caption class="hint">${keys.length} key${keys.length === 1 ? '' : 's'}, newest first</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Ends with</th><th scope="col">Status</th><th scope="col">Action</th></tr></thead>
-            <tbody>${keys.map(keyRow)}</tbody></table>`
-          : html`<p>No keys yet.</p>`
-      }
-      </section>
-      ${createForm(csrf, form, errors)}`,
-        ),
-      );
-  }
+/** The create form as sent: every field a string (scopes a list), whatever the body held. */
+function readForm(body: Record<string, unknown>): Form {
+  return {
+    name: typeof body.name === 'string' ? body.name : '',
+    scopes: (Array.isArray(body.scopes) ? body.scopes : body.scopes === undefined ? [] : [body.scopes]).map(String),
+    expiry: typeof body.expiry === 'string' ? body.expiry : '',
+    expiresOn: typeof body.expiresOn === 'string' ? body.expiresOn : '',
+  };
+}
 
-  async function create(req: Request, res: Response): Promise<void> {
-    const body = req.body as Record<string, unknown>;
-    const form: Form = {
-      name: typeof body.name === 'string' ? body.name : '',
-      scopes: (Array.isArray(body.scopes) ? body.scopes : body.scopes === undefined ? [] : [body.scopes]).map(String),
-      expiry: typeof body.expiry === 'string' ? body.expiry : '',
-      expiresOn: typeof body.expiresOn === 'string' ? body.expiresOn : '',
-    };
-    const errors: string[] = [];
-    if (!form.name!.trim()) errors.push('Name: give the key a name.');
-    if (form.scopes!.length === 0) errors.push('Scopes: choose at least one.');
-    let expiry: { expiresInDays: number } | { expiresAt: Date } | undefined;
-    if (form.expiry === 'date') {
-      const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(form.expiresOn!);
-      // The key lasts until the end of the chosen day, UTC.
-      const at = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), 23, 59, 59)) : undefined;
-      if (!at || Number.isNaN(at.getTime())) errors.push('Expiry date: choose a date.');
-      else expiry = { expiresAt: at };
-    } else if (EXPIRY_CHOICES.some(([v]) => v === form.expiry)) {
-      expiry = { expiresInDays: Number(form.expiry) };
-    } else errors.push('Expires: choose when the key expires; every key expires.');
-    if (errors.length || !expiry) return list(req, res, form, errors, 400);
-    try {
-      const { key, token } = await createKey(req.em, {
-        userId: req.web!.user!.id,
-        name: form.name!,
-        scopes: form.scopes!,
-        ...expiry,
-      });
-      const { user, csrf } = req.web!;
-      res
-        .status(201)
-        .type('html')
-        .send(
-          page(
-            'Your new API key',
-            user,
-            csrf,
-            html`
+/** Every problem with the form goes into `errors` at once; the expiry it asks for, when it names one. */
+function checkForm(form: Form, errors: string[]): { expiresInDays: number } | { expiresAt: Date } | undefined {
+  if (!form.name!.trim()) errors.push('Name: give the key a name.');
+  if (form.scopes!.length === 0) errors.push('Scopes: choose at least one.');
+  if (form.expiry === 'date') {
+    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(form.expiresOn!);
+    // The key lasts until the end of the chosen day, UTC.
+    const at = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), 23, 59, 59)) : undefined;
+    if (at && !Number.isNaN(at.getTime())) return { expiresAt: at };
+    errors.push('Expiry date: choose a date.');
+    return undefined;
+  }
+  if (EXPIRY_CHOICES.some(([v]) => v === form.expiry)) return { expiresInDays: Number(form.expiry) };
+  errors.push('Expires: choose when the key expires; every key expires.');
+  return undefined;
+}
+
+function newKeyPage(req: Request, key: ApiKey, token: string, label: Label): string {
+  const { user, csrf } = req.web!;
+  return page(
+    'Your new API key',
+    user,
+    csrf,
+    html`
         <h1>Your new API key: ${key.name}</h1>
         <div class="notice" role="status">
           <p><strong>Copy it now: it will not be shown again.</strong> Shipyard keeps only a hash of it; if you lose it, revoke it and create another.</p>
@@ -152,62 +180,40 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
         </div>
         <p>Scopes: ${key.scopes.map((s, i) => html`${i ? ', ' : ''}${label(s)}`)}. Expires ${day(key.expiresAt)}.</p>
         <p><a class="button" href="/settings/keys">Back to your keys</a></p>`,
-          ),
-        );
-    } catch (err) {
-      if (err instanceof ProblemError && (err.status === 400 || err.status === 409))
-        return list(req, res, form, [err.detail], err.status);
-      throw err;
-    }
-  }
+  );
+}
 
-  async function ownKey(req: Request): Promise<ApiKey | undefined> {
-    const id = String(req.params.id);
-    if (!isUuid(id)) return undefined;
-    return (await listKeys(req.em, req.web!.user!.id)).find((k) => k.id === id);
-  }
+async function ownKey(req: Request): Promise<ApiKey | undefined> {
+  const id = String(req.params.id);
+  if (!isUuid(id)) return undefined;
+  return (await listKeys(req.em, req.web!.user!.id)).find((k) => k.id === id);
+}
 
-  async function confirmRevoke(req: Request, res: Response): Promise<void> {
-    const { user, csrf } = req.web!;
-    const key = await ownKey(req);
-    if (!key)
-      return void res
-        .status(404)
-        .type('html')
-        .send(
-          page(
-            'Not found',
-            user,
-            csrf,
-            html`<h1>No such key</h1><p><a href="/settings/keys">Back to your keys</a></p>`,
-          ),
-        );
-    res.type('html').send(
-      page(
-        `Revoke ${key.name}`,
-        user,
-        csrf,
-        html`
+function noSuchKey(req: Request): string {
+  return page(
+    'Not found',
+    req.web!.user,
+    req.web!.csrf,
+    html`<h1>No such key</h1><p><a href="/settings/keys">Back to your keys</a></p>`,
+  );
+}
+
+async function confirmRevoke(req: Request, res: Response): Promise<void> {
+  const { user, csrf } = req.web!;
+  const key = await ownKey(req);
+  if (!key) return void res.status(404).type('html').send(noSuchKey(req));
+  res.type('html').send(
+    page(
+      `Revoke ${key.name}`,
+      user,
+      csrf,
+      html`
       <h1>Revoke the key "${key.name}"?</h1>
       <p>Every request with this key (ending in <code>…${key.last4}</code>) is refused from now on. This cannot be undone.</p>
       <form method="post" action="/settings/keys/${key.id}/revoke">
         <input type="hidden" name="_csrf" value="${csrf}">
         <button type="submit" class="danger">Revoke key</button> <a href="/settings/keys">Cancel</a>
       </form>`,
-      ),
-    );
-  }
-
-  async function revoke(req: Request, res: Response): Promise<void> {
-    const key = await ownKey(req);
-    if (!key)
-      return void res
-        .status(404)
-        .type('html')
-        .send(page('Not found', req.web!.user, req.web!.csrf, html`<h1>No such key</h1>`));
-    await revokeKey(req.em, key.id, req.web!.user!.id);
-    await list(req, res, {}, [], 200, `The key "${key.name}" is revoked.`);
-  }
-
-  return { list: (req: Request, res: Response) => list(req, res), create, confirmRevoke, revoke };
+    ),
+  );
 }
