@@ -150,6 +150,28 @@ export function hotRead<N extends string, V extends Record<N, unknown>, Q extend
   return Object.assign(run, { statement });
 }
 
+/**
+ * A read whose shape depends on which of its values are given (optional filters): one hot read
+ * per combination of given values, compiled once when first used. A value left undefined is a
+ * filter not applied; `build` sees it undefined and leaves its condition out.
+ */
+export function filteredRead<N extends string, V extends { [K in N]?: unknown }, Q extends Compilable<object>>(
+  names: readonly N[],
+  build: (db: Kysely<DB>, values: V) => Q,
+): (em: EntityManager, values: V) => Promise<InferResult<Q>> {
+  const variants = new Map<string, HotRead<V, InferResult<Q>>>();
+  return (em, values) => {
+    const given = names.filter((n) => values[n] !== undefined);
+    const key = given.join(' ');
+    let variant = variants.get(key);
+    if (!variant) {
+      variant = hotRead(given, build);
+      variants.set(key, variant);
+    }
+    return variant(em, values);
+  };
+}
+
 /** A hot read: run it with a request's values; `statement` is its SQL text and parameters (the benchmark's baseline runs the same). */
 export type HotRead<V, R> = ((em: EntityManager, values: V) => Promise<R>) & {
   statement: (em: EntityManager) => { text: string; parameters: (values: V) => unknown[] };

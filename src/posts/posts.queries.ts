@@ -1,12 +1,5 @@
-/**
- * Posts' typed reads (src/db/reads.ts), and the rule every read of a post or of what hangs on
- * one goes by: a post is readable when it is not hidden (or the caller wrote it) and is on no
- * project or on one the caller may read. `postReadable` is that rule, written once: the single
- * post's 404, the feed, the build logs, comments, reactions, media and search all use it.
- */
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ExpressionBuilder, Kysely } from 'kysely';
-import { type DB, hotRead, iso, read, reads } from '../db/reads.js';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { type DB, filteredRead, hotRead, iso } from '../db/reads.js';
 import { projectReadable, userSummary } from '../projects/projects.queries.js';
 
 /** Any query that has a post aliased `po`. */
@@ -77,28 +70,32 @@ export type PostFilters = {
 };
 
 /** The posts `userId` may read, newest first, narrowed by the filters given. */
-export function readablePosts(em: EntityManager, f: PostFilters) {
-  let query = postsWithAuthors(reads(em)).where((eb) => postReadable(eb, f.userId));
-  if (f.authorId !== undefined) query = query.where('po.author', '=', f.authorId);
-  if (f.authorName !== undefined) query = query.where('u.username', '=', f.authorName);
-  const tag = f.tag;
-  // A value, not a list: `eb.val` binds the array as one parameter.
-  if (tag !== undefined) query = query.where((eb) => eb('po.tags', '@>', eb.val([tag])));
-  if (f.kind !== undefined) query = query.where('po.kind', '=', f.kind);
-  if (f.projectId !== undefined) query = query.where('po.project', '=', f.projectId);
-  if (f.before !== undefined) query = query.where('po.id', '<', f.before);
-  return read(em, query.orderBy('po.id', 'desc').limit(f.limit));
-}
+export const readablePosts = filteredRead(
+  ['userId', 'authorId', 'authorName', 'tag', 'kind', 'projectId', 'before', 'limit'],
+  (db, f: PostFilters) => {
+    let query = postsWithAuthors(db).where((eb) => postReadable(eb, f.userId));
+    const { authorId, authorName, tag, kind, projectId, before } = f;
+    if (authorId !== undefined) query = query.where('po.author', '=', authorId);
+    if (authorName !== undefined) query = query.where('u.username', '=', authorName);
+    // The one tag as a one-element array, built in SQL so that the tag itself is the parameter.
+    if (tag !== undefined) query = query.where((eb) => eb('po.tags', '@>', sql<string[]>`array[${tag}]::text[]`));
+    if (kind !== undefined) query = query.where('po.kind', '=', kind);
+    if (projectId !== undefined) query = query.where('po.project', '=', projectId);
+    if (before !== undefined) query = query.where('po.id', '<', before);
+    return query.orderBy('po.id', 'desc').limit(f.limit);
+  },
+);
 
 /** A project's build logs before `before` (for the first page, `LAST_ID`), newest first, as `userId` may read them. */
 export const buildLogPage = hotRead(
-  ['projectId', 'userId', 'before', 'limit'],
-  (db, v: { projectId: string; userId: string | null; before: string; limit: number }) =>
+  ['projectId', 'userId', 'before', 'since', 'limit'],
+  (db, v: { projectId: string; userId: string | null; before: string; since: Date; limit: number }) =>
     postsWithAuthors(db)
       .where('po.project', '=', v.projectId)
       .where('po.kind', '=', 'build_log')
       .where((eb) => postReadable(eb, v.userId))
       .where('po.id', '<', v.before)
+      .where('po.createdAt', '>=', v.since)
       .orderBy('po.id', 'desc')
       .limit(v.limit),
 );

@@ -1,13 +1,6 @@
-/**
- * Projects' typed reads (src/db/reads.ts), and the rule every read of a project or of what hangs
- * on one goes by: a project is readable when it is public, or the caller owns it or is one of its
- * members. `projectReadable` is that rule, written once: the single project's 404, the project
- * lists, search and the posts of projects all use it.
- */
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { type ExpressionBuilder, sql } from 'kysely';
 import { jsonBuildObject } from 'kysely/helpers/postgres';
-import { type DB, hotRead, iso, read, reads } from '../db/reads.js';
+import { type DB, filteredRead, hotRead, iso } from '../db/reads.js';
 
 /** Any query that has a project aliased `p`. */
 type WithProject = ExpressionBuilder<DB & { p: DB['Project'] }, 'p'>;
@@ -68,19 +61,21 @@ export const projectWithAccess = hotRead(
 );
 
 /** The projects the caller may read, newest first; only one owner's when `ownerId` is given. */
-export function readableProjects(
-  em: EntityManager,
-  q: { userId: string | null; ownerId?: string; before?: string; limit: number },
-) {
-  let query = reads(em)
-    .selectFrom('Project as p')
-    .innerJoin('User as u', 'u.id', 'p.owner')
-    .select(projectColumns)
-    .where((eb) => projectReadable(eb, q.userId));
-  if (q.ownerId) query = query.where('p.owner', '=', q.ownerId);
-  if (q.before) query = query.where('p.id', '<', q.before);
-  return read(em, query.orderBy('p.id', 'desc').limit(q.limit));
-}
+export const readableProjects = filteredRead(
+  ['userId', 'ownerId', 'memberId', 'before', 'limit'],
+  (db, q: { userId: string | null; ownerId?: string; memberId?: string; before?: string; limit: number }) => {
+    let query = db
+      .selectFrom('Project as p')
+      .innerJoin('User as u', 'u.id', 'p.owner')
+      .select(projectColumns)
+      .where((eb) => projectReadable(eb, q.userId));
+    const { ownerId, memberId, before } = q;
+    if (ownerId !== undefined) query = query.where('p.owner', '=', ownerId);
+    if (memberId !== undefined) query = query.where((eb) => isMember(eb, memberId));
+    if (before !== undefined) query = query.where('p.id', '<', before);
+    return query.orderBy('p.id', 'desc').limit(q.limit);
+  },
+);
 
 /** A page of a project's members after `after` (the first page: the nil UUID), in the order they joined. */
 export const memberPage = hotRead(
