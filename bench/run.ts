@@ -451,6 +451,26 @@ for (const s of scenarios) {
 }
 console.log(`\nservice RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after the scenarios`);
 
+// What an agent's context pays for the MCP tools: tools/list and each list tool's default answer
+// (no limit, no detail) on the bench's largest data, in bytes and estimated tokens (4 bytes a token).
+const mcpAnswers: [string, string, object][] = [
+  ['tools/list', 'tools/list', {}],
+  ['get_roadmap (the written roadmap, 1,000+ milestones)', 'get_roadmap', { projectId: seed.writeProjectId }],
+  ['get_roadmap (50 milestones)', 'get_roadmap', { projectId: seed.projectId }],
+  ['list_build_logs', 'list_build_logs', { projectId: seed.projectId }],
+  ['list_my_projects', 'list_my_projects', {}],
+];
+console.log('\nMCP answer sizes (default arguments)');
+for (const [label, tool, args] of mcpAnswers) {
+  const body =
+    tool === 'tools/list' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) : mcpCall(tool, args);
+  const answer = await fetch(`${api}/mcp`, { method: 'POST', headers: mcpHeaders, body });
+  const bytes = Buffer.byteLength(await answer.text());
+  console.log(
+    `  ${pad(label, 56)} ${fixed(bytes, 9)} bytes  ~${fixed(Math.round(bytes / 4), 7)} tokens  (HTTP ${answer.status})`,
+  );
+}
+
 /** The soak's RSS, first to last and spread (min to max), and its failed requests, for the targets. */
 let soakResult: { drift: number; worst: number; failed: number } | undefined;
 if (SOAK > 0 && !ONLY) {

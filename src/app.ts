@@ -34,6 +34,7 @@ import { requireHost } from './http/client-errors.js';
 import { createLogger, type Logger } from './http/log.js';
 import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
+import { mcpOrigins } from './mcp/origins.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { failedAuthBudget, requestBudget, signInBudget, type RateLimits } from './http/rate-limit.js';
 import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
@@ -57,6 +58,7 @@ export type AppDeps = {
       searchCacheSeconds?: number;
       countsCacheSeconds?: number;
       publicUrl?: string;
+      mcpAllowedOrigins?: string[];
       failedSignInsPer15Minutes?: number;
       githubApiUrl?: string;
       githubToken?: string;
@@ -103,7 +105,7 @@ export function createApp({
   app.locals.keyCache = keys;
 
   app.use(chain(requestContext(orm, log), securityHeaders(), requireHost));
-  app.use(base, cors(contract));
+  app.use(base, cors(contract, { except: '/mcp' }));
   // Liveness: the process answers. Readiness: the database answers too.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -133,7 +135,17 @@ export function createApp({
   });
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
-  app.use(`${base}/mcp`, mcpRouter({ log, budget, failedAuth, keys, checkOutput: config.validateResponses }));
+  app.use(
+    `${base}/mcp`,
+    mcpRouter({
+      log,
+      budget,
+      failedAuth,
+      keys,
+      checkOutput: config.validateResponses,
+      origins: mcpOrigins(config.publicUrl, config.mcpAllowedOrigins),
+    }),
+  );
   // The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors.
   const problems = problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes });
   const deprecated = deprecation(contract);

@@ -53,6 +53,8 @@ export type Config = {
   logLevel: 'silent' | 'error' | 'info';
   /** Public base URL used in links (PUBLIC_URL, default http://localhost:PORT). */
   publicUrl: string;
+  /** Browser origins besides PUBLIC_URL's that may call the MCP endpoint (MCP_ALLOWED_ORIGINS, comma-separated). */
+  mcpAllowedOrigins: string[];
 };
 
 function intFrom(name: string, value: string | undefined, fallback: number): number {
@@ -101,6 +103,25 @@ export function parseTrustProxy(value: string | undefined): number | string[] | 
       throw refuse(`names '${item}', which is not an address, a subnet or one of ${PROXY_NAMES.join(', ')}`);
   }
   return items;
+}
+
+/**
+ * MCP_ALLOWED_ORIGINS: origins as a browser sends them (`https://app.example.com`,
+ * `http://localhost:6274`), comma-separated; anything with a path, a query or no scheme is refused.
+ */
+function parseOrigins(value: string | undefined): string[] {
+  const items = (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const item of items) {
+    const url = URL.canParse(item) ? new URL(item) : undefined;
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== item.replace(/\/$/, ''))
+      throw new Error(
+        `MCP_ALLOWED_ORIGINS must list origins such as https://app.example.com (scheme, host and port only), got '${item}'`,
+      );
+  }
+  return items.map((item) => new URL(item).origin);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -154,5 +175,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       env.COUNTS_CACHE_SECONDS === '0' ? 0 : positiveInt('COUNTS_CACHE_SECONDS', env.COUNTS_CACHE_SECONDS, 60),
     logLevel: level,
     publicUrl: (publicUrl ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    mcpAllowedOrigins: parseOrigins(env.MCP_ALLOWED_ORIGINS),
   };
 }

@@ -47,6 +47,8 @@ export type ServerOptions = {
   githubApiUrl?: string;
   trustProxy?: number | string[];
   countsCacheSeconds?: number;
+  publicUrl?: string;
+  mcpAllowedOrigins?: string[];
 };
 
 /** Budgets far above what a test sends, unless a test asks for a small one. */
@@ -74,6 +76,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       countsCacheSeconds: opts.countsCacheSeconds ?? 0,
       // Nothing leaves loopback: without a fake, GitHub is a closed local port.
       githubApiUrl: opts.githubApiUrl ?? 'http://127.0.0.1:9',
+      publicUrl: opts.publicUrl,
+      mcpAllowedOrigins: opts.mcpAllowedOrigins,
     },
     log,
     storage,

@@ -1,13 +1,15 @@
 /**
- * The MCP endpoint against the official conformance suite (@modelcontextprotocol/conformance),
- * the scenarios that apply to this server: the initialize handshake, ping and tools/list. Our
- * transport and our tools/list and tools/call handlers (src/mcp/transport.ts, server.ts) are not
- * the SDK's own, so this checks them with a client we did not write. The suite's other
- * scenarios call fixture tools (test_simple_text, …), prompts and resources this server does not
- * have. The CLI cannot send an API key, so it talks to a small proxy that adds one.
+ * The MCP endpoint against the official conformance suite (@modelcontextprotocol/conformance):
+ * every server scenario the suite lists. Our transport and our tools/list and tools/call handlers
+ * (src/mcp/transport.ts, server.ts) are not the SDK's own, so this checks them with a client we
+ * did not write. The scenarios in NOT_APPLICABLE need what this server does not declare (the
+ * suite's own fixture tools, resources, prompts, logging, completion, server-to-client requests
+ * or SSE streams); each says why. Every other scenario must pass, and a scenario the suite adds
+ * later runs here at once. The CLI cannot send an API key, so it talks to a small proxy that adds
+ * one and passes every other header (Host and Origin included) as it came.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import http from 'node:http';
@@ -26,12 +28,11 @@ const cli = join(
 let t: TestServer;
 let proxy: http.Server;
 let proxyUrl: string;
+let target: URL;
+let token: string;
 const out = mkdtempSync(join(tmpdir(), 'shipyard-conformance-'));
 
 beforeAll(async () => {
-  t = await startServer();
-  const { token } = await userWithKey(t, ['projects.read', 'projects.write', 'content.write']);
-  const target = new URL(`${t.apiUrl}/mcp`);
   proxy = http.createServer((req, res) => {
     const upstream = http.request(
       {
@@ -39,7 +40,7 @@ beforeAll(async () => {
         port: target.port,
         path: target.pathname,
         method: req.method,
-        headers: { ...req.headers, host: target.host, authorization: `Bearer ${token}` },
+        headers: { ...req.headers, authorization: `Bearer ${token}` },
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -50,7 +51,12 @@ beforeAll(async () => {
     req.pipe(upstream);
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
+  const origin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  proxyUrl = `${origin}/mcp`;
+  // The proxy's origin is where the suite's "valid localhost" requests come from.
+  t = await startServer({ mcpAllowedOrigins: [origin] });
+  token = (await userWithKey(t, ['projects.read', 'projects.write', 'content.write'])).token;
+  target = new URL(`${t.apiUrl}/mcp`);
 });
 afterAll(async () => {
   await new Promise((r) => proxy?.close(r));
@@ -58,10 +64,57 @@ afterAll(async () => {
   rmSync(out, { recursive: true, force: true });
 });
 
+const FIXTURE = "calls the suite's fixture tool";
+/** The server scenarios that test capabilities this server does not declare, each with its reason. */
+const NOT_APPLICABLE: Record<string, string> = {
+  'logging-set-level': 'logging/setLevel: the server declares no logging capability',
+  'completion-complete': 'completion/complete: the server declares no completions capability',
+  'tools-call-simple-text': `${FIXTURE} test_simple_text`,
+  'tools-call-image': `${FIXTURE} test_image_content`,
+  'tools-call-audio': `${FIXTURE} test_audio_content`,
+  'tools-call-embedded-resource': `${FIXTURE} test_embedded_resource`,
+  'tools-call-mixed-content': `${FIXTURE} test_multiple_content_types`,
+  'tools-call-with-logging': `${FIXTURE} test_tool_with_logging (and logging)`,
+  'tools-call-error': `${FIXTURE} test_error_handling`,
+  'tools-call-with-progress': `${FIXTURE} test_tool_with_progress (progress needs a stream; answers are JSON)`,
+  'tools-call-sampling': `${FIXTURE} test_sampling (a server-to-client request: needs a stream)`,
+  'tools-call-elicitation': `${FIXTURE} test_elicitation (a server-to-client request: needs a stream)`,
+  'json-schema-2020-12': `${FIXTURE} json_schema_2020_12_tool`,
+  'elicitation-sep1034-defaults': `${FIXTURE} test_elicitation_sep1034_defaults (a server-to-client request)`,
+  'elicitation-sep1330-enums': `${FIXTURE} test_elicitation_sep1330_enums (a server-to-client request)`,
+  'server-sse-polling': 'SSE streams: the server is stateless and answers JSON only (GET is 405)',
+  'server-sse-multiple-streams': 'SSE streams: the server is stateless and answers JSON only (GET is 405)',
+  'resources-list': 'resources: the server declares no resources capability',
+  'resources-read-text': 'resources: the server declares no resources capability',
+  'resources-read-binary': 'resources: the server declares no resources capability',
+  'resources-templates-read': 'resources: the server declares no resources capability',
+  'resources-subscribe': 'resources: the server declares no resources capability',
+  'resources-unsubscribe': 'resources: the server declares no resources capability',
+  'prompts-list': 'prompts: the server declares no prompts capability',
+  'prompts-get-simple': 'prompts: the server declares no prompts capability',
+  'prompts-get-with-args': 'prompts: the server declares no prompts capability',
+  'prompts-get-embedded-resource': 'prompts: the server declares no prompts capability',
+  'prompts-get-with-image': 'prompts: the server declares no prompts capability',
+};
+
+/** The server scenarios this version of the suite lists (`conformance list --server`). */
+function serverScenarios(): string[] {
+  const listed = execFileSync(process.execPath, [cli, 'list', '--server'], { encoding: 'utf8' });
+  return [...listed.matchAll(/^\s+- ([a-z0-9-]+) \[/gm)].map((m) => m[1]!);
+}
+const scenarios = serverScenarios();
+
 type Check = { id: string; status: string; errorMessage?: string };
 
 describe('MCP conformance suite', () => {
-  for (const scenario of ['server-initialize', 'ping', 'tools-list']) {
+  it('lists the server scenarios, and every one left out is one it still has', () => {
+    expect(scenarios).toEqual(
+      expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']),
+    );
+    for (const name of Object.keys(NOT_APPLICABLE)) expect(scenarios, name).toContain(name);
+  });
+
+  for (const scenario of scenarios.filter((s) => !(s in NOT_APPLICABLE))) {
     it(`passes ${scenario}`, async () => {
       const dir = join(out, scenario);
       // The CLI exits non-zero when a check fails; what failed is read from its results.

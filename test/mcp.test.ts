@@ -83,7 +83,8 @@ describe('MCP through the SDK client', () => {
       const listed = await call(client, 'list_my_projects');
       expect(listed.isError).toBeFalsy();
       expect(listed.structuredContent.items).toBeInstanceOf(Array);
-      expect(JSON.parse(listed.content[0]!.text)).toEqual(listed.structuredContent);
+      // The text block is a short summary; the data is in structuredContent only.
+      expect(listed.content[0]!.text).toMatch(/^\d+ projects? you own\./);
       await client.close();
     });
   }
@@ -266,6 +267,7 @@ describe('MCP through the SDK client', () => {
       run: async () => {
         throw new Error('password=hunter2 at db.internal:5432');
       },
+      summarize: () => 'never reached',
     });
     const res = await runTool(
       boom,
@@ -288,6 +290,7 @@ describe('MCP through the SDK client', () => {
       output: z.object({ count: z.int() }),
       annotations: {},
       run: async () => ({ count: 'many', secret: 'x' }) as never,
+      summarize: () => 'never reached',
     });
     const logged: unknown[] = [];
     const log = {
@@ -392,7 +395,7 @@ describe('MCP at the HTTP level', () => {
       expect(res.status, accept).toBe(406);
       expect(res.json).toMatchObject({
         jsonrpc: '2.0',
-        id: null,
+        id: 1,
         error: { code: -32000, message: expect.stringMatching(/Not Acceptable/) },
       });
     }
@@ -402,15 +405,15 @@ describe('MCP at the HTTP level', () => {
     expect((await rawMcp(listTools, { ...auth, 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
   });
 
-  it('202 with no body for notifications only; 400 for a message that is not JSON-RPC', async () => {
+  it('202 with no body for notifications only; 400 -32600 for JSON that is not a JSON-RPC message', async () => {
     const auth = { authorization: `Bearer ${ada.token}` };
     const note = await rawMcp({ jsonrpc: '2.0', method: 'notifications/initialized' }, auth);
     expect(note.status).toBe(202);
     expect(note.json).toBeUndefined();
-    for (const body of [{ hello: 'world' }, { jsonrpc: '1.0', id: 1, method: 'tools/list' }, [listTools, 42]]) {
+    for (const body of [{ hello: 'world' }, { jsonrpc: '1.0', method: 'tools/list' }, 42]) {
       const res = await rawMcp(body, auth);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+      expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
     }
   });
 

@@ -27,7 +27,8 @@ describe('rate limits', () => {
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(over.json).toMatchObject({ type: 'https://shipyard.dev/problems/rate-limited', status: 429 });
 
-    // The MCP endpoint spends the same budget.
+    // The MCP endpoint spends the same budget, and refuses each request as JSON-RPC (an MCP
+    // client hands the agent the error instead of failing on an HTTP 429).
     const mcp = await fetch(`${t.apiUrl}/mcp`, {
       method: 'POST',
       headers: {
@@ -37,7 +38,17 @@ describe('rate limits', () => {
       },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
-    expect(mcp.status).toBe(429);
+    expect(mcp.status).toBe(200);
+    expect(await mcp.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: -32000,
+        message: expect.stringMatching(/^Rate limit reached: .*retry in \d+ seconds/),
+        data: { status: 429 },
+      },
+    });
+    expect(mcp.headers.get('ratelimit')).toMatch(/r=0/);
 
     const grace = await userWithKey(t, ['profile.read']);
     expect((await raw(t, 'GET', '/users/me', { token: grace.token })).status).toBe(200);

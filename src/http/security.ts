@@ -2,7 +2,8 @@
  * Security headers on every response (helmet, with a CSP that allows nothing: the API serves
  * data, not pages), and CORS for the API: any origin may call it with a key in the
  * Authorization header, but never with credentials (cookies), so a browser page elsewhere
- * cannot ride on someone's signed-in session.
+ * cannot ride on someone's signed-in session. The MCP endpoint keeps its own rule: it answers
+ * browsers from its allowed origins only (src/mcp/origins.ts).
  */
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
@@ -37,10 +38,10 @@ function declaredResponseHeaders(doc: OpenApiDocument): string[] {
   return [...names.values()].sort();
 }
 
-export function cors(doc: OpenApiDocument): RequestHandler {
+export function cors(doc: OpenApiDocument, { except }: { except?: string } = {}): RequestHandler {
   const exposed = declaredResponseHeaders(doc).join(', ');
   return (req, res, next) => {
-    if (!req.headers.origin) return next();
+    if (!req.headers.origin || (except && (req.path === except || req.path.startsWith(`${except}/`)))) return next();
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', exposed);
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {

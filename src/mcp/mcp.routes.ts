@@ -1,13 +1,15 @@
 /**
  * POST /api/v1/mcp — Streamable HTTP, stateless, JSON responses. In order:
- *   outer gate: a valid key (401) holding projects.read, projects.write or content.write (403)
+ *   a browser page's Origin must be allowed (403: ./origins.ts)
+ *   → outer gate: a valid key (401) holding projects.read, projects.write or content.write (403)
  *   → JSON body (parse errors as JSON-RPC -32700, answered after the unit they cost is spent)
- *   → the key's and the user's request budgets, shared with REST, one unit per JSON-RPC request (429)
+ *   → the key's and the user's request budgets, shared with REST, one unit per JSON-RPC request
+ *     (over budget: a JSON-RPC error for each request saying when to retry)
  *   → protocol versions: exactly 2025-11-25, 2025-06-18, 2025-03-26 (initialize with another is
  *     answered with 2025-11-25; another MCP-Protocol-Version header is a 400)
- *   → unknown tool → JSON-RPC -32602 (the SDK 1.x would answer an isError result)
  *   → a new SDK Server (./server.ts) and transport (./transport.ts: the Streamable HTTP POST
- *     rules — 406, 415, batches, 202 — and JSON answers on Express's own response) for this request.
+ *     rules — 406, 415, batches, 202 — and JSON answers on Express's own response) for this
+ *     request; a tools/call without a name or of an unknown tool is -32602 in its own place.
  * GET and DELETE get 405: a stateless server has no stream to open and no session to end.
  */
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
@@ -24,7 +26,8 @@ import type { Logger } from '../http/log.js';
 import type { FailedAuth } from '../http/rate-limit.js';
 import { buildMcpServer, TOOL_NAMES } from './server.js';
 import { MCP_PROTOCOL_VERSIONS } from './versions.js';
-import { JsonResponseTransport, rpcError } from './transport.js';
+import { JsonResponseTransport, requestId, rpcError, type Precheck } from './transport.js';
+import { originGate } from './origins.js';
 
 const SUPPORTED: readonly string[] = MCP_PROTOCOL_VERSIONS;
 
@@ -114,15 +117,48 @@ function versionGate(req: Request, res: Response, next: NextFunction): void {
       400,
       -32000,
       `Bad Request: Unsupported protocol version: ${header} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`,
+      requestId(req.body),
     );
   }
   next();
 }
 
-function unknownToolGate(req: Request, res: Response, next: NextFunction): void {
-  const call = messages(req.body).find((m) => m.method === 'tools/call' && !TOOL_NAMES.has(String(m.params?.name)));
-  if (call) return rpcError(res, 200, -32602, `Unknown tool: ${String(call.params?.name)}`, call.id ?? null);
-  next();
+/**
+ * What the transport answers itself, in the request's place: a tools/call without a tool name, or
+ * naming a tool this server does not have (JSON-RPC -32602; the SDK would answer the first with an
+ * internal error and McpServer the second with an isError result).
+ */
+const toolCallPrecheck: Precheck = (request) => {
+  if (request.method !== 'tools/call') return undefined;
+  const name = (request.params as { name?: unknown } | undefined)?.name;
+  const tools = [...TOOL_NAMES].join(', ');
+  if (typeof name !== 'string' || name === '')
+    return {
+      code: -32602,
+      message: `Invalid params: tools/call needs params.name, the tool to call (one of ${tools})`,
+    };
+  if (!TOOL_NAMES.has(name))
+    return { code: -32602, message: `Unknown tool: ${name.slice(0, 100)} (the tools are ${tools})` };
+  return undefined;
+};
+
+/**
+ * Over budget: each request in the body gets a JSON-RPC error saying when to retry, in an HTTP 200
+ * answer, so that an MCP client hands the agent the reason instead of failing on the HTTP status.
+ * A body with no request in it (notifications, unreadable JSON) gets the HTTP 429.
+ */
+function rateLimited(res: Response, body: unknown, err: ProblemError): void {
+  const ids = messages(body)
+    .filter((m) => m.id !== undefined && typeof m.method === 'string')
+    .map((m) => m.id);
+  if (ids.length === 0) return rpcError(res, 429, -32000, err.detail, null, err.headers);
+  const retryAfter = Number(err.headers['Retry-After'] ?? 60);
+  const errors = ids.map((id) => ({
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32000, message: `Rate limit reached: ${err.detail}`, data: { status: 429, retryAfter } },
+  }));
+  res.status(200).json(Array.isArray(body) ? errors : errors[0]);
 }
 
 /** `checkOutput`: check each tool result against its output schema (VALIDATE_RESPONSES). */
@@ -132,57 +168,51 @@ export function mcpRouter({
   failedAuth,
   keys,
   checkOutput,
+  origins,
 }: {
   log: Logger;
   budget: RequestHandler;
   failedAuth: FailedAuth;
   keys: KeyCache;
   checkOutput: boolean;
+  /** The browser origins allowed to call it (./origins.ts). */
+  origins: ReadonlySet<string>;
 }): Router {
   const router = Router();
-  // The body is read once the key is known to be good, and what it costs is spent before its
-  // faults are answered: an unauthenticated body is never read, and a malformed one costs a unit.
+  router.use(originGate(origins));
+  // The body is read once the key is known to be good (an unauthenticated body is never read),
+  // and what it costs is spent before its faults are answered: a malformed one costs a unit. A key
+  // with nothing left still has its body read (at most 1 MiB) so that its refusal names the request.
   const parse = chain(...jsonBody());
   const readBody: RequestHandler = (req, res, next) =>
     parse(req, res, (err?: unknown) => {
       if (err) req.bodyError = err;
       next();
     });
-  // A key with nothing left is refused before its body is read: it cannot make the server parse for free.
-  const room: RequestHandler = (req, res, next) => {
-    req.budgetUnits = 0;
-    return budget(req, res, next);
-  };
   const spend: RequestHandler = (req, res, next) => {
     req.budgetUnits = req.bodyError
       ? 1
       : budgetUnits(req.body, Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY));
-    return budget(req, res, (err?: unknown) => next(err ?? req.bodyError));
+    return budget(req, res, (err?: unknown) => {
+      if (err instanceof ProblemError && err.status === 429 && !req.bodyError) return rateLimited(res, req.body, err);
+      next(err ?? req.bodyError);
+    });
   };
-  router.post(
-    '/',
-    outerGate(keys, failedAuth),
-    room,
-    readBody,
-    spend,
-    versionGate,
-    unknownToolGate,
-    async (req: Request, res: Response) => {
-      const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
-      const transport = new JsonResponseTransport();
-      res.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
-      try {
-        await server.connect(transport);
-        await transport.handlePost(req, res);
-      } catch (err) {
-        log.error('mcp request failed', { requestId: req.requestId, error: err });
-        if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
-      }
-    },
-  );
+  router.post('/', outerGate(keys, failedAuth), readBody, spend, versionGate, async (req: Request, res: Response) => {
+    const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
+    const transport = new JsonResponseTransport();
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handlePost(req, res, toolCallPrecheck);
+    } catch (err) {
+      log.error('mcp request failed', { requestId: req.requestId, error: err });
+      if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
+    }
+  });
   router.all('/', (_req, res) =>
     rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, {
       Allow: 'POST',
@@ -192,7 +222,8 @@ export function mcpRouter({
     if (res.headersSent) return void res.end();
     if (err instanceof ProblemError && err.slug === 'malformed-json')
       return rpcError(res, 400, -32700, `Parse error: ${err.detail}`);
-    if (err instanceof ProblemError) return rpcError(res, err.status, -32000, err.detail, null, err.headers);
+    if (err instanceof ProblemError)
+      return rpcError(res, err.status, -32000, err.detail, req.bodyError ? null : requestId(req.body), err.headers);
     if (isDatabaseUnavailable(err))
       return rpcError(res, 503, -32000, 'The database cannot be reached right now; retry in a few seconds.', null, {
         'Retry-After': '5',

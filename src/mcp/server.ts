@@ -53,18 +53,70 @@ const INSTRUCTIONS =
   'Shipyard keeps a project roadmap (milestones) and build log. Call list_my_projects first to get project ids; ' +
   'then get_roadmap / list_build_logs to read and create_milestone, update_milestone, delete_milestone, create_build_log to write.';
 
-/** The answer to tools/list, built once: the JSON Schemas are zod's conversion with the options McpServer uses. */
-const LISTED: { tools: Tool[] } = {
-  tools: TOOLS.map((t) => ({
-    name: t.name,
-    title: t.title,
-    description: t.description,
-    inputSchema: z.toJSONSchema(inputOf(t), { target: 'draft-7', io: 'input' }) as Tool['inputSchema'],
-    outputSchema: z.toJSONSchema(t.output, { target: 'draft-7', io: 'output' }) as Tool['outputSchema'],
-    annotations: { title: t.title, ...t.annotations },
-    execution: { taskSupport: 'forbidden' },
-  })),
-};
+/** Formats that say all a pattern would: zod writes its own long regular expression beside each. */
+const FORMATS_WITHOUT_PATTERN = new Set(['uuid', 'date', 'date-time']);
+/** What an output schema leaves out: limits on what the server itself writes, which no client acts on. */
+const OUTPUT_LIMITS = ['minLength', 'maxLength', 'pattern', 'minimum', 'maximum'];
+
+/**
+ * A JSON Schema as an agent's context pays for it: a `pattern` dropped where the `format` beside it
+ * states the same, a lone reference (`allOf: [{ $ref }]`) written as the reference, and for an
+ * output schema, no length, pattern or range limits (the types, required fields, enums and formats
+ * stay, and the server checks its answers against the full schema: VALIDATE_RESPONSES).
+ */
+function compact(node: unknown, output: boolean): unknown {
+  if (Array.isArray(node)) return node.map((n) => compact(n, output));
+  if (node === null || typeof node !== 'object') return node;
+  const entries = Object.entries(node).map(([k, v]) => [
+    k,
+    k === 'properties' || k === 'definitions' ? compactEach(v, output) : compact(v, output),
+  ]);
+  const schema = Object.fromEntries(entries) as Record<string, unknown>;
+  if (typeof schema.format === 'string' && FORMATS_WITHOUT_PATTERN.has(schema.format)) delete schema.pattern;
+  if (output) for (const limit of OUTPUT_LIMITS) delete schema[limit];
+  delete schema.$schema; // draft-7 is what MCP clients assume
+  const { allOf, ...rest } = schema;
+  if (Array.isArray(allOf) && allOf.length === 1 && Object.keys(rest).length === 0) return allOf[0];
+  return schema;
+}
+
+/** A map of names to schemas (properties, definitions): each value compacted, the names kept as they are. */
+function compactEach(map: unknown, output: boolean): unknown {
+  if (map === null || typeof map !== 'object') return map;
+  return Object.fromEntries(Object.entries(map).map(([name, schema]) => [name, compact(schema, output)]));
+}
+
+/**
+ * A tool as tools/list shows it, built once: the JSON Schemas are zod's conversion, with a shape
+ * used more than once written once under `definitions` and referred to.
+ */
+const listed = (t: ToolDef): Tool => ({
+  name: t.name,
+  title: t.title,
+  description: `${t.description} Needs the ${t.scope} scope.`,
+  inputSchema: compact(z.toJSONSchema(inputOf(t), { target: 'draft-7', io: 'input' }), false) as Tool['inputSchema'],
+  outputSchema: compact(
+    z.toJSONSchema(t.output, { target: 'draft-7', io: 'output', reused: 'ref' }),
+    true,
+  ) as Tool['outputSchema'],
+  annotations: t.annotations,
+});
+const LISTED: readonly Tool[] = TOOLS.map(listed);
+const LISTED_FOR = new Map<string, { tools: Tool[] }>();
+
+/**
+ * The answer to tools/list for a key: the tools its scopes let it call (a tool called without its
+ * scope still answers, with an error naming the scope). One answer per set of scopes, kept.
+ */
+function toolsFor(scopes: readonly string[]): { tools: Tool[] } {
+  const key = [...scopes].sort().join(' ');
+  let answer = LISTED_FOR.get(key);
+  if (!answer) {
+    answer = { tools: LISTED.filter((_, i) => scopes.includes(TOOLS[i]!.scope)) };
+    LISTED_FOR.set(key, answer);
+  }
+  return answer;
+}
 
 /** One for every server: the SDK builds a new Ajv for each server that is not given one. */
 const validator = new AjvJsonSchemaValidator();
@@ -72,6 +124,16 @@ const validator = new AjvJsonSchemaValidator();
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 const issues = (error: z.ZodError): string =>
   error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join('.')}` : i.message)).join('; ');
+
+/** What to do after a refusal, for the refusals an agent can act on. */
+function nextStep(tool: ToolDef, err: ProblemError): string {
+  const takesProject = 'projectId' in tool.input.shape;
+  if (err.status === 404 && takesProject && /^No project with id /.test(err.detail))
+    return ' Call list_my_projects for the ids of the projects you own (role "member" for those you were added to).';
+  if (err.status === 403 && tool.scope === 'projects.write' && /^Only the owner of project /.test(err.detail))
+    return " Members of a project may post build logs (create_build_log); only the project's owner edits its roadmap.";
+  return '';
+}
 
 /** What runTool needs besides the tool's own context. */
 export type RunOptions = {
@@ -137,9 +199,12 @@ export async function runTool(
     } else {
       data = await run(ctx.em);
     }
-    return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
+    return {
+      content: [{ type: 'text', text: tool.summarize(data as never, toolArgs as never) }],
+      structuredContent: data,
+    };
   } catch (err) {
-    if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}`);
+    if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}${nextStep(tool, err)}`);
     opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });
     return errorResult(
       err instanceof OutputMismatch
@@ -156,7 +221,7 @@ export function buildMcpServer(ctx: ToolContext, opts: RunOptions): Server {
     capabilities: { tools: {} },
     instructions: INSTRUCTIONS,
   });
-  server.setRequestHandler(ListToolsRequestSchema, () => LISTED);
+  server.setRequestHandler(ListToolsRequestSchema, () => toolsFor(ctx.actor.scopes));
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     const tool = BY_NAME.get(request.params.name);
     // The router answers an unknown tool before this (-32602 too); this is the same answer.

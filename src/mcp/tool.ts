@@ -22,6 +22,8 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
   /** A create: takes an optional idempotencyKey, so a client's retry replays instead of creating twice. */
   creates?: true;
   run: (args: z.infer<I>, ctx: ToolContext) => Promise<z.infer<O>>;
+  /** The result's text block: a short summary of what was found or changed, not the data again. */
+  summarize: (data: z.infer<O>, args: z.infer<I>) => string;
 };
 
 /** Keeps each tool's argument and result types tied to its own schemas. */

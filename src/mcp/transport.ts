@@ -1,20 +1,18 @@
 /**
  * The MCP endpoint's transport: Streamable HTTP, stateless, JSON responses only — the subset
- * this server speaks — on Express's own request and response. It replaces the SDK's
- * StreamableHTTPServerTransport, which converts every Node request into a Fetch Request and
- * every answer back (through @hono/node-server) and keeps stream bookkeeping a stateless JSON
- * server never uses: that cost MCP `get_roadmap` 10–25% of its throughput (README, Performance,
- * item 17). It sits behind the SDK's own `Transport` interface, under the SDK's `Server`
- * (./server.ts).
+ * this server speaks — on Express's own request and response, behind the SDK's own `Transport`
+ * interface, under the SDK's `Server` (./server.ts). Why it is not the SDK's class:
+ * docs/decisions/0001-mcp-transport.md.
  *
- * The POST rules are the SDK transport's, with its status codes and messages (test/mcp.test.ts
- * checks each): 406 unless Accept lists application/json and text/event-stream, 415 for a body
- * that is not application/json, 400 -32700 for a message that is not JSON-RPC, 400 -32600 for a
- * batch over 100 messages or an initialize inside a batch (and, ours, for two requests with one
- * id: they could not be told apart), 202 with no body when nothing in it
- * is a request, else one JSON answer (an array for a batch). The protocol version header is
- * checked before this, by the router. A stateless server has no stream to send anything else
- * on, so messages the server would send outside a response (progress, logging) are dropped.
+ * The POST rules (test/mcp.test.ts checks each): 406 unless Accept lists application/json and
+ * text/event-stream; 415 for a body that is not application/json; 400 -32600 for JSON that is not
+ * a JSON-RPC message. Batches are 2025-03-26's only (400 -32600 under a later MCP-Protocol-Version),
+ * never empty, at most 100 messages, with one initialize at most and an id of their own for each
+ * request; inside a batch, an element that is not JSON-RPC, or a request the router's precheck
+ * answers, gets its error in its place beside the other answers. 202 with no body when nothing
+ * in it is a request, else one JSON answer (an array for a batch). An HTTP-level refusal of one
+ * request carries its id. A stateless server has no stream to send anything else on, so
+ * messages the server would send outside a response (progress, logging) are dropped.
  */
 import type { Request, Response } from 'express';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -24,7 +22,9 @@ import {
   isInitializeRequest,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
+  type JSONRPCErrorResponse,
   type JSONRPCMessage,
+  type JSONRPCRequest,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 
@@ -39,6 +39,22 @@ export function rpcError(
 ): void {
   res.status(status).set(headers).json({ jsonrpc: '2.0', id, error: { code, message } });
 }
+
+/** The id of the one request a body holds, when it can be read; null otherwise (a batch, a notification). */
+export function requestId(body: unknown): RequestId | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { id } = body as { id?: unknown };
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
+}
+
+/** The protocol version batches belong to: 2025-06-18 removed them. No header means 2025-03-26 (the specification's rule). */
+const BATCH_VERSION = '2025-03-26';
+
+/**
+ * An answer the transport gives a request itself, before the server sees it (the router's checks,
+ * e.g. a tools/call without a tool name); undefined lets the server answer it.
+ */
+export type Precheck = (request: JSONRPCRequest) => JSONRPCErrorResponse['error'] | undefined;
 
 export class JsonResponseTransport implements Transport {
   onmessage?: Transport['onmessage'];
@@ -80,8 +96,9 @@ export class JsonResponseTransport implements Transport {
     this.onclose?.();
   }
 
-  /** Answers one POST: its body already parsed by express.json(). */
-  async handlePost(req: Request, res: Response): Promise<void> {
+  /** Answers one POST: its body already parsed (src/http/json-body.ts). */
+  async handlePost(req: Request, res: Response, precheck: Precheck = () => undefined): Promise<void> {
+    const id = requestId(req.body);
     const accept = req.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return rpcError(
@@ -89,22 +106,22 @@ export class JsonResponseTransport implements Transport {
         406,
         -32000,
         'Not Acceptable: Client must accept both application/json and text/event-stream',
+        id,
       );
     }
     if (!isJsonContentType(req.headers['content-type'])) {
-      return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json', id);
     }
     const batch = Array.isArray(req.body);
+    const refusal = batch ? batchRefusal(req.body, req.header('mcp-protocol-version')) : undefined;
+    if (refusal) return rpcError(res, 400, -32600, `Invalid Request: ${refusal}`);
     const raw: unknown[] = batch ? req.body : [req.body];
-    if (raw.length > MAX_BATCH_SIZE) {
-      return rpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+    // Each element is a JSON-RPC message or answered as an Invalid Request in its place.
+    const parsed = raw.map((m) => JSONRPCMessageSchema.safeParse(m));
+    if (!batch && !parsed[0]!.success) {
+      return rpcError(res, 400, -32600, 'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message', id);
     }
-    const messages: JSONRPCMessage[] = [];
-    for (const m of raw) {
-      const parsed = JSONRPCMessageSchema.safeParse(m);
-      if (!parsed.success) return rpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message');
-      messages.push(parsed.data);
-    }
+    const messages = parsed.flatMap((p) => (p.success ? [p.data] : []));
     if (messages.length > 1 && messages.some(isInitializeRequest)) {
       return rpcError(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
     }
@@ -112,11 +129,38 @@ export class JsonResponseTransport implements Transport {
     if (new Set(requests.map((r) => r.id)).size < requests.length) {
       return rpcError(res, 400, -32600, 'Invalid Request: each request in a batch needs its own id');
     }
-    const answers = requests.map((r) => new Promise<JSONRPCMessage>((resolve) => this.waiting.set(r.id, resolve)));
-    for (const m of messages) this.onmessage?.(m);
-    if (answers.length === 0) return void res.status(202).end();
-    const all = await Promise.race([Promise.all(answers), this.ended]);
+    const toServer: JSONRPCMessage[] = [];
+    const answers = raw.map((m, i): Promise<JSONRPCMessage> | undefined => {
+      const message = parsed[i]!;
+      if (!message.success) return Promise.resolve(invalid(requestId(m)));
+      const request = message.data;
+      if (!isJSONRPCRequest(request)) return void toServer.push(request);
+      const early = precheck(request);
+      if (early) return Promise.resolve({ jsonrpc: '2.0', id: request.id, error: early });
+      toServer.push(request);
+      return new Promise<JSONRPCMessage>((resolve) => this.waiting.set(request.id, resolve));
+    });
+    for (const m of toServer) this.onmessage?.(m);
+    const pending = answers.filter((a): a is Promise<JSONRPCMessage> => a !== undefined);
+    if (pending.length === 0) return void res.status(202).end();
+    const all = await Promise.race([Promise.all(pending), this.ended]);
     if (!all || this.closed || res.writableEnded) return;
     res.status(200).json(batch ? all : all[0]);
   }
 }
+
+/** Why a batch is refused whole: batches belong to 2025-03-26 only, never empty, at most MAX_BATCH_SIZE. */
+function batchRefusal(batch: unknown[], version: string | undefined): string | undefined {
+  if (version !== undefined && version !== BATCH_VERSION)
+    return `batches are not part of protocol version ${version} (only ${BATCH_VERSION}); send one message per POST`;
+  if (batch.length === 0) return 'an empty batch; send at least one message';
+  if (batch.length > MAX_BATCH_SIZE) return `Batch must not exceed ${MAX_BATCH_SIZE} messages`;
+  return undefined;
+}
+
+const invalid = (id: RequestId | null): JSONRPCMessage =>
+  ({
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' },
+  }) as JSONRPCMessage;

@@ -1,7 +1,8 @@
 /** The roadmap's typed reads and the statements its writes run under the project's row lock (src/db/reads.ts). */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
-import { hotRead, iso, reads } from '../db/reads.js';
+import { hotRead, iso, read, reads } from '../db/reads.js';
+import type { MilestoneStatus } from '../../codegen/generated/api/types.gen.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/reads.js';
 
@@ -32,6 +33,22 @@ export const roadmapPage = hotRead(
       .orderBy('m.position')
       .limit(v.limit),
 );
+
+/** A page of a project's roadmap with only the milestones in one of `statuses`. */
+export function roadmapPageWithStatus(
+  em: EntityManager,
+  v: { projectId: string; after: number; limit: number; statuses: readonly MilestoneStatus[] },
+) {
+  return read(
+    em,
+    milestones(reads(em))
+      .where('m.project', '=', v.projectId)
+      .where('m.status', 'in', [...v.statuses])
+      .where('m.position', '>', v.after)
+      .orderBy('m.position')
+      .limit(v.limit),
+  );
+}
 
 /** One milestone of a project. */
 export const milestoneOf = hotRead(['projectId', 'milestoneId'], (db, v: { projectId: string; milestoneId: string }) =>

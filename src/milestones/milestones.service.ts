@@ -9,6 +9,7 @@ import type {
   MilestoneCreate,
   MilestoneUpdate,
   Milestone as MilestoneDto,
+  MilestoneStatus,
 } from '../../codegen/generated/api/types.gen.js';
 import { Milestone } from './milestone.entity.js';
 import { Project } from '../projects/project.entity.js';
@@ -18,7 +19,14 @@ import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
 import { decodeCursor, pageOf, type Page } from '../http/cursor.js';
 import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
-import { highestPosition, lockProject, milestoneOf, roadmapPage, shiftPositions } from './milestones.queries.js';
+import {
+  highestPosition,
+  lockProject,
+  milestoneOf,
+  roadmapPage,
+  roadmapPageWithStatus,
+  shiftPositions,
+} from './milestones.queries.js';
 import { isUuid } from '../http/ids.js';
 
 const isPositionCursor = (v: unknown): v is { position: number } =>
@@ -28,11 +36,14 @@ export async function listMilestones(
   em: EntityManager,
   actor: Actor,
   projectId: string,
-  query: { limit: number; cursor?: string },
+  query: { limit: number; cursor?: string; statuses?: readonly MilestoneStatus[] },
 ): Promise<Page<MilestoneDto>> {
   await assertCanReadProject(em, actor, projectId);
   const after = decodeCursor(query.cursor, isPositionCursor);
-  const rows = await roadmapPage(em, { projectId, after: after?.position ?? 0, limit: query.limit + 1 });
+  const page = { projectId, after: after?.position ?? 0, limit: query.limit + 1 };
+  const rows = query.statuses?.length
+    ? await roadmapPageWithStatus(em, { ...page, statuses: query.statuses })
+    : await roadmapPage(em, page);
   return pageOf(rows, query.limit, presentMilestone, (m) => ({ position: m.position }));
 }
 

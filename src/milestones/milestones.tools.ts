@@ -1,8 +1,16 @@
 import * as z from 'zod';
-import { zMilestone, zMilestoneCreate, zMilestonePage, zMilestoneUpdate } from '../../codegen/generated/api/zod.gen.js';
+import {
+  zCursor,
+  zMilestone,
+  zMilestoneCreate,
+  zMilestoneStatus,
+  zMilestoneUpdate,
+} from '../../codegen/generated/api/zod.gen.js';
+import type { Milestone } from '../../codegen/generated/api/types.gen.js';
 import { defineTool } from '../mcp/tool.js';
 import { badRequest } from '../http/problem.js';
-import { milestoneIdInput, pageInput, projectIdInput } from '../mcp/inputs.js';
+import { detailInput, milestoneIdInput, pageInput, projectIdInput } from '../mcp/inputs.js';
+import { listedItem, listSummary, sized } from '../mcp/answers.js';
 import {
   createMilestone,
   deleteMilestone,
@@ -12,29 +20,82 @@ import {
 } from './milestones.service.js';
 import { presentMilestone } from './milestones.presenter.js';
 
+const SUMMARY = ['id', 'title', 'status', 'position'] as const;
+const line = (m: Partial<Milestone>) =>
+  `${m.position}. [${m.status}] ${m.title}${m.dueDate ? ` (due ${m.dueDate})` : ''} — id ${m.id}`;
+const one = (verb: string, m: Milestone) => `${verb} milestone ${m.position}. [${m.status}] ${m.title} — id ${m.id}`;
+
+/** The milestone fields an agent sends, each described (the contract's own schemas and limits). */
+const milestoneFields = {
+  title: zMilestoneCreate.shape.title.describe('The milestone title (1-200 characters).'),
+  description: zMilestoneCreate.shape.description.describe(
+    'What the milestone is about, markdown (up to 5,000 characters).',
+  ),
+  status: zMilestoneCreate.shape.status.describe('planned (the default), in_progress, done or cancelled.'),
+  dueDate: zMilestoneCreate.shape.dueDate.describe('The day it is due, YYYY-MM-DD.'),
+  position: zMilestoneCreate.shape.position.describe(
+    'Where it goes in the roadmap, 1 = first; later milestones move down. Left out: last.',
+  ),
+};
+const updatedFields = {
+  title: zMilestoneUpdate.shape.title.describe('A new title (1-200 characters).'),
+  description: zMilestoneUpdate.shape.description.describe('A new description (markdown); null clears it.'),
+  status: zMilestoneUpdate.shape.status.describe('planned, in_progress, done or cancelled.'),
+  dueDate: zMilestoneUpdate.shape.dueDate.describe('A new due day, YYYY-MM-DD; null clears it.'),
+  position: zMilestoneUpdate.shape.position.describe('A new place in the roadmap, 1 = first; the others move.'),
+};
+
 export const milestonesTools = [
   defineTool({
     name: 'get_roadmap',
     scope: 'projects.read',
     title: "Get a project's roadmap",
-    description: "A project's milestones in display order (position 1 first), with their status and due dates.",
-    input: z.object({ ...projectIdInput, ...pageInput }).strict(),
-    output: zMilestonePage,
+    description:
+      "A project's milestones in display order (position 1 first), with their status and due dates; 20 at a time " +
+      'unless limit says otherwise. Filter by status; detail "summary" gives ids, titles, status and positions only.',
+    input: z
+      .object({
+        ...projectIdInput,
+        status: z
+          .array(zMilestoneStatus)
+          .min(1)
+          .max(4)
+          .optional()
+          .describe('Only milestones in one of these statuses, e.g. ["planned", "in_progress"].'),
+        ...pageInput,
+        ...detailInput,
+      })
+      .strict(),
+    output: z.object({ items: z.array(listedItem(zMilestone, SUMMARY)), nextCursor: zCursor }),
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: (args, { em, actor }) =>
-      listMilestones(em, actor, args.projectId, { limit: args.limit ?? 100, cursor: args.cursor }),
+    run: async (args, { em, actor }) => {
+      const page = await listMilestones(em, actor, args.projectId, {
+        limit: args.limit ?? 20,
+        cursor: args.cursor,
+        statuses: args.status,
+      });
+      return { ...page, items: sized(page.items, args.detail ?? 'standard', 'get_roadmap', SUMMARY, ['description']) };
+    },
+    summarize: (page, args) =>
+      listSummary(
+        `milestone${page.items.length === 1 ? '' : 's'}${args.status ? ` (${args.status.join(' or ')})` : ''}`,
+        page.items,
+        page.nextCursor,
+        line,
+      ),
   }),
   defineTool({
     name: 'create_milestone',
     scope: 'projects.write',
     title: 'Add a milestone',
     description: `Adds a milestone to a project you own: last in the roadmap, or at \`position\` (later ones move down). Returns the milestone. A roadmap holds at most ${MAX_MILESTONES.toLocaleString('en')} milestones; a full one refuses the call.`,
-    input: z.object({ ...projectIdInput, ...zMilestoneCreate.shape }).strict(),
+    input: z.object({ ...projectIdInput, ...milestoneFields }).strict(),
     output: zMilestone,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     creates: true,
     run: async ({ projectId, ...input }, { em, actor }) =>
       presentMilestone(await createMilestone(em, actor, projectId, input)),
+    summarize: (m) => one('Created', m),
   }),
   defineTool({
     name: 'update_milestone',
@@ -42,7 +103,7 @@ export const milestonesTools = [
     title: 'Update a milestone',
     description:
       'Changes the fields you send on a milestone of a project you own; a field left out keeps its value, null clears description or dueDate. A new position moves it.',
-    input: z.object({ ...projectIdInput, ...milestoneIdInput, ...zMilestoneUpdate.shape }).strict(),
+    input: z.object({ ...projectIdInput, ...milestoneIdInput, ...updatedFields }).strict(),
     output: zMilestone,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     run: async ({ projectId, milestoneId, ...changes }, { em, actor }) => {
@@ -51,6 +112,7 @@ export const milestonesTools = [
         throw badRequest('Nothing to change: send at least one of title, description, status, dueDate, position.');
       return presentMilestone(await updateMilestone(em, actor, projectId, milestoneId, fields));
     },
+    summarize: (m) => one('Updated', m),
   }),
   defineTool({
     name: 'delete_milestone',
@@ -65,5 +127,6 @@ export const milestonesTools = [
       await deleteMilestone(em, actor, projectId, milestoneId);
       return { deleted: true as const, milestoneId };
     },
+    summarize: (r) => `Deleted milestone ${r.milestoneId}; the milestones after it moved up.`,
   }),
 ];

@@ -129,11 +129,14 @@ export async function listPosts(em: EntityManager, actor: Actor, query: PostList
 }
 
 /** A project's build logs, newest first. Hidden ones are shown only to their author. */
+/** Build logs posted at or after `since` (every one without it). */
+const EPOCH = new Date(0);
+
 export async function listBuildLogs(
   em: EntityManager,
   actor: Actor,
   projectId: string,
-  query: { limit: number; cursor?: string },
+  query: { limit: number; cursor?: string; since?: Date },
 ): Promise<Page<PostDto>> {
   await assertCanReadProject(em, actor, projectId);
   const after = decodeCursor(query.cursor, isIdCursor);
@@ -141,6 +144,7 @@ export async function listBuildLogs(
     projectId,
     userId: actorId(actor),
     before: after?.id ?? LAST_ID,
+    since: query.since ?? EPOCH,
     limit: query.limit + 1,
   });
   return pageOf(rows, query.limit, presentPost, (p) => ({ id: p.id }));

@@ -1,21 +1,52 @@
 import * as z from 'zod';
-import { zPost, zPostCreate, zPostPage } from '../../codegen/generated/api/zod.gen.js';
+import { zCursor, zPost, zPostCreate } from '../../codegen/generated/api/zod.gen.js';
+import type { Post } from '../../codegen/generated/api/types.gen.js';
 import { defineTool } from '../mcp/tool.js';
-import { pageInput, projectIdInput } from '../mcp/inputs.js';
+import { detailInput, pageInput, projectIdInput } from '../mcp/inputs.js';
+import { listedItem, listSummary, sized } from '../mcp/answers.js';
 import { createPost, listBuildLogs } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
+
+const SUMMARY = ['id', 'title', 'createdAt'] as const;
+const line = (p: Partial<Post>) => `${p.createdAt?.slice(0, 10)} ${p.title} — id ${p.id}`;
 
 export const postsTools = [
   defineTool({
     name: 'list_build_logs',
     scope: 'projects.read',
     title: "List a project's build logs",
-    description: 'The build logs posted for a project, newest first.',
-    input: z.object({ ...projectIdInput, ...pageInput }).strict(),
-    output: zPostPage,
+    description:
+      'The build logs posted for a project, newest first, 20 at a time unless limit says otherwise; since ' +
+      'keeps the recent ones. Long bodies are shortened unless detail is "full".',
+    input: z
+      .object({
+        ...projectIdInput,
+        since: z.iso
+          .datetime({ offset: true })
+          .or(z.iso.date())
+          .optional()
+          .describe('Only build logs posted at or after this time (YYYY-MM-DD or an ISO 8601 date-time).'),
+        ...pageInput,
+        ...detailInput,
+      })
+      .strict(),
+    output: z.object({ items: z.array(listedItem(zPost, SUMMARY)), nextCursor: zCursor }),
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: (args, { em, actor }) =>
-      listBuildLogs(em, actor, args.projectId, { limit: args.limit ?? 20, cursor: args.cursor }),
+    run: async (args, { em, actor }) => {
+      const page = await listBuildLogs(em, actor, args.projectId, {
+        limit: args.limit ?? 20,
+        cursor: args.cursor,
+        since: args.since === undefined ? undefined : new Date(args.since),
+      });
+      return { ...page, items: sized(page.items, args.detail ?? 'standard', 'list_build_logs', SUMMARY, ['body']) };
+    },
+    summarize: (page, args) =>
+      listSummary(
+        `build log${page.items.length === 1 ? '' : 's'}${args.since ? ` since ${args.since}` : ''}`,
+        page.items,
+        page.nextCursor,
+        line,
+      ),
   }),
   defineTool({
     name: 'create_build_log',
@@ -26,9 +57,9 @@ export const postsTools = [
     input: z
       .object({
         ...projectIdInput,
-        title: zPostCreate.shape.title,
-        body: zPostCreate.shape.body,
-        tags: zPostCreate.shape.tags,
+        title: zPostCreate.shape.title.describe('The headline (1-200 characters).'),
+        body: zPostCreate.shape.body.describe('The build log itself, markdown.'),
+        tags: zPostCreate.shape.tags.describe('Up to 10 lowercase tags, e.g. ["release", "backend"].'),
       })
       .strict(),
     output: zPost,
@@ -36,5 +67,6 @@ export const postsTools = [
     creates: true,
     run: async ({ projectId, ...post }, { em, actor }) =>
       presentPost(await createPost(em, actor, { kind: 'build_log', projectId, ...post })),
+    summarize: (p) => `Posted the build log "${p.title}" — id ${p.id}.`,
   }),
 ];

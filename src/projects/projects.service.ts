@@ -181,11 +181,19 @@ export async function listProjects(
   return pageOf(rows, query.limit, presentProject, (p) => ({ id: p.id }));
 }
 
-/** The projects the actor owns (MCP list_my_projects). */
-export async function listOwnedProjects(
+/** The projects the actor owns, or (role 'member') those it is a member of (MCP list_my_projects). */
+export async function listMyProjects(
   em: EntityManager,
   actor: Actor,
-  query: { limit: number; cursor?: string },
+  query: { limit: number; cursor?: string; role: 'owner' | 'member' },
 ): Promise<Page<ProjectDto>> {
-  return listProjects(em, actor, { ...query, owner: 'me' });
+  if (query.role === 'owner') return listProjects(em, actor, { ...query, owner: 'me' });
+  const after = decodeCursor(query.cursor, isIdCursor);
+  const rows = await readableProjects(em, {
+    userId: actor.userId,
+    memberId: actor.userId,
+    before: after?.id,
+    limit: query.limit + 1,
+  });
+  return pageOf(rows, query.limit, presentProject, (p) => ({ id: p.id }));
 }

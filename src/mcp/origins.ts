@@ -1,0 +1,43 @@
+/**
+ * Which browser pages may call the MCP endpoint (the transport specification's MUST: validate
+ * `Origin`, answer 403 when it is not allowed, against DNS rebinding). A request without `Origin`
+ * comes from a program, not a page (CLI and desktop clients), and is served. A page's request is
+ * served only from this service's own origin (PUBLIC_URL) or one MCP_ALLOWED_ORIGINS lists; those
+ * get CORS headers naming their origin, never `*`. Comparing with the request's own `Host` would
+ * not do: a rebound name sends a matching `Host` and `Origin`.
+ */
+import type { RequestHandler } from 'express';
+import { rpcError } from './transport.js';
+
+/** This service's origin and the configured ones, as a browser writes an `Origin` header. */
+export function mcpOrigins(publicUrl: string | undefined, allowed: readonly string[] = []): ReadonlySet<string> {
+  return new Set([...(publicUrl ? [new URL(publicUrl).origin] : []), ...allowed.map((o) => new URL(o).origin)]);
+}
+
+const EXPOSED = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id'].join(', ');
+
+export function originGate(origins: ReadonlySet<string>): RequestHandler {
+  return (req, res, next) => {
+    const origin = req.headers.origin;
+    if (origin === undefined) return next();
+    if (!origins.has(origin)) {
+      return rpcError(
+        res,
+        403,
+        -32000,
+        `Forbidden: requests from the web page at ${origin.slice(0, 200)} are not accepted. ` +
+          'A browser-based MCP client must be served from this service or an origin listed in MCP_ALLOWED_ORIGINS.',
+      );
+    }
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Vary', 'Origin');
+    res.setHeader('Access-Control-Expose-Headers', EXPOSED);
+    if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+      res.setHeader('Access-Control-Allow-Methods', 'POST');
+      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, MCP-Protocol-Version');
+      res.setHeader('Access-Control-Max-Age', '600');
+      return void res.status(204).end();
+    }
+    next();
+  };
+}

@@ -1,0 +1,330 @@
+/**
+ * The MCP server as an AI agent meets it all day (issue 29): what the transport refuses (Origin,
+ * JSON-RPC's rules, batches per protocol version), answers sized for a model's context, tools/list
+ * per key, and errors that say what to do next. Through the official SDK client for each protocol
+ * version where behaviour differs, and raw HTTP for the transport rules.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { PREVIEW } from '../src/mcp/answers.js';
+
+const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+const PUBLIC = 'https://shipyard.example';
+const ALLOWED = 'http://localhost:6274';
+
+let t: TestServer;
+let owner: TestUser;
+let projectId: string;
+const LONG = 'x'.repeat(5_000);
+
+beforeAll(async () => {
+  t = await startServer({ publicUrl: `${PUBLIC}/`, mcpAllowedOrigins: [ALLOWED] });
+  owner = await userWithKey(t);
+  projectId = (await api.createProject({ client: owner.client, body: { name: uniqueName('Big') } })).data!.id;
+  // The bench's worst case: 100 milestones with 5,000-character descriptions, 30 long build logs.
+  const em = t.db.orm.em.fork();
+  const { createMilestone } = await import('../src/milestones/milestones.service.js');
+  const { createPost } = await import('../src/posts/posts.service.js');
+  const actor = { userId: owner.user.id, via: 'key' as const, scopes: ['projects.write', 'content.write'] as never };
+  for (let i = 1; i <= 100; i++)
+    await createMilestone(em.fork(), actor, projectId, {
+      title: `Milestone ${i}`,
+      description: LONG,
+      status: i % 2 ? 'planned' : 'done',
+    });
+  for (let i = 1; i <= 30; i++)
+    await createPost(em.fork(), actor, { kind: 'build_log', projectId, title: `Log ${i}`, body: 'y'.repeat(20_000) });
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+});
+
+async function connect(token: string, version: string = VERSIONS[0]) {
+  const offer: typeof fetch = async (input, init) => {
+    if (typeof init?.body === 'string' && init.body.includes('"initialize"')) {
+      const msg = JSON.parse(init.body);
+      msg.params.protocolVersion = version;
+      init = { ...init, body: JSON.stringify(msg) };
+    }
+    return fetch(input, init);
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(`${t.apiUrl}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    fetch: offer,
+  });
+  const client = new Client({ name: 'agent-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+type Result = { isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] };
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as Result;
+
+async function post(body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${t.apiUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${owner.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+}
+const listTools = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+const callTool = (id: unknown, name: unknown, args: object = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
+
+describe('transport: Origin (DNS rebinding)', () => {
+  it('serves requests without Origin, and from its own or an allowed origin with CORS naming it', async () => {
+    expect((await post(listTools)).status).toBe(200);
+    for (const origin of [PUBLIC, ALLOWED]) {
+      const res = await post(listTools, { origin });
+      expect(res.status, origin).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+      expect(res.headers.get('vary')).toMatch(/Origin/);
+    }
+  });
+
+  it('refuses a foreign Origin (and a rebound Host) with 403, before looking at the key', async () => {
+    for (const origin of ['http://evil.example.com', 'null', `${PUBLIC}:8443`, 'http://localhost:3000']) {
+      const res = await post(listTools, { origin, authorization: 'Bearer shipyard_pat_wrong' });
+      expect(res.status, origin).toBe(403);
+      expect(res.json.error).toMatchObject({ code: -32000, message: expect.stringMatching(/MCP_ALLOWED_ORIGINS/) });
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    }
+  });
+
+  it('answers a preflight from an allowed origin only', async () => {
+    const preflight = (origin: string) =>
+      fetch(`${t.apiUrl}/mcp`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST' },
+      });
+    const ok = await preflight(ALLOWED);
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(ALLOWED);
+    expect(ok.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+    expect((await preflight('http://evil.example.com')).status).toBe(403);
+  });
+});
+
+describe("transport: JSON-RPC's rules", () => {
+  it('-32600 Invalid Request for JSON that is not JSON-RPC, with the id when it can be read', async () => {
+    const res = await post({ jsonrpc: '1.0', id: 9, method: 'tools/list' });
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ jsonrpc: '2.0', id: 9, error: { code: -32600 } });
+    const anon = await post({ hello: 'world' });
+    expect(anon.json).toMatchObject({ id: null, error: { code: -32600 } });
+  });
+
+  it('-32600 for an empty batch', async () => {
+    const res = await post([]);
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/empty batch/) });
+  });
+
+  it('answers an unknown tool and a bad element inside a batch beside the other answers', async () => {
+    const res = await post([listTools, callTool(2, 'no_such_tool'), 42, callTool(3, 'list_my_projects')]);
+    expect(res.status).toBe(200);
+    expect(res.json).toHaveLength(4);
+    expect(res.json[0]).toMatchObject({ id: 1, result: { tools: expect.any(Array) } });
+    expect(res.json[1]).toMatchObject({
+      id: 2,
+      error: { code: -32602, message: expect.stringMatching(/Unknown tool/) },
+    });
+    expect(res.json[2]).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(res.json[3]).toMatchObject({ id: 3, result: { structuredContent: { items: expect.any(Array) } } });
+  });
+
+  it('says so when tools/call has no tool name', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 'n', method: 'tools/call', params: { arguments: {} } });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      id: 'n',
+      error: { code: -32602, message: expect.stringMatching(/needs params\.name.*list_my_projects/) },
+    });
+  });
+
+  it('accepts batches under 2025-03-26 (or no version header) only', async () => {
+    for (const headers of [{}, { 'mcp-protocol-version': '2025-03-26' }] as Record<string, string>[]) {
+      const res = await post([listTools, { ...listTools, id: 2 }], headers);
+      expect(res.status).toBe(200);
+      expect(res.json).toHaveLength(2);
+    }
+    for (const version of ['2025-06-18', '2025-11-25']) {
+      const res = await post([listTools], { 'mcp-protocol-version': version });
+      expect(res.status, version).toBe(400);
+      expect(res.json.error).toMatchObject({ code: -32600, message: expect.stringContaining(version) });
+    }
+  });
+
+  it('an HTTP-level refusal of one request carries its id', async () => {
+    const notAcceptable = await post({ ...listTools, id: 'x7' }, { accept: 'application/json' });
+    expect(notAcceptable.status).toBe(406);
+    expect(notAcceptable.json.id).toBe('x7');
+    const badVersion = await post({ ...listTools, id: 'x8' }, { 'mcp-protocol-version': '1999-01-01' });
+    expect(badVersion.status).toBe(400);
+    expect(badVersion.json.id).toBe('x8');
+  });
+});
+
+describe('answers sized for a model', () => {
+  for (const version of VERSIONS) {
+    it(`get_roadmap under ${version}: 20 by default, long text shortened, under 40 KB, a short text block`, async () => {
+      const client = await connect(owner.token, version);
+      const res = await call(client, 'get_roadmap', { projectId });
+      expect(res.isError).toBeFalsy();
+      const data = res.structuredContent;
+      expect(data.items).toHaveLength(20);
+      expect(data.nextCursor).toEqual(expect.any(String));
+      expect(data.items[0].description.length).toBeLessThan(PREVIEW + 200);
+      expect(data.items[0].description).toMatch(
+        /shortened: 5,000 characters in all; call get_roadmap with detail "full"/,
+      );
+      expect(JSON.stringify(res).length).toBeLessThan(40_000);
+      const text = res.content[0]!.text;
+      expect(text).toMatch(/^20 milestones\./);
+      expect(text).toMatch(/More after these: call again with cursor/);
+      expect(() => JSON.parse(text)).toThrow();
+      await client.close();
+    });
+  }
+
+  it('every default answer stays under 40 KB, however long the stored text', async () => {
+    const client = await connect(owner.token);
+    for (const [name, args] of [
+      ['get_roadmap', { projectId }],
+      ['list_build_logs', { projectId }],
+      ['list_my_projects', {}],
+    ] as const) {
+      const res = await call(client, name, args);
+      expect(res.isError, name).toBeFalsy();
+      expect(JSON.stringify(res).length, name).toBeLessThan(40_000);
+    }
+    await client.close();
+  });
+
+  it('detail "full" gives the whole text, "summary" ids, titles, status and positions only', async () => {
+    const client = await connect(owner.token);
+    const full = await call(client, 'get_roadmap', { projectId, detail: 'full', limit: 2 });
+    expect(full.structuredContent.items[0].description).toBe(LONG);
+    const summary = await call(client, 'get_roadmap', { projectId, detail: 'summary', limit: 100 });
+    expect(summary.structuredContent.items).toHaveLength(100);
+    expect(Object.keys(summary.structuredContent.items[0]).sort()).toEqual(['id', 'position', 'status', 'title']);
+    expect(summary.structuredContent.nextCursor).toBeNull();
+    const logs = await call(client, 'list_build_logs', { projectId, detail: 'summary' });
+    expect(Object.keys(logs.structuredContent.items[0]).sort()).toEqual(['createdAt', 'id', 'title']);
+    await client.close();
+  });
+
+  it('filters the roadmap by status and the build logs by date', async () => {
+    const client = await connect(owner.token);
+    const done = await call(client, 'get_roadmap', { projectId, status: ['done'], detail: 'summary', limit: 100 });
+    expect(done.structuredContent.items).toHaveLength(50);
+    expect(new Set(done.structuredContent.items.map((m: { status: string }) => m.status))).toEqual(new Set(['done']));
+    const both = await call(client, 'get_roadmap', { projectId, status: ['done', 'planned'], limit: 5 });
+    expect(both.structuredContent.items.map((m: { position: number }) => m.position)).toEqual([1, 2, 3, 4, 5]);
+    const future = await call(client, 'list_build_logs', { projectId, since: '2999-01-01' });
+    expect(future.structuredContent.items).toEqual([]);
+    const today = new Date().toISOString().slice(0, 10);
+    const recent = await call(client, 'list_build_logs', { projectId, since: today, limit: 100 });
+    expect(recent.structuredContent.items).toHaveLength(30);
+    const paged = await call(client, 'list_build_logs', { projectId, limit: 25 });
+    const next = await call(client, 'list_build_logs', { projectId, cursor: paged.structuredContent.nextCursor });
+    expect(next.structuredContent.items).toHaveLength(5);
+    await client.close();
+  });
+
+  it('tools/list is small and describes every argument', async () => {
+    const client = await connect(owner.token);
+    const { tools } = await client.listTools();
+    expect(JSON.stringify(tools).length).toBeLessThan(16_000);
+    for (const tool of tools) {
+      const properties = (tool.inputSchema.properties ?? {}) as Record<string, { description?: string }>;
+      for (const [name, schema] of Object.entries(properties))
+        expect(schema.description, `${tool.name}.${name}`).toEqual(expect.any(String));
+      expect(tool.description, tool.name).toMatch(/Needs the [a-z]+\.[a-z]+ scope\./);
+    }
+    await client.close();
+  });
+});
+
+describe('tools that guide the agent', () => {
+  it('lists the tools a key can call; a tool called anyway names the scope it needs', async () => {
+    const reader = await userWithKey(t, ['projects.read']);
+    const client = await connect(reader.token);
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name).sort()).toEqual(['get_roadmap', 'list_build_logs', 'list_my_projects']);
+    const refused = await call(client, 'create_milestone', { projectId, title: 'x' });
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]!.text).toMatch(/needs the 'projects.write' scope/);
+    await client.close();
+    const poster = await userWithKey(t, ['content.write']);
+    const other = await connect(poster.token);
+    expect((await other.listTools()).tools.map((x) => x.name)).toEqual(['create_build_log']);
+    await other.close();
+  });
+
+  it('points an unknown project to list_my_projects, a member to build logs, a bad position to the range', async () => {
+    const client = await connect(owner.token);
+    const unknown = await call(client, 'get_roadmap', { projectId: '00000000-0000-4000-8000-000000000000' });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.content[0]!.text).toMatch(/Call list_my_projects/);
+    const far = await call(client, 'create_milestone', { projectId, title: 'far', position: 500 });
+    expect(far.content[0]!.text).toMatch(/between 1 and 101/);
+    await client.close();
+
+    const member = await userWithKey(t, ['projects.read', 'projects.write', 'content.write']);
+    await api.addProjectMember({
+      client: owner.client,
+      path: { projectId },
+      body: { username: member.user.username },
+    });
+    const asMember = await connect(member.token);
+    const refused = await call(asMember, 'create_milestone', { projectId, title: 'mine' });
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]!.text).toMatch(/Members of a project may post build logs \(create_build_log\)/);
+    // The member finds the project's id through MCP, and posts there.
+    expect((await call(asMember, 'list_my_projects')).structuredContent.items).toEqual([]);
+    const mine = await call(asMember, 'list_my_projects', { role: 'member', detail: 'summary' });
+    expect(mine.structuredContent.items.map((p: { id: string }) => p.id)).toEqual([projectId]);
+    const posted = await call(asMember, 'create_build_log', { projectId, title: 'From a member', body: 'Hello' });
+    expect(posted.isError).toBeFalsy();
+    expect(posted.content[0]!.text).toMatch(/^Posted the build log "From a member"/);
+    await asMember.close();
+  });
+
+  it('a 429 reaches the agent as a JSON-RPC error saying when to retry; connecting spends one request', async () => {
+    const limited = await startServer({ rateLimitPerMinute: 3 });
+    try {
+      const agent = await userWithKey(limited, ['projects.read']);
+      const transport = new StreamableHTTPClientTransport(new URL(`${limited.apiUrl}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${agent.token}` } },
+      });
+      const client = new Client({ name: 'agent-test', version: '1.0.0' });
+      await client.connect(transport); // initialize: 1 unit; notifications/initialized: none
+      await client.listTools(); // 2
+      await client.callTool({ name: 'list_my_projects', arguments: {} }); // 3
+      const over = await client.callTool({ name: 'list_my_projects', arguments: {} }).catch((err: unknown) => err);
+      expect(over).toBeInstanceOf(McpError);
+      expect((over as McpError).message).toMatch(/Rate limit reached.*retry in \d+ seconds/);
+      expect((over as McpError).data).toMatchObject({ status: 429, retryAfter: expect.any(Number) });
+      await client.close();
+    } finally {
+      await limited.close();
+    }
+  });
+});
