@@ -452,12 +452,12 @@ for (const s of scenarios) {
 console.log(`\nservice RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after the scenarios`);
 
 // What an agent's context pays for the MCP tools: tools/list and each list tool's default answer
-// (no limit, no detail) on the bench's largest data, in bytes and estimated tokens (4 bytes a token).
+// (no limit, no detail) on the bench's largest data (bench/seed.ts: 'bench-agent'), in bytes and
+// estimated tokens (4 bytes a token).
 const mcpAnswers: [string, string, object][] = [
-  ['tools/list', 'tools/list', {}],
-  ['get_roadmap (the written roadmap, 1,000+ milestones)', 'get_roadmap', { projectId: seed.writeProjectId }],
-  ['get_roadmap (50 milestones)', 'get_roadmap', { projectId: seed.projectId }],
-  ['list_build_logs', 'list_build_logs', { projectId: seed.projectId }],
+  ['tools/list (a key with every scope)', 'tools/list', {}],
+  ['get_roadmap: 100 milestones, 5,000-character descriptions', 'get_roadmap', { projectId: seed.agentProjectId }],
+  ['list_build_logs: 30 of 20,000 characters', 'list_build_logs', { projectId: seed.agentProjectId }],
   ['list_my_projects', 'list_my_projects', {}],
 ];
 console.log('\nMCP answer sizes (default arguments)');

@@ -149,6 +149,33 @@ if (!account) {
     [linked!.id],
   );
 }
+// What an agent's context would pay for most (MCP answer sizes): a private project of the bench
+// user with 100 milestones of 5,000-character descriptions and 30 build logs of 20,000 characters.
+const [agent] = await em.execute<{ id: string }[]>(
+  `select id from projects where owner_id = ? and slug = 'bench-agent'`,
+  [user.id],
+);
+let agentProjectId = agent?.id;
+if (!agentProjectId) {
+  const [row] = await em.execute<{ id: string }[]>(
+    `insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
+     values (gen_random_uuid(), ?, 'Bench agent', 'bench-agent', '', repeat('lorem ipsum ', 400), 'building', 'private', '{}', '[]', false, '{}', now(), now()) returning id`,
+    [user.id],
+  );
+  agentProjectId = row!.id;
+  await em.execute(
+    `insert into milestones (id, project_id, title, description, status, position, created_at, updated_at)
+    select gen_random_uuid(), ?, 'Step ' || m, left(repeat('lorem ipsum dolor sit amet ', 200), 5000), 'planned', m, now(), now()
+    from generate_series(1, 100) m`,
+    [agentProjectId],
+  );
+  await em.execute(
+    `insert into posts (id, author_id, project_id, kind, title, body, tags, media_ids, comment_count, reaction_count, created_at, updated_at)
+    select gen_random_uuid(), ?, ?, 'build_log', 'Week ' || i, left(repeat('lorem ipsum dolor sit amet ', 800), 20000), '{}', '{}', 0, 0, now() - (i || ' days')::interval, now()
+    from generate_series(1, 30) i`,
+    [user.id, agentProjectId],
+  );
+}
 const [job] = await em.execute<{ id: string }[]>('select id from jobs order by id desc limit 1');
 const [milestone] = await em.execute<{ id: string }[]>(
   'select id from milestones where project_id = ? and position = 1',
@@ -174,6 +201,7 @@ process.stdout.write(
     projectId,
     writeProjectId,
     baselineWriteProjectId,
+    agentProjectId,
     page1000Cursor: Buffer.from(JSON.stringify({ id: page1000!.id })).toString('base64url'),
     postId,
     commentId: comment!.id,
