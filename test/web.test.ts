@@ -586,6 +586,17 @@ describe('the sign-in budget', () => {
 });
 
 describe('/docs', () => {
+  it('serves its icon at /favicon.ico and links it from every page', async () => {
+    for (const path of ['/favicon.ico', '/assets/favicon.svg']) {
+      const res = await fetch(`${t.baseUrl}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+      expect(await res.text()).toMatch(/^<svg /);
+    }
+    const signin = await (await fetch(`${t.baseUrl}/signin`)).text();
+    expect(signin).toContain('<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">');
+  });
+
   it('renders the reference from the contract, served from here, linking the spec', async () => {
     const res = await fetch(`${t.baseUrl}/docs`);
     const text = await res.text();

@@ -30,7 +30,7 @@ export function settingsPages(github: GithubClient) {
       <form method="post" action="/settings/profile">
         <input type="hidden" name="_csrf" value="${csrf}">
         <label for="p-name">Display name</label><input type="text" id="p-name" name="displayName" maxlength="100" required value="${u.displayName}">
-        <label for="p-bio">Bio</label><textarea id="p-bio" name="bio" rows="4" maxlength="2000" style="width:100%;max-width:28rem">${u.bio}</textarea>
+        <label for="p-bio">Bio</label><textarea id="p-bio" name="bio" rows="4" maxlength="2000" class="wide">${u.bio}</textarea>
         <label for="p-location">Location</label><input type="text" id="p-location" name="location" maxlength="200" value="${u.location ?? ''}">
         <label for="p-website">Website</label><input type="text" id="p-website" name="website" inputmode="url" maxlength="500" value="${u.website ?? ''}">
         <label for="p-skills">Skills</label><input type="text" id="p-skills" name="skills" value="${u.skills.join(', ')}" aria-describedby="p-skills-hint">

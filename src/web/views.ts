@@ -24,10 +24,13 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 }
 const isHtml = (v: unknown): v is Html => typeof v === 'object' && v !== null && 'html' in v;
 
+/** Served as /assets/favicon.svg and /favicon.ico: a hull on a blue tile. */
+export const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#0b5cad"/><path d="M6 18h20l-3 7H9z" fill="#fff"/><path d="M16 5v11M16 6l7 9h-7" stroke="#fff" stroke-width="2" fill="none"/></svg>`;
+
 /** Served as /assets/web.css (the pages' CSP allows styles and scripts from this origin only). */
 export const STYLE = `
-:root { color-scheme: light dark; --fg: #1b1f24; --muted: #57606a; --bg: #fff; --line: #d0d7de; --accent: #0b5cad; --bad: #b42318; --ok: #1a7f37; }
-@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #9da7b3; --bg: #0d1117; --line: #30363d; --accent: #4493f8; --bad: #f85149; --ok: #3fb950; } }
+:root { color-scheme: light dark; --fg: #1b1f24; --muted: #57606a; --bg: #fff; --line: #d0d7de; --accent: #0b5cad; --bad: #b42318; --ok: #1a7f37; --button: #0b5cad; --button-bad: #b42318; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #9da7b3; --bg: #0d1117; --line: #30363d; --accent: #4493f8; --bad: #f85149; --ok: #3fb950; --button: #1f6feb; --button-bad: #b62324; } }
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
 body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
@@ -41,8 +44,9 @@ label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
 input[type=text], input[type=email], input[type=password], input[type=date], select { width: 100%; max-width: 28rem; padding: .5rem; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
 fieldset { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; max-width: 40rem; }
 fieldset label { font-weight: 400; display: flex; gap: .5rem; align-items: baseline; margin: .25rem 0; }
-button, .button { display: inline-block; padding: .5rem 1rem; font: inherit; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; }
-button.danger { background: var(--bad); border-color: var(--bad); }
+button, .button { display: inline-block; padding: .5rem 1rem; font: inherit; border-radius: 6px; border: 1px solid var(--button); background: var(--button); color: #fff; cursor: pointer; text-decoration: none; }
+button.danger { background: var(--button-bad); border-color: var(--button-bad); }
+textarea.wide { width: 100%; max-width: 28rem; }
 button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
 .hint { color: var(--muted); font-size: .9rem; margin: .25rem 0; }
 .error { color: var(--bad); }
@@ -82,7 +86,7 @@ export function page(title: string, user: PageUser, csrf: string, body: Html): s
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="csrf-token" content="${esc(csrf)}">
-<title>${esc(title)} · Shipyard</title><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
+<title>${esc(title)} · Shipyard</title><link rel="icon" href="/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
 <body><header><a class="brand" href="/">Shipyard</a>${nav.html}</header>
 <main id="main">${body.html}</main></body></html>`;
 }

@@ -1,0 +1,140 @@
+/**
+ * Sign up, sign in and sign out. Sign-in and sign-up spend the address's failed sign-in budget
+ * (a 401 is what it counts); a new session gets a new pre-session secret, so every CSRF token
+ * from before sign-in is void.
+ */
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import {
+  closeSession,
+  openSession,
+  SESSION_COOKIE,
+  SESSION_DAYS,
+  signIn,
+  signUp,
+} from '../sessions/sessions.service.js';
+import { cookieOptions, renewPreSession } from './web-context.js';
+import { errorList, html, page } from './views.js';
+import { ProblemError } from '../http/problem.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../users/password-policy.js';
+import { field, wrap } from './web-handler.js';
+
+/** Where to go after signing in: a path of this site, never another site or the sign-in page. */
+const safeNext = (v: string) => (/^\/(?!\/)[\w\-./?=&%]*$/.test(v) && !v.startsWith('/signin') ? v : '/settings/keys');
+
+export function accountPages(opts: { secure: boolean; signInLimiter: RequestHandler }): Router {
+  const { secure, signInLimiter } = opts;
+  const router = Router();
+  const startSession = (res: Response, secret: string) => {
+    res.cookie(SESSION_COOKIE, secret, cookieOptions(secure, SESSION_DAYS * 86_400_000));
+    renewPreSession(res, secure);
+  };
+
+  router.get('/signin', (req, res) => signInPage(req, res));
+  router.post(
+    '/signin',
+    signInLimiter,
+    wrap(async (req, res) => {
+      const login = field(req.body, 'login');
+      const user = await signIn(req.em, login, field(req.body, 'password'));
+      // 401 is what the sign-in budget counts.
+      if (!user) return signInPage(req, res, ['The username, email or password is not right.'], 401, login);
+      startSession(res, (await openSession(req.em, user.id)).secret);
+      res.redirect(303, safeNext(field(req.body, 'next')));
+    }),
+  );
+  router.get('/signup', (req, res) => signUpPage(req, res));
+  router.post(
+    '/signup',
+    signInLimiter,
+    wrap(async (req, res) => {
+      const form = {
+        username: field(req.body, 'username'),
+        email: field(req.body, 'email'),
+        displayName: field(req.body, 'displayName'),
+      };
+      try {
+        const user = await signUp(req.em, { ...form, password: field(req.body, 'password') });
+        startSession(res, (await openSession(req.em, user.id)).secret);
+        res.redirect(303, '/settings/keys');
+      } catch (err) {
+        if (err instanceof ProblemError && (err.status === 400 || err.status === 409)) {
+          // Every field's problem at once, as the key form lists them.
+          return signUpPage(req, res, err.extra.errors?.map((e) => e.message) ?? [err.detail], err.status, form);
+        }
+        if (err instanceof UniqueConstraintViolationException)
+          return signUpPage(req, res, ['That username or email is taken.'], 409, form);
+        throw err;
+      }
+    }),
+  );
+  router.post(
+    '/signout',
+    wrap(async (req, res) => {
+      await closeSession(req.em, req.web!.cookies[SESSION_COOKIE]);
+      res.clearCookie(SESSION_COOKIE, cookieOptions(secure));
+      renewPreSession(res, secure);
+      res.redirect(303, '/signin');
+    }),
+  );
+  return router;
+}
+
+function signInPage(req: Request, res: Response, errors: string[] = [], status = 200, login = ''): void {
+  res
+    .status(status)
+    .type('html')
+    .send(
+      page(
+        'Sign in',
+        req.web!.user,
+        req.web!.csrf,
+        html`
+      <h1>Sign in</h1>${errorList(errors)}
+      <form method="post" action="/signin">
+        <input type="hidden" name="_csrf" value="${req.web!.csrf}">
+        <input type="hidden" name="next" value="${safeNext(field(req.query, 'next') || field(req.body, 'next'))}">
+        <label for="login">Username or email</label>
+        <input type="text" id="login" name="login" autocomplete="username" required value="${login}" ${errors.length ? '' : 'autofocus'}>
+        <label for="password">Password</label>
+        <input type="password" id="password" name="password" autocomplete="current-password" required>
+        <p><button type="submit">Sign in</button></p>
+      </form><p>No account? <a href="/signup">Sign up</a>.</p>`,
+      ),
+    );
+}
+
+function signUpPage(
+  req: Request,
+  res: Response,
+  errors: string[] = [],
+  status = 200,
+  form: Record<string, string> = {},
+): void {
+  res
+    .status(status)
+    .type('html')
+    .send(
+      page(
+        'Sign up',
+        req.web!.user,
+        req.web!.csrf,
+        html`
+      <h1>Create your account</h1>${errorList(errors)}
+      <form method="post" action="/signup">
+        <input type="hidden" name="_csrf" value="${req.web!.csrf}">
+        <label for="username">Username</label>
+        <input type="text" id="username" name="username" autocomplete="username" required maxlength="39" value="${form.username ?? ''}" aria-describedby="username-hint">
+        <p class="hint" id="username-hint">Lowercase letters, digits and inner hyphens; at most 39.</p>
+        <label for="email">Email</label>
+        <input type="email" id="email" name="email" autocomplete="email" required value="${form.email ?? ''}">
+        <label for="displayName">Display name</label>
+        <input type="text" id="displayName" name="displayName" autocomplete="name" maxlength="100" value="${form.displayName ?? ''}">
+        <label for="new-password">Password</label>
+        <input type="password" id="new-password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" aria-describedby="password-hint">
+        <p class="hint" id="password-hint">At least ${PASSWORD_MIN} characters; a few unrelated words make a good password. Not a common one, and without your username.</p>
+        <p><button type="submit">Sign up</button></p>
+      </form><p>Already have an account? <a href="/signin">Sign in</a>.</p>`,
+      ),
+    );
+}
