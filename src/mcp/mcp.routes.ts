@@ -142,6 +142,9 @@ const toolCallPrecheck: Precheck = (request) => {
   return undefined;
 };
 
+/** The largest body read for a key whose budget is spent (to name its requests in the refusal). */
+const READ_WHEN_SPENT = 64 * 1024;
+
 /**
  * Over budget: each request in the body gets a JSON-RPC error saying when to retry, in an HTTP 200
  * answer, so that an MCP client hands the agent the reason instead of failing on the HTTP status.
@@ -181,14 +184,21 @@ export function mcpRouter({
   const router = Router();
   router.use(originGate(origins));
   // The body is read once the key is known to be good (an unauthenticated body is never read),
-  // and what it costs is spent before its faults are answered: a malformed one costs a unit. A key
-  // with nothing left still has its body read (at most 1 MiB) so that its refusal names the request.
+  // and what it costs is spent before its faults are answered: a malformed one costs a unit.
   const parse = chain(...jsonBody());
   const readBody: RequestHandler = (req, res, next) =>
     parse(req, res, (err?: unknown) => {
       if (err) req.bodyError = err;
       next();
     });
+  // A key with nothing left is refused before a large body is read: it cannot make the server
+  // parse for free. A small one (every ordinary call) is read, so that its refusal can answer each
+  // request by its id (rateLimited).
+  const room: RequestHandler = (req, res, next) => {
+    if (Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY) <= READ_WHEN_SPENT) return next();
+    req.budgetUnits = 0;
+    return budget(req, res, next);
+  };
   const spend: RequestHandler = (req, res, next) => {
     req.budgetUnits = req.bodyError
       ? 1
@@ -198,21 +208,29 @@ export function mcpRouter({
       next(err ?? req.bodyError);
     });
   };
-  router.post('/', outerGate(keys, failedAuth), readBody, spend, versionGate, async (req: Request, res: Response) => {
-    const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
-    const transport = new JsonResponseTransport();
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    try {
-      await server.connect(transport);
-      await transport.handlePost(req, res, toolCallPrecheck);
-    } catch (err) {
-      log.error('mcp request failed', { requestId: req.requestId, error: err });
-      if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
-    }
-  });
+  router.post(
+    '/',
+    outerGate(keys, failedAuth),
+    room,
+    readBody,
+    spend,
+    versionGate,
+    async (req: Request, res: Response) => {
+      const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
+      const transport = new JsonResponseTransport();
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      try {
+        await server.connect(transport);
+        await transport.handlePost(req, res, toolCallPrecheck);
+      } catch (err) {
+        log.error('mcp request failed', { requestId: req.requestId, error: err });
+        if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
+      }
+    },
+  );
   router.all('/', (_req, res) =>
     rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, {
       Allow: 'POST',

@@ -239,18 +239,36 @@ describe('API4 resource consumption', () => {
       const two = await post(batch(2));
       expect(two.status).toBe(200);
       expect(two.headers.get('ratelimit')).toMatch(/^"per-key"; r=1;/);
-      // A batch bigger than what is left is refused whole and costs nothing: 100 calls no longer cost one unit.
+      // A batch bigger than what is left is refused whole and costs nothing: 100 calls no longer cost
+      // one unit. Each request gets a JSON-RPC error saying when to retry, which an MCP client hands
+      // to the agent (a bare HTTP 429 would fail in the client library).
       const over = await post(batch(2));
-      expect(over.status).toBe(429);
-      expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(over.status).toBe(200);
+      expect(over.json).toEqual(
+        [1, 2].map((id) => ({
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: -32000,
+            message: expect.stringMatching(/^Rate limit reached: .*retry in \d+ seconds/),
+            data: { status: 429, retryAfter: expect.any(Number) },
+          },
+        })),
+      );
       expect(over.headers.get('ratelimit')).toMatch(/^"per-key"; r=1;/);
       // A malformed body costs its unit too (it is read only once the key is known), and once
       // the budget is spent, even the free notification is refused.
       expect((await post('{"jsonrpc":')).status).toBe(400);
       expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(429);
-      // With nothing left, the key's next body is not even read: a malformed one is refused for the budget.
-      const unread = await post('{"jsonrpc":');
-      expect(unread.status).toBe(429);
+      // With nothing left, a malformed body is refused for the budget, not for its syntax, and a
+      // large one is refused before it is read.
+      const spent = await post('{"jsonrpc":');
+      expect(spent.status).toBe(429);
+      const large = await post(
+        `{"jsonrpc": "2.0", "method": "notifications/x", "params": {"pad": "${'x'.repeat(70_000)}"`,
+      );
+      expect(large.status).toBe(429);
+      expect(large.json.error.message).not.toMatch(/Parse error/);
     } finally {
       await own.close();
     }
