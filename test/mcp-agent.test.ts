@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { gzipSync } from 'node:zlib';
 import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { PREVIEW } from '../src/mcp/answers.js';
@@ -178,6 +179,99 @@ describe("transport: JSON-RPC's rules", () => {
     const badVersion = await post({ ...listTools, id: 'x8' }, { 'mcp-protocol-version': '1999-01-01' });
     expect(badVersion.status).toBe(400);
     expect(badVersion.json.id).toBe('x8');
+  });
+});
+
+describe('transport: what an attacker sends', () => {
+  it('refuses a batch whose invalid element repeats a request id, and an initialize in any batch', async () => {
+    const twice = await post([listTools, { jsonrpc: '2.0', id: 1, method: 5 }]);
+    expect(twice.status).toBe(400);
+    expect(twice.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/its own id/) });
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const alone = await post([init]);
+    expect(alone.status).toBe(400);
+    expect(alone.json.error.message).toMatch(/must not be part of a batch/);
+  });
+
+  it('charges one unit for a batch it refuses whole, and answers it once, however many requests it holds', async () => {
+    const limited = await startServer({ rateLimitPerMinute: 3 });
+    try {
+      const agent = await userWithKey(limited, ['projects.read']);
+      const send = (body: unknown, headers: Record<string, string> = {}) =>
+        fetch(`${limited.apiUrl}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${agent.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...headers,
+          },
+          body: JSON.stringify(body),
+        });
+      const huge = Array.from({ length: 5_000 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/list' }));
+      const refused = await send(huge);
+      expect(refused.status).toBe(400);
+      expect((await refused.json()).error.message).toMatch(/Batch must not exceed 100/);
+      expect(refused.headers.get('ratelimit')).toMatch(/^"per-key"; r=2;/);
+      const late = await send([listTools, { ...listTools, id: 2 }], { 'mcp-protocol-version': '2025-11-25' });
+      expect(late.status).toBe(400);
+      expect(late.headers.get('ratelimit')).toMatch(/^"per-key"; r=1;/);
+      // Over budget, only requests with a usable id are answered, each once.
+      const over = await send([listTools, { ...listTools, id: 2 }, { jsonrpc: '2.0', id: { x: 1 }, method: 'ping' }]);
+      expect(over.status).toBe(200);
+      expect(((await over.json()) as { id: unknown }[]).map((e) => e.id)).toEqual([1, 2]);
+      expect((await send(listTools)).status).toBe(200); // the last unit
+      // Spent: a compressed body is refused before it is read (its real size is unknown).
+      const spent = await fetch(`${limited.apiUrl}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${agent.token}`,
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          accept: 'application/json, text/event-stream',
+        },
+        body: gzipSync(
+          JSON.stringify({ jsonrpc: '2.0', method: 'notifications/x', params: { pad: 'x'.repeat(500_000) } }),
+        ),
+      });
+      expect(spent.status).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("answers a body it cannot read as the client's error, and never splits a character it echoes", async () => {
+    const compress = await post('{}', { 'content-encoding': 'compress' });
+    expect(compress.status).toBe(415);
+    expect(compress.json.error.code).toBe(-32000);
+    const name = `${'a'.repeat(99)}😀`;
+    const res = await post(callTool(1, name));
+    expect(res.json.error.message).toMatch(/^Unknown tool: a{99} \(the tools are/);
+  });
+
+  it("keeps the REST API's CORS off the MCP endpoint in any letter case", async () => {
+    const res = await fetch(`${t.apiUrl.replace('/api/v1', '/api/v1')}/MCP`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://evil.example.com', 'access-control-request-method': 'POST' },
+    });
+    expect(res.status).toBe(403);
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    const allowed = await post(listTools, { origin: ALLOWED });
+    expect(allowed.headers.get('access-control-expose-headers')).toMatch(/RateLimit, RateLimit-Policy, Retry-After/);
+  });
+
+  it('refuses a tampered roadmap cursor as a bad argument, not an internal error', async () => {
+    const client = await connect(owner.token);
+    const cursor = Buffer.from(JSON.stringify({ position: 3_000_000_000 })).toString('base64url');
+    const res = await call(client, 'get_roadmap', { projectId, cursor });
+    expect(res.isError).toBe(true);
+    expect(res.content[0]!.text).not.toMatch(/Internal error/);
+    await client.close();
   });
 });
 

@@ -441,7 +441,7 @@ describe('MCP at the HTTP level', () => {
     expect(twice.status).toBe(400);
     expect(twice.json.error).toMatchObject({
       code: -32600,
-      message: expect.stringMatching(/Only one initialization request/),
+      message: expect.stringMatching(/initialization request must not be part of a batch/),
     });
     const same = await rawMcp(
       [

@@ -41,7 +41,8 @@ function declaredResponseHeaders(doc: OpenApiDocument): string[] {
 export function cors(doc: OpenApiDocument, { except }: { except?: string } = {}): RequestHandler {
   const exposed = declaredResponseHeaders(doc).join(', ');
   return (req, res, next) => {
-    if (!req.headers.origin || (except && (req.path === except || req.path.startsWith(`${except}/`)))) return next();
+    const path = req.path.toLowerCase(); // Express matches paths case-insensitively: so must this
+    if (!req.headers.origin || (except && (path === except || path.startsWith(`${except}/`)))) return next();
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', exposed);
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {

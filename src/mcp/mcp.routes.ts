@@ -26,7 +26,7 @@ import type { Logger } from '../http/log.js';
 import type { FailedAuth } from '../http/rate-limit.js';
 import { buildMcpServer, TOOL_NAMES } from './server.js';
 import { MCP_PROTOCOL_VERSIONS } from './versions.js';
-import { JsonResponseTransport, requestId, rpcError, type Precheck } from './transport.js';
+import { batchRefusal, JsonResponseTransport, requestId, rpcError, type Precheck } from './transport.js';
 import { originGate } from './origins.js';
 
 const SUPPORTED: readonly string[] = MCP_PROTOCOL_VERSIONS;
@@ -58,7 +58,9 @@ const messages = (body: unknown): JsonRpcMessage[] =>
  * a small body, costs nothing, so connecting spends one unit (the initialize), not two; like
  * every POST it is refused once the budget is spent.
  */
-function budgetUnits(body: unknown, bytes: number): number {
+function budgetUnits(body: unknown, bytes: number, version: string | undefined): number {
+  // A batch the transport refuses whole (empty, too long, under a version without batches) costs one unit.
+  if (Array.isArray(body) && batchRefusal(body, version)) return 1;
   const all = messages(body);
   const requests = all.filter((m) => m.id !== undefined && typeof m.method === 'string').length;
   if (requests > 0) return requests;
@@ -116,7 +118,7 @@ function versionGate(req: Request, res: Response, next: NextFunction): void {
       res,
       400,
       -32000,
-      `Bad Request: Unsupported protocol version: ${header} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`,
+      `Bad Request: Unsupported protocol version: ${clip(header, 50)} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`,
       requestId(req.body),
     );
   }
@@ -138,9 +140,19 @@ const toolCallPrecheck: Precheck = (request) => {
       message: `Invalid params: tools/call needs params.name, the tool to call (one of ${tools})`,
     };
   if (!TOOL_NAMES.has(name))
-    return { code: -32602, message: `Unknown tool: ${name.slice(0, 100)} (the tools are ${tools})` };
+    return { code: -32602, message: `Unknown tool: ${clip(name, 100)} (the tools are ${tools})` };
   return undefined;
 };
+
+/**
+ * The size of the body as it will be read: its Content-Length, or unknown (infinite) when it is
+ * compressed (it is read inflated, up to 1 MiB) or sent without a length.
+ */
+function bodyBytes(req: Request): number {
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return Number.POSITIVE_INFINITY;
+  return Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY);
+}
 
 /** The largest body read for a key whose budget is spent (to name its requests in the refusal). */
 const READ_WHEN_SPENT = 64 * 1024;
@@ -152,8 +164,9 @@ const READ_WHEN_SPENT = 64 * 1024;
  */
 function rateLimited(res: Response, body: unknown, err: ProblemError): void {
   const ids = messages(body)
-    .filter((m) => m.id !== undefined && typeof m.method === 'string')
-    .map((m) => m.id);
+    .filter((m) => typeof m.method === 'string')
+    .map((m) => requestId(m))
+    .filter((id) => id !== null);
   if (ids.length === 0) return rpcError(res, 429, -32000, err.detail, null, err.headers);
   const retryAfter = Number(err.headers['Retry-After'] ?? 60);
   const errors = ids.map((id) => ({
@@ -162,6 +175,11 @@ function rateLimited(res: Response, body: unknown, err: ProblemError): void {
     error: { code: -32000, message: `Rate limit reached: ${err.detail}`, data: { status: 429, retryAfter } },
   }));
   res.status(200).json(Array.isArray(body) ? errors : errors[0]);
+}
+
+/** `text` cut to `max` UTF-16 units, never inside a surrogate pair: what an error may echo of the request. */
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : text.slice(0, max).replace(/[\uD800-\uDBFF]$/, '');
 }
 
 /** `checkOutput`: check each tool result against its output schema (VALIDATE_RESPONSES). */
@@ -195,14 +213,12 @@ export function mcpRouter({
   // parse for free. A small one (every ordinary call) is read, so that its refusal can answer each
   // request by its id (rateLimited).
   const room: RequestHandler = (req, res, next) => {
-    if (Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY) <= READ_WHEN_SPENT) return next();
+    if (bodyBytes(req) <= READ_WHEN_SPENT) return next();
     req.budgetUnits = 0;
     return budget(req, res, next);
   };
   const spend: RequestHandler = (req, res, next) => {
-    req.budgetUnits = req.bodyError
-      ? 1
-      : budgetUnits(req.body, Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY));
+    req.budgetUnits = req.bodyError ? 1 : budgetUnits(req.body, bodyBytes(req), req.header('mcp-protocol-version'));
     return budget(req, res, (err?: unknown) => {
       if (err instanceof ProblemError && err.status === 429 && !req.bodyError) return rateLimited(res, req.body, err);
       next(err ?? req.bodyError);
@@ -247,6 +263,10 @@ export function mcpRouter({
         'Retry-After': '5',
       });
     if (err.type === 'entity.too.large') return rpcError(res, 413, -32600, 'Request body too large (limit 1 MiB)');
+    // The body reader's own refusals (an unsupported or corrupt Content-Encoding, a body cut short): the client's.
+    const status = (err as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500)
+      return rpcError(res, status, -32000, `The request body could not be read: ${clip(err.message, 200)}`);
     log.error('mcp error', { requestId: req.requestId, error: err });
     rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
   });

@@ -14,7 +14,15 @@ export function mcpOrigins(publicUrl: string | undefined, allowed: readonly stri
   return new Set([...(publicUrl ? [new URL(publicUrl).origin] : []), ...allowed.map((o) => new URL(o).origin)]);
 }
 
-const EXPOSED = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id'].join(', ');
+/** The response headers a browser client may read: its budget, when to retry, why a key was refused, the request's id. */
+const EXPOSED = [
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'WWW-Authenticate',
+  'X-Request-Id',
+  'Shipyard-Key-Expiration',
+].join(', ');
 
 export function originGate(origins: ReadonlySet<string>): RequestHandler {
   return (req, res, next) => {

@@ -122,11 +122,17 @@ export class JsonResponseTransport implements Transport {
       return rpcError(res, 400, -32600, 'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message', id);
     }
     const messages = parsed.flatMap((p) => (p.success ? [p.data] : []));
-    if (messages.length > 1 && messages.some(isInitializeRequest)) {
-      return rpcError(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
+    if (batch && messages.some(isInitializeRequest)) {
+      return rpcError(res, 400, -32600, 'Invalid Request: an initialization request must not be part of a batch');
     }
-    const requests = messages.filter(isJSONRPCRequest);
-    if (new Set(requests.map((r) => r.id)).size < requests.length) {
+    // Every id in the batch, the invalid elements' included: two answers with one id could not be told apart.
+    const ids = raw.flatMap((m, i) => {
+      const p = parsed[i]!;
+      if (p.success) return isJSONRPCRequest(p.data) ? [p.data.id] : [];
+      const id = requestId(m);
+      return id === null ? [] : [id];
+    });
+    if (new Set(ids).size < ids.length) {
       return rpcError(res, 400, -32600, 'Invalid Request: each request in a batch needs its own id');
     }
     const toServer: JSONRPCMessage[] = [];
@@ -150,7 +156,7 @@ export class JsonResponseTransport implements Transport {
 }
 
 /** Why a batch is refused whole: batches belong to 2025-03-26 only, never empty, at most MAX_BATCH_SIZE. */
-function batchRefusal(batch: unknown[], version: string | undefined): string | undefined {
+export function batchRefusal(batch: unknown[], version: string | undefined): string | undefined {
   if (version !== undefined && version !== BATCH_VERSION)
     return `batches are not part of protocol version ${version} (only ${BATCH_VERSION}); send one message per POST`;
   if (batch.length === 0) return 'an empty batch; send at least one message';

@@ -29,8 +29,11 @@ import {
 } from './milestones.queries.js';
 import { isUuid } from '../http/ids.js';
 
-const isPositionCursor = (v: unknown): v is { position: number } =>
-  typeof v === 'object' && v !== null && Number.isInteger((v as { position?: unknown }).position);
+/** A roadmap cursor: a position the column can hold (a larger one is a tampered cursor, a 400). */
+const isPositionCursor = (v: unknown): v is { position: number } => {
+  const position = (v as { position?: unknown } | null)?.position;
+  return Number.isInteger(position) && (position as number) >= 0 && (position as number) <= 2 ** 31 - 1;
+};
 
 export async function listMilestones(
   em: EntityManager,
