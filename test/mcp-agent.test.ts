@@ -59,6 +59,8 @@ async function connect(token: string, version: string = VERSIONS[0]) {
   });
   const client = new Client({ name: 'agent-test', version: '1.0.0' });
   await client.connect(transport);
+  // The SDK client checks every structuredContent against its tool's outputSchema once it has the list.
+  await client.listTools();
   return client;
 }
 

@@ -47,6 +47,8 @@ async function connect(token: string, offer?: string) {
   });
   const client = new Client({ name: 'shipyard-test', version: '1.0.0' });
   await client.connect(transport);
+  // The SDK client checks every structuredContent against its tool's outputSchema once it has the list.
+  await client.listTools();
   return { client, transport };
 }
 
