@@ -12,11 +12,15 @@ export const PREVIEW = 400;
 /** How many items the text summary names before "and N more". */
 const NAMED = 10;
 
+/** `text` cut to `max` UTF-16 units, never inside a surrogate pair. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : text.slice(0, max).replace(/[\uD800-\uDBFF]$/, '');
+}
+
 /** `text` cut to PREVIEW characters with a marker saying how long it is and how to get it whole. */
 function shorten(text: string, tool: string): string {
   if (text.length <= PREVIEW) return text;
-  const cut = text.slice(0, PREVIEW).replace(/[\uD800-\uDBFF]$/, '');
-  return `${cut}… [shortened: ${text.length.toLocaleString('en')} characters in all; call ${tool} with detail "full" for the whole text]`;
+  return `${clip(text, PREVIEW)}… [shortened: ${text.length.toLocaleString('en')} characters in all; call ${tool} with detail "full" for the whole text]`;
 }
 
 /** Each item as `detail` asks: only `keep` for a summary, long `texts` shortened by default, whole when full. */

@@ -28,6 +28,7 @@ import { buildMcpServer, TOOL_NAMES } from './server.js';
 import { MCP_PROTOCOL_VERSIONS } from './versions.js';
 import { batchRefusal, JsonResponseTransport, requestId, rpcError, type Precheck } from './transport.js';
 import { originGate } from './origins.js';
+import { clip } from './answers.js';
 
 const SUPPORTED: readonly string[] = MCP_PROTOCOL_VERSIONS;
 
@@ -175,11 +176,6 @@ function rateLimited(res: Response, body: unknown, err: ProblemError): void {
     error: { code: -32000, message: `Rate limit reached: ${err.detail}`, data: { status: 429, retryAfter } },
   }));
   res.status(200).json(Array.isArray(body) ? errors : errors[0]);
-}
-
-/** `text` cut to `max` UTF-16 units, never inside a surrogate pair: what an error may echo of the request. */
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : text.slice(0, max).replace(/[\uD800-\uDBFF]$/, '');
 }
 
 /** `checkOutput`: check each tool result against its output schema (VALIDATE_RESPONSES). */

@@ -155,7 +155,7 @@ export async function deleteProject(em: EntityManager, actor: Actor, projectId: 
 }
 
 /** `owner` is a username or `me`; `ownerId` a user already looked up (GET /users/{username}/projects). */
-export type ProjectListQuery = { owner?: string; ownerId?: string; limit: number; cursor?: string };
+export type ProjectListQuery = { owner?: string; ownerId?: string; memberId?: string; limit: number; cursor?: string };
 
 export async function listProjects(
   em: EntityManager,
@@ -175,6 +175,7 @@ export async function listProjects(
   const rows = await readableProjects(em, {
     userId: actorId(actor),
     ownerId,
+    memberId: query.memberId,
     before: after?.id,
     limit: query.limit + 1,
   });
@@ -187,13 +188,6 @@ export async function listMyProjects(
   actor: Actor,
   query: { limit: number; cursor?: string; role: 'owner' | 'member' },
 ): Promise<Page<ProjectDto>> {
-  if (query.role === 'owner') return listProjects(em, actor, { ...query, owner: 'me' });
-  const after = decodeCursor(query.cursor, isIdCursor);
-  const rows = await readableProjects(em, {
-    userId: actor.userId,
-    memberId: actor.userId,
-    before: after?.id,
-    limit: query.limit + 1,
-  });
-  return pageOf(rows, query.limit, presentProject, (p) => ({ id: p.id }));
+  const { role, ...page } = query;
+  return listProjects(em, actor, role === 'owner' ? { ...page, owner: 'me' } : { ...page, memberId: actor.userId });
 }
