@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../src/db/database.js';
+import { uniqueName } from './harness.js';
 import { reads } from '../src/db/reads.js';
 import type { Actor } from '../src/http/actor.js';
 import { SCOPE_IDS } from '../src/keys/scopes.js';
@@ -62,9 +63,11 @@ const actor = (u: number): Actor => ({ userId: users[u]!.id, via: 'key', scopes:
 beforeAll(async () => {
   db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: '', inMemory: true });
   const em = db.orm.em.fork();
-  users = Array.from({ length: USERS }, (_, i) =>
-    em.create(User, { username: `rules-${i}`, email: `rules-${i}@example.com`, displayName: `Rules ${i}` }),
-  );
+  // Names of their own: the suite may run again on the same PostgreSQL database.
+  users = Array.from({ length: USERS }, (_, i) => {
+    const username = uniqueName('rules');
+    return em.create(User, { username, email: `${username}@example.com`, displayName: `Rules ${i}` });
+  });
   await em.flush();
 });
 afterAll(async () => {
