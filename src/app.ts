@@ -54,6 +54,8 @@ export type AppDeps = {
   > &
     Partial<Pick<Config, 'trustProxy' | 'rateLimitPerUserPerMinute'>> & {
       requestTimeoutMs?: number;
+      /** Only tests set it: a shorter request-budget window than a minute. */
+      rateLimitWindowMs?: number;
       keyCacheSeconds?: number;
       searchCacheSeconds?: number;
       countsCacheSeconds?: number;
@@ -97,6 +99,7 @@ export function createApp({
     requestsPerMinutePerUser: config.rateLimitPerUserPerMinute ?? 2 * config.rateLimitPerMinute,
     failedAuthPerMinutePerAddress: config.failedAuthPerMinute,
     failedSignInsPerAddress: config.failedSignInsPer15Minutes,
+    windowMs: config.rateLimitWindowMs,
   };
   const counters: Counters = redis ? new RedisCounters(redis, new MemoryCounters(), log) : new MemoryCounters();
   const budget = requestBudget(counters, limits);

@@ -40,6 +40,8 @@ export type TestServer = {
 export type ServerOptions = {
   contract?: OpenApiDocument;
   rateLimitPerMinute?: number;
+  /** A request-budget window shorter than a minute, to see a refused client come back. */
+  rateLimitWindowMs?: number;
   failedAuthPerMinute?: number;
   requestTimeoutMs?: number;
   keyCacheSeconds?: number;
@@ -67,6 +69,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       uploadMaxBytes: UPLOAD_MAX_BYTES,
       mediaDir,
       rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT,
+      rateLimitWindowMs: opts.rateLimitWindowMs,
       failedAuthPerMinute: opts.failedAuthPerMinute ?? TEST_RATE_LIMIT,
       requestTimeoutMs: opts.requestTimeoutMs,
       keyCacheSeconds: opts.keyCacheSeconds,

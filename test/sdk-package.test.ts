@@ -1,15 +1,20 @@
 /**
  * The SDK as an integrator gets it: `make sdk`'s tarball installed into a fresh project (no
- * registry needed: the package has no dependencies), then a script in that project calls a
- * running server with a real key.
+ * registry needed: the package has no dependencies), type-checked there with `tsc --strict`, and
+ * scripts in that project calling a listening server with real keys: typed errors, pagination,
+ * retries (a dropped connection, a 429), idempotent creates, timeouts, and a key that never shows.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, type TestServer } from './harness.js';
+import { keyFor, startServer, uniqueName, userWithKey, type TestServer } from './harness.js';
+import { SCRIPTS, TYPED_USE } from './sdk-scripts.js';
 
 // Asynchronous on purpose: the server under test runs in this process and must keep answering.
 const run = promisify(execFile);
@@ -19,44 +24,198 @@ let project: string;
 beforeAll(async () => {
   t = await startServer();
   project = mkdtempSync(join(tmpdir(), 'shipyard-sdk-user-'));
-});
+  const tarball = (await run(process.execPath, ['--import', 'tsx', 'codegen/sdk/build.ts'])).stdout
+    .trim()
+    .split('\n')
+    .at(-1)!;
+  expect(tarball).toMatch(/shipyard-sdk-\d+\.\d+\.\d+\.tgz$/);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
+  await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], { cwd: project });
+  for (const [name, text] of Object.entries(SCRIPTS)) writeFileSync(join(project, name), text);
+}, 180_000);
 afterAll(async () => {
   await t?.close();
   if (project) rmSync(project, { recursive: true, force: true });
 });
 
-describe('the SDK package', () => {
-  it('installs from the packed tarball and calls a running server', async () => {
-    const tarball = (await run(process.execPath, ['--import', 'tsx', 'codegen/sdk/build.ts'])).stdout
-      .trim()
-      .split('\n')
-      .at(-1)!;
-    expect(tarball).toMatch(/shipyard-sdk-\d+\.\d+\.\d+\.tgz$/);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
-    await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], { cwd: project });
+/** Runs one of the scripts in the integrator's project; returns the JSON it printed last. */
+async function script(name: string, env: Record<string, string>): Promise<Record<string, any>> {
+  const { stdout } = await run(process.execPath, [name], { cwd: project, env: { ...process.env, ...env } });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!);
+}
 
-    const ada = await userWithKey(t, ['profile.read', 'projects.read', 'projects.write']);
+/** A plain HTTP proxy in front of a server, recording what it forwards, able to drop an answer. */
+function proxy(target: string, dropAnswer: (method: string, path: string, n: number) => boolean) {
+  const seen: { method: string; path: string; headers: IncomingHttpHeaders }[] = [];
+  const server: Server = createHttpServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    seen.push({ method: req.method!, path: req.url!, headers: req.headers });
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host') headers.set(k, v);
+    const body = chunks.length ? Buffer.concat(chunks) : undefined;
+    const upstream = await fetch(new URL(req.url!, target), { method: req.method, headers, body });
+    const answer = Buffer.from(await upstream.arrayBuffer());
+    // The server has done the work and answered; the client never hears it.
+    if (dropAnswer(req.method!, req.url!, seen.length)) return req.socket.destroy();
+    res.writeHead(upstream.status, Object.fromEntries([...upstream.headers].filter(([k]) => k !== 'content-encoding')));
+    res.end(answer);
+  });
+  return new Promise<{ url: string; seen: typeof seen; close: () => Promise<void> }>((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        seen,
+        close: () => new Promise((r) => server.close(() => r())),
+      }),
+    ),
+  );
+}
+
+describe('the SDK package', () => {
+  it('type-checks under tsc --strict: typed data, errors, options and pagination; response needs no `!`', async () => {
+    writeFileSync(join(project, 'use.ts'), TYPED_USE);
+    // The README's five-line start, as written there.
+    const readme = readFileSync('README.md', 'utf8');
+    const start = /### The specification and the SDK[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(start).toContain('createShipyard');
     writeFileSync(
-      join(project, 'use.mjs'),
-      `
-      import { shipyardClient, getCurrentUser, createProject, listProjects, listJobs } from '@shipyard/sdk';
-      const client = shipyardClient({ baseUrl: process.env.SHIPYARD_URL, apiKey: process.env.SHIPYARD_API_KEY });
-      const me = await getCurrentUser({ client });
-      const created = await createProject({ client, body: { name: 'From the SDK' } });
-      const mine = await listProjects({ client, query: { owner: 'me' } });
-      const jobs = await listJobs({ client });
-      console.log(JSON.stringify({ me: me.data.username, created: created.response.status, names: mine.data.items.map((p) => p.name), jobs: jobs.response.status, jobsError: jobs.error }));
-    `,
+      join(project, 'readme.ts'),
+      `declare const process: { env: Record<string, string | undefined> };\n${start}`,
     );
-    const { stdout: out } = await run(process.execPath, ['use.mjs'], {
-      cwd: project,
-      env: { ...process.env, SHIPYARD_URL: t.baseUrl, SHIPYARD_API_KEY: ada.token },
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          lib: ['es2022', 'dom', 'dom.iterable'],
+          types: [],
+        },
+        files: ['use.ts', 'readme.ts'],
+      }),
+    );
+    const tsc = join(process.cwd(), 'node_modules/typescript/bin/tsc');
+    const checked = await run(process.execPath, [tsc, '-p', '.'], { cwd: project }).catch((e) => e);
+    expect(`${checked.stdout ?? ''}${checked.stderr ?? ''}`).toBe('');
+  }, 60_000);
+
+  it('answers every error status with a typed ShipyardError, and never shows the key', async () => {
+    const ada = await userWithKey(t, ['profile.read', 'projects.read', 'projects.write']);
+    const slug = uniqueName();
+    const out = await script('errors.mjs', { SHIPYARD_URL: t.baseUrl, SHIPYARD_API_KEY: ada.token, SLUG: slug });
+    expect(out.leaks).toEqual([]);
+    expect(out.me).toBe(ada.user.username);
+    const problem = (slugName: string) => `https://shipyard.dev/problems/${slugName}`;
+    expect(out.errors[400]).toMatchObject({ name: 'ShipyardError', status: 400, type: problem('validation') });
+    expect(out.errors[400].errors.length).toBeGreaterThan(0);
+    expect(out.errors[401]).toMatchObject({ status: 401, type: problem('invalid-token') });
+    expect(out.errors[403]).toMatchObject({
+      status: 403,
+      type: problem('insufficient-scope'),
+      requiredScope: 'jobs.read',
+      grantedScopes: ['profile.read', 'projects.read', 'projects.write'],
     });
-    const result = JSON.parse(out.trim().split('\n').at(-1)!);
-    expect(result.me).toBe(ada.user.username);
-    expect(result.created).toBe(201);
-    expect(result.names).toEqual(['From the SDK']);
-    expect(result.jobs).toBe(403);
-    expect(result.jobsError).toMatchObject({ status: 403, requiredScope: 'jobs.read' });
-  }, 120_000);
+    expect(out.errors[404]).toMatchObject({ status: 404, type: problem('not-found'), is: true });
+    expect(out.errors[409]).toMatchObject({ status: 409, type: problem('conflict') });
+    for (const e of Object.values(out.errors) as Record<string, any>[]) {
+      expect(e.instanceOf).toBe(true);
+      expect(e.message).toBe(`${e.title}: ${e.detail}`);
+      expect(e.requestId).toMatch(/\S/);
+      expect(e.stack).toContain('ShipyardError');
+    }
+    // Without throwOnError the same error comes back in place, with its response.
+    expect(out.inPlace).toEqual({ status: 403, isShipyardError: true, requiredScope: 'jobs.read' });
+  }, 60_000);
+
+  it('refuses to start without an absolute baseUrl or a key, with a clear message', async () => {
+    const out = await script('setup.mjs', {});
+    expect(out.noBaseUrl).toMatch(/baseUrl must be the server's absolute URL/);
+    expect(out.relative).toMatch(/baseUrl must be the server's absolute URL/);
+    expect(out.noKey).toMatch(/apiKey is missing/);
+    expect(out.notAKey).toMatch(/does not look like a Shipyard key/);
+    expect(out.notAKey).not.toContain('hunter2');
+    expect(out.noClient).toMatch(/no server configured/);
+  });
+
+  it('pages to the end of a list of more than two pages, and stops at maxItems', async () => {
+    const ada = await userWithKey(t, ['projects.read', 'projects.write']);
+    const out = await script('paginate.mjs', { SHIPYARD_URL: t.baseUrl, SHIPYARD_API_KEY: ada.token });
+    expect(out.created).toBe(12);
+    expect(out.all).toEqual(out.createdTitles);
+    expect(out.pagesFetched).toBe(3);
+    expect(out.capped).toEqual(out.createdTitles.slice(0, 7));
+    expect(out.cappedPagesFetched).toBe(2);
+    expect(out.functionStyle).toBe(12);
+  }, 60_000);
+
+  it('retries a create whose answer was lost with the same Idempotency-Key: it happens once', async () => {
+    const ada = await userWithKey(t, ['projects.read', 'projects.write']);
+    const front = await proxy(
+      t.baseUrl,
+      (method, path, n) => method === 'POST' && path.endsWith('/projects') && n === 1,
+    );
+    try {
+      const name = `Once ${uniqueName()}`;
+      const out = await script('dropped.mjs', { SHIPYARD_URL: front.url, SHIPYARD_API_KEY: ada.token, NAME: name });
+      expect(out).toMatchObject({ status: 201, replayed: 'true', named: 1 });
+      const posts = front.seen.filter((s) => s.method === 'POST');
+      expect(posts).toHaveLength(2);
+      expect(posts[0]!.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(posts[1]!.headers['idempotency-key']).toBe(posts[0]!.headers['idempotency-key']);
+      expect(posts[0]!.headers['user-agent']).toMatch(
+        /^shipyard-sdk-typescript\/\d+\.\d+\.\d+ \(api \d+\.\d+\.\d+; node v/,
+      );
+      expect(posts[0]!.headers.authorization).toBe(`Bearer ${ada.token}`);
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it("waits out a 429's Retry-After and then succeeds; with retries off the 429 is a typed error", async () => {
+    const limited = await startServer({ rateLimitPerMinute: 2, rateLimitWindowMs: 2_000 });
+    try {
+      const ada = await userWithKey(limited, ['profile.read']);
+      const out = await script('rate-limited.mjs', { SHIPYARD_URL: limited.baseUrl, SHIPYARD_API_KEY: ada.token });
+      expect(out.refused).toMatchObject({ status: 429, type: 'https://shipyard.dev/problems/rate-limited' });
+      expect(out.refused.retryAfter).toBeGreaterThanOrEqual(1);
+      expect(out.statuses).toEqual([200, 200, 429, 200]);
+      expect(out.waitedMs).toBeGreaterThanOrEqual(out.retryAfterS * 1000 - 50);
+      expect(out.answered).toBe(true);
+    } finally {
+      await limited.close();
+    }
+  }, 60_000);
+
+  it('times out on a server that never answers, as a network error (not a problem), after its retries', async () => {
+    const sockets: Socket[] = [];
+    const silent: TcpServer = createTcpServer((s) => sockets.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const port = (silent.address() as AddressInfo).port;
+    const closed = createTcpServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    try {
+      const token = await keyFor(t, (await userWithKey(t, ['profile.read'])).user.id, ['profile.read']);
+      const out = await script('timeout.mjs', {
+        SHIPYARD_URL: `http://127.0.0.1:${port}`,
+        CLOSED_URL: `http://127.0.0.1:${closedPort}`,
+        SHIPYARD_API_KEY: token,
+      });
+      expect(out.once).toMatchObject({ name: 'ShipyardTimeoutError', network: true, problem: false, timeoutMs: 200 });
+      expect(out.once.attempts).toBe(1);
+      expect(out.retried).toMatchObject({ name: 'ShipyardTimeoutError', attempts: 3 });
+      expect(out.inPlace).toMatchObject({ name: 'ShipyardTimeoutError' });
+      expect(out.refused).toMatchObject({ name: 'ShipyardNetworkError', network: true, problem: false });
+      expect(out.refused.url).toBe(`http://127.0.0.1:${closedPort}/api/v1/users/me`);
+      expect(out.leaks).toEqual([]);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
+  }, 60_000);
 });

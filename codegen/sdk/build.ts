@@ -3,7 +3,7 @@
  * fetch client, the SDK functions and the types; not the server's zod schemas) beside
  * src/index.ts, compiles it to ESM with declarations, and packs it. Prints the tarball's path.
  */
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -17,15 +17,60 @@ cpSync(join(root, 'codegen/generated/api'), join(build, 'src/generated'), {
   recursive: true,
   filter: (p) => !p.endsWith('zod.gen.ts'),
 });
-cpSync(join(here, 'src/index.ts'), join(build, 'src/index.ts'));
+for (const file of readdirSync(join(here, 'src'))) cpSync(join(here, 'src', file), join(build, 'src', file));
 cpSync(join(root, 'codegen/generated/openapi.json'), join(build, 'openapi.json'));
 cpSync(join(here, 'README.md'), join(build, 'README.md'));
+cpSync(join(here, 'CHANGELOG.md'), join(build, 'CHANGELOG.md'));
 
-const spec = JSON.parse(readFileSync(join(root, 'codegen/generated/openapi.json'), 'utf8')) as {
-  info: { version: string };
+type Spec = {
+  info: { version: string; license?: { name: string; identifier?: string; url?: string } };
+  paths: Record<string, Record<string, { parameters?: { $ref?: string; name?: string; in?: string }[] }>>;
 };
+const spec = JSON.parse(readFileSync(join(root, 'codegen/generated/openapi.json'), 'utf8')) as Spec;
 const pkg = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')) as Record<string, unknown>;
-writeFileSync(join(build, 'package.json'), `${JSON.stringify({ ...pkg, version: spec.info.version }, null, 2)}\n`);
+
+// The creates that accept an Idempotency-Key: the SDK sets one on each unless the caller does.
+const acceptsKey = (p: { $ref?: string; name?: string; in?: string }) =>
+  p.$ref?.endsWith('/IdempotencyKey') || (p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key');
+const creates = Object.entries(spec.paths)
+  .filter(([, item]) => item.post?.parameters?.some(acceptsKey))
+  .map(([path]) => path)
+  .sort();
+writeFileSync(
+  join(build, 'src/meta.ts'),
+  `// Written by codegen/sdk/build.ts from the contract the SDK was generated from.
+/** The SDK's version: the version of the API contract it was generated from. */
+export const SDK_VERSION = ${JSON.stringify(spec.info.version)};
+/** The contract's info.version. */
+export const API_VERSION = ${JSON.stringify(spec.info.version)};
+/** POST paths that accept an Idempotency-Key. */
+export const IDEMPOTENT_CREATES: ReadonlySet<string> = new Set(${JSON.stringify(creates)});
+`,
+);
+
+// One licence for the contract and its SDK: the spec's info.license.
+const license = spec.info.license;
+const spdx = license?.identifier && !license.identifier.startsWith('LicenseRef-') ? license.identifier : undefined;
+if (!spdx) {
+  writeFileSync(
+    join(build, 'LICENSE'),
+    `${license?.name ?? 'All rights reserved'}: the Shipyard API contract and this SDK, generated from it, are licensed together${license?.url ? `; terms at ${license.url}` : ''}.\n`,
+  );
+}
+writeFileSync(
+  join(build, 'package.json'),
+  `${JSON.stringify(
+    {
+      ...pkg,
+      version: spec.info.version,
+      license: spdx ?? 'SEE LICENSE IN LICENSE',
+      shipyard: { apiVersion: spec.info.version },
+      files: [...(pkg.files as string[]), ...(spdx ? [] : ['LICENSE'])],
+    },
+    null,
+    2,
+  )}\n`,
+);
 writeFileSync(
   join(build, 'tsconfig.json'),
   JSON.stringify(

@@ -21,12 +21,13 @@ export type RateLimits = {
   requestsPerMinutePerUser: number;
   failedAuthPerMinutePerAddress: number;
   failedSignInsPerAddress?: number;
+  /** The length of a request budget's window (one minute; tests shorten it to see a budget refill). */
+  windowMs?: number;
 };
 
 /** Failed web sign-ins (and sign-ups) per client address, per 15 minutes, before 429. */
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
-const WINDOW_MS = 60_000;
-const WINDOW_S = WINDOW_MS / 1000;
+const MINUTE_MS = 60_000;
 
 /** The client's address as a budget's name (IPv6 by its /56, as express-rate-limit groups them). */
 const addressOf = (req: Request) => ipKeyGenerator(req.ip ?? '');
@@ -57,6 +58,10 @@ declare global {
 type Policy = { policy: string; key: string; limit: number; refusal: string };
 
 /** The budgets a request spends: its key's and its user's, or (public and session operations) its address's. */
+const windowOf = (limits: RateLimits) => limits.windowMs ?? MINUTE_MS;
+const per = (limits: RateLimits) =>
+  windowOf(limits) === MINUTE_MS ? 'in a minute' : `in ${windowOf(limits) / 1000} seconds`;
+
 function budgetsOf(req: Request, limits: RateLimits): Policy[] {
   const actor = req.actor;
   if (actor?.keyId) {
@@ -65,13 +70,13 @@ function budgetsOf(req: Request, limits: RateLimits): Policy[] {
         policy: 'per-key',
         key: `key:${actor.keyId}`,
         limit: limits.requestsPerMinutePerKey,
-        refusal: `This API key made more than ${limits.requestsPerMinutePerKey} requests in a minute`,
+        refusal: `This API key made more than ${limits.requestsPerMinutePerKey} requests ${per(limits)}`,
       },
       {
         policy: 'per-user',
         key: `user:${actor.userId}`,
         limit: limits.requestsPerMinutePerUser,
-        refusal: `The API keys of this account made more than ${limits.requestsPerMinutePerUser} requests in a minute together`,
+        refusal: `The API keys of this account made more than ${limits.requestsPerMinutePerUser} requests ${per(limits)} together`,
       },
     ];
   }
@@ -80,16 +85,16 @@ function budgetsOf(req: Request, limits: RateLimits): Policy[] {
       policy: 'per-address',
       key: `ip:${addressOf(req)}`,
       limit: limits.requestsPerMinutePerKey,
-      refusal: `This address made more than ${limits.requestsPerMinutePerKey} requests in a minute`,
+      refusal: `This address made more than ${limits.requestsPerMinutePerKey} requests ${per(limits)}`,
     },
   ];
 }
 
-function announce(res: Response, budgets: Policy[], counts: Count[]): void {
+function announce(res: Response, budgets: Policy[], counts: Count[], windowS: number): void {
   if (res.headersSent) return;
   res.setHeader(
     'RateLimit-Policy',
-    budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${WINDOW_S}; pk=:${partition(b.key)}:`).join(', '),
+    budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${windowS}; pk=:${partition(b.key)}:`).join(', '),
   );
   res.setHeader(
     'RateLimit',
@@ -108,8 +113,8 @@ export function requestBudget(counters: Counters, limits: RateLimits): RequestHa
     try {
       const budgets = budgetsOf(req, limits);
       const units = req.budgetUnits ?? 1;
-      const { allowed, counts } = await counters.take(budgets, units, WINDOW_MS);
-      announce(res, budgets, counts);
+      const { allowed, counts } = await counters.take(budgets, units, windowOf(limits));
+      announce(res, budgets, counts, windowOf(limits) / 1000);
       if (allowed) return next();
       const full = budgets.findIndex((b, i) => counts[i]!.count + Math.max(units, 1) > b.limit);
       const refusal = full >= 0 ? budgets[full]! : budgets[0]!;
@@ -133,7 +138,7 @@ export type FailedAuth = (req: Request, refusal: ProblemError) => Promise<Proble
 
 export function failedAuthBudget(counters: Counters, limits: RateLimits): FailedAuth {
   return async (req, refusal) => {
-    const spent = await counters.add(`auth:${addressOf(req)}`, 1, WINDOW_MS);
+    const spent = await counters.add(`auth:${addressOf(req)}`, 1, windowOf(limits));
     if (spent.count <= limits.failedAuthPerMinutePerAddress) return refusal;
     return tooMany('Too many requests with a missing or invalid API key from this address', seconds(spent.resetMs));
   };

@@ -1,21 +1,137 @@
 /**
- * @shipyard/sdk — the TypeScript client for the Shipyard API, generated from its OpenAPI
- * contract (every operation, request and response type). One function per operation, named by
- * its operationId; each returns `{ data, error, response }`.
+ * @shipyard/sdk — the TypeScript client for the Shipyard API. The operations, their parameters
+ * and types are generated from the OpenAPI contract by @hey-api/openapi-ts; this layer adds what
+ * an integrator needs around them: a client bound to one server and key, typed errors, retries
+ * with idempotency, timeouts and pagination.
+ *
+ *   const shipyard = createShipyard({ baseUrl: 'https://shipyard.example', apiKey });
+ *   const { data } = await shipyard.getProject({ path: { projectId }, throwOnError: true });
  */
-import { createClient, type Client } from './generated/client/index.js';
+import type { Client } from './generated/client/index.js';
+import { client as unconfigured } from './generated/client.gen.js';
+import * as operations from './generated/sdk.gen.js';
+import { type CallSettings, createShipyardClient, type ShipyardOptions } from './client.js';
+import type { ShipyardError } from './errors.js';
 
 export * from './generated/index.js';
-export { createClient, createConfig, type Client, type Config } from './generated/client/index.js';
+export type { Client, Config } from './generated/client/index.js';
+export { ShipyardError, ShipyardNetworkError, ShipyardTimeoutError } from './errors.js';
+export { PROBLEM_SLUGS, type ProblemSlug, type ProblemType } from './problem-types.js';
+export { DEFAULTS, type CallSettings, type ShipyardOptions } from './client.js';
+export { API_VERSION, SDK_VERSION } from './meta.js';
+
+// The generated functions fall back to a client without a server; say so instead of "Failed to parse URL".
+unconfigured.interceptors.error.use((error) => {
+  if (!unconfigured.getConfig().baseUrl?.includes('://')) {
+    throw new TypeError(
+      'Shipyard SDK: no server configured. Create a client with createShipyard({ baseUrl, apiKey }) ' +
+        'and call its methods, or pass its `client` to the function.',
+    );
+  }
+  return error;
+});
+
+type Operations = typeof operations;
+/** The operationIds of the API. */
+export type OperationName = keyof Operations;
+
+type Settled<F> = F extends (...args: never[]) => infer R ? Awaited<R> : never;
+/** What an operation answers with on success. */
+export type DataOf<F> = Extract<Settled<F>, { error: undefined }> extends { data: infer D } ? D : never;
+type OptionsOf<F> = F extends (options: infer O) => unknown ? NonNullable<O> : never;
+/** An operation's options on a Shipyard client: its parameters, `throwOnError`, and per-call settings. */
+export type CallOptions<F, ThrowOnError extends boolean> = Omit<
+  OptionsOf<F>,
+  'client' | 'throwOnError' | 'responseStyle'
+> &
+  CallSettings & { throwOnError?: ThrowOnError };
+type ArgsOf<F, ThrowOnError extends boolean> = F extends (options: infer O) => unknown
+  ? undefined extends O
+    ? [options?: CallOptions<F, ThrowOnError>]
+    : [options: CallOptions<F, ThrowOnError>]
+  : never;
 
 /**
- * A client for one Shipyard server and API key: `baseUrl` is the server's origin or its API
- * root (`https://shipyard.example` or `https://shipyard.example/api/v1`); `apiKey` is a
- * `shipyard_pat_…` key from Settings → Manage API keys. The key is sent in the Authorization
- * header only.
+ * A call's outcome. With `throwOnError: true`, the data (an error answer throws a ShipyardError);
+ * otherwise either the data or the ShipyardError. The response is always there: a call that got
+ * no answer throws a ShipyardNetworkError either way.
  */
-export function shipyardClient(options: { baseUrl: string; apiKey: string; fetch?: typeof fetch }): Client {
-  const root = options.baseUrl.replace(/\/+$/, '');
-  const baseUrl = root.endsWith('/api/v1') ? root : `${root}/api/v1`;
-  return createClient({ baseUrl, auth: options.apiKey, ...(options.fetch ? { fetch: options.fetch } : {}) });
+export type Result<Data, ThrowOnError extends boolean> = ThrowOnError extends true
+  ? { data: Data; error?: undefined; response: Response }
+  : ({ data: Data; error: undefined } | { data: undefined; error: ShipyardError }) & { response: Response };
+
+export type Operation<F> = <ThrowOnError extends boolean = false>(
+  ...args: ArgsOf<F, ThrowOnError>
+) => Promise<Result<DataOf<F>, ThrowOnError>>;
+
+/** A client for one server and key: every operation as a method, named by its operationId. */
+export type Shipyard = { readonly [K in OperationName]: Operation<Operations[K]> } & {
+  /** The underlying client, for the generated functions (`getProject({ client, … })`) and interceptors. */
+  readonly client: Client;
+};
+
+/**
+ * A client for one Shipyard server and API key. Throws a TypeError at once when `baseUrl` is
+ * not an absolute http(s) URL or `apiKey` is not a Shipyard key.
+ */
+export function createShipyard(options: ShipyardOptions): Shipyard {
+  const client = createShipyardClient(options);
+  const methods = Object.fromEntries(
+    Object.entries(operations).map(([name, operation]) => [
+      name,
+      (callOptions?: object) => (operation as (o: object) => Promise<unknown>)({ ...callOptions, client }),
+    ]),
+  );
+  return Object.freeze({ ...methods, client }) as unknown as Shipyard;
+}
+
+type PageItem<F> = DataOf<F> extends { items: Array<infer Item>; nextCursor: unknown } ? Item : never;
+type ListOptions<F> = Omit<OptionsOf<F>, 'throwOnError'> & CallSettings;
+
+/** How far `paginate` goes. */
+export interface PaginateLimits {
+  /** Stop after this many items (the last page is not fetched further than needed). */
+  maxItems?: number;
+}
+
+/**
+ * Every item of a cursor-paginated list, page after page (`nextCursor` → `cursor`):
+ *
+ *   for await (const m of paginate(shipyard.listMilestones, { path: { projectId } })) …
+ *
+ * Works with a Shipyard client's methods and with the generated functions given a `client`.
+ * An error answer on any page throws its ShipyardError.
+ */
+export async function* paginate<F extends (options: never) => Promise<unknown>>(
+  list: F,
+  // A function that is not a cursor-paginated list makes the options `never`: a type error.
+  options?: [PageItem<F>] extends [never] ? never : ListOptions<F>,
+  limits: PaginateLimits = {},
+): AsyncGenerator<PageItem<F>, void, undefined> {
+  const call = list as unknown as (
+    o: object,
+  ) => Promise<{ data: { items: PageItem<F>[]; nextCursor?: string | null } }>;
+  const given = (options ?? {}) as { query?: Record<string, unknown> };
+  let cursor = given.query?.cursor as string | null | undefined;
+  let yielded = 0;
+  const max = limits.maxItems ?? Number.POSITIVE_INFINITY;
+  if (yielded >= max) return;
+  do {
+    const query = { ...given.query, ...(cursor ? { cursor } : {}) };
+    const { data } = await call({ ...given, query, throwOnError: true });
+    if (!Array.isArray(data?.items))
+      throw new TypeError('Shipyard SDK: paginate() takes a cursor-paginated list operation.');
+    for (const item of data.items) {
+      yield item;
+      if (++yielded >= max) return;
+    }
+    cursor = data.nextCursor;
+  } while (cursor);
+}
+
+/**
+ * @deprecated Use `createShipyard({ baseUrl, apiKey }).client` (or the Shipyard object's methods).
+ */
+export function shipyardClient(options: ShipyardOptions): Client {
+  return createShipyardClient(options);
 }

@@ -1,0 +1,38 @@
+/**
+ * The problem types a caller can meet, kept in step with the server's code by
+ * test/unit/sdk-problem-types.test.ts. Imports nothing, so that test can read it directly.
+ */
+/** The problem `type`s the server sends today (`https://shipyard.dev/problems/<slug>`); new ones may be added. */
+export const PROBLEM_SLUGS = [
+  'validation',
+  'malformed-json',
+  'malformed-request',
+  'invalid-query',
+  'invalid-cursor',
+  'request-rejected',
+  'invalid-token',
+  'insufficient-scope',
+  'session-only',
+  'session-required',
+  'csrf-token-required',
+  'forbidden',
+  'not-found',
+  'github-not-linked',
+  'method-not-allowed',
+  'not-acceptable',
+  'conflict',
+  'idempotency-in-progress',
+  'idempotency-key-reused',
+  'payload-too-large',
+  'unsupported-media-type',
+  'unprocessable',
+  'image-too-large',
+  'rate-limited',
+  'internal',
+  'unavailable',
+  'timeout',
+] as const;
+
+export type ProblemSlug = (typeof PROBLEM_SLUGS)[number];
+/** A known problem type URI, or another one a newer server may send. */
+export type ProblemType = `https://shipyard.dev/problems/${ProblemSlug}` | (string & {});

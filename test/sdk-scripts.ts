@@ -1,0 +1,191 @@
+/**
+ * The programs test/sdk-package.test.ts writes into an integrator's project: plain ESM against
+ * the installed @shipyard/sdk, each printing one JSON line of what it saw.
+ */
+
+const LEAKS = `
+import { inspect } from 'node:util';
+const key = process.env.SHIPYARD_API_KEY ?? '';
+const secret = key.slice('shipyard_pat_'.length);
+const leaks = [];
+function checkLeaks(label, err) {
+  const views = [String(err), err?.message, err?.stack, JSON.stringify(err), inspect(err, { showHidden: true, depth: 10 })];
+  if (secret && views.some((v) => typeof v === 'string' && v.includes(secret))) leaks.push(label);
+}
+`;
+
+const ERRORS = `
+import { createShipyard, ShipyardError } from '@shipyard/sdk';
+${LEAKS}
+const shipyard = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: key });
+const errors = {};
+async function expectError(status, call) {
+  try {
+    await call();
+    errors[status] = { thrown: false };
+  } catch (e) {
+    checkLeaks(status, e);
+    errors[status] = {
+      instanceOf: e instanceof ShipyardError, name: e.name, status: e.status, type: e.type, title: e.title,
+      detail: e.detail, errors: e.errors, requiredScope: e.requiredScope, grantedScopes: e.grantedScopes,
+      requestId: e.requestId, message: e.message, stack: e.stack, is: e.is('not-found'),
+    };
+  }
+}
+const me = await shipyard.getCurrentUser({ throwOnError: true });
+await expectError(400, () => shipyard.createProject({ body: { name: 'x', color: 'red' }, throwOnError: true }));
+const bogus = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: 'shipyard_pat_' + 'A'.repeat(40) });
+await expectError(401, () => bogus.getCurrentUser({ throwOnError: true }));
+await expectError(403, () => shipyard.listJobs({ throwOnError: true }));
+await expectError(404, () => shipyard.getProject({ path: { projectId: '00000000-0000-4000-8000-000000000000' }, throwOnError: true }));
+await shipyard.createProject({ body: { name: 'Twice', slug: process.env.SLUG }, throwOnError: true });
+await expectError(409, () => shipyard.createProject({ body: { name: 'Twice', slug: process.env.SLUG }, throwOnError: true }));
+const jobs = await shipyard.listJobs();
+checkLeaks('inPlace', jobs.error);
+const inPlace = { status: jobs.response.status, isShipyardError: jobs.error instanceof ShipyardError, requiredScope: jobs.error?.requiredScope };
+console.log(JSON.stringify({ me: me.data.username, errors, inPlace, leaks }));
+`;
+
+const SETUP = `
+import { createShipyard, getCurrentUser } from '@shipyard/sdk';
+const message = async (f) => { try { await f(); return 'no error'; } catch (e) { return e.message; } };
+console.log(JSON.stringify({
+  noBaseUrl: await message(() => createShipyard({ apiKey: 'shipyard_pat_x' })),
+  relative: await message(() => createShipyard({ baseUrl: '/api/v1', apiKey: 'shipyard_pat_x' })),
+  noKey: await message(() => createShipyard({ baseUrl: 'http://127.0.0.1:9' })),
+  notAKey: await message(() => createShipyard({ baseUrl: 'http://127.0.0.1:9', apiKey: 'hunter2' })),
+  noClient: await message(() => getCurrentUser()),
+}));
+`;
+
+const PAGINATE = `
+import { createShipyard, paginate, listMilestones } from '@shipyard/sdk';
+let pages = 0;
+const counting = (input, init) => {
+  if (new URL(input.url ?? input).pathname.endsWith('/milestones') && (input.method ?? 'GET') === 'GET') pages++;
+  return fetch(input, init);
+};
+const shipyard = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: process.env.SHIPYARD_API_KEY, fetch: counting });
+const { data: project } = await shipyard.createProject({ body: { name: 'Paged' }, throwOnError: true });
+const createdTitles = [];
+for (let i = 1; i <= 12; i++) {
+  const { data } = await shipyard.createMilestone({ path: { projectId: project.id }, body: { title: 'Step ' + i }, throwOnError: true });
+  createdTitles.push(data.title);
+}
+const all = [];
+for await (const m of paginate(shipyard.listMilestones, { path: { projectId: project.id }, query: { limit: 5 } })) all.push(m.title);
+const pagesFetched = pages;
+pages = 0;
+const capped = [];
+for await (const m of paginate(shipyard.listMilestones, { path: { projectId: project.id }, query: { limit: 5 } }, { maxItems: 7 })) capped.push(m.title);
+const cappedPagesFetched = pages;
+let functionStyle = 0;
+for await (const _ of paginate(listMilestones, { client: shipyard.client, path: { projectId: project.id }, query: { limit: 5 } })) functionStyle++;
+console.log(JSON.stringify({ created: createdTitles.length, createdTitles, all, pagesFetched, capped, cappedPagesFetched, functionStyle }));
+`;
+
+const DROPPED = `
+import { createShipyard } from '@shipyard/sdk';
+const shipyard = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: process.env.SHIPYARD_API_KEY });
+const created = await shipyard.createProject({ body: { name: process.env.NAME }, throwOnError: true });
+const mine = await shipyard.listProjects({ query: { owner: 'me', limit: 100 }, throwOnError: true });
+console.log(JSON.stringify({
+  status: created.response.status,
+  replayed: created.response.headers.get('Idempotent-Replayed'),
+  named: mine.data.items.filter((p) => p.name === process.env.NAME).length,
+}));
+`;
+
+const RATE_LIMITED = `
+import { createShipyard } from '@shipyard/sdk';
+const statuses = [];
+let refusedAt = 0;
+let retriedAt = 0;
+let retryAfterS = 0;
+const watching = async (input, init) => {
+  if (refusedAt && !retriedAt) retriedAt = Date.now();
+  const response = await fetch(input, init);
+  statuses.push(response.status);
+  if (response.status === 429 && !refusedAt) { refusedAt = Date.now(); retryAfterS = Number(response.headers.get('Retry-After')); }
+  return response;
+};
+const patient = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: process.env.SHIPYARD_API_KEY, fetch: watching });
+const impatient = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: process.env.SHIPYARD_API_KEY, maxRetries: 0 });
+await patient.getCurrentUser({ throwOnError: true });
+await patient.getCurrentUser({ throwOnError: true });
+const third = await patient.getCurrentUser({ throwOnError: true });
+let refused;
+for (let i = 0; i < 5 && !refused; i++) {
+  try { await impatient.getCurrentUser({ throwOnError: true }); } catch (e) { refused = { status: e.status, type: e.type, retryAfter: e.retryAfter }; }
+}
+console.log(JSON.stringify({ statuses, waitedMs: retriedAt - refusedAt, retryAfterS, answered: Boolean(third.data.username), refused }));
+`;
+
+const TIMEOUT = `
+import { createShipyard, ShipyardError, ShipyardNetworkError } from '@shipyard/sdk';
+${LEAKS}
+const describe = (e) => { checkLeaks(e?.name, e); return { name: e.name, network: e instanceof ShipyardNetworkError, problem: e instanceof ShipyardError, timeoutMs: e.timeoutMs, attempts: e.attempts, url: e.url, message: e.message }; };
+const silent = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: key, timeoutMs: 200, maxRetries: 0 });
+let once, retried, inPlace, refused;
+try { await silent.getCurrentUser({ throwOnError: true }); } catch (e) { once = describe(e); }
+try { await silent.getCurrentUser({ throwOnError: true, maxRetries: 2, timeoutMs: 100 }); } catch (e) { retried = describe(e); }
+try { await silent.getCurrentUser(); } catch (e) { inPlace = describe(e); }
+const nobody = createShipyard({ baseUrl: process.env.CLOSED_URL, apiKey: key, maxRetries: 1 });
+try { await nobody.getCurrentUser(); } catch (e) { refused = describe(e); }
+console.log(JSON.stringify({ once, retried, inPlace, refused, leaks }));
+`;
+
+export const SCRIPTS: Record<string, string> = {
+  'errors.mjs': ERRORS,
+  'setup.mjs': SETUP,
+  'paginate.mjs': PAGINATE,
+  'dropped.mjs': DROPPED,
+  'rate-limited.mjs': RATE_LIMITED,
+  'timeout.mjs': TIMEOUT,
+};
+
+/** TypeScript an integrator writes; `@ts-expect-error` lines prove the types are not `any`. */
+export const TYPED_USE = `
+import {
+  createShipyard, paginate, listMilestones, ShipyardError, ShipyardNetworkError, type Milestone,
+} from '@shipyard/sdk';
+
+const shipyard = createShipyard({ baseUrl: 'http://localhost:3000', apiKey: 'shipyard_pat_x' });
+
+export async function use(projectId: string): Promise<void> {
+  const r = await shipyard.getProject({ path: { projectId } });
+  const status: number = r.response.status;
+  if (r.error) {
+    const e: ShipyardError = r.error;
+    console.log(e.requiredScope, e.grantedScopes, e.requestId, e.retryAfter, e.errors.length, status);
+  } else {
+    const name: string = r.data.name;
+    console.log(name);
+  }
+  const { data } = await shipyard.getProject({ path: { projectId }, throwOnError: true, timeoutMs: 500 });
+  console.log(data.slug);
+  const me = await shipyard.getCurrentUser();
+  console.log(me.data?.username);
+  for await (const m of paginate(shipyard.listMilestones, { path: { projectId } }, { maxItems: 3 })) {
+    const milestone: Milestone = m;
+    // @ts-expect-error a Milestone is not a number (the item is typed, not any)
+    const n: number = m;
+    console.log(milestone.title, n);
+  }
+  for await (const m of paginate(listMilestones, { client: shipyard.client, path: { projectId } })) console.log(m.status);
+  // @ts-expect-error getProject is not a list
+  paginate(shipyard.getProject, { path: { projectId } });
+  // @ts-expect-error projectId is required
+  await shipyard.getProject({ path: {} });
+  // @ts-expect-error data may be undefined until the error is ruled out
+  console.log(r.data.name);
+  // @ts-expect-error no such operation
+  console.log(shipyard.getNothing);
+  try {
+    await shipyard.listJobs({ throwOnError: true, maxRetries: 0 });
+  } catch (e) {
+    if (e instanceof ShipyardNetworkError) console.log(e.url, e.attempts);
+    else if (e instanceof ShipyardError && e.is('insufficient-scope')) console.log(e.requiredScope);
+  }
+}
+`;

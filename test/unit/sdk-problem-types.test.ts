@@ -1,0 +1,41 @@
+/**
+ * The SDK names the problem types a caller can meet (its `ProblemType` union and `err.is(…)`);
+ * this keeps that list in step with every problem type the server's code can send.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROBLEM_SLUGS } from '../../codegen/sdk/src/problem-types.js';
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** Every slug written where a problem is made: `new ProblemError(status, 'slug'`, `PROBLEM_BASE}slug`, `['slug', 'Title']`. */
+function serverSlugs(): Set<string> {
+  const found = new Set<string>();
+  const patterns = [
+    /new ProblemError\(\s*[^,()]+,\s*'([a-z-]+)'/g,
+    /PROBLEM_BASE\}([a-z-]+)/g,
+    /PROBLEM_BASE\}\$\{[^}]*'([a-z-]+)'\s*:\s*'([a-z-]+)'/g,
+    /\['([a-z-]+)', '[A-Z][a-z ]+'\]/g,
+  ];
+  for (const file of sources('src')) {
+    const text = readFileSync(file, 'utf8');
+    for (const pattern of patterns) {
+      for (const m of text.matchAll(pattern)) for (const slug of m.slice(1)) if (slug) found.add(slug);
+    }
+  }
+  return found;
+}
+
+describe('problem types', () => {
+  it('the SDK knows every problem type the server can send', () => {
+    const slugs = serverSlugs();
+    expect(slugs.size).toBeGreaterThan(10);
+    const missing = [...slugs].filter((s) => !(PROBLEM_SLUGS as readonly string[]).includes(s));
+    expect(missing).toEqual([]);
+  });
+});
