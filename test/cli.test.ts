@@ -10,21 +10,24 @@ import { join } from 'node:path';
 import { uniqueName } from './harness.js';
 import { checkToken } from '../src/keys/tokens.js';
 import { lockDirectory } from '../src/db/lock.js';
+import { openDatabase } from '../src/db/database.js';
+import { signIn } from '../src/sessions/sessions.service.js';
 import { FakeGithub } from './fake-github.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-cli-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-function cli(args: string[], env: Record<string, string | undefined> = {}) {
+function cli(args: string[], env: Record<string, string | undefined> = {}, input?: string) {
   return new Promise<{ code: number | null; stdout: string; stderr: string; json: any }>((resolve) => {
     const child = spawn(process.execPath, ['bin/shipyard.mjs', ...args], {
       env: { ...process.env, DATA_DIR: dataDir, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (input !== undefined) child.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
     child.on('close', (code) => {
       let json: any;
       try {
@@ -65,6 +68,33 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
     const again = await cli(['users', 'create', '--username', username, '--email', `other-${username}@example.test`]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/already exists/);
+  });
+
+  it('says when a new account cannot sign in, and sets a password read from stdin', async () => {
+    const name = uniqueName('nopw');
+    const created = await cli(['users', 'create', '--username', name, '--email', `${name}@example.test`]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json).toMatchObject({ username: name, canSignIn: false });
+    expect(created.json.note).toContain(`shipyard users set-password --username ${name}`);
+
+    const weak = await cli(['users', 'set-password', '--username', name], {}, 'short\n');
+    expect(weak.code).toBe(1);
+    expect(weak.stderr).toMatch(/at least/);
+    const empty = await cli(['users', 'set-password', '--username', name], {}, '');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/no password given/);
+
+    const set = await cli(['users', 'set-password', '--username', name], {}, 'velvet quasar lantern 71 umbrella\n');
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.json).toMatchObject({ username: name, canSignIn: true });
+    expect(set.stdout + set.stderr).not.toContain('quasar');
+    const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir, poolMax: 1 });
+    try {
+      expect((await signIn(db.orm.em.fork(), name, 'velvet quasar lantern 71 umbrella'))?.username).toBe(name);
+      expect(await signIn(db.orm.em.fork(), name, 'short')).toBeUndefined();
+    } finally {
+      await db.close();
+    }
   });
 
   it('creates, lists and revokes keys; the token is shown once', async () => {

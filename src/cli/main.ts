@@ -8,7 +8,7 @@ import { loadConfig } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { DatabaseLockedError } from '../db/lock.js';
 import { ProblemError } from '../http/problem.js';
-import { createUser, setAccountDisabled, findUserByUsername } from '../users/users.service.js';
+import { createUser, setAccountDisabled, findUserByUsername, setPassword } from '../users/users.service.js';
 import { createKey, keyStatus, listKeys, revokeKey } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { serve } from '../main.js';
@@ -91,6 +91,10 @@ const COMMANDS: Record<string, Command> = {
     usage: 'users create --username U --email E [--password P] [--display-name N] [--skills a,b] [--admin]',
     run: usersCreate,
   },
+  'users set-password': {
+    usage: 'users set-password --username U         read a new password from stdin (or a prompt); ends their sessions',
+    run: usersSetPassword,
+  },
   'users disable': {
     usage: "users disable --username U              refuse the account's sign-ins and keys, on every instance at once",
     run: (values) => setDisabled(values, true),
@@ -139,6 +143,63 @@ async function usersCreate(values: Values) {
       displayName: user.displayName,
       skills: user.skills,
       admin: user.isAdmin,
+      canSignIn: user.passwordHash !== null,
+      ...(user.passwordHash === null
+        ? {
+            note: `No password was given: ${user.username} cannot sign in to the web application until 'shipyard users set-password --username ${user.username}' sets one. Keys from 'shipyard keys create' work meanwhile.`,
+          }
+        : {}),
+    };
+  });
+}
+
+/** The new password: piped on stdin (one line), or typed at a prompt that does not echo it. */
+async function readPassword(): Promise<string> {
+  if (!process.stdin.isTTY) {
+    let text = '';
+    for await (const chunk of process.stdin) text += chunk;
+    return text.replace(/\r?\n$/, '');
+  }
+  // A prompt in raw mode: each key is read as it is typed and nothing is echoed.
+  process.stderr.write('New password: ');
+  const stdin = process.stdin;
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      let typed = '';
+      const onData = (keys: string) => {
+        for (const key of keys) {
+          if (key === '\r' || key === '\n') {
+            stdin.off('data', onData);
+            return resolve(typed);
+          }
+          if (key === '\u0003') {
+            stdin.off('data', onData);
+            return reject(new UsageError('cancelled'));
+          }
+          typed = key === '\u007f' || key === '\b' ? typed.slice(0, -1) : typed + key;
+        }
+      };
+      stdin.on('data', onData);
+    });
+  } finally {
+    stdin.setRawMode(false);
+    stdin.pause();
+    process.stderr.write('\n');
+  }
+}
+
+async function usersSetPassword(values: Values) {
+  const username = need(values, 'username');
+  const password = await readPassword();
+  if (!password) throw new UsageError('no password given: pipe it on stdin or type it at the prompt');
+  return withDatabase('users set-password', async (db) => {
+    const user = await setPassword(db.orm.em.fork(), username, password);
+    return {
+      username: user.username,
+      canSignIn: true,
+      note: 'Password set; every web session of this account has ended.',
     };
   });
 }

@@ -140,6 +140,25 @@ export async function setAccountDisabled(em: EntityManager, username: string, di
   return user;
 }
 
+/**
+ * Gives an account a new password (the operator CLI): checked against the same policy as
+ * sign-up. Every web session of the account ends, so whoever knew the old one is signed out.
+ */
+export async function setPassword(em: EntityManager, username: string, password: string): Promise<User> {
+  const user = await findUserByUsername(em, username);
+  if (!user) throw notFound(`There is no user named '${username}'.`);
+  const problems = passwordProblems(password, { username: user.username, email: user.email });
+  if (problems.length)
+    throw badRequest(
+      problems.join(' '),
+      problems.map((message) => ({ path: '/password', message })),
+    );
+  user.passwordHash = await hashPassword(password);
+  await em.nativeDelete(Session, { user: user.id });
+  await em.flush();
+  return user;
+}
+
 export type ProfileUpdate = { displayName: string; bio: string; location: string; website: string; skills: string[] };
 
 /** Settings → Profile. Empty location or website clears it; the website must be http(s). */
