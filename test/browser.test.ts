@@ -63,11 +63,15 @@ async function signUp(page: Page): Promise<string> {
   return username;
 }
 
+/** From the key list: Generate new key, fill the form, and read the token from the page that shows it once. */
 async function createKey(page: Page, name: string, scopeLabels: string[]): Promise<string> {
+  await page.getByRole('link', { name: 'Generate new key' }).click();
+  await page.waitForURL(`${t.baseUrl}/settings/keys/new`);
   await page.getByLabel('Name', { exact: true }).fill(name);
   for (const label of scopeLabels) await page.getByLabel(label, { exact: false }).first().check();
   await page.getByLabel('Expires', { exact: true }).selectOption('30');
-  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('button', { name: 'Generate key' }).click();
+  await page.waitForURL(`${t.baseUrl}/settings/keys/created`);
   await page.getByText('it will not be shown again').waitFor();
   return (await page.getByTestId('new-token').textContent())!.trim();
 }
@@ -81,6 +85,9 @@ async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>
   await visit('signup');
   await signUp(page);
   await visit('keys');
+  await page.getByRole('link', { name: 'Generate new key' }).click();
+  await visit('key-form');
+  await page.goto(`${t.baseUrl}/settings/keys`);
   await createKey(page, 'axe key', ['Read profile']);
   await visit('new-key');
   await page.getByRole('link', { name: 'Back to your keys' }).click();
@@ -103,12 +110,19 @@ describe.skipIf(!available)('the key screen in Chromium', () => {
     const page = await context.newPage();
     page.setDefaultTimeout(8_000);
     await signUp(page);
+    await page.getByRole('link', { name: 'Generate new key' }).click();
     // Every visible form control has a label.
     const unlabelled = await page.$$eval('input:not([type=hidden]), select', (els) =>
       els.filter((e) => !(e as HTMLInputElement).labels?.length).map((e) => e.outerHTML),
     );
     expect(unlabelled).toEqual([]);
-
+    // The form previews the expiry its choice gives, and follows a change.
+    const preview = page.locator('#expiry-preview');
+    expect(await preview.textContent()).toMatch(/^The key expires on \d{4}-\d{2}-\d{2} \(UTC\)\.$/);
+    await page.getByLabel('Expires', { exact: true }).selectOption('date');
+    await page.getByLabel(/Expiry date/).fill('2027-01-15');
+    expect(await preview.textContent()).toBe('The key expires at the end of 2027-01-15 (UTC).');
+    await page.goto(`${t.baseUrl}/settings/keys`);
     const token = await createKey(page, 'browser key', ['Read profile', 'Read projects']);
     expect(token).toMatch(/^shipyard_pat_[A-Za-z0-9]{38}$/);
     await page.getByRole('button', { name: 'Copy to clipboard' }).waitFor(); // shown by the script
@@ -118,10 +132,15 @@ describe.skipIf(!available)('the key screen in Chromium', () => {
     expect((await raw(t, 'GET', '/projects', { token })).status).toBe(200);
     expect((await raw(t, 'GET', '/jobs', { token })).status).toBe(403);
 
-    await page.getByRole('link', { name: 'Back to your keys' }).click();
+    // A reload of the token's page shows the list with a notice: no second key, no token.
+    await page.reload();
+    await page.waitForURL(`${t.baseUrl}/settings/keys?notice=token-shown`);
+    expect(await page.getByRole('status').textContent()).toContain('shown only once');
+    expect(await page.content()).not.toContain(token);
+    expect(await page.getByRole('row', { name: /browser key/ }).count()).toBe(1);
     const row = page.getByRole('row', { name: /browser key/ });
-    expect(await row.textContent()).toContain('active');
     expect(await row.textContent()).toContain('Read profile, Read projects');
+    expect(await row.textContent()).toMatch(/\d{4}-\d{2}-\d{2}/);
     await page.screenshot({ path: `${SHOTS}/keys-list.png`, fullPage: true });
     await row.getByRole('link', { name: /Revoke/ }).click();
     await page.getByRole('heading', { name: /Revoke the key "browser key"\?/ }).waitFor();
@@ -129,6 +148,7 @@ describe.skipIf(!available)('the key screen in Chromium', () => {
     expect(await page.getByRole('status').textContent()).toContain('is revoked');
     expect(await page.getByRole('row', { name: /browser key/ }).textContent()).toContain('revoked');
     await page.screenshot({ path: `${SHOTS}/key-revoked.png`, fullPage: true });
+    expect(await page.getByRole('region', { name: 'Inactive keys' }).textContent()).toContain('browser key');
 
     const refused = await raw(t, 'GET', '/users/me', { token });
     expect(refused.status).toBe(401);

@@ -11,6 +11,7 @@ import { createKey } from '../src/keys/keys.service.js';
 import { Post } from '../src/posts/post.entity.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
 import { User } from '../src/users/user.entity.js';
+import { Session } from '../src/sessions/session.entity.js';
 import { FakeGithub } from './fake-github.js';
 
 let t: TestServer;
@@ -83,6 +84,15 @@ async function signedUp(): Promise<{ b: Browser; username: string }> {
   expect(res.location).toBe('/settings/keys');
   await b.get('/settings/keys'); // the signed-in session's own token
   return { b, username };
+}
+
+/** The page a successful key form redirects to: the new token, shown once. */
+async function shownOnce(b: Browser, posted: { status: number; location: string | null }) {
+  expect(posted.status).toBe(303);
+  expect(posted.location).toBe('/settings/keys/created');
+  const shown = await b.get('/settings/keys/created');
+  expect(shown.status).toBe(200);
+  return shown;
 }
 
 describe('accounts and sessions', () => {
@@ -235,7 +245,7 @@ describe('accounts and sessions', () => {
     expect(
       (await b.post('/settings/keys', { _csrf: b.csrf(), name: 'fresh token', scopes: 'projects.read', expiry: '30' }))
         .status,
-    ).toBe(201);
+    ).toBe(303);
     expect(
       await t.db.orm.em
         .fork()
@@ -291,8 +301,7 @@ describe('accounts and sessions', () => {
       { _csrf: b.csrf(), name: viaProxy, scopes: 'projects.read', expiry: '30' },
       { origin: 'http://localhost' },
     );
-    expect(accepted.status).toBe(201);
-    expect(accepted.text).toMatch(/shipyard_pat_[A-Za-z0-9]+/);
+    expect((await shownOnce(b, accepted)).text).toMatch(/shipyard_pat_[A-Za-z0-9]+/);
     // Another port or scheme of that host is another origin.
     const port = await b.post(
       '/settings/keys',
@@ -345,12 +354,12 @@ describe('Settings → Manage API keys', () => {
       expiry: 'date',
       expiresOn: soon,
     });
-    expect(dated.status).toBe(201);
-    expect(dated.text).toContain('it will not be shown again');
-    expect(dated.text).toContain(`Expires ${soon}`);
-    expect(dated.text).toContain('Scopes: Read jobs, Read projects.');
+    const datedPage = await shownOnce(b, dated);
+    expect(datedPage.text).toContain('it will not be shown again');
+    expect(datedPage.text).toContain(`Expires <span class="nowrap">${soon}</span>`);
+    expect(datedPage.text).toContain('Scopes: Read jobs, Read projects.');
     // The date picker's own maximum is accepted; the day after is refused, naming the last allowed date.
-    const form = await b.get('/settings/keys');
+    const form = await b.get('/settings/keys/new');
     const max = /id="key-expires-on"[^>]* max="(\d{4}-\d{2}-\d{2})"/.exec(form.text)![1]!;
     const atMax = await b.post('/settings/keys', {
       _csrf: b.csrf(),
@@ -359,8 +368,7 @@ describe('Settings → Manage API keys', () => {
       expiry: 'date',
       expiresOn: max,
     });
-    expect(atMax.status).toBe(201);
-    expect(atMax.text).toContain(`Expires ${max}`);
+    expect((await shownOnce(b, atMax)).text).toContain(`Expires <span class="nowrap">${max}</span>`);
     const dayAfter = new Date(Date.parse(`${max}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
     const beyond = await b.post('/settings/keys', {
       _csrf: b.csrf(),
@@ -390,25 +398,97 @@ describe('Settings → Manage API keys', () => {
     expect(await em.count(ApiKey, { user: user.id })).toBe(50);
   });
 
-  it("lists every key with its status; another person's key cannot be revoked (404)", async () => {
-    const { b } = await signedUp();
-    const created = await b.post('/settings/keys', {
-      _csrf: b.csrf(),
-      name: 'mine',
-      scopes: 'profile.read',
-      expiry: '7',
+  it('shows a new token once: a reload of its page shows the list with a notice, never a second key', async () => {
+    const { b, username } = await signedUp();
+    const shown = await shownOnce(
+      b,
+      await b.post('/settings/keys', { _csrf: b.csrf(), name: 'once', scopes: 'profile.read', expiry: '30' }),
+    );
+    const token = /shipyard_pat_[A-Za-z0-9]+/.exec(shown.text)![0];
+    expect((await raw(t, 'GET', '/users/me', { token })).status).toBe(200);
+    const reload = await b.get('/settings/keys/created');
+    expect(reload.status).toBe(303);
+    expect(reload.location).toBe('/settings/keys?notice=token-shown');
+    const list = await b.get(reload.location!);
+    expect(list.text).toContain('A new key&#39;s token is shown only once');
+    expect(list.text).not.toContain(token);
+    expect(await t.db.orm.em.fork().count(ApiKey, { user: { username } })).toBe(1);
+    // The flash is sealed with the session's cookie secret: the table never holds the token.
+    const rows = await t.db.orm.em.fork().find(Session, { user: { username } });
+    expect(JSON.stringify(rows)).not.toContain(token.slice('shipyard_pat_'.length));
+    // Another session of the same person finds nothing to show.
+    const other = new Browser(t.baseUrl);
+    await other.get('/signin');
+    await other.post('/signin', { _csrf: other.csrf(), login: username, password: 'a long enough password' });
+    await b.post('/settings/keys', { _csrf: b.csrf(), name: 'second', scopes: 'profile.read', expiry: '30' });
+    expect((await other.get('/settings/keys/created')).location).toBe('/settings/keys?notice=token-shown');
+    expect((await b.get('/settings/keys/created')).text).toMatch(/shipyard_pat_/);
+  });
+
+  it('lists active keys (expiring ones flagged) apart from revoked and expired ones', async () => {
+    const { b, username } = await signedUp();
+    const user = await t.db.orm.em.fork().findOneOrFail(User, { username });
+    const shown = await shownOnce(
+      b,
+      await b.post('/settings/keys', { _csrf: b.csrf(), name: 'mine', scopes: 'profile.read', expiry: '7' }),
+    );
+    const token = /shipyard_pat_[A-Za-z0-9]+/.exec(shown.text)![0];
+    await createKey(t.db.orm.em.fork(), {
+      userId: user.id,
+      name: 'long-lived',
+      scopes: ['jobs.read'],
+      expiresInDays: 90,
     });
-    const token = /shipyard_pat_[A-Za-z0-9]+/.exec(created.text)![0];
+    const doomed = await createKey(t.db.orm.em.fork(), {
+      userId: user.id,
+      name: 'doomed',
+      scopes: ['projects.read'],
+      expiresInDays: 30,
+    });
     const list = await b.get('/settings/keys');
+    expect(list.text).toContain('<a class="button" href="/settings/keys/new">Generate new key</a>');
+    expect(list.text).not.toContain('<form method="post" action="/settings/keys"');
     expect(list.text).toContain(`…${token.slice(-4)}`);
-    expect(list.text).toContain('status-active');
     expect(list.text).toContain('Read profile');
     expect(list.text).not.toContain(token);
+    // Every key is active so far: the whole page is the active list.
+    const active = list.text;
+    expect(active).toMatch(/mine<\/td>[\s\S]*?expires in [67] days/);
+    expect(/long-lived<\/td>[\s\S]*?<\/tr>/.exec(active)![0]).not.toContain('class="soon"');
+    expect(list.text).not.toContain('Inactive keys');
+
+    const confirm = await b.get(`/settings/keys/${doomed.key.id}/revoke`);
+    expect(confirm.text).toContain('Revoke the key "doomed"?');
+    const revoked = await b.post(`/settings/keys/${doomed.key.id}/revoke`, { _csrf: b.csrf() });
+    expect(revoked.status).toBe(303);
+    const after = await b.get(revoked.location!);
+    expect(after.text).toContain('The key &quot;doomed&quot; is revoked.');
+    const inactive = after.text.slice(after.text.indexOf('Inactive keys'));
+    expect(inactive).toMatch(
+      /doomed<\/td>[\s\S]*?revoked <span class="nowrap">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC<\/span>/,
+    );
+    expect(after.text.slice(after.text.indexOf('Active keys'), after.text.indexOf('Inactive keys'))).not.toContain(
+      'doomed',
+    );
+    // A phone's card labels every cell; the revoke link's cell has no empty label.
+    expect(after.text).not.toContain('data-label="Action"');
+  });
+
+  it("another person's key cannot be revoked (404)", async () => {
+    const { b } = await signedUp();
     const other = await userWithKey(t, ['profile.read']);
     const otherKey = await t.db.orm.em.fork().findOneOrFail(ApiKey, { user: other.user.id });
     expect((await b.get(`/settings/keys/${otherKey.id}/revoke`)).status).toBe(404);
     expect((await b.post(`/settings/keys/${otherKey.id}/revoke`, { _csrf: b.csrf() })).status).toBe(404);
     expect((await raw(t, 'GET', '/users/me', { token: other.token })).status).toBe(200);
+  });
+
+  it('previews the expiry a choice gives on the form', async () => {
+    const { b } = await signedUp();
+    const form = await b.get('/settings/keys/new');
+    const in30 = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+    const in30b = new Date(Date.now() + 30 * 86_400_000 + 60_000).toISOString().slice(0, 10);
+    expect(form.text).toMatch(new RegExp(`id="expiry-preview"[^>]*>The key expires on (${in30}|${in30b}) \\(UTC\\)`));
   });
 });
 

@@ -15,6 +15,8 @@ const SessionSchema = defineEntity({
     tokenHash: p.string().length(64).unique(),
     createdAt: p.datetime().onCreate(() => new Date()),
     expiresAt: p.datetime(),
+    /** A sealed one-time message for the next page (src/sessions/flash.ts), or null. */
+    flash: p.text().nullable(),
   },
   indexes: [{ name: 'sessions_user_idx', properties: ['user'] }],
 });

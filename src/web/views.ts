@@ -56,13 +56,17 @@ button.link { background: none; border: none; color: var(--accent); padding: 0; 
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 .status-active { color: var(--ok); font-weight: 600; }
+.nowrap { white-space: nowrap; }
+.soon { display: inline-block; color: var(--bad); font-weight: 600; font-size: .9rem; }
+.page-head { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; }
+.page-head h1 { margin-right: auto; }
 .status-expired, .status-revoked { color: var(--muted); font-weight: 600; }
 @media (max-width: 40rem) {
   table, thead, tbody, tr, th, td { display: block; }
   thead { position: absolute; left: -9999px; }
   tr { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; padding: .25rem; }
   td { border: none; padding: .25rem .5rem; }
-  td::before { content: attr(data-label) ": "; font-weight: 600; }
+  td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
 }
 
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
@@ -108,7 +112,17 @@ document.querySelectorAll('[data-copy]').forEach((button) => {
 });
 document.querySelectorAll('[data-expiry]').forEach((select) => {
   const date = document.getElementById('expires-on-field');
-  const sync = () => { date.hidden = select.value !== 'date'; };
-  select.addEventListener('change', sync); sync();
+  const dateInput = document.getElementById('key-expires-on');
+  const preview = document.getElementById('expiry-preview');
+  const sync = () => {
+    date.hidden = select.value !== 'date';
+    if (select.value === 'date') {
+      preview.textContent = dateInput.value ? 'The key expires at the end of ' + dateInput.value + ' (UTC).' : 'Choose the date below.';
+    } else {
+      const at = new Date(Date.now() + Number(select.value) * 86400000).toISOString().slice(0, 10);
+      preview.textContent = 'The key expires on ' + at + ' (UTC).';
+    }
+  };
+  select.addEventListener('change', sync); dateInput.addEventListener('input', sync); sync();
 });
 `;

@@ -59,6 +59,8 @@ export function webRouter(opts: {
   router.get('/', (req, res) => res.redirect(303, req.web!.user ? '/settings/keys' : '/signin'));
   router.get('/settings/keys', signedIn(keys.list));
   router.post('/settings/keys', signedIn(keys.create));
+  router.get('/settings/keys/new', signedIn(keys.form));
+  router.get('/settings/keys/created', signedIn(keys.created));
   router.get('/settings/keys/:id/revoke', signedIn(keys.confirmRevoke));
   router.post('/settings/keys/:id/revoke', signedIn(keys.revoke));
   router.get('/settings/profile', signedIn(settings.profile));

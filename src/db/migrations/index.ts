@@ -16,6 +16,7 @@ import { Migration20261123120000_search_changes } from './Migration2026112312000
 import { Migration20261125000000_access_changes } from './Migration20261125000000_access_changes.js';
 import { Migration20261125000100_media_access } from './Migration20261125000100_media_access.js';
 import { Migration20261125000200_milestone_positions_deferred } from './Migration20261125000200_milestone_positions_deferred.js';
+import { Migration20261125030000_session_flash } from './Migration20261125030000_session_flash.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -37,4 +38,5 @@ export const migrationsList = [
     name: 'Migration20261125000200_milestone_positions_deferred',
     class: Migration20261125000200_milestone_positions_deferred,
   },
+  { name: 'Migration20261125030000_session_flash', class: Migration20261125030000_session_flash },
 ];

@@ -1,0 +1,148 @@
+/**
+ * The HTML of Settings → Manage API keys: the list (active keys, then the inactive ones), the
+ * create form on its own page, the token shown once, the revoke confirmation.
+ */
+import type { ApiKey } from '../keys/api-key.entity.js';
+import { keyStatus, lastExpiryDay, MAX_KEY_DAYS } from '../keys/keys.service.js';
+import type { ScopeEntry } from '../http/contract.js';
+import { errorList, html, raw, type Html } from './views.js';
+
+export const EXPIRY_CHOICES = [
+  ['7', '7 days'],
+  ['30', '30 days'],
+  ['60', '60 days'],
+  ['90', '90 days'],
+  ['365', 'One year'],
+  ['date', 'On a date…'],
+] as const;
+/** An active key this close to its expiry is flagged in the list. */
+const SOON_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+const day = (d: Date | null | undefined) => (d ? d.toISOString().slice(0, 10) : '—');
+const dateTime = (d: Date | null | undefined) =>
+  d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'never';
+/** A date or time that never wraps in the middle. */
+const when = (text: string) => html`<span class="nowrap">${text}</span>`;
+
+export type Form = { name?: string; scopes?: string[]; expiry?: string; expiresOn?: string };
+export type Label = (scopeId: string) => string;
+
+const scopeList = (key: ApiKey, label: Label) => key.scopes.map((s, i) => html`${i ? ', ' : ''}${label(s)}`);
+
+export function keysList(keys: ApiKey[], label: Label, notice: string | undefined, now = new Date()): Html {
+  const active = keys.filter((k) => keyStatus(k, now) === 'active');
+  const inactive = keys.filter((k) => keyStatus(k, now) !== 'active');
+  return html`
+      <div class="page-head"><h1>Settings → Manage API keys</h1>
+        <a class="button" href="/settings/keys/new">Generate new key</a></div>
+      ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+      <p>A key calls the API as you, with only the scopes you give it, until it expires or you revoke it.
+        Send it as <code>Authorization: Bearer shipyard_pat_…</code>. See the <a href="/docs">API reference</a>.</p>
+      <section aria-labelledby="keys-heading"><h2 id="keys-heading">Active keys</h2>
+      ${
+        active.length
+          ? html`<table><caption class="hint">${active.length} active key${active.length === 1 ? '' : 's'}, newest first</caption>
+            <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Ends with</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+            <tbody>${active.map((key) => activeRow(key, label, now))}</tbody></table>`
+          : html`<p>No active keys. <a href="/settings/keys/new">Generate one</a> to call the API.</p>`
+      }
+      </section>
+      ${
+        inactive.length
+          ? html`<section aria-labelledby="inactive-heading"><h2 id="inactive-heading">Inactive keys</h2>
+            <p class="hint">Revoked and expired keys are refused; they stay listed so you can tell what a key was.</p>
+            <table><thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Ended</th><th scope="col">Last used</th><th scope="col">Ends with</th></tr></thead>
+            <tbody>${inactive.map((key) => inactiveRow(key, label, now))}</tbody></table></section>`
+          : ''
+      }`;
+}
+
+function activeRow(key: ApiKey, label: Label, now: Date): Html {
+  const daysLeft = Math.ceil((key.expiresAt.getTime() - now.getTime()) / DAY_MS);
+  const soon =
+    daysLeft <= SOON_DAYS
+      ? html` <span class="soon">expires ${daysLeft <= 1 ? 'within a day' : `in ${daysLeft} days`}</span>`
+      : '';
+  return html`<tr>
+      <td data-label="Name">${key.name}</td>
+      <td data-label="Scopes">${scopeList(key, label)}</td>
+      <td data-label="Created">${when(day(key.createdAt))}</td>
+      <td data-label="Expires">${when(day(key.expiresAt))}${soon}</td>
+      <td data-label="Last used">${when(dateTime(key.lastUsedAt))}</td>
+      <td data-label="Ends with"><code>…${key.last4}</code></td>
+      <td><a href="/settings/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a></td>
+    </tr>`;
+}
+
+function inactiveRow(key: ApiKey, label: Label, now: Date): Html {
+  const status = keyStatus(key, now);
+  const ended =
+    status === 'revoked' ? html`revoked ${when(dateTime(key.revokedAt))}` : html`expired ${when(day(key.expiresAt))}`;
+  return html`<tr>
+      <td data-label="Name">${key.name}</td>
+      <td data-label="Scopes">${scopeList(key, label)}</td>
+      <td data-label="Created">${when(day(key.createdAt))}</td>
+      <td data-label="Ended"><span class="status-${status}">${ended}</span></td>
+      <td data-label="Last used">${when(dateTime(key.lastUsedAt))}</td>
+      <td data-label="Ends with"><code>…${key.last4}</code></td>
+    </tr>`;
+}
+
+/** What the chosen expiry gives, in words (the form's script keeps it current as the choice changes). */
+function expiryPreview(form: Form, now: Date): string {
+  if (form.expiry === 'date')
+    return form.expiresOn ? `The key expires at the end of ${form.expiresOn} (UTC).` : 'Choose the date below.';
+  const days = Number(form.expiry ?? '30');
+  if (!EXPIRY_CHOICES.some(([v]) => v === String(days))) return 'Choose when the key expires.';
+  return `The key expires on ${day(new Date(now.getTime() + days * DAY_MS))} (UTC).`;
+}
+
+export function createForm(scopes: readonly ScopeEntry[], csrf: string, form: Form, errors: string[]): Html {
+  const now = new Date();
+  const chosen = new Set(form.scopes ?? []);
+  const min = new Date(now.getTime() + DAY_MS).toISOString().slice(0, 10);
+  return html`<h1>Generate a new API key</h1>
+      ${errorList(errors)}
+      <form method="post" action="/settings/keys" novalidate>
+        <input type="hidden" name="_csrf" value="${csrf}">
+        <label for="key-name">Name</label>
+        <input type="text" id="key-name" name="name" maxlength="100" required value="${form.name ?? ''}" aria-describedby="key-name-hint">
+        <p class="hint" id="key-name-hint">What the key is for, e.g. "laptop" or "CI".</p>
+        <fieldset><legend>Scopes (what the key may do; nothing implies anything else)</legend>
+          ${scopes.map((s) => html`<label><input type="checkbox" name="scopes" value="${s.id}" ${chosen.has(s.id) ? raw('checked') : ''}> <span>${s.label} <span class="hint">(${s.id}) ${s.description}</span></span></label>`)}
+        </fieldset>
+        <label for="key-expiry">Expires</label>
+        <select id="key-expiry" name="expiry" data-expiry required aria-describedby="expiry-preview">
+          ${EXPIRY_CHOICES.map(([v, text]) => html`<option value="${v}" ${(form.expiry ?? '30') === v ? raw('selected') : ''}>${text}</option>`)}
+        </select>
+        <p class="hint" id="expiry-preview" aria-live="polite">${expiryPreview(form, now)}</p>
+        <div id="expires-on-field">
+          <label for="key-expires-on">Expiry date (when "On a date…" is chosen; at most ${MAX_KEY_DAYS} days ahead)</label>
+          <input type="date" id="key-expires-on" name="expiresOn" min="${min}" max="${lastExpiryDay()}" value="${form.expiresOn ?? ''}">
+        </div>
+        <p><button type="submit">Generate key</button> <a href="/settings/keys">Cancel</a></p>
+      </form>`;
+}
+
+export function newKeyView(key: ApiKey, token: string, label: Label): Html {
+  return html`
+        <h1>Your new API key: ${key.name}</h1>
+        <div class="notice" role="status">
+          <p><strong>Copy it now: it will not be shown again.</strong> Shipyard keeps only a hash of it; if you lose it, revoke it and create another.</p>
+          <code class="token" id="new-token" data-testid="new-token">${token}</code>
+          <p><button type="button" data-copy="new-token" hidden>Copy to clipboard</button></p>
+        </div>
+        <p>Scopes: ${scopeList(key, label)}. Expires ${when(day(key.expiresAt))}.</p>
+        <p><a class="button" href="/settings/keys">Back to your keys</a></p>`;
+}
+
+export function confirmRevokeView(key: ApiKey, csrf: string): Html {
+  return html`
+      <h1>Revoke the key "${key.name}"?</h1>
+      <p>Every request with this key (ending in <code>…${key.last4}</code>) is refused from now on. This cannot be undone.</p>
+      <form method="post" action="/settings/keys/${key.id}/revoke">
+        <input type="hidden" name="_csrf" value="${csrf}">
+        <button type="submit" class="danger">Revoke key</button> <a href="/settings/keys">Cancel</a>
+      </form>`;
+}
