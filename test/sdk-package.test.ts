@@ -136,8 +136,11 @@ describe('the SDK package', () => {
     expect(out.noBaseUrl).toMatch(/baseUrl must be the server's absolute URL/);
     expect(out.relative).toMatch(/baseUrl must be the server's absolute URL/);
     expect(out.noKey).toMatch(/apiKey is missing/);
-    expect(out.notAKey).toMatch(/does not look like a Shipyard key/);
+    expect(out.notAKey).toMatch(/apiKey is not a Shipyard key/);
     expect(out.notAKey).not.toContain('hunter2');
+    expect(out.brokenKey).toMatch(/apiKey is not a Shipyard key/);
+    expect(out.brokenKey).not.toContain('SECRET');
+    expect(out.badTimeout).toMatch(/timeoutMs must be a whole number from 0 to 2147483647/);
     expect(out.noClient).toMatch(/no server configured/);
   });
 
@@ -160,10 +163,18 @@ describe('the SDK package', () => {
     );
     try {
       const name = `Once ${uniqueName()}`;
-      const out = await script('dropped.mjs', { SHIPYARD_URL: front.url, SHIPYARD_API_KEY: ada.token, NAME: name });
-      expect(out).toMatchObject({ status: 201, replayed: 'true', named: 1 });
+      const ownKey = `order-${uniqueName()}`;
+      const out = await script('dropped.mjs', {
+        SHIPYARD_URL: front.url,
+        SHIPYARD_API_KEY: ada.token,
+        NAME: name,
+        NAME2: `${name} again`,
+        OWN_KEY: ownKey,
+      });
+      expect(out).toMatchObject({ status: 201, replayed: 'true', named: 1, ownReplayed: 'true', ownNamed: 1 });
       const posts = front.seen.filter((s) => s.method === 'POST');
-      expect(posts).toHaveLength(2);
+      expect(posts).toHaveLength(4);
+      expect(posts.slice(2).map((p) => p.headers['idempotency-key'])).toEqual([ownKey, ownKey]);
       expect(posts[0]!.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
       expect(posts[1]!.headers['idempotency-key']).toBe(posts[0]!.headers['idempotency-key']);
       expect(posts[0]!.headers['user-agent']).toMatch(
@@ -210,8 +221,10 @@ describe('the SDK package', () => {
       expect(out.once.attempts).toBe(1);
       expect(out.retried).toMatchObject({ name: 'ShipyardTimeoutError', attempts: 3 });
       expect(out.inPlace).toMatchObject({ name: 'ShipyardTimeoutError' });
+      expect(out.aborted).toEqual({ message: 'the caller gave up', network: false });
       expect(out.refused).toMatchObject({ name: 'ShipyardNetworkError', network: true, problem: false });
       expect(out.refused.url).toBe(`http://127.0.0.1:${closedPort}/api/v1/users/me`);
+      expect(out.refused.message).toMatch(/ECONNREFUSED/);
       expect(out.leaks).toEqual([]);
     } finally {
       for (const s of sockets) s.destroy();

@@ -34,14 +34,16 @@ async function expectError(status, call) {
 }
 const me = await shipyard.getCurrentUser({ throwOnError: true });
 await expectError(400, () => shipyard.createProject({ body: { name: 'x', color: 'red' }, throwOnError: true }));
-const bogus = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: 'shipyard_pat_' + 'A'.repeat(40) });
+const bogus = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: 'shipyard_pat_' + 'A'.repeat(38) });
 await expectError(401, () => bogus.getCurrentUser({ throwOnError: true }));
 await expectError(403, () => shipyard.listJobs({ throwOnError: true }));
 await expectError(404, () => shipyard.getProject({ path: { projectId: '00000000-0000-4000-8000-000000000000' }, throwOnError: true }));
 await shipyard.createProject({ body: { name: 'Twice', slug: process.env.SLUG }, throwOnError: true });
 await expectError(409, () => shipyard.createProject({ body: { name: 'Twice', slug: process.env.SLUG }, throwOnError: true }));
 const jobs = await shipyard.listJobs();
-checkLeaks('inPlace', jobs.error);
+// A result is logged as a whole as often as an error: neither holds the request's Authorization header.
+checkLeaks('inPlace', jobs);
+checkLeaks('success', me);
 const inPlace = { status: jobs.response.status, isShipyardError: jobs.error instanceof ShipyardError, requiredScope: jobs.error?.requiredScope };
 console.log(JSON.stringify({ me: me.data.username, errors, inPlace, leaks }));
 `;
@@ -54,6 +56,8 @@ console.log(JSON.stringify({
   relative: await message(() => createShipyard({ baseUrl: '/api/v1', apiKey: 'shipyard_pat_x' })),
   noKey: await message(() => createShipyard({ baseUrl: 'http://127.0.0.1:9' })),
   notAKey: await message(() => createShipyard({ baseUrl: 'http://127.0.0.1:9', apiKey: 'hunter2' })),
+  brokenKey: await message(() => createShipyard({ baseUrl: 'http://127.0.0.1:9', apiKey: 'shipyard_pat_SECRETSECRET\0' })),
+  badTimeout: await message(() => createShipyard({ baseUrl: 'http://127.0.0.1:9', apiKey: 'shipyard_pat_' + 'a'.repeat(38), timeoutMs: Infinity })),
   noClient: await message(() => getCurrentUser()),
 }));
 `;
@@ -88,11 +92,17 @@ const DROPPED = `
 import { createShipyard } from '@shipyard/sdk';
 const shipyard = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: process.env.SHIPYARD_API_KEY });
 const created = await shipyard.createProject({ body: { name: process.env.NAME }, throwOnError: true });
+// The caller's own key, given as a Headers object, makes the same create safe across two runs.
+const own = { body: { name: process.env.NAME2 }, headers: new Headers({ 'Idempotency-Key': process.env.OWN_KEY }), throwOnError: true };
+await shipyard.createProject(own);
+const again = await shipyard.createProject(own);
 const mine = await shipyard.listProjects({ query: { owner: 'me', limit: 100 }, throwOnError: true });
 console.log(JSON.stringify({
   status: created.response.status,
   replayed: created.response.headers.get('Idempotent-Replayed'),
   named: mine.data.items.filter((p) => p.name === process.env.NAME).length,
+  ownReplayed: again.response.headers.get('Idempotent-Replayed'),
+  ownNamed: mine.data.items.filter((p) => p.name === process.env.NAME2).length,
 }));
 `;
 
@@ -130,9 +140,13 @@ let once, retried, inPlace, refused;
 try { await silent.getCurrentUser({ throwOnError: true }); } catch (e) { once = describe(e); }
 try { await silent.getCurrentUser({ throwOnError: true, maxRetries: 2, timeoutMs: 100 }); } catch (e) { retried = describe(e); }
 try { await silent.getCurrentUser(); } catch (e) { inPlace = describe(e); }
+let aborted;
+const caller = new AbortController();
+setTimeout(() => caller.abort(new Error('the caller gave up')), 100);
+try { await silent.getCurrentUser({ signal: caller.signal, timeoutMs: 10_000, maxRetries: 2 }); } catch (e) { aborted = { message: e.message, network: e instanceof ShipyardNetworkError }; }
 const nobody = createShipyard({ baseUrl: process.env.CLOSED_URL, apiKey: key, maxRetries: 1 });
 try { await nobody.getCurrentUser(); } catch (e) { refused = describe(e); }
-console.log(JSON.stringify({ once, retried, inPlace, refused, leaks }));
+console.log(JSON.stringify({ once, retried, inPlace, aborted, refused, leaks }));
 `;
 
 export const SCRIPTS: Record<string, string> = {
@@ -175,6 +189,8 @@ export async function use(projectId: string): Promise<void> {
   for await (const m of paginate(listMilestones, { client: shipyard.client, path: { projectId } })) console.log(m.status);
   // @ts-expect-error getProject is not a list
   paginate(shipyard.getProject, { path: { projectId } });
+  // @ts-expect-error listMilestones needs its path
+  paginate(shipyard.listMilestones);
   // @ts-expect-error projectId is required
   await shipyard.getProject({ path: {} });
   // @ts-expect-error data may be undefined until the error is ruled out

@@ -94,6 +94,7 @@ writeFileSync(
   ),
 );
 
+for (const old of readdirSync(here)) if (/^shipyard-sdk-.*\.tgz$/.test(old)) rmSync(join(here, old));
 execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(build, 'tsconfig.json')], {
   stdio: 'inherit',
 });

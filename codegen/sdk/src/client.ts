@@ -1,22 +1,22 @@
 /**
  * The client behind every call: hey-api's fetch client, configured for one server and key, with
  * its request function wrapped for timeouts, retries and idempotency, and an error interceptor
- * that turns problem responses into `ShipyardError`s.
+ * that turns error answers into `ShipyardError`s.
  */
 import { type Client, type ClientOptions, type Config, createClient } from './generated/client/index.js';
 import { ShipyardError, ShipyardNetworkError, ShipyardTimeoutError } from './errors.js';
 import { API_VERSION, IDEMPOTENT_CREATES, SDK_VERSION } from './meta.js';
 
-/** Per-call settings, accepted by every operation beside its parameters. */
+/** Per-call settings, accepted by every operation beside its parameters (and by the client). */
 export interface CallSettings {
-  /** Milliseconds to wait for each attempt's answer (0 = no limit). */
+  /** Milliseconds to wait for each attempt's answer (0 = no limit; at most 2147483647). */
   timeoutMs?: number;
   /** How many times a failed call may be sent again (0 = never). */
   maxRetries?: number;
 }
 
 declare module './generated/client/types.gen.js' {
-  // Lets `timeoutMs` and `maxRetries` ride along with any operation's options.
+  // Lets `timeoutMs` and `maxRetries` ride along with any operation's options and the client's config.
   interface Config<T extends ClientOptions = ClientOptions> extends CallSettings {}
 }
 
@@ -36,26 +36,38 @@ export interface ShipyardOptions extends CallSettings {
 export const DEFAULTS = { timeoutMs: 30_000, maxRetries: 2, maxRetryWaitMs: 60_000 } as const;
 
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+/** Answers that say "not now" rather than "no": worth another try when the request is safe to repeat. */
+const TRANSIENT = new Set([502, 503, 504]);
 const IDEMPOTENCY_KEY = 'Idempotency-Key';
+const KEY_PATTERN = /^shipyard_pat_[A-Za-z0-9]{38}$/;
+const MAX_TIMER_MS = 2_147_483_647;
 
 type Headerish = Config['headers'];
+type RequestOptions = Parameters<Client['request']>[0];
+type Attempt = { data?: unknown; error?: unknown; request?: Request; response?: Response };
 
-function headerValue(headers: Headerish, name: string): string | undefined {
+/** Headers as a plain object (hey-api's generated functions spread them, which drops a Headers' entries). */
+export function plainHeaders(headers: Headerish): Record<string, unknown> | undefined {
   if (!headers) return undefined;
-  const entries =
-    headers instanceof Headers ? [...headers.entries()] : Array.isArray(headers) ? headers : Object.entries(headers);
-  const found = entries.find(([k, v]) => k.toLowerCase() === name.toLowerCase() && v != null);
-  return found ? String(found[1]) : undefined;
+  if (headers instanceof Headers) return Object.fromEntries(headers.entries());
+  if (Array.isArray(headers)) return Object.fromEntries(headers);
+  return headers as Record<string, unknown>;
 }
 
-function withHeader(headers: Headerish, name: string, value: string): Headerish {
-  if (headers instanceof Headers) {
-    const copy = new Headers(headers);
-    copy.set(name, value);
-    return copy;
+const headerValue = (headers: Headerish, name: string): string | undefined => {
+  const found = Object.entries(plainHeaders(headers) ?? {}).find(
+    ([k, v]) => k.toLowerCase() === name.toLowerCase() && v != null,
+  );
+  return found ? String(found[1]) : undefined;
+};
+
+/** A non-negative whole number of milliseconds (or retries) within what a timer can hold, or a TypeError. */
+function setting(name: string, value: unknown, max = MAX_TIMER_MS): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
+    throw new TypeError(`Shipyard SDK: ${name} must be a whole number from 0 to ${max} (got ${String(value)}).`);
   }
-  if (Array.isArray(headers)) return [...headers, [name, value]];
-  return { ...headers, [name]: value };
+  return value;
 }
 
 /** The absolute API root for `baseUrl`, or a clear error. */
@@ -82,8 +94,10 @@ function checkKey(apiKey: unknown): string {
   if (typeof apiKey !== 'string' || apiKey === '') {
     throw new TypeError('Shipyard SDK: apiKey is missing; create a key under Settings → Manage API keys.');
   }
-  if (!apiKey.startsWith('shipyard_pat_')) {
-    throw new TypeError('Shipyard SDK: apiKey does not look like a Shipyard key (they start with "shipyard_pat_").');
+  if (!KEY_PATTERN.test(apiKey)) {
+    throw new TypeError(
+      'Shipyard SDK: apiKey is not a Shipyard key ("shipyard_pat_" and 38 letters and digits); copy it again from Settings → Manage API keys.',
+    );
   }
   return apiKey;
 }
@@ -111,82 +125,113 @@ const sleep = (ms: number, signal?: AbortSignal | null) =>
     signal?.addEventListener('abort', abort, { once: true });
   });
 
-/** Exponential backoff with full jitter, for failures that name no wait. */
-const backoffMs = (attempt: number) => Math.random() * Math.min(8_000, 500 * 2 ** attempt);
-/** The server's wait, plus up to a tenth more so that many clients do not come back at once. */
-const serverWaitMs = (seconds: number) => seconds * 1000 * (1 + Math.random() * 0.1);
+/** Exponential backoff with full jitter (at least 100 ms), for failures that name no wait. */
+const backoffMs = (attempt: number) => 100 + Math.random() * Math.min(8_000, 500 * 2 ** attempt);
 
-type Attempt = { data?: unknown; error?: unknown; request?: Request; response?: Response };
-
-/** Why a call is worth sending again, or undefined when it is not. */
-function retryReason(error: unknown, safe: boolean, hasKey: boolean): 'network' | 'server' | undefined {
-  if (!safe) return undefined;
-  if (error instanceof ShipyardError) {
-    if (error.status === 429 || error.status === 503) return 'server';
-    // The first attempt of the same create is still running on the server.
-    if (hasKey && error.is('idempotency-in-progress')) return 'server';
-    return undefined;
-  }
-  return 'network';
+/**
+ * Whether a failed attempt is worth sending again. An answer that says "not now" (429, 502-504)
+ * or no answer at all, when the request is safe to repeat: an idempotent method, or a create
+ * carrying an Idempotency-Key. A 429 is always safe: the server refuses it before doing anything.
+ */
+function worthRetrying(error: unknown, safe: boolean, hasKey: boolean): boolean {
+  if (!(error instanceof ShipyardError)) return safe;
+  if (error.status === 429) return true;
+  if (TRANSIENT.has(error.status)) return safe;
+  // The first attempt of the same create is still running on the server.
+  return hasKey && error.is('idempotency-in-progress');
 }
 
-function describe(request: Request | undefined, fallbackUrl: string, method: string) {
-  const url = request ? request.url.replace(/[?#].*$/, '') : fallbackUrl;
-  return { method: request?.method ?? method, url };
+/** The wait before the next attempt: the server's Retry-After (plus jitter within what is left), or a backoff. */
+function nextWait(error: unknown, attempt: number, left: number): number | undefined {
+  const named = error instanceof ShipyardError && error.retryAfter !== undefined ? error.retryAfter * 1000 : undefined;
+  const base = Math.max(named ?? 0, named === undefined ? backoffMs(attempt) : 100);
+  if (base > left) return undefined;
+  // Up to a tenth more, so that many clients refused together do not all come back at once.
+  return named === undefined ? base : base + Math.random() * Math.min(base * 0.1, left - base);
+}
+
+/** What a failure to get an answer says, with the system's reason (ECONNREFUSED, ENOTFOUND…) when it has one. */
+function networkError(error: unknown, where: { method: string; url: string; attempts: number }) {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  const reason = [(error as Error)?.message ?? String(error), cause?.code ?? cause?.message].filter(Boolean).join(': ');
+  return new ShipyardNetworkError(
+    `Could not get an answer from ${where.method} ${where.url} (${reason}).`,
+    where,
+    error,
+  );
+}
+
+/** The answer without the Request it was sent as: that holds the Authorization header. */
+function answer(result: Attempt, style: string | undefined, error?: ShipyardError) {
+  if (style === 'data') return error ? undefined : result.data;
+  return error
+    ? { data: undefined, error, response: result.response }
+    : { data: result.data, response: result.response };
 }
 
 /**
- * Sends one call, again when it is safe and worth it: 429 and 503 after their `Retry-After`,
- * and a lost connection or timeout, for idempotent methods and for creates carrying an
- * `Idempotency-Key` (set on every create that accepts one unless the caller gave their own).
+ * Sends one call, and again when it is safe and worth it (see worthRetrying), at most
+ * `maxRetries` more times and never waiting more than `maxRetryWaitMs` in all. Sets an
+ * Idempotency-Key on every create that accepts one unless the caller gave their own.
  */
-function resilient(base: Client, settings: Required<CallSettings> & { maxRetryWaitMs: number }) {
-  return async (options: Parameters<Client['request']>[0]) => {
+function resilient(base: Client, maxRetryWaitMs: number) {
+  return async (options: RequestOptions) => {
+    const config = base.getConfig();
     const method = options.method.toUpperCase();
-    let headers = options.headers;
+    let headers = plainHeaders(options.headers);
     if (method === 'POST' && IDEMPOTENT_CREATES.has(options.url) && !headerValue(headers, IDEMPOTENCY_KEY)) {
-      headers = withHeader(headers, IDEMPOTENCY_KEY, crypto.randomUUID());
+      headers = { ...headers, [IDEMPOTENCY_KEY]: crypto.randomUUID() };
     }
     const hasKey = headerValue(headers, IDEMPOTENCY_KEY) !== undefined;
     const safe = IDEMPOTENT_METHODS.has(method) || hasKey;
-    const timeoutMs = options.timeoutMs ?? settings.timeoutMs;
-    const maxRetries = options.maxRetries ?? settings.maxRetries;
+    const timeoutMs = setting('timeoutMs', options.timeoutMs) ?? config.timeoutMs ?? DEFAULTS.timeoutMs;
+    const maxRetries = setting('maxRetries', options.maxRetries, 100) ?? config.maxRetries ?? DEFAULTS.maxRetries;
+    const throwOnError = options.throwOnError ?? config.throwOnError;
+    const style = options.responseStyle ?? config.responseStyle;
     const callerSignal = options.signal ?? undefined;
     let waited = 0;
 
     for (let attempt = 1; ; attempt++) {
-      const timeout = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
-      const signal = callerSignal && timeout ? AbortSignal.any([callerSignal, timeout]) : (callerSignal ?? timeout);
-      const result = (await base.request({ ...options, headers, signal, throwOnError: false })) as Attempt;
-      if (result.error === undefined) return result;
+      // A timer of our own, stopped once the answer is read, so that a streamed body is not cut off later.
+      const timeout = new AbortController();
+      const timer = timeoutMs > 0 ? setTimeout(() => timeout.abort(), timeoutMs) : undefined;
+      const signal = callerSignal ? AbortSignal.any([callerSignal, timeout.signal]) : timeout.signal;
+      let result: Attempt;
+      try {
+        result = (await base.request({
+          ...options,
+          headers,
+          signal,
+          throwOnError: false,
+          responseStyle: 'fields',
+        })) as Attempt;
+      } finally {
+        clearTimeout(timer);
+      }
+      if (result.error === undefined) return answer(result, style);
 
       let error: unknown = result.error;
       if (!(error instanceof ShipyardError)) {
         // The caller's own cancellation is theirs to handle: passed through as it is.
         if (callerSignal?.aborted) throw callerSignal.reason;
-        const where = { ...describe(result.request, options.url, method), attempts: attempt };
-        error = timeout?.aborted
-          ? new ShipyardTimeoutError(where, timeoutMs)
-          : new ShipyardNetworkError(
-              `Could not get an answer from ${where.method} ${where.url}: ${(error as Error)?.message ?? String(error)}`,
-              where,
-              error,
-            );
+        // Nothing was sent (a body that cannot be serialised, a bad header): a mistake, not the network's.
+        if (!result.request) throw error;
+        const where = { method, url: result.request.url.replace(/[?#].*$/, ''), attempts: attempt };
+        error = timeout.signal.aborted ? new ShipyardTimeoutError(where, timeoutMs) : networkError(error, where);
       }
 
-      const reason = attempt <= maxRetries ? retryReason(error, safe, hasKey) : undefined;
       const wait =
-        reason === 'server' && (error as ShipyardError).retryAfter !== undefined
-          ? serverWaitMs((error as ShipyardError).retryAfter as number)
-          : backoffMs(attempt - 1);
-      if (reason && waited + wait <= settings.maxRetryWaitMs) {
+        attempt <= maxRetries && worthRetrying(error, safe, hasKey)
+          ? nextWait(error, attempt - 1, maxRetryWaitMs - waited)
+          : undefined;
+      if (wait !== undefined) {
         waited += wait;
         await sleep(wait, callerSignal);
         continue;
       }
       // No answer is never dressed up as a problem: it always throws.
-      if (!(error instanceof ShipyardError) || options.throwOnError) throw error;
-      return { ...result, error };
+      if (!(error instanceof ShipyardError) || throwOnError) throw error;
+      return answer(result, style, error);
     }
   };
 }
@@ -205,19 +250,20 @@ export function createShipyardClient(options: ShipyardOptions): Client {
   const base = createClient({
     baseUrl,
     auth,
+    timeoutMs: setting('timeoutMs', options.timeoutMs) ?? DEFAULTS.timeoutMs,
+    maxRetries: setting('maxRetries', options.maxRetries, 100) ?? DEFAULTS.maxRetries,
     ...(agent ? { headers: { 'User-Agent': agent } } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   base.interceptors.error.use(problemInterceptor);
-  const request = resilient(base, {
-    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
-    maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
-    maxRetryWaitMs: options.maxRetryWaitMs ?? DEFAULTS.maxRetryWaitMs,
-  }) as Client['request'];
+  const request = resilient(
+    base,
+    setting('maxRetryWaitMs', options.maxRetryWaitMs) ?? DEFAULTS.maxRetryWaitMs,
+  ) as Client['request'];
   const method =
     (name: string) =>
-    (opts: Omit<Parameters<Client['request']>[0], 'method'>): ReturnType<Client['request']> =>
-      request({ ...opts, method: name } as Parameters<Client['request']>[0]);
+    (opts: Omit<RequestOptions, 'method'>): ReturnType<Client['request']> =>
+      request({ ...opts, method: name } as RequestOptions);
   return {
     ...base,
     request,
@@ -228,5 +274,7 @@ export function createShipyardClient(options: ShipyardOptions): Client {
     delete: method('DELETE'),
     head: method('HEAD'),
     options: method('OPTIONS'),
+    connect: method('CONNECT'),
+    trace: method('TRACE'),
   } as Client;
 }

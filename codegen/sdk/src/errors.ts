@@ -38,14 +38,16 @@ export class ShipyardError extends Error {
   readonly detail: string;
   /** For a validation problem, each thing that was wrong. */
   readonly errors: ReadonlyArray<{ path: string; message: string }>;
+  /** The request path the problem is about. */
+  declare readonly instance?: string;
   /** A 403's missing scope. */
-  readonly requiredScope?: ScopeId;
+  declare readonly requiredScope?: ScopeId;
   /** A 403's key scopes. */
-  readonly grantedScopes?: ReadonlyArray<ScopeId>;
+  declare readonly grantedScopes?: ReadonlyArray<ScopeId>;
   /** The server's `X-Request-Id`: quote it when you report a problem. */
-  readonly requestId?: string;
+  declare readonly requestId?: string;
   /** Seconds to wait before trying again (`Retry-After`, on 429, 503 and some 409s). */
-  readonly retryAfter?: number;
+  declare readonly retryAfter?: number;
   /** The problem document as the server sent it (or a stand-in when the body was not one). */
   readonly problem: Problem;
   /** The HTTP response (its body already read). */
@@ -66,12 +68,14 @@ export class ShipyardError extends Error {
     this.title = problem.title;
     this.detail = problem.detail;
     this.errors = problem.errors ?? [];
-    if (problem.requiredScope) this.requiredScope = problem.requiredScope;
-    if (problem.grantedScopes) this.grantedScopes = problem.grantedScopes;
+    const self = this as { -readonly [K in keyof ShipyardError]: ShipyardError[K] };
+    if (problem.instance) self.instance = problem.instance;
+    if (problem.requiredScope) self.requiredScope = problem.requiredScope;
+    if (problem.grantedScopes) self.grantedScopes = problem.grantedScopes;
     const requestId = response.headers.get('X-Request-Id');
-    if (requestId) this.requestId = requestId;
+    if (requestId) self.requestId = requestId;
     const retryAfter = retryAfterSeconds(response.headers);
-    if (retryAfter !== undefined) this.retryAfter = retryAfter;
+    if (retryAfter !== undefined) self.retryAfter = retryAfter;
     this.problem = problem;
     Object.defineProperty(this, 'response', { ...HIDDEN, value: response });
   }

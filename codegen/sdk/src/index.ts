@@ -10,7 +10,7 @@
 import type { Client } from './generated/client/index.js';
 import { client as unconfigured } from './generated/client.gen.js';
 import * as operations from './generated/sdk.gen.js';
-import { type CallSettings, createShipyardClient, type ShipyardOptions } from './client.js';
+import { type CallSettings, createShipyardClient, plainHeaders, type ShipyardOptions } from './client.js';
 import type { ShipyardError } from './errors.js';
 
 export * from './generated/index.js';
@@ -79,7 +79,13 @@ export function createShipyard(options: ShipyardOptions): Shipyard {
   const methods = Object.fromEntries(
     Object.entries(operations).map(([name, operation]) => [
       name,
-      (callOptions?: object) => (operation as (o: object) => Promise<unknown>)({ ...callOptions, client }),
+      (callOptions?: { headers?: Parameters<typeof plainHeaders>[0] }) =>
+        (operation as (o: object) => Promise<unknown>)({
+          ...callOptions,
+          // The generated function spreads these into an object: a Headers instance would lose its entries.
+          headers: plainHeaders(callOptions?.headers),
+          client,
+        }),
     ]),
   );
   return Object.freeze({ ...methods, client }) as unknown as Shipyard;
@@ -102,11 +108,17 @@ export interface PaginateLimits {
  * Works with a Shipyard client's methods and with the generated functions given a `client`.
  * An error answer on any page throws its ShipyardError.
  */
+type PaginateArgs<F> = [PageItem<F>] extends [never]
+  ? [options: never] // not a cursor-paginated list: a type error
+  : F extends (options: infer O) => unknown
+    ? undefined extends O
+      ? [options?: ListOptions<F>, limits?: PaginateLimits]
+      : [options: ListOptions<F>, limits?: PaginateLimits]
+    : never;
+
 export async function* paginate<F extends (options: never) => Promise<unknown>>(
   list: F,
-  // A function that is not a cursor-paginated list makes the options `never`: a type error.
-  options?: [PageItem<F>] extends [never] ? never : ListOptions<F>,
-  limits: PaginateLimits = {},
+  ...[options, limits = {}]: PaginateArgs<F>
 ): AsyncGenerator<PageItem<F>, void, undefined> {
   const call = list as unknown as (
     o: object,
