@@ -177,6 +177,79 @@ describe.skipIf(!available)('the key screen in Chromium', () => {
     await context.close();
   });
 
+  it('renders the API reference from this server only: search finds an operation, its scope and parameters show', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('request', (r) => {
+      if (!r.url().startsWith(t.baseUrl)) problems.push(`request to another origin: ${r.url()}`);
+    });
+    await page.goto(`${t.baseUrl}/docs`);
+    await page.getByRole('heading', { name: 'Shipyard API' }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/docs.png` });
+    // Search across operations, then open the one found.
+    await page.keyboard.press('Control+k');
+    await page.keyboard.type('Add a milestone');
+    await page.getByRole('dialog').getByText('Add a milestone').first().click();
+    await page.waitForURL(/#tag\/roadmap\/POST\/projects\/\{projectId\}\/milestones$/);
+    await page.getByText('Required scope: projects.write').first().waitFor();
+    await page.getByText('projectId', { exact: true }).first().waitFor();
+    await page.getByText('Idempotency-Key', { exact: true }).first().waitFor();
+    await page.screenshot({ path: `${SHOTS}/docs-operation.png` });
+    expect(problems).toEqual([]);
+
+    // A phone: nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${t.baseUrl}/docs`);
+    await page.getByRole('heading', { name: 'Shipyard API' }).waitFor();
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: `${SHOTS}/docs-390.png`, fullPage: false });
+    await context.close();
+
+    // axe-core on the rendered reference (its script is injected, so this pass bypasses the CSP).
+    for (const scheme of ['light', 'dark'] as Scheme[]) {
+      const open = await browser.newContext({
+        colorScheme: scheme,
+        bypassCSP: true,
+        viewport: { width: 1280, height: 900 },
+      });
+      const audited = await open.newPage();
+      audited.setDefaultTimeout(15_000);
+      await audited.goto(`${t.baseUrl}/docs#tag/roadmap/POST/projects/{projectId}/milestones`);
+      await audited.getByText('Required scope: projects.write').first().waitFor();
+      await audited.addScriptTag({ path: AXE });
+      const found = await audited.evaluate(async () => {
+        const run = (window as unknown as { axe: { run: (d: Document) => Promise<{ violations: any[] }> } }).axe.run;
+        const { violations } = await run(document);
+        return violations
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v) => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0]?.target.join(' ')}`);
+      });
+      await open.close();
+      expect(found, scheme).toEqual([]);
+    }
+
+    // Without JavaScript the page says what it needs, and the contract itself stays a link away.
+    const noJs = await browser.newContext({ javaScriptEnabled: false });
+    const plain = await noJs.newPage();
+    await plain.goto(`${t.baseUrl}/docs`);
+    const notice = plain.locator('main p.notice');
+    expect(await notice.isVisible()).toBe(true);
+    expect(await notice.textContent()).toContain('needs JavaScript');
+    expect(await plain.getByRole('link', { name: 'openapi.json' }).first().getAttribute('href')).toBe(
+      '/api/v1/openapi.json',
+    );
+    await noJs.close();
+  });
+
   for (const scheme of ['light', 'dark'] as Scheme[]) {
     it(`shows every page in ${scheme} mode without a console error, a CSP violation or a serious axe-core violation`, async () => {
       // Console errors and CSP violations (which Chromium reports on the console) under the pages' own CSP.

@@ -677,14 +677,31 @@ describe('/docs', () => {
     expect(signin).toContain('<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">');
   });
 
-  it('renders the reference from the contract, served from here, linking the spec', async () => {
+  it('serves the reference renderer from here, under a CSP that names no other host, with the header of every page', async () => {
     const res = await fetch(`${t.baseUrl}/docs`);
     const text = await res.text();
     expect(res.status).toBe(200);
+    const csp = res.headers.get('content-security-policy')!;
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).toContain("connect-src 'self';");
+    expect(csp).not.toMatch(/https?:|\*/);
     expect(text).toContain('href="/api/v1/openapi.json"');
-    expect(text).toContain('id="getProject"');
-    expect(text).toContain('Scope <code>projects.read</code>');
-    expect(text).not.toMatch(/<script[^>]+src="https?:/);
+    expect(text).toContain('<noscript>');
+    const scripts = [...text.matchAll(/<script[^>]+src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts.every((src) => src.startsWith('/assets/'))).toBe(true);
     expect(text).not.toMatch(/<link[^>]+href="https?:/);
+    // The renderer: compressed, cached for a year under a versioned path.
+    const bundlePath = scripts.find((src) => src.startsWith('/assets/scalar/'))!;
+    expect(bundlePath).toMatch(/^\/assets\/scalar\/\d+\.\d+\.\d+\/standalone\.js$/);
+    const bundle = await fetch(`${t.baseUrl}${bundlePath}`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-encoding')).toBe('gzip');
+    expect(bundle.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect((await bundle.text()).length).toBeGreaterThan(1_000_000);
+    // Signed in, the header is the one every other page has.
+    const { b, username } = await signedUp();
+    const signedIn = await b.get('/docs');
+    expect(signedIn.text).toContain(`Sign out ${username}`);
+    expect(signedIn.text).not.toContain('href="/signup"');
   });
 });

@@ -1,92 +1,143 @@
 /**
- * /docs: the API reference, rendered on the server from the bundled contract (the same file
- * the validator uses), so it cannot drift and needs nothing from another origin. Built once.
+ * /docs: the API reference, rendered in the browser by Scalar (@scalar/api-reference, its
+ * standalone bundle from this project's own dependencies) from the contract this server serves
+ * at /api/v1/openapi.json. Nothing comes from another origin: Scalar's fonts, telemetry, proxy,
+ * AI agent and hosted client are turned off (docs/decisions/0006-api-reference-scalar.md).
+ * Without JavaScript the page says so and links the contract itself.
  */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzip as gzipCb } from 'node:zlib';
 import type { Request, Response } from 'express';
-import { basePath, listOperations, type OpenApiDocument, type OperationObject } from '../http/contract.js';
-import { html, page, type Html } from './views.js';
+import { html, page } from './views.js';
 
-type Param = {
-  name: string;
-  in: string;
-  required?: boolean;
-  description?: string;
-  schema?: { type?: unknown; format?: string; enum?: unknown[] };
-};
-type MediaType = { schema?: { $ref?: string }; example?: unknown };
-type Op = OperationObject & {
-  tags?: string[];
-  parameters?: Param[];
-  requestBody?: { content?: Record<string, MediaType> };
-  responses?: Record<string, { description?: string; content?: Record<string, MediaType> }>;
-};
+const gzip = promisify(gzipCb);
+// The browser bundle is Scalar's published script-tag build; the package exports only its CSS paths.
+const scalarDist = dirname(createRequire(import.meta.url).resolve('@scalar/api-reference/style.css'));
+const SCALAR_VERSION = (
+  createRequire(import.meta.url)(join(scalarDist, '..', 'package.json')) as {
+    version: string;
+  }
+).version;
+/** Versioned, so it can be cached for a year and a new release is fetched at once. */
+export const SCALAR_PATH = `/assets/scalar/${SCALAR_VERSION}/standalone.js`;
 
-const anchor = (s: string) => s.replace(/[^A-Za-z0-9]+/g, '-');
-const refName = (ref?: string) => ref?.split('/').pop();
+/**
+ * Only /docs gets these two exceptions to the pages' policy: Scalar sets inline styles, and it
+ * fetches the contract and sends "try it" requests to this origin. Still no other host.
+ */
+const DOCS_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-export function docsPage(doc: OpenApiDocument) {
-  const base = basePath(doc);
-  const ops = listOperations(doc).map((o) => {
-    const item = doc.paths[o.path] as Record<string, unknown> & { parameters?: Param[] };
-    const op = item[o.method] as Op;
-    return { ...o, op, params: [...(item.parameters ?? []), ...(op.parameters ?? [])] };
+/** Runs before the bundle: the zod inside it would otherwise probe `Function('')`, which the CSP refuses. */
+export const DOCS_SETUP_SCRIPT = 'globalThis.__zod_globalConfig = { jitless: true };\n';
+
+/**
+ * Scalar's theme with text at 4.5:1 or more on its own backgrounds (axe-core's color-contrast):
+ * its greys and HTTP-method colours are a little too light in light mode, too dark in dark mode.
+ */
+export const DOCS_STYLE = `
+html .light-mode {
+  --scalar-color-2: #5f5f5f; --scalar-color-3: #646464; --scalar-color-accent: #0062a8;
+  --scalar-color-blue: #0062a8; --scalar-color-green: #04704b; --scalar-color-red: #c00004;
+  --scalar-color-yellow: #7a5900; --scalar-color-orange: #a83a00; --scalar-color-purple: #5203d1; --scalar-color-query: #006468;
+}
+html .dark-mode {
+  --scalar-color-2: #b4b4b4; --scalar-color-3: #a0a0a0; --scalar-color-accent: #4eb8ff;
+  --scalar-color-blue: #6cc0f0; --scalar-color-green: #2fd36f; --scalar-color-red: #ff6b69;
+  --scalar-color-yellow: #ffd24d; --scalar-color-orange: #ffa070; --scalar-color-purple: #c4abfb; --scalar-color-query: #7fdcd7;
+}
+`;
+
+/** Scalar's configuration: this server for "try it", nothing from another origin, each operation's scope shown. */
+export const DOCS_SCRIPT = `
+Scalar.createApiReference('#reference-root', {
+  url: '/api/v1/openapi.json',
+  servers: [{ url: location.origin + '/api/v1', description: 'This server' }],
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: 'never',
+  hideClientButton: true,
+  documentDownloadType: 'json',
+  persistAuth: false,
+  authentication: { preferredSecurityScheme: 'bearerAuth' },
+  proxyUrl: '',
+  externalUrls: { dashboardUrl: '', registryUrl: '', proxyUrl: '', apiBaseUrl: '' },
+  plugins: [() => ({
+    name: 'shipyard-access',
+    extensions: [
+      { name: 'x-required-scope', component: (op) => 'Required scope: ' + op['x-required-scope'] },
+      { name: 'x-session-only', component: (op) => (op['x-session-only'] ? 'Web session only: every API key is refused' : '') },
+    ],
+  })],
+});
+
+// What Scalar leaves out for assistive technology, added as it draws: a name for its icon-only
+// buttons, the visible words in a button's accessible name, and keyboard reach for a region
+// that scrolls.
+const named = (el) => el.getAttribute('aria-label') || el.getAttribute('title') || el.textContent.trim();
+function accessible(root) {
+  root.querySelectorAll('button').forEach((button) => {
+    // A copy button's words are hidden until the code block is hovered: it gets a name of its own.
+    if (button.className.includes('copy-button') && !button.getAttribute('aria-label')) button.setAttribute('aria-label', 'Copy to clipboard');
+    else if (!named(button)) button.setAttribute('aria-label', 'More');
+    const label = button.getAttribute('aria-label');
+    const visible = button.textContent.trim();
+    if (label && visible && !label.toLowerCase().includes(visible.toLowerCase())) button.setAttribute('aria-label', visible + ': ' + label);
   });
-  const tags = [...new Set(ops.map((o) => o.op.tags?.[0] ?? 'Other'))];
-  const info = doc.info as { title?: string; version?: string; description?: string } | undefined;
+  root.querySelectorAll('ul.endpoints, pre, .scalar-codeblock-pre').forEach((region) => {
+    if (region.scrollHeight > region.clientHeight || region.scrollWidth > region.clientWidth) {
+      if (!region.hasAttribute('tabindex')) region.setAttribute('tabindex', '0');
+    }
+  });
+}
+new MutationObserver(() => accessible(document)).observe(document.body, { childList: true, subtree: true });
+`;
 
-  const access = (o: (typeof ops)[number]): Html =>
-    o.access.kind === 'scope'
-      ? html`Scope <code>${o.access.scope}</code>`
-      : o.access.kind === 'session-only'
-        ? html`Signed-in administrators only (session); every API key is refused`
-        : o.access.kind === 'public'
-          ? html`Public`
-          : html`A key with projects.read, projects.write or content.write`;
+let bundle: Promise<{ plain: Buffer; gzipped: Buffer }> | undefined;
+/** Read and compressed once, on first use (about 4 MB, 1.2 MB gzipped). */
+const scalarBundle = () => {
+  bundle ??= readFile(join(scalarDist, 'browser', 'standalone.js')).then(async (plain) => ({
+    plain,
+    gzipped: await gzip(plain, { level: 9 }),
+  }));
+  return bundle;
+};
 
-  const operation = (o: (typeof ops)[number]): Html => {
-    const body = o.op.requestBody?.content;
-    return html`<section class="operation" id="${o.operationId}" aria-labelledby="h-${o.operationId}">
-      <h3 id="h-${o.operationId}"><code>${o.method.toUpperCase()} ${base}${o.path}</code> — ${o.op.summary ?? o.operationId}</h3>
-      <p class="hint">operationId <code>${o.operationId}</code> · ${access(o)}</p>
-      ${o.op.description ? html`<p>${o.op.description}</p>` : ''}
-      ${o.params.length ? html`<h4>Parameters</h4><ul>${o.params.map((p) => html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}${p.schema?.type ? html`, ${String(p.schema.type)}` : ''}${p.schema?.format ? html`, ${p.schema.format}` : ''}) ${p.description ?? ''}</li>`)}</ul>` : ''}
-      ${
-        body
-          ? html`<h4>Request body</h4><ul>${Object.entries(body).map(
-              ([
-                type,
-                m,
-              ]) => html`<li><code>${type}</code>${m.schema?.$ref ? html`: <a href="#schema-${refName(m.schema.$ref)}">${refName(m.schema.$ref)}</a>` : ''}
-        ${m.example !== undefined ? html`<pre>${JSON.stringify(m.example, null, 2)}</pre>` : ''}</li>`,
-            )}</ul>`
-          : ''
-      }
-      <h4>Responses</h4><ul>${Object.entries(o.op.responses ?? {}).map(([status, r]) => html`<li><strong>${status}</strong> ${r.description ?? ''}</li>`)}</ul>
-    </section>`;
-  };
+export async function serveScalar(req: Request, res: Response): Promise<void> {
+  const { plain, gzipped } = await scalarBundle();
+  const gzipOk = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+  res
+    .type('js')
+    .set('Cache-Control', 'public, max-age=31536000, immutable')
+    .set('Vary', 'Accept-Encoding')
+    .set('X-Content-Type-Options', 'nosniff');
+  if (gzipOk) res.set('Content-Encoding', 'gzip');
+  res.send(gzipOk ? gzipped : plain);
+}
 
-  const schemas = Object.keys(
-    (doc.components as { schemas?: Record<string, unknown> } | undefined)?.schemas ?? {},
-  ).sort();
-  const rendered = page(
-    'API reference',
-    undefined,
-    '',
-    html`
-    <h1>${info?.title ?? 'Shipyard API'} <span class="hint">${info?.version ?? ''}</span></h1>
-    <p>Base URL <code>${base}</code>. Every request sends <code>Authorization: Bearer shipyard_pat_…</code>
-      (create keys under <a href="/settings/keys">Settings → Manage API keys</a>). Errors are
-      <code>application/problem+json</code>. Download the specification:
-      <a href="${base}/openapi.json">openapi.json</a> · <a href="${base}/openapi.yaml">openapi.yaml</a>.</p>
-    <h2>Scopes</h2>
-    <table><thead><tr><th scope="col">Scope</th><th scope="col">Label</th><th scope="col">Opens</th></tr></thead><tbody>
-      ${doc['x-scopes'].map((s) => html`<tr><td data-label="Scope"><code>${s.id}</code></td><td data-label="Label">${s.label}</td><td data-label="Opens">${s.opens.join(', ')}</td></tr>`)}
-    </tbody></table>
-    <nav aria-label="Operations"><h2>Operations</h2><ul>${tags.map((t) => html`<li><a href="#tag-${anchor(t)}">${t}</a></li>`)}</ul></nav>
-    ${tags.map((t) => html`<section aria-labelledby="tag-${anchor(t)}"><h2 id="tag-${anchor(t)}">${t}</h2>${ops.filter((o) => (o.op.tags?.[0] ?? 'Other') === t).map(operation)}</section>`)}
-    <h2>Schemas</h2><p>The full definitions are in the specification download.</p>
-    <ul>${schemas.map((s) => html`<li id="schema-${s}"><code>${s}</code></li>`)}</ul>`,
+export function docsPage(req: Request, res: Response): void {
+  res.setHeader('Content-Security-Policy', DOCS_CSP);
+  res.type('html').send(
+    page(
+      'API reference',
+      req.web!.user,
+      req.web!.csrf,
+      html`
+      <noscript><p class="notice">This reference is drawn in the browser and needs JavaScript. Without it, the contract
+        itself is here: <a href="/api/v1/openapi.json">openapi.json</a> · <a href="/api/v1/openapi.yaml">openapi.yaml</a>.</p></noscript>
+      <p class="hint reference-intro">The contract: <a href="/api/v1/openapi.json">openapi.json</a> ·
+        <a href="/api/v1/openapi.yaml">openapi.yaml</a>. Each operation shows the scope its API key needs; press Ctrl+K (⌘K) to search.</p>
+      <div id="reference-root"></div>
+      <link rel="stylesheet" href="/assets/docs.css">
+      <script src="/assets/docs-setup.js"></script>
+      <script src="${SCALAR_PATH}"></script>
+      <script src="/assets/docs.js"></script>`,
+      { wide: true },
+    ),
   );
-  // The page is the same for everyone: the header is rendered signed-out, its links work either way.
-  return (_req: Request, res: Response) => void res.type('html').send(rendered);
 }

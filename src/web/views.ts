@@ -34,49 +34,52 @@ export const STYLE = `
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
 body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
-header, main { max-width: 60rem; margin: 0 auto; padding: 1rem; }
-header { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; border-bottom: 1px solid var(--line); }
-header .brand { font-weight: 700; margin-right: auto; }
-nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; margin: 0; padding: 0; }
-a { color: var(--accent); }
+body > header, body > main { max-width: 60rem; margin: 0 auto; padding: 1rem; }
+body > main.wide-main { max-width: none; padding: 0; }
+body > header { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; border-bottom: 1px solid var(--line); }
+body > header .brand { font-weight: 700; margin-right: auto; }
+body > header nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; margin: 0; padding: 0; }
+:where(body > header, .page) a { color: var(--accent); }
 :focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
-label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
-input[type=text], input[type=email], input[type=password], input[type=date], select { width: 100%; max-width: 28rem; padding: .5rem; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
-fieldset { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; max-width: 40rem; }
-fieldset label { font-weight: 400; display: flex; gap: .5rem; align-items: baseline; margin: .25rem 0; }
-button, .button { display: inline-block; padding: .5rem 1rem; font: inherit; border-radius: 6px; border: 1px solid var(--button); background: var(--button); color: #fff; cursor: pointer; text-decoration: none; }
-button.danger { background: var(--button-bad); border-color: var(--button-bad); }
-textarea.wide { width: 100%; max-width: 28rem; }
-button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
-.hint { color: var(--muted); font-size: .9rem; margin: .25rem 0; }
-.error { color: var(--bad); }
-.errors { border: 2px solid var(--bad); border-radius: 6px; padding: .5rem 1rem; }
+:where(.page) label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
+:where(.page) :is(input[type=text], input[type=email], input[type=password], input[type=date], select) { width: 100%; max-width: 28rem; padding: .5rem; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+:where(.page) fieldset { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; max-width: 40rem; }
+:where(.page) fieldset label { font-weight: 400; display: flex; gap: .5rem; align-items: baseline; margin: .25rem 0; }
+:where(.page) :is(button, .button) { display: inline-block; padding: .5rem 1rem; font: inherit; border-radius: 6px; border: 1px solid var(--button); background: var(--button); color: #fff; cursor: pointer; text-decoration: none; }
+:where(.page) button.danger { background: var(--button-bad); border-color: var(--button-bad); }
+:where(.page) textarea.wide { width: 100%; max-width: 28rem; }
+:where(body > header) button.link { font: inherit; cursor: pointer; background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
+:where(.page) .hint, .reference-intro { color: var(--muted); font-size: .9rem; margin: .25rem 0; }
+:where(.page) .error { color: var(--bad); }
+:where(.page) .errors { border: 2px solid var(--bad); border-radius: 6px; padding: .5rem 1rem; }
 .notice { border: 2px solid var(--ok); border-radius: 6px; padding: .5rem 1rem; }
-.token { font: 1rem ui-monospace, monospace; word-break: break-all; padding: .5rem; border: 1px dashed var(--line); display: block; }
-table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-.status-active { color: var(--ok); font-weight: 600; }
-.nowrap { white-space: nowrap; }
-.soon { display: inline-block; color: var(--bad); font-weight: 600; font-size: .9rem; }
-.page-head { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; }
-.page-head h1 { margin-right: auto; }
-.status-expired, .status-revoked { color: var(--muted); font-weight: 600; }
+:where(.page) .token { font: 1rem ui-monospace, monospace; word-break: break-all; padding: .5rem; border: 1px dashed var(--line); display: block; }
+:where(.page) table { border-collapse: collapse; width: 100%; }
+:where(.page) :is(th, td) { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+:where(.page) .status-active { color: var(--ok); font-weight: 600; }
+:where(.page) .nowrap { white-space: nowrap; }
+:where(.page) .soon { display: inline-block; color: var(--bad); font-weight: 600; font-size: .9rem; }
+:where(.page) .page-head { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; }
+:where(.page) .page-head h1 { margin-right: auto; }
+:where(.page) :is(.status-expired, .status-revoked) { color: var(--muted); font-weight: 600; }
 @media (max-width: 40rem) {
-  table, thead, tbody, tr, th, td { display: block; }
-  thead { position: absolute; left: -9999px; }
-  tr { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; padding: .25rem; }
-  td { border: none; padding: .25rem .5rem; }
-  td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+  :where(.page) :is(table, thead, tbody, tr, th, td) { display: block; }
+  :where(.page) thead { position: absolute; left: -9999px; }
+  :where(.page) tr { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; padding: .25rem; }
+  :where(.page) td { border: none; padding: .25rem .5rem; }
+  :where(.page) td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
 }
 
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
-code, pre { font-family: ui-monospace, monospace; }
-pre { overflow-x: auto; padding: .5rem; border: 1px solid var(--line); border-radius: 6px; }
+:where(.page) :is(code, pre) { font-family: ui-monospace, monospace; }
+:where(.page) pre { overflow-x: auto; padding: .5rem; border: 1px solid var(--line); border-radius: 6px; }
+.reference-intro { max-width: 60rem; margin: .5rem auto; padding: 0 1rem; }
 `;
 
 export type PageUser = { username: string; displayName: string; isAdmin: boolean } | undefined;
 
-export function page(title: string, user: PageUser, csrf: string, body: Html): string {
+/** `wide`: the main area spans the window (the API reference draws its own columns). */
+export function page(title: string, user: PageUser, csrf: string, body: Html, opts: { wide?: boolean } = {}): string {
   const nav = user
     ? html`<nav aria-label="Main"><ul>
         <li><a href="/settings/keys">Manage API keys</a></li>
@@ -92,7 +95,7 @@ export function page(title: string, user: PageUser, csrf: string, body: Html): s
 <meta name="csrf-token" content="${esc(csrf)}">
 <title>${esc(title)} · Shipyard</title><link rel="icon" href="/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
 <body><header><a class="brand" href="/">Shipyard</a>${nav.html}</header>
-<main id="main">${body.html}</main></body></html>`;
+<main id="main" class="${opts.wide ? 'wide-main' : 'page'}">${body.html}</main></body></html>`;
 }
 
 export const errorList = (errors: string[]): Html =>

@@ -13,7 +13,7 @@ import { keysPages } from './keys.pages.js';
 import { accountPages } from './account.pages.js';
 import { type Handler, wrap } from './web-handler.js';
 import { moderationPages } from './moderation.pages.js';
-import { docsPage } from './docs.page.js';
+import { DOCS_SCRIPT, DOCS_SETUP_SCRIPT, DOCS_STYLE, docsPage, SCALAR_PATH, serveScalar } from './docs.page.js';
 import { settingsPages } from './settings.pages.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../http/problem.js';
@@ -33,7 +33,6 @@ export function webRouter(opts: {
   const router = Router();
   const keys = keysPages(opts.contract['x-scopes']);
   const moderation = moderationPages();
-  const docs = docsPage(opts.contract);
   const settings = settingsPages(opts.github);
 
   router.get(
@@ -44,6 +43,19 @@ export function webRouter(opts: {
     '/assets/web.js',
     (_req, res) => void res.type('js').set('Cache-Control', 'public, max-age=3600').send(SCRIPT),
   );
+  router.get(
+    '/assets/docs-setup.js',
+    (_req, res) => void res.type('js').set('Cache-Control', 'public, max-age=3600').send(DOCS_SETUP_SCRIPT),
+  );
+  router.get(
+    '/assets/docs.js',
+    (_req, res) => void res.type('js').set('Cache-Control', 'public, max-age=3600').send(DOCS_SCRIPT),
+  );
+  router.get(
+    '/assets/docs.css',
+    (_req, res) => void res.type('css').set('Cache-Control', 'public, max-age=3600').send(DOCS_STYLE),
+  );
+  router.get(SCALAR_PATH, wrap(serveScalar));
   // The icon, where pages link it and where browsers look without a link.
   router.get(
     ['/assets/favicon.svg', '/favicon.ico'],
@@ -70,7 +82,7 @@ export function webRouter(opts: {
   router.post('/settings/github/sync', signedIn(settings.sync));
   router.get('/admin/moderation', signedIn(moderation.show));
   router.post('/admin/moderation', signedIn(moderation.act));
-  router.get('/docs', wrap(docs));
+  router.get('/docs', wrap(docsPage));
 
   router.use(notFoundPage);
   router.use(errorPage(opts.log));
