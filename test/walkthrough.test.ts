@@ -1,0 +1,51 @@
+/**
+ * docs/walkthrough.sh, the README's first calls, run as a newcomer runs it: bash against a
+ * listening server with a key holding the five scopes it names. It must get to its last step.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, userWithKey, type TestServer } from './harness.js';
+
+// Asynchronous on purpose: the server under test runs in this process and must keep answering.
+const run = promisify(execFile);
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startServer();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('the README walk-through', () => {
+  it('runs from the first call to the 403 at its end', async () => {
+    const ada = await userWithKey(t, [
+      'profile.read',
+      'projects.read',
+      'projects.write',
+      'content.read',
+      'content.write',
+    ]);
+    const { stdout } = await run('bash', ['docs/walkthrough.sh'], {
+      env: { ...process.env, KEY: ada.token, SHIPYARD_URL: t.baseUrl },
+    });
+    expect(stdout).toContain(`== Who the key belongs to (profile.read)\n${ada.user.username}\n`);
+    expect(stdout).toMatch(/project [0-9a-f-]{36}\n/);
+    expect(stdout).toContain('1. Cut the gears\n2. Assemble the mill\n');
+    expect(stdout).toContain('Week 1\n');
+    expect(stdout).toMatch(/image [0-9a-f-]{36}\npost [0-9a-f-]{36}\n/);
+    expect(stdout).toContain('Nice!\nrocket: 1\n');
+    expect(stdout).toMatch(/project: Analytical Engine \d+\n/);
+    expect(stdout.trimEnd().split('\n').at(-1)).toBe('403 Insufficient scope: needs jobs.read');
+  }, 60_000);
+
+  it('stops at the first refused call and says which', async () => {
+    const viewer = await userWithKey(t, ['profile.read']);
+    const failed = await run('bash', ['docs/walkthrough.sh'], {
+      env: { ...process.env, KEY: viewer.token, SHIPYARD_URL: t.baseUrl },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect((failed as { code: number }).code).not.toBe(0);
+    expect((failed as { stderr: string }).stderr).toMatch(/^HTTP 403 from .*\/api\/v1\/projects\n/);
+  }, 60_000);
+});
