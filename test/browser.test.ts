@@ -200,6 +200,14 @@ describe.skipIf(!available)('the key screen in Chromium', () => {
     await page.getByText('Required scope: projects.write').first().waitFor();
     await page.getByText('projectId', { exact: true }).first().waitFor();
     await page.getByText('Idempotency-Key', { exact: true }).first().waitFor();
+    // Every response lists its headers: the rate limit and the key's expiry among them.
+    await page.getByText('The created milestone.').first().click();
+    await page
+      .getByRole('button', { name: /Headers/ })
+      .first()
+      .click();
+    await page.getByText('Shipyard-Key-Expiration', { exact: true }).first().waitFor();
+    await page.getByText('RateLimit-Policy', { exact: true }).first().waitFor();
     await page.screenshot({ path: `${SHOTS}/docs-operation.png` });
     expect(problems).toEqual([]);
 
