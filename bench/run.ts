@@ -47,8 +47,9 @@ const seed = JSON.parse(
 /** The node options `npm start` runs the service with (the heap cap, HEAP_MB, included): the service is measured as it runs, and the baselines get the same. */
 function startOptions(): string[] {
   const script: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
-  const options = /^(?:exec )?node (.*) src\/main\.ts$/.exec(script)?.[1];
-  if (!options) throw new Error(`package.json's start script is not '[exec] node <options> src/main.ts': ${script}`);
+  const options = /(?:^|&& )(?:exec )?node (.*) dist\/src\/main\.js$/.exec(script)?.[1];
+  if (!options)
+    throw new Error(`package.json's start script does not end in '[exec] node <options> dist/src/main.js': ${script}`);
   return options
     .replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => process.env[name] || fallback)
     .split(/\s+/);
@@ -68,7 +69,7 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: 
       // Ready: from now on its output (the access log) is drained and dropped, not kept (the service's goes to BENCH_LOG if set).
       child.stdout!.off('data', onData);
       child.stderr!.off('data', onData);
-      if (process.env.BENCH_LOG && args[0] === 'src/main.ts') {
+      if (process.env.BENCH_LOG && args[0] === 'dist/src/main.js') {
         const file = createWriteStream(process.env.BENCH_LOG);
         child.stdout!.pipe(file);
         child.stderr!.pipe(file);
@@ -95,13 +96,15 @@ const cpuMicros = (pid: number) => {
 
 const [P_JSON, P_PG, P_APP, P_SEARCH, P_WRITE] = [18101, 18102, 18103, 18104, 18105];
 const children = [
-  await start(['bench/baselines.ts', 'json', String(P_JSON)], {}, 'ready'),
-  await start(['bench/baselines.ts', 'pg', String(P_PG)], {}, 'ready'),
-  await start(['bench/baselines.ts', 'search', String(P_SEARCH)], { BENCH_USER_ID: seed.userId }, 'ready'),
-  await start(['bench/baselines.ts', 'write', String(P_WRITE)], {}, 'ready'),
+  await start([...tsx, 'bench/baselines.ts', 'json', String(P_JSON)], {}, 'ready'),
+  await start([...tsx, 'bench/baselines.ts', 'pg', String(P_PG)], {}, 'ready'),
+  await start([...tsx, 'bench/baselines.ts', 'search', String(P_SEARCH)], { BENCH_USER_ID: seed.userId }, 'ready'),
+  await start([...tsx, 'bench/baselines.ts', 'write', String(P_WRITE)], {}, 'ready'),
 ];
+// The service as npm start runs it: built to JavaScript first.
+execFileSync(process.execPath, ['bin/build.mjs'], { stdio: 'inherit' });
 const app = await start(
-  ['src/main.ts'],
+  ['dist/src/main.js'],
   {
     PORT: String(P_APP),
     HOST: '127.0.0.1',

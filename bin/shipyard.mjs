@@ -25,10 +25,12 @@ if (process.argv[2] === 'serve' && !process.execArgv.some((a) => a.startsWith('-
   const { spawn } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const heap = `--max-old-space-size=${process.env.HEAP_MB || 512}`;
-  const server = spawn(process.execPath, [heap, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const server = spawn(process.execPath, [heap, '--enable-source-maps', ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
   server.on('exit', (code, signal) => process.exit(code ?? (signal === 'SIGINT' ? 130 : 143)));
   await new Promise(() => {}); // the launcher waits for the server's exit
 }
-const { tsImport } = await import('tsx/esm/api');
-await tsImport('../src/cli/main.ts', import.meta.url);
+// The CLI runs as JavaScript from dist/, built first when a source changed (bin/build.mjs).
+const { ensureBuilt } = await import('./build.mjs');
+await ensureBuilt();
+await import('../dist/src/cli/main.js');

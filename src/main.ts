@@ -47,6 +47,12 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     // What the heap may grow to (HEAP_MB through npm start, plus the young generation).
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
   });
+  // A person at a terminal gets one plain sentence; logs and pipes get the JSON line above.
+  if (process.stdout.isTTY) {
+    process.stdout.write(
+      `\nShipyard is running at ${config.publicUrl} — create your account at ${config.publicUrl}/signup\n\n`,
+    );
+  }
   const stopSync =
     config.githubSyncIntervalMinutes > 0
       ? scheduleGithubSync(

@@ -40,8 +40,8 @@ function cli(args: string[], env: Record<string, string | undefined> = {}, input
   });
 }
 
-// Each test runs several CLI commands in turn, ~2.3 s each here (a launcher, then tsx loading the
-// sources under V8 single-threaded: bin/shipyard.mjs); under CI's load one test took 19 s.
+// Each test runs several CLI commands in turn (a launcher, then the built JavaScript under V8
+// single-threaded: bin/shipyard.mjs), each opening the database; under CI's load one test took 19 s.
 describe('shipyard CLI', { timeout: 90_000 }, () => {
   const username = uniqueName('op');
   beforeAll(async () => {

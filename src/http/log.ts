@@ -1,31 +1,46 @@
 /**
- * A small structured logger: one JSON line per event. It never receives a token: the
- * Authorization header is not logged and paths are logged without their query string.
+ * The service's logger: pino, one JSON line per event on stderr, or readable lines when stderr is
+ * a terminal (pino-pretty, in this process). It never receives a token: the Authorization header
+ * is not logged and paths are logged without their query string; as a second line of defence
+ * any field named like a secret is replaced before it is written.
  */
+import { pino, stdSerializers } from 'pino';
+import { PinoPretty } from 'pino-pretty';
+
 export type Logger = {
   info: (msg: string, fields?: Record<string, unknown>) => void;
   error: (msg: string, fields?: Record<string, unknown>) => void;
 };
 
-function serialise(fields: Record<string, unknown> = {}): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) {
-    out[k] = v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v;
-  }
-  return out;
-}
+const SECRETS = ['authorization', 'token', 'password', 'cookie', 'apiKey', 'secret'];
 
-export function createLogger(level: 'silent' | 'error' | 'info'): Logger {
-  const write = (lvl: string, msg: string, fields?: Record<string, unknown>) =>
-    process.stderr.write(
-      `${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...serialise(fields) })}\n`,
-    );
+/** `destination` is for tests; by default stderr, pretty when it is a terminal. */
+export function createLogger(
+  level: 'silent' | 'error' | 'info',
+  destination: NodeJS.WritableStream | undefined = undefined,
+): Logger {
+  const pretty = destination === undefined && process.stderr.isTTY === true;
+  const logger = pino(
+    {
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { error: stdSerializers.err, err: stdSerializers.err },
+      redact: { paths: [...SECRETS, ...SECRETS.map((s) => `*.${s}`)], censor: '[redacted]' },
+    },
+    pretty
+      ? PinoPretty({
+          destination: 2,
+          sync: true,
+          singleLine: true,
+          translateTime: 'SYS:HH:MM:ss',
+          ignore: 'pid,hostname',
+        })
+      : (destination ?? pino.destination({ fd: 2, sync: true })),
+  );
   return {
-    info: (msg, fields) => {
-      if (level === 'info') write('info', msg, fields);
-    },
-    error: (msg, fields) => {
-      if (level !== 'silent') write('error', msg, fields);
-    },
+    info: (msg, fields) => logger.info(fields ?? {}, msg),
+    error: (msg, fields) => logger.error(fields ?? {}, msg),
   };
 }

@@ -24,11 +24,14 @@ const SERVICE_WORDS = ['shipyard'];
 /** Passphrases made famous as examples, which every guessing list now carries. */
 const FAMOUS = ['correcthorsebatterystaple', 'thequickbrownfoxjumpsoverthelazydog', 'loremipsumdolorsitamet'];
 
-const zxcvbn = new ZxcvbnFactory({
-  dictionary: { ...common.dictionary, ...en.dictionary },
-  graphs: common.adjacencyGraphs,
-  translations: en.translations,
-});
+// Built on first use: its dictionaries take a moment, which a CLI command that checks no password should not wait for.
+let checker: ZxcvbnFactory | undefined;
+const zxcvbn = () =>
+  (checker ??= new ZxcvbnFactory({
+    dictionary: { ...common.dictionary, ...en.dictionary },
+    graphs: common.adjacencyGraphs,
+    translations: en.translations,
+  }));
 
 /** Letters from other scripts that look like Latin ones, and the digits and signs l33t uses for letters. */
 const LOOK_ALIKE: Record<string, string> = {
@@ -156,7 +159,7 @@ export function passwordProblems(password: string, account: { username: string; 
     );
   }
   if (length > PASSWORD_MAX) return problems;
-  const result = zxcvbn.check(password.slice(0, 256), [account.username, account.email, ...SERVICE_WORDS]);
+  const result = zxcvbn().check(password.slice(0, 256), [account.username, account.email, ...SERVICE_WORDS]);
   const wordChars = result.sequence
     .filter((m) => m.pattern === 'dictionary' && m.dictionaryName !== 'passwords-common' && m.token.length >= 4)
     .reduce((n, m) => n + m.token.length, 0);

@@ -1,0 +1,39 @@
+/**
+ * make bench-cli: how long each operator command takes, as an operator runs it
+ * (`npx shipyard …` = node bin/shipyard.mjs), on a fresh embedded database in a temporary
+ * DATA_DIR, or on DATABASE_URL when it is set. Prints the median of five runs of each.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-cli-bench-'));
+const env = { ...process.env, DATA_DIR: dataDir };
+const username = `bench${process.pid}`;
+
+function timed(args: string[], input?: string): number {
+  const started = process.hrtime.bigint();
+  execFileSync(process.execPath, ['bin/shipyard.mjs', ...args], { env, input, stdio: ['pipe', 'ignore', 'inherit'] });
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+execFileSync(process.execPath, ['bin/build.mjs'], { stdio: 'inherit' });
+const rows: [string, number][] = [];
+rows.push(['migrate (a new database)', timed(['migrate'])]);
+rows.push(['users create', timed(['users', 'create', '--username', username, '--email', `${username}@example.test`])]);
+const runs: [string, string[], string?][] = [
+  ['help', ['help']],
+  ['migrate (nothing to apply)', ['migrate']],
+  ['users set-password', ['users', 'set-password', '--username', username], 'velvet quasar lantern 71 umbrella\n'],
+  ['keys create', ['keys', 'create', '--username', username, '--scopes', 'projects.read', '--expires-in-days', '7']],
+  ['keys list', ['keys', 'list', '--username', username]],
+];
+for (const [name, args, input] of runs) rows.push([name, median(Array.from({ length: 5 }, () => timed(args, input)))]);
+
+console.log(
+  `CLI on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'the embedded database'} (median of 5; first two: one run)`,
+);
+for (const [name, ms] of rows) console.log(`  ${name.padEnd(28)} ${(ms / 1000).toFixed(2)} s`);
+rmSync(dataDir, { recursive: true, force: true });

@@ -1,0 +1,241 @@
+/**
+ * What each operator command does (src/cli/main.ts reads the command line and loads this file
+ * only to run one, so that `help` and a usage mistake answer at once).
+ */
+import { loadConfig } from '../config.js';
+import { openDatabase, type Database } from '../db/database.js';
+import { ProblemError } from '../http/problem.js';
+import { createUser, setAccountDisabled, findUserByUsername, setPassword } from '../users/users.service.js';
+import { createKey, keyStatus, listKeys, revokeKey } from '../keys/keys.service.js';
+import type { ApiKey } from '../keys/api-key.entity.js';
+import { GithubClient } from '../github/github.client.js';
+import { linkGithub, syncGithubAccount } from '../github/github.sync.js';
+import { GithubAccount, GithubRepo } from '../github/github.entity.js';
+import { isUuid } from '../http/ids.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UsageError, type Values } from './usage.js';
+
+function presentKey(key: ApiKey) {
+  return {
+    id: key.id,
+    name: key.name,
+    scopes: key.scopes,
+    last4: key.last4,
+    createdAt: key.createdAt.toISOString(),
+    expiresAt: key.expiresAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+    status: keyStatus(key),
+  };
+}
+
+function need(values: Values, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+export async function withDatabase<T>(command: string, fn: (db: Database) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    command: `shipyard ${command}`,
+    poolMax: 2,
+  });
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+export async function serveCommand(): Promise<undefined> {
+  const { serve } = await import('../main.js');
+  await serve();
+  return undefined;
+}
+
+export async function usersCreate(values: Values) {
+  return withDatabase('users create', async (db) => {
+    const user = await createUser(db.orm.em.fork(), {
+      username: need(values, 'username'),
+      email: need(values, 'email'),
+      password: values.password as string | undefined,
+      displayName: values['display-name'] as string | undefined,
+      admin: values.admin === true,
+      skills: typeof values.skills === 'string' ? values.skills.split(',') : undefined,
+    });
+    return {
+      id: user.id,
+      username: user.username,
+      email: user.email,
+      displayName: user.displayName,
+      skills: user.skills,
+      admin: user.isAdmin,
+      canSignIn: user.passwordHash !== null,
+      ...(user.passwordHash === null
+        ? {
+            note: `No password was given: ${user.username} cannot sign in to the web application until 'shipyard users set-password --username ${user.username}' sets one. Keys from 'shipyard keys create' work meanwhile.`,
+          }
+        : {}),
+    };
+  });
+}
+
+/** The new password: piped on stdin (one line), or typed at a prompt that does not echo it. */
+async function readPassword(): Promise<string> {
+  if (!process.stdin.isTTY) {
+    let text = '';
+    for await (const chunk of process.stdin) text += chunk;
+    return text.replace(/\r?\n$/, '');
+  }
+  // A prompt in raw mode: each key is read as it is typed and nothing is echoed.
+  process.stderr.write('New password: ');
+  const stdin = process.stdin;
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      let typed = '';
+      const onData = (keys: string) => {
+        for (const key of keys) {
+          if (key === '\r' || key === '\n') {
+            stdin.off('data', onData);
+            return resolve(typed);
+          }
+          if (key === '\u0003') {
+            stdin.off('data', onData);
+            return reject(new UsageError('cancelled'));
+          }
+          typed = key === '\u007f' || key === '\b' ? typed.slice(0, -1) : typed + key;
+        }
+      };
+      stdin.on('data', onData);
+    });
+  } finally {
+    stdin.setRawMode(false);
+    stdin.pause();
+    process.stderr.write('\n');
+  }
+}
+
+export async function usersSetPassword(values: Values) {
+  const username = need(values, 'username');
+  const password = await readPassword();
+  if (!password) throw new UsageError('no password given: pipe it on stdin or type it at the prompt');
+  return withDatabase('users set-password', async (db) => {
+    const user = await setPassword(db.orm.em.fork(), username, password);
+    return {
+      username: user.username,
+      canSignIn: true,
+      note: 'Password set; every web session of this account has ended.',
+    };
+  });
+}
+
+export async function setDisabled(values: Values, disabled: boolean) {
+  const username = need(values, 'username');
+  return withDatabase(`users ${disabled ? 'disable' : 'enable'}`, async (db) => {
+    const user = await setAccountDisabled(db.orm.em.fork(), username, disabled);
+    return { username: user.username, disabledAt: user.disabledAt?.toISOString() ?? null };
+  });
+}
+
+export async function keysCreate(values: Values) {
+  const username = need(values, 'username');
+  const scopes = need(values, 'scopes')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const days = Number(need(values, 'expires-in-days'));
+  return withDatabase('keys create', async (db) => {
+    const em = db.orm.em.fork();
+    const user = await existingUser(em, username);
+    const { key, token } = await createKey(em, {
+      userId: user.id,
+      name: (values.name as string | undefined) ?? 'CLI key',
+      scopes,
+      expiresInDays: days,
+    });
+    return { ...presentKey(key), username: user.username, token, note: 'The token is shown once; store it now.' };
+  });
+}
+
+export async function keysList(values: Values) {
+  const username = need(values, 'username');
+  return withDatabase('keys list', async (db) => {
+    const em = db.orm.em.fork();
+    const user = await existingUser(em, username);
+    return (await listKeys(em, user.id)).map(presentKey);
+  });
+}
+
+export async function keysRevoke(values: Values) {
+  const id = need(values, 'id');
+  if (!isUuid(id)) throw new UsageError('--id must be a key id (a UUID, from keys list)');
+  return withDatabase('keys revoke', async (db) => presentKey(await revokeKey(db.orm.em.fork(), id)));
+}
+
+export async function githubLink(values: Values) {
+  const username = need(values, 'username');
+  const login = need(values, 'login');
+  return withDatabase('github link', async (db) => {
+    const em = db.orm.em.fork();
+    const user = await existingUser(em, username);
+    const account = await linkGithub(em, user.id, login);
+    return {
+      username: user.username,
+      login: account.login,
+      syncStatus: account.syncStatus,
+      note: 'Run `shipyard github sync` to fetch the data now.',
+    };
+  });
+}
+
+export async function githubSync(values: Values) {
+  const username = values.username as string | undefined;
+  const config = loadConfig();
+  const client = new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken });
+  return withDatabase('github sync', async (db) => {
+    const accounts = await accountsToSync(db.orm.em.fork(), username);
+    const results = [];
+    for (const a of accounts) {
+      const synced = await syncGithubAccount(db.orm.em.fork(), client, a.id);
+      const repos = await db.orm.em.fork().count(GithubRepo, { account: a.id });
+      results.push({
+        login: synced.login,
+        status: synced.syncStatus,
+        message: synced.syncMessage ?? null,
+        repositories: repos,
+        syncedAt: synced.syncedAt?.toISOString() ?? null,
+      });
+    }
+    return results;
+  });
+}
+
+/** The one user's linked account, or every linked account when no username is given. */
+async function accountsToSync(em: EntityManager, username: string | undefined): Promise<GithubAccount[]> {
+  if (!username) return em.find(GithubAccount, {});
+  const user = await existingUser(em, username);
+  const account = await em.findOne(GithubAccount, { user: user.id });
+  if (!account)
+    throw new ProblemError(
+      404,
+      'not-found',
+      'Not found',
+      `${username} has no linked GitHub account; run \`shipyard github link\` first.`,
+    );
+  return [account];
+}
+
+async function existingUser(em: EntityManager, username: string) {
+  const user = await findUserByUsername(em, username);
+  if (!user) throw new ProblemError(404, 'not-found', 'Not found', `There is no user named '${username}'.`);
+  return user;
+}
+
+export const migrate = () => withDatabase('migrate', async (db) => ({ database: db.kind, applied: db.applied }));
+export const usersDisable = (values: Values) => setDisabled(values, true);
+export const usersEnable = (values: Values) => setDisabled(values, false);
