@@ -14,6 +14,9 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startServer, raw, uniqueName, type TestServer } from './harness.js';
+import { createUser } from '../src/users/users.service.js';
+import { Post } from '../src/posts/post.entity.js';
+import { Comment } from '../src/comments/comment.entity.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -102,6 +105,27 @@ async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>
   }
   await page.getByRole('button', { name: 'Sign out' }).click();
   await visit('signin');
+  // An administrator's moderation page, with a post and a comment to act on.
+  const moderator = uniqueName();
+  const em = t.db.orm.em.fork();
+  const admin = await createUser(em, {
+    username: moderator,
+    email: `${moderator}@example.test`,
+    password: 'moderator of engines and looms',
+    admin: true,
+  });
+  const post = em.create(Post, { author: admin, kind: 'post', title: 'A post to moderate', body: 'x', tags: [] });
+  await em.flush();
+  em.create(Comment, { post, author: admin, body: 'A comment to moderate' });
+  await em.flush();
+  await page.getByLabel('Username or email').fill(moderator);
+  await page.getByLabel('Password').fill('moderator of engines and looms');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.goto(`${t.baseUrl}/admin/moderation`);
+  await page.getByRole('button', { name: /Hide post: A post to moderate/ }).click();
+  await page.getByRole('status').waitFor();
+  await visit('moderation');
+  await page.getByRole('button', { name: /Sign out/ }).click();
 }
 
 describe.skipIf(!available)('the key screen in Chromium', () => {

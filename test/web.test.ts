@@ -619,11 +619,22 @@ describe('moderation (session only)', () => {
     const post = (
       await raw(t, 'POST', '/posts', { token: author.token, body: { kind: 'post', title: 'Page spam', body: 'x' } })
     ).json;
+    const comment = (
+      await raw(t, 'POST', `/posts/${post.id}/comments`, { token: author.token, body: { body: 'Comment spam' } })
+    ).json;
     const b = await admin();
+    // The newest posts and comments are listed to act on, no id to copy.
+    const listed = await b.get('/admin/moderation');
+    const postRow = new RegExp(`Page spam <code class="hint">${post.id}</code>[\\s\\S]*?</tr>`).exec(listed.text)![0];
+    expect(postRow).toContain('visible');
+    expect(postRow).toContain(`name="id" value="${post.id}"><input type="hidden" name="action" value="hide">`);
+    expect(listed.text).toMatch(new RegExp(`Comment spam <code class="hint">${comment.id}</code>`));
     const done = await b.post('/admin/moderation', { _csrf: b.csrf(), kind: 'post', id: post.id, action: 'hide' });
     expect(done.status).toBe(200);
     expect(done.text).toContain(`The post ${post.id} is hidden`);
-    expect(done.text).toContain('Page spam');
+    const hiddenRow = new RegExp(`Page spam <code class="hint">${post.id}</code>[\\s\\S]*?</tr>`).exec(done.text)![0];
+    expect(hiddenRow).toMatch(/hidden <span class="nowrap">/);
+    expect(hiddenRow).toContain('value="unhide"');
     const { b: plain } = await signedUp();
     expect((await plain.get('/admin/moderation')).status).toBe(403);
     expect(

@@ -1,6 +1,6 @@
 /**
- * The administrators' moderation page: hide or unhide a post or comment by id, and the list of
- * what is hidden now. The same service as the session-only API operations (moderation.service.ts).
+ * The administrators' moderation page: the newest posts and comments, hidden ones marked, each
+ * with a Hide or Unhide button; hidden ones older than those; and any other by its id. The same service as the session-only API operations (moderation.service.ts).
  */
 import type { Request, Response } from 'express';
 import { Post } from '../posts/post.entity.js';
@@ -9,6 +9,97 @@ import { setCommentHidden, setPostHidden } from '../moderation/moderation.servic
 import { ProblemError } from '../http/problem.js';
 import type { Actor } from '../http/actor.js';
 import { errorList, html, page, type Html } from './views.js';
+
+/** How many of the newest posts and comments the page lists to act on. */
+const RECENT = 30;
+const day = (d: Date) => d.toISOString().slice(0, 16).replace('T', ' ');
+
+type Item = {
+  kind: 'post' | 'comment';
+  id: string;
+  text: string;
+  author: string;
+  createdAt: Date;
+  hiddenAt: Date | null | undefined;
+};
+
+/** One button that hides a visible item or unhides a hidden one. */
+function toggle(item: Item, csrf: string): Html {
+  const action = item.hiddenAt ? 'unhide' : 'hide';
+  return html`<form method="post" action="/admin/moderation">
+      <input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="kind" value="${item.kind}">
+      <input type="hidden" name="id" value="${item.id}"><input type="hidden" name="action" value="${action}">
+      <button type="submit" class="${item.hiddenAt ? '' : 'danger'}">${item.hiddenAt ? 'Unhide' : 'Hide'}<span class="visually-hidden"> ${item.kind}: ${item.text}</span></button></form>`;
+}
+
+function itemTable(caption: string, heading: string, items: Item[], csrf: string): Html {
+  if (!items.length) return html`<p>None.</p>`;
+  return html`<table><caption class="hint">${caption}</caption>
+      <thead><tr><th scope="col">${heading}</th><th scope="col">Author</th><th scope="col">Written</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead><tbody>
+      ${items.map(
+        (item) => html`<tr>
+        <td data-label="${heading}">${item.text} <code class="hint">${item.id}</code></td>
+        <td data-label="Author">${item.author}</td>
+        <td data-label="Written"><span class="nowrap">${day(item.createdAt)} UTC</span></td>
+        <td data-label="Status">${item.hiddenAt ? html`<span class="status-revoked">hidden <span class="nowrap">${day(item.hiddenAt)} UTC</span></span>` : 'visible'}</td>
+        <td>${toggle(item, csrf)}</td></tr>`,
+      )}</tbody></table>`;
+}
+
+/** The newest posts and comments (hidden ones marked), and hidden ones older than those. */
+async function items(req: Request) {
+  const posts = await req.em.find(Post, {}, { orderBy: { createdAt: 'desc' }, limit: RECENT, populate: ['author'] });
+  const comments = await req.em.find(
+    Comment,
+    { deletedAt: null },
+    { orderBy: { createdAt: 'desc' }, limit: RECENT, populate: ['author'] },
+  );
+  const olderHiddenPosts = await req.em.find(
+    Post,
+    { hiddenAt: { $ne: null }, id: { $nin: posts.map((p) => p.id) } },
+    { orderBy: { hiddenAt: 'desc' }, limit: 50, populate: ['author'] },
+  );
+  const olderHiddenComments = await req.em.find(
+    Comment,
+    { hiddenAt: { $ne: null }, id: { $nin: comments.map((c) => c.id) } },
+    { orderBy: { hiddenAt: 'desc' }, limit: 50, populate: ['author'] },
+  );
+  const post = (p: Post): Item => ({
+    kind: 'post',
+    id: p.id,
+    text: p.title,
+    author: p.author.username,
+    createdAt: p.createdAt,
+    hiddenAt: p.hiddenAt,
+  });
+  const comment = (c: Comment): Item => ({
+    kind: 'comment',
+    id: c.id,
+    text: (c.body ?? '').slice(0, 120),
+    author: c.author.username,
+    createdAt: c.createdAt,
+    hiddenAt: c.hiddenAt,
+  });
+  return {
+    posts: posts.map(post),
+    comments: comments.map(comment),
+    olderHidden: [...olderHiddenPosts.map(post), ...olderHiddenComments.map(comment)],
+  };
+}
+
+function byIdForm(csrf: string): Html {
+  return html`<section aria-labelledby="by-id-heading"><h2 id="by-id-heading">Another post or comment, by its id</h2>
+      <form method="post" action="/admin/moderation">
+        <input type="hidden" name="_csrf" value="${csrf}">
+        <label for="mod-kind">What</label>
+        <select id="mod-kind" name="kind"><option value="post">Post</option><option value="comment">Comment</option></select>
+        <label for="mod-id">Id</label>
+        <input type="text" id="mod-id" name="id" required pattern="[0-9a-fA-F-]{36}">
+        <label for="mod-action">Action</label>
+        <select id="mod-action" name="action"><option value="hide">Hide</option><option value="unhide">Unhide</option></select>
+        <p><button type="submit">Apply</button></p>
+      </form></section>`;
+}
 
 export function moderationPages() {
   async function render(
@@ -25,20 +116,7 @@ export function moderationPages() {
         .type('html')
         .send(page('Moderation', user, csrf, html`<h1>Moderation</h1><p>Only administrators may moderate.</p>`));
     }
-    const posts = await req.em.find(
-      Post,
-      { hiddenAt: { $ne: null } },
-      { orderBy: { hiddenAt: 'desc' }, limit: 50, populate: ['author'] },
-    );
-    const comments = await req.em.find(
-      Comment,
-      { hiddenAt: { $ne: null } },
-      { orderBy: { hiddenAt: 'desc' }, limit: 50, populate: ['author'] },
-    );
-    const unhide = (kind: 'post' | 'comment', id: string): Html => html`<form method="post" action="/admin/moderation">
-      <input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="kind" value="${kind}">
-      <input type="hidden" name="id" value="${id}"><input type="hidden" name="action" value="unhide">
-      <button type="submit">Unhide<span class="visually-hidden"> ${kind} ${id}</span></button></form>`;
+    const { posts, comments, olderHidden } = await items(req);
     res
       .status(status)
       .type('html')
@@ -50,32 +128,18 @@ export function moderationPages() {
           html`
       <h1>Moderation</h1>
       ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${errorList(errors)}
-      <form method="post" action="/admin/moderation">
-        <input type="hidden" name="_csrf" value="${csrf}">
-        <label for="mod-kind">What</label>
-        <select id="mod-kind" name="kind"><option value="post">Post</option><option value="comment">Comment</option></select>
-        <label for="mod-id">Id</label>
-        <input type="text" id="mod-id" name="id" required pattern="[0-9a-fA-F-]{36}">
-        <label for="mod-action">Action</label>
-        <select id="mod-action" name="action"><option value="hide">Hide</option><option value="unhide">Unhide</option></select>
-        <p><button type="submit">Apply</button></p>
-      </form>
-      <h2>Hidden posts</h2>
+      <p>A hidden post or comment is left out of every list, search and read for everyone but its author. Unhide puts it back.</p>
+      <section aria-labelledby="posts-heading"><h2 id="posts-heading">Recent posts</h2>
+      ${itemTable(`The ${RECENT} newest, hidden ones marked`, 'Post', posts, csrf)}</section>
+      <section aria-labelledby="comments-heading"><h2 id="comments-heading">Recent comments</h2>
+      ${itemTable(`The ${RECENT} newest, hidden ones marked`, 'Comment', comments, csrf)}</section>
       ${
-        posts.length
-          ? html`<table><thead><tr><th scope="col">Post</th><th scope="col">Author</th><th scope="col">Action</th></tr></thead><tbody>
-        ${posts.map((p) => html`<tr><td data-label="Post">${p.title} <code>${p.id}</code></td><td data-label="Author">${p.author.username}</td><td data-label="Action">${unhide('post', p.id)}</td></tr>`)}
-        </tbody></table>`
-          : html`<p>None.</p>`
+        olderHidden.length
+          ? html`<section aria-labelledby="older-heading"><h2 id="older-heading">Hidden earlier</h2>
+            ${itemTable('Older posts and comments that are hidden', 'Post or comment', olderHidden, csrf)}</section>`
+          : ''
       }
-      <h2>Hidden comments</h2>
-      ${
-        comments.length
-          ? html`<table><thead><tr><th scope="col">Comment</th><th scope="col">Author</th><th scope="col">Action</th></tr></thead><tbody>
-        ${comments.map((c) => html`<tr><td data-label="Comment">${(c.body ?? '').slice(0, 120)} <code>${c.id}</code></td><td data-label="Author">${c.author.username}</td><td data-label="Action">${unhide('comment', c.id)}</td></tr>`)}
-        </tbody></table>`
-          : html`<p>None.</p>`
-      }`,
+      ${byIdForm(csrf)}`,
         ),
       );
   }
