@@ -40,6 +40,8 @@ export type TestServer = {
 export type ServerOptions = {
   contract?: OpenApiDocument;
   rateLimitPerMinute?: number;
+  /** Where the service's log goes (every line, the access log included), instead of stderr. */
+  logTo?: NodeJS.WritableStream;
   /** A request-budget window shorter than a minute, to see a refused client come back. */
   rateLimitWindowMs?: number;
   failedAuthPerMinute?: number;
@@ -58,7 +60,7 @@ export const TEST_RATE_LIMIT = 100_000;
 
 export async function startServer(opts: ServerOptions = {}): Promise<TestServer> {
   const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: '', inMemory: true });
-  const log = createLogger(process.env.TEST_LOG === '1' ? 'info' : 'error');
+  const log = createLogger(opts.logTo || process.env.TEST_LOG === '1' ? 'info' : 'error', opts.logTo);
   const mediaDir = mkdtempSync(join(tmpdir(), 'shipyard-media-'));
   const storage = new LocalDiskStorage(mediaDir);
   const app = createApp({

@@ -95,7 +95,16 @@ function accessible(root) {
     }
   });
 }
-new MutationObserver(() => accessible(document)).observe(document.body, { childList: true, subtree: true });
+let pending = false;
+new MutationObserver(() => {
+  // At most once a frame, however many nodes Scalar adds meanwhile.
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => {
+    pending = false;
+    accessible(document);
+  });
+}).observe(document.body, { childList: true, subtree: true });
 `;
 
 let bundle: Promise<{ plain: Buffer; gzipped: Buffer }> | undefined;

@@ -12,21 +12,16 @@ import { errorList, html, page } from './views.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
-export function settingsPages(github: GithubClient) {
-  function profile(req: Request, res: Response, status = 200, errors: string[] = [], notice?: string): void {
-    const { user, csrf } = req.web!;
-    const u = user!;
-    res
-      .status(status)
-      .type('html')
-      .send(
-        page(
-          'Profile',
-          u,
-          csrf,
-          html`
+type Shown = { status?: number; errors?: string[]; notice?: string };
+type PageUser = NonNullable<NonNullable<Request['web']>['user']>;
+
+const flash = ({ errors = [], notice }: Shown) =>
+  html`${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${errorList(errors)}`;
+
+function profileView(u: PageUser, csrf: string, shown: Shown) {
+  return html`
       <h1>Settings → Profile</h1>
-      ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${errorList(errors)}
+      ${flash(shown)}
       <form method="post" action="/settings/profile">
         <input type="hidden" name="_csrf" value="${csrf}">
         <label for="p-name">Display name</label><input type="text" id="p-name" name="displayName" maxlength="100" required value="${u.displayName}">
@@ -36,9 +31,38 @@ export function settingsPages(github: GithubClient) {
         <label for="p-skills">Skills</label><input type="text" id="p-skills" name="skills" value="${u.skills.join(', ')}" aria-describedby="p-skills-hint">
         <p class="hint" id="p-skills-hint">Comma-separated, e.g. typescript, rust, 3d printing. The Opportunity Radar ranks jobs and projects with them.</p>
         <p><button type="submit">Save profile</button></p>
-      </form>`,
-        ),
-      );
+      </form>`;
+}
+
+function githubView(account: GithubAccount | null, csrf: string, shown: Shown) {
+  const synced = account?.syncedAt
+    ? html`, last synced ${account.syncedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`
+    : '';
+  return html`
+      <h1>Settings → GitHub</h1>
+      ${flash(shown)}
+      ${
+        account
+          ? html`<p>Linked to <strong>${account.login}</strong>. Sync status: <strong>${account.syncStatus}</strong>${synced}.
+            ${account.syncMessage ? html`<br><span class="hint">${account.syncMessage}</span>` : ''}</p>
+            <form method="post" action="/settings/github/sync"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Sync now</button></form>`
+          : html`<p>No GitHub account linked yet. GitHub Insight and the Opportunity Radar use your public repositories and languages.</p>`
+      }
+      <form method="post" action="/settings/github">
+        <input type="hidden" name="_csrf" value="${csrf}">
+        <label for="gh-login">GitHub login</label>
+        <input type="text" id="gh-login" name="login" maxlength="39" required value="${account?.login ?? ''}">
+        <p><button type="submit">${account ? 'Link another login' : 'Link'}</button></p>
+      </form>`;
+}
+
+export function settingsPages(github: GithubClient) {
+  function profile(req: Request, res: Response, shown: Shown = {}): void {
+    const { user, csrf } = req.web!;
+    res
+      .status(shown.status ?? 200)
+      .type('html')
+      .send(page('Profile', user, csrf, profileView(user!, csrf, shown)));
   }
 
   async function saveProfile(req: Request, res: Response): Promise<void> {
@@ -54,75 +78,44 @@ export function settingsPages(github: GithubClient) {
           .map((x) => x.trim())
           .filter(Boolean),
       });
-      profile(req, res, 200, [], 'Your profile is saved.');
+      profile(req, res, { notice: 'Your profile is saved.' });
     } catch (err) {
-      if (err instanceof ProblemError && err.status === 400) return profile(req, res, 400, [err.detail]);
+      if (err instanceof ProblemError && err.status === 400)
+        return profile(req, res, { status: 400, errors: [err.detail] });
       throw err;
     }
   }
 
-  async function githubPage(
-    req: Request,
-    res: Response,
-    status = 200,
-    errors: string[] = [],
-    notice?: string,
-  ): Promise<void> {
+  async function githubPage(req: Request, res: Response, shown: Shown = {}): Promise<void> {
     const { user, csrf } = req.web!;
     const account = await req.em.findOne(GithubAccount, { user: user!.id });
     res
-      .status(status)
+      .status(shown.status ?? 200)
       .type('html')
-      .send(
-        page(
-          'GitHub',
-          user,
-          csrf,
-          html`
-      <h1>Settings → GitHub</h1>
-      ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${errorList(errors)}
-      ${
-        account
-          ? html`<p>Linked to <strong>${account.login}</strong>. Sync status: <strong>${account.syncStatus}</strong>${account.syncedAt ? html`, last synced ${account.syncedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}.
-            ${account.syncMessage ? html`<br><span class="hint">${account.syncMessage}</span>` : ''}</p>
-            <form method="post" action="/settings/github/sync"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Sync now</button></form>`
-          : html`<p>No GitHub account linked yet. GitHub Insight and the Opportunity Radar use your public repositories and languages.</p>`
-      }
-      <form method="post" action="/settings/github">
-        <input type="hidden" name="_csrf" value="${csrf}">
-        <label for="gh-login">GitHub login</label>
-        <input type="text" id="gh-login" name="login" maxlength="39" required value="${account?.login ?? ''}">
-        <p><button type="submit">${account ? 'Link another login' : 'Link'}</button></p>
-      </form>`,
-        ),
-      );
+      .send(page('GitHub', user, csrf, githubView(account, csrf, shown)));
   }
 
   async function link(req: Request, res: Response): Promise<void> {
     try {
-      const account = await linkGithub(
-        req.em,
-        req.web!.user!.id,
-        str((req.body as Record<string, unknown>).login).trim(),
-      );
-      await githubPage(req, res, 200, [], `Linked to ${account.login}. Choose "Sync now" to fetch its repositories.`);
+      const login = str((req.body as Record<string, unknown>).login).trim();
+      const account = await linkGithub(req.em, req.web!.user!.id, login);
+      await githubPage(req, res, {
+        notice: `Linked to ${account.login}. Choose "Sync now" to fetch its repositories.`,
+      });
     } catch (err) {
-      if (err instanceof ProblemError && err.status === 400) return githubPage(req, res, 400, [err.detail]);
+      if (err instanceof ProblemError && err.status === 400)
+        return githubPage(req, res, { status: 400, errors: [err.detail] });
       throw err;
     }
   }
 
   async function sync(req: Request, res: Response): Promise<void> {
     const account = await req.em.findOne(GithubAccount, { user: req.web!.user!.id });
-    if (!account) return githubPage(req, res, 400, ['Link a GitHub login first.']);
+    if (!account) return githubPage(req, res, { status: 400, errors: ['Link a GitHub login first.'] });
     const synced = await syncGithubAccount(req.em, github, account.id);
-    await githubPage(
-      req,
-      res,
-      200,
-      [],
-      synced.syncStatus === 'ok' ? 'Synced.' : `The sync did not finish: ${synced.syncMessage ?? synced.syncStatus}.`,
-    );
+    const notice =
+      synced.syncStatus === 'ok' ? 'Synced.' : `The sync did not finish: ${synced.syncMessage ?? synced.syncStatus}.`;
+    await githubPage(req, res, { notice });
   }
 
   return {

@@ -17,25 +17,25 @@ import {
 } from '../harness.js';
 import { createApp } from '../../src/app.js';
 import { createLogger } from '../../src/http/log.js';
+import { Writable } from 'node:stream';
 import type { KeyCache } from '../../src/keys/key-cache.js';
 import { ApiKey } from '../../src/keys/api-key.entity.js';
 import { setAccountDisabled } from '../../src/users/users.service.js';
 import { generateToken } from '../../src/keys/tokens.js';
 
 let t: TestServer;
+/** The service's log lines, as it writes them (the access log on, to check what it says). */
 const logged: string[] = [];
-const write = process.stderr.write.bind(process.stderr);
 beforeAll(async () => {
-  process.env.TEST_LOG = '1'; // the access log on, to check what it says
-  t = await startServer();
-  delete process.env.TEST_LOG;
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    logged.push(String(chunk));
-    return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-  }) as typeof process.stderr.write;
+  const logTo = new Writable({
+    write(chunk, _encoding, done) {
+      logged.push(String(chunk));
+      done();
+    },
+  });
+  t = await startServer({ logTo });
 });
 afterAll(async () => {
-  process.stderr.write = write;
   await t?.close();
 });
 
