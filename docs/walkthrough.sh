@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The first calls with a new API key, as the README shows them: run it against your server.
 #
-#   KEY=shipyard_pat_… bash docs/walkthrough.sh                    # http://localhost:3000
-#   KEY=shipyard_pat_… SHIPYARD_URL=http://localhost:4000 bash docs/walkthrough.sh
+#   KEY=shipyard_pat_… bash docs/walkthrough.sh                    # http://localhost:$PORT (3000)
+#   KEY=shipyard_pat_… SHIPYARD_URL=https://shipyard.example bash docs/walkthrough.sh
 #
 # The key needs five scopes: Read profile, Read projects, Write projects, Read posts & comments,
 # Write posts & comments (and not Read jobs: the last call shows the 403 a missing scope gets).
@@ -10,7 +10,7 @@
 set -euo pipefail
 
 : "${KEY:?set KEY to an API key from Settings → Manage API keys}"
-API="${SHIPYARD_URL:-http://localhost:3000}/api/v1"
+API="${SHIPYARD_URL:-http://localhost:${PORT:-3000}}/api/v1"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # One call: prints the answer; stops the walk-through on an error status, saying which.

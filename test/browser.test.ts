@@ -59,7 +59,7 @@ async function signUp(page: Page): Promise<string> {
   await page.getByLabel('Display name').fill('Browser Person');
   await page.getByLabel('Password').fill('a long enough password');
   await page.getByRole('button', { name: 'Sign up' }).click();
-  await page.waitForURL(`${t.baseUrl}/settings/keys`).catch(async (e) => {
+  await page.waitForURL(`${t.baseUrl}/settings/keys?notice=welcome`).catch(async (e) => {
     console.log('URL', page.url(), (await page.content()).slice(0, 3000));
     throw e;
   });

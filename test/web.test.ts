@@ -81,8 +81,9 @@ async function signedUp(): Promise<{ b: Browser; username: string }> {
     password: 'a long enough password',
   });
   expect(res.status).toBe(303);
-  expect(res.location).toBe('/settings/keys');
-  await b.get('/settings/keys'); // the signed-in session's own token
+  expect(res.location).toBe('/settings/keys?notice=welcome');
+  // The welcome, and the signed-in session's own CSRF token.
+  expect((await b.get(res.location!)).text).toContain('Welcome, Web Person: your account is ready.');
   return { b, username };
 }
 

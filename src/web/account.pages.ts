@@ -56,7 +56,7 @@ export function accountPages(opts: { secure: boolean; signInLimiter: RequestHand
       try {
         const user = await signUp(req.em, { ...form, password: field(req.body, 'password') });
         startSession(res, (await openSession(req.em, user.id)).secret);
-        res.redirect(303, '/settings/keys');
+        res.redirect(303, '/settings/keys?notice=welcome');
       } catch (err) {
         if (err instanceof ProblemError && (err.status === 400 || err.status === 409)) {
           // Every field's problem at once, as the key form lists them.

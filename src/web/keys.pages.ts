@@ -37,8 +37,12 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
   async function list(req: Request, res: Response): Promise<void> {
     const keys = await listKeys(req.em, req.web!.user!.id);
     const revoked = typeof req.query.revoked === 'string' ? keys.find((k) => k.id === req.query.revoked) : undefined;
-    const notice =
-      req.query.notice === 'token-shown' ? TOKEN_SHOWN : revoked ? `The key "${revoked.name}" is revoked.` : undefined;
+    const notices: Record<string, string> = {
+      'token-shown': TOKEN_SHOWN,
+      welcome: `Welcome, ${req.web!.user!.displayName}: your account is ready. Generate a key to call the API.`,
+    };
+    const named = typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined;
+    const notice = named ?? (revoked ? `The key "${revoked.name}" is revoked.` : undefined);
     send(req, res, 'Manage API keys', keysList(keys, label, notice));
   }
 
