@@ -47,7 +47,8 @@ const seed = JSON.parse(
 /** The node options `npm start` runs the service with (the heap cap, HEAP_MB, included): the service is measured as it runs, and the baselines get the same. */
 function startOptions(): string[] {
   const script: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
-  const options = /(?:^|&& )(?:exec )?node (.*) dist\/src\/main\.js$/.exec(script)?.[1];
+  const last = script.split('&&').at(-1)!.trim();
+  const options = /^(?:exec )?node (.*) dist\/src\/main\.js$/.exec(last)?.[1];
   if (!options)
     throw new Error(`package.json's start script does not end in '[exec] node <options> dist/src/main.js': ${script}`);
   return options

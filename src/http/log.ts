@@ -2,7 +2,8 @@
  * The service's logger: pino, one JSON line per event on stderr, or readable lines when stderr is
  * a terminal (pino-pretty, in this process). It never receives a token: the Authorization header
  * is not logged and paths are logged without their query string; as a second line of defence
- * any field named like a secret is replaced before it is written.
+ * a field named like a secret (at the top, or under `headers` or `body`) is replaced before it is
+ * written.
  */
 import { pino, stdSerializers } from 'pino';
 import { PinoPretty } from 'pino-pretty';
@@ -27,7 +28,8 @@ export function createLogger(
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       serializers: { error: stdSerializers.err, err: stdSerializers.err },
-      redact: { paths: [...SECRETS, ...SECRETS.map((s) => `*.${s}`)], censor: '[redacted]' },
+      // Named paths only: a wildcard path costs the service about 15 µs a request (make bench).
+      redact: { paths: [...SECRETS, ...SECRETS.flatMap((s) => [`headers.${s}`, `body.${s}`])], censor: '[redacted]' },
     },
     pretty
       ? PinoPretty({
@@ -37,7 +39,8 @@ export function createLogger(
           translateTime: 'SYS:HH:MM:ss',
           ignore: 'pid,hostname',
         })
-      : (destination ?? pino.destination({ fd: 2, sync: true })),
+      : // process.stderr, not a synchronous fd destination: a full pipe must queue the line, never stall a request.
+        (destination ?? process.stderr),
   );
   return {
     info: (msg, fields) => logger.info(fields ?? {}, msg),
