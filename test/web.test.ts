@@ -412,6 +412,9 @@ describe('Settings → Manage API keys', () => {
     expect(reload.location).toBe('/settings/keys?notice=token-shown');
     const list = await b.get(reload.location!);
     expect(list.text).toContain('A new key&#39;s token is shown only once');
+    // Only the page's own notices: anything else in the query shows none.
+    for (const other of ['constructor', '__proto__', 'toString', '<b>x</b>'])
+      expect((await b.get(`/settings/keys?notice=${encodeURIComponent(other)}`)).text).not.toContain('class="notice"');
     expect(list.text).not.toContain(token);
     expect(await t.db.orm.em.fork().count(ApiKey, { user: { username } })).toBe(1);
     // The flash is sealed with the session's cookie secret: the table never holds the token.

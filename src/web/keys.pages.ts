@@ -41,7 +41,8 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
       'token-shown': TOKEN_SHOWN,
       welcome: `Welcome, ${req.web!.user!.displayName}: your account is ready. Generate a key to call the API.`,
     };
-    const named = typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined;
+    const asked = req.query.notice;
+    const named = typeof asked === 'string' && Object.hasOwn(notices, asked) ? notices[asked] : undefined;
     const notice = named ?? (revoked ? `The key "${revoked.name}" is revoked.` : undefined);
     send(req, res, 'Manage API keys', keysList(keys, label, notice));
   }
