@@ -82,6 +82,18 @@ async function createKey(page: Page, name: string, scopeLabels: string[]): Promi
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 type Scheme = 'light' | 'dark';
 
+/** axe-core's serious and critical violations on the page as it is (injected: the context must bypass the CSP). */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE });
+  return page.evaluate(async () => {
+    const run = (window as unknown as { axe: { run: (d: Document) => Promise<{ violations: any[] }> } }).axe.run;
+    const { violations } = await run(document);
+    return violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n: { target: string[] }) => n.target.join(' ')).join(', ')}`);
+  });
+}
+
 /** The pages a signed-in person sees, in order, each reached as a person would. */
 async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>): Promise<void> {
   await page.goto(`${t.baseUrl}/signup`);
@@ -257,14 +269,7 @@ describe.skipIf(!available)('the key screen in Chromium', () => {
       audited.setDefaultTimeout(15_000);
       await audited.goto(`${t.baseUrl}/docs#tag/roadmap/POST/projects/{projectId}/milestones`);
       await audited.getByText('Required scope: projects.write').first().waitFor();
-      await audited.addScriptTag({ path: AXE });
-      const found = await audited.evaluate(async () => {
-        const run = (window as unknown as { axe: { run: (d: Document) => Promise<{ violations: any[] }> } }).axe.run;
-        const { violations } = await run(document);
-        return violations
-          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-          .map((v) => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0]?.target.join(' ')}`);
-      });
+      const found = await seriousViolations(audited);
       await open.close();
       expect(found, scheme).toEqual([]);
     }
@@ -306,17 +311,7 @@ describe.skipIf(!available)('the key screen in Chromium', () => {
       audited.setDefaultTimeout(8_000);
       const violations: string[] = [];
       await visitEveryPage(audited, async (name) => {
-        await audited.addScriptTag({ path: AXE });
-        const found = await audited.evaluate(async () => {
-          const run = (window as unknown as { axe: { run: (d: Document) => Promise<{ violations: any[] }> } }).axe.run;
-          const { violations } = await run(document);
-          return violations
-            .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-            .map(
-              (v) =>
-                `${v.id} (${v.impact}): ${v.nodes.map((n: { target: string[] }) => n.target.join(' ')).join(', ')}`,
-            );
-        });
+        const found = await seriousViolations(audited);
         violations.push(...found.map((f) => `${name}: ${f}`));
       });
       await open.close();
