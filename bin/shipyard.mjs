@@ -11,10 +11,14 @@ if (major < 24) {
 // runs with V8 single-threaded (no background job, so nothing to wait for): this launcher starts
 // it so, and answers with its exit code; a signal that ends it ends the launcher the same way.
 // Not `serve`: the server needs V8's background threads (garbage collection, compilation).
+// The embedded database's WebAssembly is compiled by the baseline compiler only: the optimising
+// one recompiles its hot functions in the background, and an exit waits for that work (about a
+// third of a second) though the command is done.
 if (process.argv[2] !== 'serve' && !process.execArgv.includes('--single-threaded')) {
   const { spawnSync } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
-  const cli = spawnSync(process.execPath, ['--single-threaded', ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const flags = ['--single-threaded', '--liftoff-only'];
+  const cli = spawnSync(process.execPath, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   if (cli.error) throw cli.error;
   if (cli.signal) process.kill(process.pid, cli.signal);
   process.exit(cli.status ?? 1);
@@ -31,6 +35,12 @@ if (process.argv[2] === 'serve' && !process.execArgv.some((a) => a.startsWith('-
   await new Promise(() => {}); // the launcher waits for the server's exit
 }
 // The CLI runs as JavaScript from dist/, built first when a source changed (bin/build.mjs).
+// V8 keeps what it compiled of each module in Node's compile cache, so the next command does not
+// parse the ORM and its drivers again. It lives in the project (not the shared temporary
+// directory, where another account could plant code for V8 to load).
+const { enableCompileCache } = await import('node:module');
+const { fileURLToPath: toPath } = await import('node:url');
+enableCompileCache(toPath(new URL('../node_modules/.cache/node-compile-cache', import.meta.url)));
 const { ensureBuilt } = await import('./build.mjs');
 await ensureBuilt();
 await import('../dist/src/cli/main.js');

@@ -8,8 +8,6 @@ import { ProblemError } from '../http/problem.js';
 import { createUser, setAccountDisabled, findUserByUsername, setPassword } from '../users/users.service.js';
 import { createKey, keyStatus, listKeys, revokeKey } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
-import { GithubClient } from '../github/github.client.js';
-import { linkGithub, syncGithubAccount } from '../github/github.sync.js';
 import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 import { isUuid } from '../http/ids.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -42,6 +40,7 @@ export async function withDatabase<T>(command: string, fn: (db: Database) => Pro
     dataDir: config.dataDir,
     command: `shipyard ${command}`,
     poolMax: 2,
+    embeddedSharedBuffers: '16MB',
   });
   try {
     return await fn(db);
@@ -180,6 +179,7 @@ export async function keysRevoke(values: Values) {
 export async function githubLink(values: Values) {
   const username = need(values, 'username');
   const login = need(values, 'login');
+  const { linkGithub } = await import('../github/github.sync.js');
   return withDatabase('github link', async (db) => {
     const em = db.orm.em.fork();
     const user = await existingUser(em, username);
@@ -196,6 +196,11 @@ export async function githubLink(values: Values) {
 export async function githubSync(values: Values) {
   const username = values.username as string | undefined;
   const config = loadConfig();
+  // The GitHub client (Octokit and its response schemas) loads for the GitHub commands only.
+  const [{ GithubClient }, { syncGithubAccount }] = await Promise.all([
+    import('../github/github.client.js'),
+    import('../github/github.sync.js'),
+  ]);
   const client = new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken });
   return withDatabase('github sync', async (db) => {
     const accounts = await accountsToSync(db.orm.em.fork(), username);

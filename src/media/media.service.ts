@@ -5,7 +5,7 @@ import { Media } from './media.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, notFound, ProblemError } from '../http/problem.js';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
 import { inflateSync } from 'node:zlib';
 import { imageLength, pngDataLength, pngImageData, sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
 import type { MediaStorage } from './storage.js';
@@ -73,6 +73,13 @@ function assertStructure(bytes: Buffer, info: ImageInfo): void {
   }
 }
 
+// libvips is loaded with the first upload: an operator command never needs it.
+let sharpModule: Promise<typeof import('sharp')> | undefined;
+async function loadSharp() {
+  sharpModule ??= import('sharp');
+  return (await sharpModule).default;
+}
+
 /**
  * That the bytes are the image their header says, decoded in full by libvips (sharp) within the
  * pixel and frame bounds: a header alone can promise 100000×100000 pixels in 70 bytes (a
@@ -82,6 +89,7 @@ function assertStructure(bytes: Buffer, info: ImageInfo): void {
  */
 async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
   assertStructure(bytes, info);
+  const sharp = await loadSharp();
   const doesNotDecode = unsupported(
     `The file starts like a ${FORMATS[info.contentType].toUpperCase()} image but does not decode as one (it is cut short, damaged, or something else).`,
   );

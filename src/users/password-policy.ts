@@ -12,9 +12,7 @@
  *   look-alike letters from other scripts are all seen through.
  * Every reason is given at once.
  */
-import { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import * as common from '@zxcvbn-ts/language-common';
-import * as en from '@zxcvbn-ts/language-en';
+import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 
 export const PASSWORD_MIN = 15;
 export const PASSWORD_MAX = 1024;
@@ -24,14 +22,26 @@ const SERVICE_WORDS = ['shipyard'];
 /** Passphrases made famous as examples, which every guessing list now carries. */
 const FAMOUS = ['correcthorsebatterystaple', 'thequickbrownfoxjumpsoverthelazydog', 'loremipsumdolorsitamet'];
 
-// Built on first use: its dictionaries take a moment, which a CLI command that checks no password should not wait for.
-let checker: ZxcvbnFactory | undefined;
-const zxcvbn = () =>
-  (checker ??= new ZxcvbnFactory({
-    dictionary: { ...common.dictionary, ...en.dictionary },
-    graphs: common.adjacencyGraphs,
-    translations: en.translations,
-  }));
+type Checker = { zxcvbn: ZxcvbnFactory; qwerty: Record<string, (string | null)[]> };
+// Loaded and built on first use: zxcvbn's dictionaries take a moment to load, which a CLI
+// command or a server start that checks no password should not wait for.
+let checker: Promise<Checker> | undefined;
+const loadChecker = () =>
+  (checker ??= (async () => {
+    const [{ ZxcvbnFactory }, common, en] = await Promise.all([
+      import('@zxcvbn-ts/core'),
+      import('@zxcvbn-ts/language-common'),
+      import('@zxcvbn-ts/language-en'),
+    ]);
+    return {
+      zxcvbn: new ZxcvbnFactory({
+        dictionary: { ...common.dictionary, ...en.dictionary },
+        graphs: common.adjacencyGraphs,
+        translations: en.translations,
+      }),
+      qwerty: common.adjacencyGraphs.qwerty as Record<string, (string | null)[]>,
+    };
+  })());
 
 /** Letters from other scripts that look like Latin ones, and the digits and signs l33t uses for letters. */
 const LOOK_ALIKE: Record<string, string> = {
@@ -86,16 +96,15 @@ function skeleton(text: string): string {
     .replace(/[^a-z0-9]/g, '');
 }
 
-/** Keys one after another: keyboard neighbours (zxcvbn's qwerty graph), the alphabet and the digits, either way. */
-const QWERTY = common.adjacencyGraphs.qwerty as Record<string, (string | null)[]>;
 const ORDERS = ['abcdefghijklmnopqrstuvwxyz', '01234567890'];
 const inOrder = (a: string, b: string) =>
   ORDERS.some((order) => {
     const i = order.indexOf(a);
     return i >= 0 && (order[i + 1] === b || order[i - 1] === b);
   });
-const follows = (a: string, b: string) =>
-  a === b || inOrder(a, b) || Boolean(QWERTY[a]?.some((keys) => keys?.includes(b)));
+/** Keys one after another: keyboard neighbours (zxcvbn's qwerty graph), the alphabet and the digits, either way. */
+const follows = (qwerty: Checker['qwerty'], a: string, b: string) =>
+  a === b || inOrder(a, b) || Boolean(qwerty[a]?.some((keys) => keys?.includes(b)));
 /** Walks down the keyboard's columns, which zxcvbn takes for several short walks. */
 const COLUMN_WALKS = ['1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik9ol0p', 'zaq1xsw2cde3vfr4bgt5nhy6mju7ki8lo9p0'].flatMap(
   (walk) => {
@@ -111,7 +120,7 @@ const COLUMN_WALKS = ['1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik9ol0p', 'zaq1xsw2cde3vfr4b
  * (`1a2b3c…`). The runs are looked for only in passwords that are not mostly words, whose
  * letters often sit side by side on the keyboard by chance.
  */
-function isMostlyARun(password: string, wordChars: number): boolean {
+function isMostlyARun(qwerty: Checker['qwerty'], password: string, wordChars: number): boolean {
   const keys = [...password.toLowerCase().replace(/[\s._-]/g, '')];
   if (keys.length < 8) return false;
   const plain = keys.join('').replace(/[^a-z0-9]/g, '');
@@ -119,7 +128,7 @@ function isMostlyARun(password: string, wordChars: number): boolean {
   if (wordChars * 2 >= keys.length) return false;
   let predictable = 0;
   for (let i = 1; i < keys.length; i++) {
-    if (follows(keys[i - 1]!, keys[i]!) || (i >= 2 && inOrder(keys[i - 2]!, keys[i]!))) predictable++;
+    if (follows(qwerty, keys[i - 1]!, keys[i]!) || (i >= 2 && inOrder(keys[i - 2]!, keys[i]!))) predictable++;
   }
   return predictable >= 0.7 * (keys.length - 1);
 }
@@ -143,7 +152,10 @@ function containsName(password: string, account: { username: string; email: stri
   return names.some((n) => nearly(text, n) || nearly(text, [...n].reverse().join('')));
 }
 
-export function passwordProblems(password: string, account: { username: string; email: string }): string[] {
+export async function passwordProblems(
+  password: string,
+  account: { username: string; email: string },
+): Promise<string[]> {
   const problems: string[] = [];
   const length = [...password].length;
   if (length < PASSWORD_MIN) {
@@ -159,11 +171,12 @@ export function passwordProblems(password: string, account: { username: string; 
     );
   }
   if (length > PASSWORD_MAX) return problems;
-  const result = zxcvbn().check(password.slice(0, 256), [account.username, account.email, ...SERVICE_WORDS]);
+  const { zxcvbn, qwerty } = await loadChecker();
+  const result = zxcvbn.check(password.slice(0, 256), [account.username, account.email, ...SERVICE_WORDS]);
   const wordChars = result.sequence
     .filter((m) => m.pattern === 'dictionary' && m.dictionaryName !== 'passwords-common' && m.token.length >= 4)
     .reduce((n, m) => n + m.token.length, 0);
-  const run = isMostlyARun(password, wordChars);
+  const run = isMostlyARun(qwerty, password, wordChars);
   if (result.score < MIN_SCORE || run || FAMOUS.some((phrase) => skeleton(phrase) === skeleton(password))) {
     const why = run
       ? 'It is mostly keys typed one after another.'

@@ -48,7 +48,11 @@ export type NewUser = {
 };
 
 /** Every reason the new account's fields are refused, each naming its field (all at once, for the sign-up form). */
-function newUserProblems(input: NewUser, username: string, email: string): { path: string; message: string }[] {
+async function newUserProblems(
+  input: NewUser,
+  username: string,
+  email: string,
+): Promise<{ path: string; message: string }[]> {
   const problems: { path: string; message: string }[] = [];
   if (!USERNAME_PATTERN.test(username)) {
     problems.push({
@@ -61,7 +65,7 @@ function newUserProblems(input: NewUser, username: string, email: string): { pat
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
     problems.push({ path: '/email', message: `Email: '${input.email}' is not an email address.` });
   if (input.password !== undefined) {
-    for (const message of passwordProblems(input.password, { username, email }))
+    for (const message of await passwordProblems(input.password, { username, email }))
       problems.push({ path: '/password', message });
   }
   return problems;
@@ -70,7 +74,7 @@ function newUserProblems(input: NewUser, username: string, email: string): { pat
 export async function createUser(em: EntityManager, input: NewUser): Promise<User> {
   const username = input.username.trim().toLowerCase();
   const email = input.email.trim().toLowerCase();
-  const problems = newUserProblems(input, username, email);
+  const problems = await newUserProblems(input, username, email);
   if (problems.length) throw badRequest(problems.map((p) => p.message).join(' '), problems);
   const user = em.create(User, {
     username,
@@ -147,7 +151,7 @@ export async function setAccountDisabled(em: EntityManager, username: string, di
 export async function setPassword(em: EntityManager, username: string, password: string): Promise<User> {
   const user = await findUserByUsername(em, username);
   if (!user) throw notFound(`There is no user named '${username}'.`);
-  const problems = passwordProblems(password, { username: user.username, email: user.email });
+  const problems = await passwordProblems(password, { username: user.username, email: user.email });
   if (problems.length)
     throw badRequest(
       problems.join(' '),
