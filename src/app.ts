@@ -15,10 +15,17 @@
  *   → the operation's handler → presenter → response (validated against the contract)
  *   → one problem+json error handler.
  */
-import express, { type ErrorRequestHandler, type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
-import { loadContract, listOperations, basePath, closedForValidation, type OpenApiDocument } from './http/contract.js';
+import {
+  loadContract,
+  listOperations,
+  basePath,
+  closedForValidation,
+  type OpenApiDocument,
+  type Operation,
+} from './http/contract.js';
 import { contractValidator, validatorProblem } from './http/validator.js';
 import { deprecation } from './http/deprecation.js';
 import { dispatchOperations } from './http/operations.js';
@@ -36,7 +43,7 @@ import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
 import { mcpOrigins } from './mcp/origins.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
-import { failedAuthBudget, requestBudget, signInBudget, type RateLimits } from './http/rate-limit.js';
+import { failedAuthBudget, requestBudget, signInBudget, type FailedAuth, type RateLimits } from './http/rate-limit.js';
 import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
 import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
@@ -94,13 +101,7 @@ export function createApp({
   // whose X-Forwarded-For says who the client is; nobody else's header counts.
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
 
-  const limits: RateLimits = {
-    requestsPerMinutePerKey: config.rateLimitPerMinute,
-    requestsPerMinutePerUser: config.rateLimitPerUserPerMinute ?? 2 * config.rateLimitPerMinute,
-    failedAuthPerMinutePerAddress: config.failedAuthPerMinute,
-    failedSignInsPerAddress: config.failedSignInsPer15Minutes,
-    windowMs: config.rateLimitWindowMs,
-  };
+  const limits = rateLimits(config);
   const counters: Counters = redis ? new RedisCounters(redis, new MemoryCounters(), log) : new MemoryCounters();
   const budget = requestBudget(counters, limits);
   const failedAuth = failedAuthBudget(counters, limits);
@@ -109,33 +110,10 @@ export function createApp({
 
   app.use(chain(requestContext(orm, log), securityHeaders(), requireHost));
   app.use(base, cors(contract, { except: '/mcp' }));
-  // Liveness: the process answers. Readiness: the database answers too.
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  // Redis is not required: without it the budgets are counted per instance ("local").
-  app.get('/readyz', async (_req, res) => {
-    await counters.probe();
-    const ok = await databaseReady(orm);
-    res.status(ok ? 200 : 503).json({
-      status: ok ? 'ready' : 'unavailable',
-      database: ok ? 'ok' : 'unreachable',
-      ...(redis ? { redis: counters.mode === 'shared' ? 'ok' : 'unreachable' } : {}),
-      rateLimits: counters.mode,
-    });
-  });
+  app.get('/healthz', liveness);
+  app.get('/readyz', readiness(orm, counters, redis !== undefined));
   // The web application (sign-in, Settings → Manage API keys, moderation, /docs): everything outside the API.
-  const github = new GithubClient({
-    baseUrl: config.githubApiUrl ?? 'https://api.github.com',
-    token: config.githubToken,
-  });
-  const web = webRouter({
-    contract,
-    publicUrl: config.publicUrl ?? 'http://localhost',
-    signInLimiter: signInBudget(counters, limits),
-    log,
-    github,
-  });
+  const web = webApplication(config, contract, signInBudget(counters, limits), log);
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(
@@ -149,33 +127,87 @@ export function createApp({
       origins: mcpOrigins(config.publicUrl, config.mcpAllowedOrigins),
     }),
   );
-  // The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors.
   const problems = problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes });
+  app.use(base, restPipeline({ config, contract, operations, storage, limits, budget, failedAuth, keys, problems }));
+  app.use(problems);
+  return app;
+}
+
+function rateLimits(config: AppDeps['config']): RateLimits {
+  return {
+    requestsPerMinutePerKey: config.rateLimitPerMinute,
+    requestsPerMinutePerUser: config.rateLimitPerUserPerMinute ?? 2 * config.rateLimitPerMinute,
+    failedAuthPerMinutePerAddress: config.failedAuthPerMinute,
+    failedSignInsPerAddress: config.failedSignInsPer15Minutes,
+    windowMs: config.rateLimitWindowMs,
+  };
+}
+
+/** Liveness: the process answers. */
+const liveness: RequestHandler = (_req, res) => {
+  res.json({ status: 'ok' });
+};
+
+/** Readiness: the database answers too. Redis is not required: without it the budgets are counted per instance ("local"). */
+function readiness(orm: MikroORM, counters: Counters, withRedis: boolean): RequestHandler {
+  return async (_req, res) => {
+    await counters.probe();
+    const ok = await databaseReady(orm);
+    res.status(ok ? 200 : 503).json({
+      status: ok ? 'ready' : 'unavailable',
+      database: ok ? 'ok' : 'unreachable',
+      ...(withRedis ? { redis: counters.mode === 'shared' ? 'ok' : 'unreachable' } : {}),
+      rateLimits: counters.mode,
+    });
+  };
+}
+
+function webApplication(
+  config: AppDeps['config'],
+  contract: OpenApiDocument,
+  signInLimiter: RequestHandler,
+  log: Logger,
+) {
+  const github = new GithubClient({
+    baseUrl: config.githubApiUrl ?? 'https://api.github.com',
+    token: config.githubToken,
+  });
+  return webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter, log, github });
+}
+
+/** The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors. */
+function restPipeline(p: {
+  config: AppDeps['config'];
+  contract: OpenApiDocument;
+  operations: Operation[];
+  storage: MediaStorage;
+  limits: RateLimits;
+  budget: RequestHandler;
+  failedAuth: FailedAuth;
+  keys: KeyCache;
+  problems: ErrorRequestHandler;
+}) {
+  const { config, contract, budget, failedAuth, keys, problems } = p;
   const deprecated = deprecation(contract);
   const answer: ErrorRequestHandler = (err, req, res, next) => {
     // A refusal the validator made before any of our stages ran still says the operation is deprecated.
     deprecated(req, res, () => undefined);
     validatorProblem(err, req, failedAuth).then((problem) => problems(problem, req, res, next), next);
   };
-  app.use(
-    base,
-    chainWithErrors(
-      answer,
-      ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys }),
-      refuseNul,
-      idempotency(),
-      dispatchOperations(
-        operations,
-        allHandlers(contract, {
-          storage,
-          uploadMaxBytes: config.uploadMaxBytes,
-          limits,
-          searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
-          countsCacheSeconds: config.countsCacheSeconds ?? 60,
-        }),
-      ),
+  return chainWithErrors(
+    answer,
+    ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys }),
+    refuseNul,
+    idempotency(),
+    dispatchOperations(
+      p.operations,
+      allHandlers(contract, {
+        storage: p.storage,
+        uploadMaxBytes: config.uploadMaxBytes,
+        limits: p.limits,
+        searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
+        countsCacheSeconds: config.countsCacheSeconds ?? 60,
+      }),
     ),
   );
-  app.use(problems);
-  return app;
 }

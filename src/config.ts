@@ -129,22 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = env.LOG_LEVEL ?? 'info';
   if (level !== 'silent' && level !== 'error' && level !== 'info')
     throw new Error(`LOG_LEVEL must be silent, error or info, got '${level}'`);
-  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
-  if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL.trim())) throw new Error('REDIS_URL must be a redis:// URL');
-  if (env.GITHUB_API_URL && !/^https?:\/\//.test(env.GITHUB_API_URL))
-    throw new Error('GITHUB_API_URL must be an http(s) URL');
-  const publicUrl = env.PUBLIC_URL?.trim() || undefined;
-  if (publicUrl && !(/^https?:\/\//.test(publicUrl) && URL.canParse(publicUrl))) {
-    throw new Error(`PUBLIC_URL must be an http(s) URL (the address people open), got '${publicUrl}'`);
-  }
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
-    throw new Error('DATABASE_URL must be a postgres:// URL');
-  const perKey = positiveInt('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 300);
-  const perUser = positiveInt('RATE_LIMIT_PER_USER_PER_MINUTE', env.RATE_LIMIT_PER_USER_PER_MINUTE, 2 * perKey);
-  if (perUser < perKey)
-    throw new Error(
-      `RATE_LIMIT_PER_USER_PER_MINUTE (${perUser}) must be at least RATE_LIMIT_PER_MINUTE (${perKey}): a user's budget holds their keys' budgets`,
-    );
+  const { databaseUrl, publicUrl } = checkUrls(env);
   const prepared = env.DATABASE_PREPARED_STATEMENTS?.trim() || 'true';
   if (prepared !== 'true' && prepared !== 'false')
     throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, got '${prepared}'`);
@@ -156,25 +141,50 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR ?? '.data'),
     mediaDir: resolve(env.DATA_DIR ?? '.data', 'media'),
     redisUrl: env.REDIS_URL?.trim() || undefined,
-    rateLimitPerMinute: perKey,
-    rateLimitPerUserPerMinute: perUser,
+    ...requestBudgets(env),
     failedAuthPerMinute: positiveInt('FAILED_AUTH_PER_MINUTE', env.FAILED_AUTH_PER_MINUTE, 30),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     githubApiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),
     githubToken: env.GITHUB_TOKEN || undefined,
-    githubSyncIntervalMinutes:
-      env.GITHUB_SYNC_INTERVAL_MINUTES === '0'
-        ? 0
-        : positiveInt('GITHUB_SYNC_INTERVAL_MINUTES', env.GITHUB_SYNC_INTERVAL_MINUTES, 360),
+    githubSyncIntervalMinutes: zeroOrPositive('GITHUB_SYNC_INTERVAL_MINUTES', env.GITHUB_SYNC_INTERVAL_MINUTES, 360),
     uploadMaxBytes: positiveInt('UPLOAD_MAX_BYTES', env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024),
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
-    keyCacheSeconds: env.KEY_CACHE_SECONDS === '0' ? 0 : positiveInt('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
-    searchCacheSeconds:
-      env.SEARCH_CACHE_SECONDS === '0' ? 0 : positiveInt('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),
-    countsCacheSeconds:
-      env.COUNTS_CACHE_SECONDS === '0' ? 0 : positiveInt('COUNTS_CACHE_SECONDS', env.COUNTS_CACHE_SECONDS, 60),
+    keyCacheSeconds: zeroOrPositive('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
+    searchCacheSeconds: zeroOrPositive('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),
+    countsCacheSeconds: zeroOrPositive('COUNTS_CACHE_SECONDS', env.COUNTS_CACHE_SECONDS, 60),
     logLevel: level,
     publicUrl: (publicUrl ?? `http://localhost:${port}`).replace(/\/$/, ''),
     mcpAllowedOrigins: parseOrigins(env.MCP_ALLOWED_ORIGINS),
   };
+}
+
+/** `0` turns the setting off; anything else must be a positive whole number. */
+function zeroOrPositive(name: string, value: string | undefined, fallback: number): number {
+  return value === '0' ? 0 : positiveInt(name, value, fallback);
+}
+
+/** The URLs the service is given, each of the scheme it must have. */
+function checkUrls(env: NodeJS.ProcessEnv): { databaseUrl: string | undefined; publicUrl: string | undefined } {
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL.trim())) throw new Error('REDIS_URL must be a redis:// URL');
+  if (env.GITHUB_API_URL && !/^https?:\/\//.test(env.GITHUB_API_URL))
+    throw new Error('GITHUB_API_URL must be an http(s) URL');
+  const publicUrl = env.PUBLIC_URL?.trim() || undefined;
+  if (publicUrl && !(/^https?:\/\//.test(publicUrl) && URL.canParse(publicUrl))) {
+    throw new Error(`PUBLIC_URL must be an http(s) URL (the address people open), got '${publicUrl}'`);
+  }
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new Error('DATABASE_URL must be a postgres:// URL');
+  return { databaseUrl, publicUrl };
+}
+
+/** A key's budget, and its user's, which holds their keys' budgets. */
+function requestBudgets(env: NodeJS.ProcessEnv): Pick<Config, 'rateLimitPerMinute' | 'rateLimitPerUserPerMinute'> {
+  const perKey = positiveInt('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 300);
+  const perUser = positiveInt('RATE_LIMIT_PER_USER_PER_MINUTE', env.RATE_LIMIT_PER_USER_PER_MINUTE, 2 * perKey);
+  if (perUser < perKey)
+    throw new Error(
+      `RATE_LIMIT_PER_USER_PER_MINUTE (${perUser}) must be at least RATE_LIMIT_PER_MINUTE (${perKey}): a user's budget holds their keys' budgets`,
+    );
+  return { rateLimitPerMinute: perKey, rateLimitPerUserPerMinute: perUser };
 }

@@ -5,9 +5,9 @@
 import type { Server } from 'node:http';
 import { getHeapStatistics } from 'node:v8';
 import { loadConfig, type Config } from './config.js';
-import { openDatabase } from './db/database.js';
+import { openDatabase, type Database } from './db/database.js';
 import { createApp } from './app.js';
-import { createLogger } from './http/log.js';
+import { createLogger, type Logger } from './http/log.js';
 import { connectRedis } from './http/counters.js';
 import { httpServer } from './http/client-errors.js';
 import { GithubClient } from './github/github.client.js';
@@ -35,24 +35,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     await db.close();
     throw err;
   });
-  log.info('shipyard listening', {
-    url: config.publicUrl,
-    api: `${config.publicUrl}/api/v1`,
-    mcp: `${config.publicUrl}/api/v1/mcp`,
-    spec: `${config.publicUrl}/api/v1/openapi.json`,
-    database: `${db.kind} (${db.location})`,
-    rateLimits: redis
-      ? 'shared in Redis (counted per instance while it does not answer)'
-      : 'counted per instance (no REDIS_URL)',
-    // What the heap may grow to (HEAP_MB through npm start, plus the young generation).
-    heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
-  });
-  // A person at a terminal gets one plain sentence; logs and pipes get the JSON line above.
-  if (process.stdout.isTTY) {
-    process.stdout.write(
-      `\nShipyard is running at ${config.publicUrl} — create your account at ${config.publicUrl}/signup\n\n`,
-    );
-  }
+  announce(config, log, db, redis !== undefined);
   const stopSync =
     config.githubSyncIntervalMinutes > 0
       ? scheduleGithubSync(
@@ -62,15 +45,54 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
           log,
         )
       : () => undefined;
+  stopGracefully(server, log, {
+    stopWork: stopSync,
+    release: async () => {
+      if (redis?.isOpen) redis.destroy();
+      await db.close();
+    },
+  });
+  return server;
+}
+
+/** The JSON line that says where everything is; a person at a terminal also gets one plain sentence. */
+function announce(config: Config, log: Logger, db: Database, withRedis: boolean): void {
+  log.info('shipyard listening', {
+    url: config.publicUrl,
+    api: `${config.publicUrl}/api/v1`,
+    mcp: `${config.publicUrl}/api/v1/mcp`,
+    spec: `${config.publicUrl}/api/v1/openapi.json`,
+    database: `${db.kind} (${db.location})`,
+    rateLimits: withRedis
+      ? 'shared in Redis (counted per instance while it does not answer)'
+      : 'counted per instance (no REDIS_URL)',
+    // What the heap may grow to (HEAP_MB through npm start, plus the young generation).
+    heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
+  });
+  if (process.stdout.isTTY) {
+    process.stdout.write(
+      `\nShipyard is running at ${config.publicUrl} — create your account at ${config.publicUrl}/signup\n\n`,
+    );
+  }
+}
+
+/**
+ * On SIGTERM or SIGINT: stop background work and accepting connections, let in-flight requests
+ * finish (10 s at most), then release the database and Redis, and exit 0.
+ */
+function stopGracefully(
+  server: Server,
+  log: Logger,
+  hooks: { stopWork: () => void; release: () => Promise<void> },
+): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    stopSync();
+    hooks.stopWork();
     server.close(async () => {
-      if (redis?.isOpen) redis.destroy();
-      await db.close();
+      await hooks.release();
       log.info('stopped');
       process.exit(0);
     });
@@ -82,7 +104,6 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  return server;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

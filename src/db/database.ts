@@ -95,19 +95,24 @@ async function initOrm(
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  if (opts.databaseUrl) {
-    const { orm, applied } = await initOrm(opts, opts.databaseUrl, { min: 0, max: opts.poolMax ?? 10 }, false);
-    const url = new URL(opts.databaseUrl);
-    return {
-      orm,
-      kind: 'postgres',
-      location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
-      applied,
-      changes: postgresFeed(opts.databaseUrl),
-      close: () => orm.close(true),
-    };
-  }
+  return opts.databaseUrl ? openPostgres(opts, opts.databaseUrl) : openEmbedded(opts);
+}
 
+async function openPostgres(opts: DatabaseOptions, databaseUrl: string): Promise<Database> {
+  const { orm, applied } = await initOrm(opts, databaseUrl, { min: 0, max: opts.poolMax ?? 10 }, false);
+  const url = new URL(databaseUrl);
+  return {
+    orm,
+    kind: 'postgres',
+    location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
+    applied,
+    changes: postgresFeed(databaseUrl),
+    close: () => orm.close(true),
+  };
+}
+
+/** PGlite in this process, its directory locked against a second opener, served to the ORM on a loopback socket. */
+async function openEmbedded(opts: DatabaseOptions): Promise<Database> {
   let lock: DirLock | undefined;
   let dataPath = 'memory://';
   if (!opts.inMemory) {

@@ -40,53 +40,7 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers):
     if (op.access.kind === 'mcp') continue; // served by src/mcp/mcp.routes.ts, mounted before the validator
     const handler = handlers[op.operationId as OperationId] as Handler<OperationId> | undefined;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
-    bound.set(op.operationId, async (req: Request, res: Response) => {
-      const actor = req.actor;
-      if (!actor) throw new Error(`${op.operationId} reached its handler without an actor`);
-      req.dispatched = true;
-      const run = (em: EntityManager) =>
-        handler({
-          body: req.body,
-          path: req.openapi!.pathParams as never,
-          query: req.query as never,
-          actor,
-          em,
-          req,
-          res,
-        } as never);
-      let reply: Reply<OperationId>;
-      if (req.idempotency) {
-        const outcome = await once(req.em, req.idempotency, run, stored(req.originalUrl.split('?')[0]!));
-        if (outcome.kind === 'replay') return replay(res, outcome.replay);
-        reply = outcome.result;
-      } else {
-        reply = await run(req.em);
-      }
-      // The request deadline may have answered meanwhile (503); what was done stays done.
-      if (res.headersSent) return;
-      if (reply.status === 204) {
-        res.status(204).end();
-        return;
-      }
-      if (reply.status === 304) {
-        res.status(304).set(reply.headers).end();
-        return;
-      }
-      if ('stream' in reply) {
-        res.status(reply.status).set(reply.headers);
-        await pipeline(reply.stream, res).catch((err: NodeJS.ErrnoException) => {
-          // The client went away before the last byte: nothing to answer, nothing to report.
-          if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
-        });
-        return;
-      }
-      if ('text' in reply) {
-        res.status(reply.status).type(reply.contentType).send(reply.text);
-        return;
-      }
-      if (reply.headers) res.set(reply.headers);
-      res.status(reply.status).json(reply.body);
-    });
+    bound.set(op.operationId, bind(op.operationId, handler));
   }
   return function dispatch(req: Request, res: Response, next: NextFunction) {
     const run = bound.get(req.openapi?.schema?.operationId ?? '');
@@ -94,4 +48,59 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers):
     if (!run) return next(new Error(`${req.method} ${req.path} reached dispatch without a matched operation`));
     run(req, res).catch(next);
   };
+}
+
+/** The handler called with the validated request, once only for a create with an Idempotency-Key. */
+function bind(operationId: string, handler: Handler<OperationId>): Bound {
+  return async (req, res) => {
+    const actor = req.actor;
+    if (!actor) throw new Error(`${operationId} reached its handler without an actor`);
+    req.dispatched = true;
+    const run = (em: EntityManager) =>
+      handler({
+        body: req.body,
+        path: req.openapi!.pathParams as never,
+        query: req.query as never,
+        actor,
+        em,
+        req,
+        res,
+      } as never);
+    let reply: Reply<OperationId>;
+    if (req.idempotency) {
+      const outcome = await once(req.em, req.idempotency, run, stored(req.originalUrl.split('?')[0]!));
+      if (outcome.kind === 'replay') return replay(res, outcome.replay);
+      reply = outcome.result;
+    } else {
+      reply = await run(req.em);
+    }
+    // The request deadline may have answered meanwhile (503); what was done stays done.
+    if (!res.headersSent) await send(res, reply);
+  };
+}
+
+/** A handler's reply as HTTP: no body, a stream, a text, or JSON (checked against the contract on its way out). */
+async function send(res: Response, reply: Reply<OperationId>): Promise<void> {
+  if (reply.status === 204) {
+    res.status(204).end();
+    return;
+  }
+  if (reply.status === 304) {
+    res.status(304).set(reply.headers).end();
+    return;
+  }
+  if ('stream' in reply) {
+    res.status(reply.status).set(reply.headers);
+    await pipeline(reply.stream, res).catch((err: NodeJS.ErrnoException) => {
+      // The client went away before the last byte: nothing to answer, nothing to report.
+      if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
+    });
+    return;
+  }
+  if ('text' in reply) {
+    res.status(reply.status).type(reply.contentType).send(reply.text);
+    return;
+  }
+  if (reply.headers) res.set(reply.headers);
+  res.status(reply.status).json(reply.body);
 }

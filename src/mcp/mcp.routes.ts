@@ -197,8 +197,22 @@ export function mcpRouter({
 }): Router {
   const router = Router();
   router.use(originGate(origins));
-  // The body is read once the key is known to be good (an unauthenticated body is never read),
-  // and what it costs is spent before its faults are answered: a malformed one costs a unit.
+  const { room, readBody, spend } = bodyAndBudget(budget);
+  router.post('/', outerGate(keys, failedAuth), room, readBody, spend, versionGate, answerMcp(log, checkOutput));
+  router.all('/', (_req, res) =>
+    rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, {
+      Allow: 'POST',
+    }),
+  );
+  router.use(mcpErrors(log));
+  return router;
+}
+
+/**
+ * The body is read once the key is known to be good (an unauthenticated body is never read), and
+ * what it costs is spent before its faults are answered: a malformed one costs a unit.
+ */
+function bodyAndBudget(budget: RequestHandler): Record<'room' | 'readBody' | 'spend', RequestHandler> {
   const parse = chain(...jsonBody());
   const readBody: RequestHandler = (req, res, next) =>
     parse(req, res, (err?: unknown) => {
@@ -220,35 +234,31 @@ export function mcpRouter({
       next(err ?? req.bodyError);
     });
   };
-  router.post(
-    '/',
-    outerGate(keys, failedAuth),
-    room,
-    readBody,
-    spend,
-    versionGate,
-    async (req: Request, res: Response) => {
-      const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
-      const transport = new JsonResponseTransport();
-      res.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
-      try {
-        await server.connect(transport);
-        await transport.handlePost(req, res, toolCallPrecheck);
-      } catch (err) {
-        log.error('mcp request failed', { requestId: req.requestId, error: err });
-        if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
-      }
-    },
-  );
-  router.all('/', (_req, res) =>
-    rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, {
-      Allow: 'POST',
-    }),
-  );
-  router.use((err: Error & { type?: string }, req: Request, res: Response, _next: NextFunction) => {
+  return { room, readBody, spend };
+}
+
+/** One MCP server and transport per request (stateless), on the request's own EntityManager and actor. */
+function answerMcp(log: Logger, checkOutput: boolean) {
+  return async (req: Request, res: Response) => {
+    const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
+    const transport = new JsonResponseTransport();
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handlePost(req, res, toolCallPrecheck);
+    } catch (err) {
+      log.error('mcp request failed', { requestId: req.requestId, error: err });
+      if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
+    }
+  };
+}
+
+/** Every refusal as a JSON-RPC error (with the request's id when its body was read), never an HTML page. */
+function mcpErrors(log: Logger) {
+  return (err: Error & { type?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
     if (err instanceof ProblemError && err.slug === 'malformed-json')
       return rpcError(res, 400, -32700, `Parse error: ${err.detail}`);
@@ -265,6 +275,5 @@ export function mcpRouter({
       return rpcError(res, status, -32000, `The request body could not be read: ${clip(err.message, 200)}`);
     log.error('mcp error', { requestId: req.requestId, error: err });
     rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);
-  });
-  return router;
+  };
 }

@@ -158,47 +158,11 @@ export async function runTool(
   ctx: ToolContext,
   opts: RunOptions,
 ): Promise<CallToolResult> {
-  if (!(ctx.actor.scopes as readonly string[]).includes(tool.scope)) {
-    return errorResult(
-      `Forbidden: ${tool.name} needs the '${tool.scope}' scope; this API key has ${ctx.actor.scopes.join(', ') || 'no scopes'}. ` +
-        'Create a key with that scope under Settings → Manage API keys.',
-    );
-  }
-  const nul = findNul(args, '');
-  if (nul !== undefined)
-    return errorResult(
-      `Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`,
-    );
-  const parsed = inputOf(tool).safeParse(args ?? {});
-  if (!parsed.success) return errorResult(`Invalid arguments for ${tool.name}: ${issues(parsed.error)}`);
-  const { idempotencyKey, ...toolArgs } = parsed.data as { idempotencyKey?: string };
-  const run = async (em: ToolContext['em']) => {
-    const data = (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>;
-    if (opts.checkOutput) {
-      const checked = tool.output.safeParse(data);
-      if (!checked.success)
-        throw new OutputMismatch(
-          `the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`,
-        );
-    }
-    return data;
-  };
+  const refused = refusal(tool, args, ctx);
+  if (typeof refused === 'string') return errorResult(refused);
+  const { idempotencyKey, ...toolArgs } = refused.args;
   try {
-    let data: Record<string, unknown>;
-    if (tool.creates && idempotencyKey !== undefined && ctx.actor.keyId) {
-      // The create and its record commit together (src/idempotency/idempotency.service.ts).
-      const request = {
-        apiKeyId: ctx.actor.keyId,
-        key: `mcp:${tool.name}:${idempotencyKey}`,
-        hash: requestHash(tool.name, toolArgs),
-      };
-      const outcome = await once(ctx.em, request, run, (o) =>
-        'result' in o ? { status: 200, body: o.result, location: null } : undefined,
-      );
-      data = outcome.kind === 'replay' ? (outcome.replay.body as Record<string, unknown>) : outcome.result;
-    } else {
-      data = await run(ctx.em);
-    }
+    const data = await runOnce(tool, toolArgs, idempotencyKey, ctx, opts);
     return {
       content: [{ type: 'text', text: tool.summarize(data as never, toolArgs as never) }],
       structuredContent: data,
@@ -212,6 +176,58 @@ export async function runTool(
         : `Internal error while running ${tool.name} (request ${opts.requestId}); nothing is known to have changed.`,
     );
   }
+}
+
+/** Why the call is refused before the tool runs (its scope, a NUL, its input schema), or its parsed arguments. */
+function refusal(
+  tool: ToolDef,
+  args: unknown,
+  ctx: ToolContext,
+): string | { args: { idempotencyKey?: string } & Record<string, unknown> } {
+  if (!(ctx.actor.scopes as readonly string[]).includes(tool.scope)) {
+    return (
+      `Forbidden: ${tool.name} needs the '${tool.scope}' scope; this API key has ${ctx.actor.scopes.join(', ') || 'no scopes'}. ` +
+      'Create a key with that scope under Settings → Manage API keys.'
+    );
+  }
+  const nul = findNul(args, '');
+  if (nul !== undefined)
+    return `Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`;
+  const parsed = inputOf(tool).safeParse(args ?? {});
+  if (!parsed.success) return `Invalid arguments for ${tool.name}: ${issues(parsed.error)}`;
+  return { args: parsed.data as { idempotencyKey?: string } & Record<string, unknown> };
+}
+
+/** The tool's result, checked against its output schema; a create with an idempotency key happens once. */
+async function runOnce(
+  tool: ToolDef,
+  toolArgs: Record<string, unknown>,
+  idempotencyKey: string | undefined,
+  ctx: ToolContext,
+  opts: RunOptions,
+): Promise<Record<string, unknown>> {
+  const run = async (em: ToolContext['em']) => {
+    const data = (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>;
+    if (opts.checkOutput) {
+      const checked = tool.output.safeParse(data);
+      if (!checked.success)
+        throw new OutputMismatch(
+          `the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`,
+        );
+    }
+    return data;
+  };
+  if (!tool.creates || idempotencyKey === undefined || !ctx.actor.keyId) return run(ctx.em);
+  // The create and its record commit together (src/idempotency/idempotency.service.ts).
+  const request = {
+    apiKeyId: ctx.actor.keyId,
+    key: `mcp:${tool.name}:${idempotencyKey}`,
+    hash: requestHash(tool.name, toolArgs),
+  };
+  const outcome = await once(ctx.em, request, run, (o) =>
+    'result' in o ? { status: 200, body: o.result, location: null } : undefined,
+  );
+  return outcome.kind === 'replay' ? (outcome.replay.body as Record<string, unknown>) : outcome.result;
 }
 
 /** A server for one HTTP request: initialize and ping are the SDK's, tools/list and tools/call ours. */

@@ -98,43 +98,12 @@ export class JsonResponseTransport implements Transport {
 
   /** Answers one POST: its body already parsed (src/http/json-body.ts). */
   async handlePost(req: Request, res: Response, precheck: Precheck = () => undefined): Promise<void> {
-    const id = requestId(req.body);
-    const accept = req.headers.accept ?? '';
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return rpcError(
-        res,
-        406,
-        -32000,
-        'Not Acceptable: Client must accept both application/json and text/event-stream',
-        id,
-      );
-    }
-    if (!isJsonContentType(req.headers['content-type'])) {
-      return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json', id);
-    }
     const batch = Array.isArray(req.body);
-    const refusal = batch ? batchRefusal(req.body, req.header('mcp-protocol-version')) : undefined;
-    if (refusal) return rpcError(res, 400, -32600, `Invalid Request: ${refusal}`);
     const raw: unknown[] = batch ? req.body : [req.body];
     // Each element is a JSON-RPC message or answered as an Invalid Request in its place.
     const parsed = raw.map((m) => JSONRPCMessageSchema.safeParse(m));
-    if (!batch && !parsed[0]!.success) {
-      return rpcError(res, 400, -32600, 'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message', id);
-    }
-    const messages = parsed.flatMap((p) => (p.success ? [p.data] : []));
-    if (batch && messages.some(isInitializeRequest)) {
-      return rpcError(res, 400, -32600, 'Invalid Request: an initialization request must not be part of a batch');
-    }
-    // Every id in the batch, the invalid elements' included: two answers with one id could not be told apart.
-    const ids = raw.flatMap((m, i) => {
-      const p = parsed[i]!;
-      if (p.success) return isJSONRPCRequest(p.data) ? [p.data.id] : [];
-      const id = requestId(m);
-      return id === null ? [] : [id];
-    });
-    if (new Set(ids).size < ids.length) {
-      return rpcError(res, 400, -32600, 'Invalid Request: each request in a batch needs its own id');
-    }
+    const refused = headerRefusal(req) ?? bodyRefusal(req, raw, parsed);
+    if (refused) return rpcError(res, refused.status, refused.code, refused.message, refused.id ?? null);
     const toServer: JSONRPCMessage[] = [];
     const answers = raw.map((m, i): Promise<JSONRPCMessage> | undefined => {
       const message = parsed[i]!;
@@ -153,6 +122,51 @@ export class JsonResponseTransport implements Transport {
     if (!all || this.closed || res.writableEnded) return;
     res.status(200).json(batch ? all : all[0]);
   }
+}
+
+type Refusal = { status: number; code: number; message: string; id?: RequestId | null };
+
+/** What the Streamable HTTP transport requires of the headers: both answer types accepted, a JSON body. */
+function headerRefusal(req: Request): Refusal | undefined {
+  const id = requestId(req.body);
+  const accept = req.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    const message = 'Not Acceptable: Client must accept both application/json and text/event-stream';
+    return { status: 406, code: -32000, message, id };
+  }
+  if (!isJsonContentType(req.headers['content-type']))
+    return { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json', id };
+  return undefined;
+}
+
+/** Why the body is refused whole: not JSON-RPC, a batch where none is allowed, initialize in a batch, ids repeated. */
+function bodyRefusal(
+  req: Request,
+  raw: unknown[],
+  parsed: ReturnType<typeof JSONRPCMessageSchema.safeParse>[],
+): Refusal | undefined {
+  const batch = Array.isArray(req.body);
+  const refusal = batch ? batchRefusal(req.body, req.header('mcp-protocol-version')) : undefined;
+  if (refusal) return { status: 400, code: -32600, message: `Invalid Request: ${refusal}` };
+  if (!batch && !parsed[0]!.success) {
+    const message = 'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message';
+    return { status: 400, code: -32600, message, id: requestId(req.body) };
+  }
+  const messages = parsed.flatMap((p) => (p.success ? [p.data] : []));
+  if (batch && messages.some(isInitializeRequest)) {
+    const message = 'Invalid Request: an initialization request must not be part of a batch';
+    return { status: 400, code: -32600, message };
+  }
+  // Every id in the batch, the invalid elements' included: two answers with one id could not be told apart.
+  const ids = raw.flatMap((m, i) => {
+    const p = parsed[i]!;
+    if (p.success) return isJSONRPCRequest(p.data) ? [p.data.id] : [];
+    const id = requestId(m);
+    return id === null ? [] : [id];
+  });
+  if (new Set(ids).size < ids.length)
+    return { status: 400, code: -32600, message: 'Invalid Request: each request in a batch needs its own id' };
+  return undefined;
 }
 
 /** Why a batch is refused whole: batches belong to 2025-03-26 only, never empty, at most MAX_BATCH_SIZE. */
