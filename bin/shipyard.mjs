@@ -23,13 +23,15 @@ if (process.argv[2] !== 'serve' && !process.execArgv.includes('--single-threaded
   if (cli.signal) process.kill(process.pid, cli.signal);
   process.exit(cli.status ?? 1);
 }
-// `serve` runs with the heap cap `make run` gives the server (HEAP_MB, 512 by default: docs/operations.md),
-// in a child that gets the signals the launcher gets, so a shutdown is still graceful.
+// `serve` runs with the node options `make run` gives the server (package.json's start script: the
+// heap cap, HEAP_MB, 512 by default, and no allocation-site pretenuring: docs/operations.md), in a
+// child that gets the signals the launcher gets, so a shutdown is still graceful.
 if (process.argv[2] === 'serve' && !process.execArgv.some((a) => a.startsWith('--max-old-space-size'))) {
   const { spawn } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const heap = `--max-old-space-size=${process.env.HEAP_MB || 512}`;
-  const server = spawn(process.execPath, [heap, '--enable-source-maps', ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const options = [heap, '--enable-source-maps', '--no-allocation-site-pretenuring'];
+  const server = spawn(process.execPath, [...options, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
   server.on('exit', (code, signal) => process.exit(code ?? (signal === 'SIGINT' ? 130 : 143)));
   await new Promise(() => {}); // the launcher waits for the server's exit
