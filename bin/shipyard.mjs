@@ -11,9 +11,10 @@ if (major < 24) {
 // runs with V8 single-threaded (no background job, so nothing to wait for): this launcher starts
 // it so, and answers with its exit code; a signal that ends it ends the launcher the same way.
 // Not `serve`: the server needs V8's background threads (garbage collection, compilation).
-// The embedded database's WebAssembly is compiled by the baseline compiler only: the optimising
-// one recompiles its hot functions in the background, and an exit waits for that work (about a
-// third of a second) though the command is done.
+// The embedded database's WebAssembly is compiled by the baseline compiler only (V8 lists
+// --liftoff-only among its testing flags; a command runs for a moment and needs no faster code):
+// otherwise the optimising compiler recompiles hot functions on V8's worker threads, and the
+// exit waits for that work though the command is done (docs/performance.md).
 if (process.argv[2] !== 'serve' && !process.execArgv.includes('--single-threaded')) {
   const { spawnSync } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');

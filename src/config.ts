@@ -130,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (level !== 'silent' && level !== 'error' && level !== 'info')
     throw new Error(`LOG_LEVEL must be silent, error or info, got '${level}'`);
   const { databaseUrl, publicUrl } = checkUrls(env);
+  const budgets = requestBudgets(env);
   const prepared = env.DATABASE_PREPARED_STATEMENTS?.trim() || 'true';
   if (prepared !== 'true' && prepared !== 'false')
     throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, got '${prepared}'`);
@@ -141,7 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR ?? '.data'),
     mediaDir: resolve(env.DATA_DIR ?? '.data', 'media'),
     redisUrl: env.REDIS_URL?.trim() || undefined,
-    ...requestBudgets(env),
+    ...budgets,
     failedAuthPerMinute: positiveInt('FAILED_AUTH_PER_MINUTE', env.FAILED_AUTH_PER_MINUTE, 30),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     githubApiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),

@@ -98,11 +98,14 @@ export class JsonResponseTransport implements Transport {
 
   /** Answers one POST: its body already parsed (src/http/json-body.ts). */
   async handlePost(req: Request, res: Response, precheck: Precheck = () => undefined): Promise<void> {
+    // The headers and the batch's size and version are checked before any element is parsed.
+    const early = headerRefusal(req) ?? batchSizeRefusal(req);
+    if (early) return rpcError(res, early.status, early.code, early.message, early.id ?? null);
     const batch = Array.isArray(req.body);
     const raw: unknown[] = batch ? req.body : [req.body];
     // Each element is a JSON-RPC message or answered as an Invalid Request in its place.
     const parsed = raw.map((m) => JSONRPCMessageSchema.safeParse(m));
-    const refused = headerRefusal(req) ?? bodyRefusal(req, raw, parsed);
+    const refused = bodyRefusal(req, raw, parsed);
     if (refused) return rpcError(res, refused.status, refused.code, refused.message, refused.id ?? null);
     const toServer: JSONRPCMessage[] = [];
     const answers = raw.map((m, i): Promise<JSONRPCMessage> | undefined => {
@@ -139,15 +142,19 @@ function headerRefusal(req: Request): Refusal | undefined {
   return undefined;
 }
 
-/** Why the body is refused whole: not JSON-RPC, a batch where none is allowed, initialize in a batch, ids repeated. */
+/** A batch where none is allowed, empty, or too long (batchRefusal): refused before its elements are parsed. */
+function batchSizeRefusal(req: Request): Refusal | undefined {
+  const refusal = Array.isArray(req.body) ? batchRefusal(req.body, req.header('mcp-protocol-version')) : undefined;
+  return refusal ? { status: 400, code: -32600, message: `Invalid Request: ${refusal}` } : undefined;
+}
+
+/** Why the parsed body is refused whole: not JSON-RPC, initialize in a batch, ids repeated. */
 function bodyRefusal(
   req: Request,
   raw: unknown[],
   parsed: ReturnType<typeof JSONRPCMessageSchema.safeParse>[],
 ): Refusal | undefined {
   const batch = Array.isArray(req.body);
-  const refusal = batch ? batchRefusal(req.body, req.header('mcp-protocol-version')) : undefined;
-  if (refusal) return { status: 400, code: -32600, message: `Invalid Request: ${refusal}` };
   if (!batch && !parsed[0]!.success) {
     const message = 'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message';
     return { status: 400, code: -32600, message, id: requestId(req.body) };

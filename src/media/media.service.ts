@@ -73,11 +73,17 @@ function assertStructure(bytes: Buffer, info: ImageInfo): void {
   }
 }
 
-// libvips is loaded with the first upload: an operator command never needs it.
+// libvips (sharp) is loaded on first use, which the server makes at start (loadImageDecoder):
+// an operator command never needs it.
 let sharpModule: Promise<typeof import('sharp')> | undefined;
 async function loadSharp() {
   sharpModule ??= import('sharp');
   return (await sharpModule).default;
+}
+
+/** Loads the image decoder now: the server does at start, so a missing native library stops it there. */
+export async function loadImageDecoder(): Promise<void> {
+  await loadSharp();
 }
 
 /**

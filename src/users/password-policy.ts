@@ -23,8 +23,8 @@ const SERVICE_WORDS = ['shipyard'];
 const FAMOUS = ['correcthorsebatterystaple', 'thequickbrownfoxjumpsoverthelazydog', 'loremipsumdolorsitamet'];
 
 type Checker = { zxcvbn: ZxcvbnFactory; qwerty: Record<string, (string | null)[]> };
-// Loaded and built on first use: zxcvbn's dictionaries take a moment to load, which a CLI
-// command or a server start that checks no password should not wait for.
+// Loaded and built on first use (the server's is at start, loadPasswordChecker): zxcvbn's
+// dictionaries take a moment, which a CLI command that checks no password should not wait for.
 let checker: Promise<Checker> | undefined;
 const loadChecker = () =>
   (checker ??= (async () => {
@@ -94,6 +94,11 @@ function skeleton(text: string): string {
     .map((c) => LOOK_ALIKE[c] ?? c)
     .join('')
     .replace(/[^a-z0-9]/g, '');
+}
+
+/** Loads and builds the checker now: the server does at start, so the first sign-up does not wait for it. */
+export async function loadPasswordChecker(): Promise<void> {
+  await loadChecker();
 }
 
 const ORDERS = ['abcdefghijklmnopqrstuvwxyz', '01234567890'];
