@@ -69,20 +69,18 @@ const seesOnlyShared = (userId: string | null) => {
   );
 };
 
-/** The search cache's counter and whether the caller sees only public things: which stored page may answer. */
-export const cacheState = hotRead(['userId'], (db, v: { userId: string | null }) =>
-  db.selectNoFrom([counter(db).as('generation'), seesOnlyShared(v.userId).as('shared')]),
-);
-
 /**
- * Whether no change counted up to now is still uncommitted: every writer holds the shared lock
- * from its count until its transaction has ended, so the exclusive try succeeds only when none is
- * in flight (it never waits, and is released when this statement ends).
+ * The search cache's state, in one round trip: its counter and whether the caller sees only
+ * public things (which stored page may answer), and whether no change counted up to now is still
+ * uncommitted (whether a page searched next may be stored). Every writer holds the shared lock
+ * from its count until its transaction has ended, so the exclusive try succeeds only when none
+ * is in flight (it never waits, and is released when this statement ends).
  */
-export const quietPoint = hotRead([], (db) =>
+export const cacheState = hotRead(['userId'], (db, v: { userId: string | null }) =>
   db.selectNoFrom((eb) => [
-    eb.fn<boolean>('pg_try_advisory_xact_lock', [sql.lit(21320), sql.lit(1)]).as('quiet'),
     counter(db).as('generation'),
+    seesOnlyShared(v.userId).as('shared'),
+    eb.fn<boolean>('pg_try_advisory_xact_lock', [sql.lit(21320), sql.lit(1)]).as('quiet'),
   ]),
 );
 

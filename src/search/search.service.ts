@@ -13,18 +13,12 @@ import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { ScopeId } from '../keys/scopes.js';
 import type { SearchCache } from './search-cache.js';
 import { actorId } from '../projects/projects.service.js';
-import { cacheState, quietPoint, SNIPPET_MARKS, searchPage, wordCount } from './search.queries.js';
+import { cacheState, SNIPPET_MARKS, searchPage, wordCount } from './search.queries.js';
 
-/** The cache's counter, and whether the caller sees only public things: which stored page may answer. */
+/** The cache's counter, whether the caller sees only public things, and whether no counted change is in flight (search.queries.ts). */
 async function cacheNow(em: EntityManager, userId: string | null) {
   const [row] = await cacheState(em, { userId });
-  return { generation: BigInt(row!.generation!), shared: row!.shared === true };
-}
-
-/** Whether no counted change is still uncommitted, and the counter as of then (search.queries.ts). */
-async function quietNow(em: EntityManager) {
-  const [row] = await quietPoint(em, {});
-  return { quiet: row!.quiet, generation: BigInt(row!.generation!) };
+  return { generation: BigInt(row!.generation!), shared: row!.shared === true, quiet: row!.quiet === true };
 }
 
 const MAX_OFFSET = 10_000;
@@ -93,7 +87,6 @@ export async function search(
   const state = cache?.enabled ? await cacheNow(em, userId) : undefined;
   const cached = state && cache!.get(state.generation, cacheKey(state.shared, me, types, query, offset));
   if (cached) return cached;
-  const quiet = state && (await quietNow(em));
 
   const rows = await searchPage(em, types, { q: query.q, userId, limit: query.limit + 1, offset });
   // A query without words (only punctuation, operators or stop words) matches nothing; it is
@@ -114,15 +107,10 @@ export async function search(
     nextCursor: more && next <= MAX_OFFSET ? encodeCursor({ o: next }) : null,
   };
   // Kept only when the page is known to hold every change counted under this value: the search
-  // ran after a quiet point and the counter did not move meanwhile (an empty page carries no proof).
+  // ran after a quiet point (the state's) and the counter did not move meanwhile (an empty page
+  // carries no proof).
   const proof = rows[0];
-  if (
-    state &&
-    quiet?.quiet &&
-    quiet.generation === state.generation &&
-    proof?.generation != null &&
-    BigInt(proof.generation) === state.generation
-  ) {
+  if (state?.quiet && proof?.generation != null && BigInt(proof.generation) === state.generation) {
     cache!.set(state.generation, cacheKey(proof.shared === true, me, types, query, offset), result);
   }
   return result;
