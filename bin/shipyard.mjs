@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The operator CLI. `npx shipyard …` runs it on the project's pinned Node 24.
+import { fileURLToPath } from 'node:url';
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
   process.stderr.write(`shipyard: needs Node 24 or newer (this is ${process.version}); run it as \`npx shipyard …\` from the project directory.\n`);
@@ -17,7 +18,6 @@ if (major < 24) {
 // exit waits for that work though the command is done (docs/performance.md).
 if (process.argv[2] !== 'serve' && !process.execArgv.includes('--single-threaded')) {
   const { spawnSync } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
   const flags = ['--single-threaded', '--liftoff-only'];
   const cli = spawnSync(process.execPath, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   if (cli.error) throw cli.error;
@@ -29,7 +29,6 @@ if (process.argv[2] !== 'serve' && !process.execArgv.includes('--single-threaded
 // child that gets the signals the launcher gets, so a shutdown is still graceful.
 if (process.argv[2] === 'serve' && !process.execArgv.some((a) => a.startsWith('--max-old-space-size'))) {
   const { spawn } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
   const heap = `--max-old-space-size=${process.env.HEAP_MB || 512}`;
   const options = [heap, '--enable-source-maps', '--no-allocation-site-pretenuring'];
   const server = spawn(process.execPath, [...options, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
@@ -42,8 +41,7 @@ if (process.argv[2] === 'serve' && !process.execArgv.some((a) => a.startsWith('-
 // parse the ORM and its drivers again. It lives in the project (not the shared temporary
 // directory, where another account could plant code for V8 to load).
 const { enableCompileCache } = await import('node:module');
-const { fileURLToPath: toPath } = await import('node:url');
-enableCompileCache(toPath(new URL('../node_modules/.cache/node-compile-cache', import.meta.url)));
+enableCompileCache(fileURLToPath(new URL('../node_modules/.cache/node-compile-cache', import.meta.url)));
 const { ensureBuilt } = await import('./build.mjs');
 await ensureBuilt();
 await import('../dist/src/cli/main.js');

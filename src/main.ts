@@ -17,6 +17,9 @@ import { loadPasswordChecker } from './users/password-policy.js';
 
 export async function serve(config: Config = loadConfig()): Promise<Server> {
   const log = createLogger(config.logLevel);
+  // Loaded before the first request, not with it: a missing native library stops the start
+  // here, and the first upload or sign-up does not wait (a CLI command loads them only to use them).
+  await Promise.all([loadImageDecoder(), loadPasswordChecker()]);
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -24,12 +27,6 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     preparedStatements: config.databasePreparedStatements,
   });
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
-  // Loaded before the first request, not with it: a missing native library stops the start
-  // here, and the first upload or sign-up does not wait (a CLI command loads them only to use them).
-  await Promise.all([loadImageDecoder(), loadPasswordChecker()]).catch(async (err) => {
-    await db.close();
-    throw err;
-  });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
   const app = createApp({ orm: db.orm, config, log, redis, changes: db.changes });
   const server = httpServer(app).listen(config.port, config.host);
