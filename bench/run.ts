@@ -44,18 +44,11 @@ const seed = JSON.parse(
   }),
 );
 
-/** The node options `npm start` runs the service with (the heap cap, HEAP_MB, included): the service is measured as it runs, and the baselines get the same. */
-function startOptions(): string[] {
-  const script: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
-  const last = script.split('&&').at(-1)!.trim();
-  const options = /^(?:exec )?node (.*) dist\/src\/main\.js$/.exec(last)?.[1];
-  if (!options)
-    throw new Error(`package.json's start script does not end in '[exec] node <options> dist/src/main.js': ${script}`);
-  return options
-    .replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => process.env[name] || fallback)
-    .split(/\s+/);
-}
-const nodeOptions = startOptions();
+/** The node options the service runs with (bin/server-options.mjs, the heap cap included): the service is measured as it runs, and the baselines get the same. */
+const { serverNodeOptions } = (await import('../bin/server-options.mjs' as string)) as {
+  serverNodeOptions: () => string[];
+};
+const nodeOptions = serverNodeOptions();
 
 function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
@@ -102,7 +95,7 @@ const children = [
   await start([...tsx, 'bench/baselines.ts', 'search', String(P_SEARCH)], { BENCH_USER_ID: seed.userId }, 'ready'),
   await start([...tsx, 'bench/baselines.ts', 'write', String(P_WRITE)], {}, 'ready'),
 ];
-// The service as npm start runs it: built to JavaScript first.
+// The service as `npx shipyard serve` and npm start run it: built to JavaScript first.
 execFileSync(process.execPath, ['bin/build.mjs'], { stdio: 'inherit' });
 const app = await start(
   ['dist/src/main.js'],

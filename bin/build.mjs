@@ -1,6 +1,9 @@
-// The service and the CLI run as JavaScript: src/ and the generated code are transpiled by
-// esbuild, file by file, into dist/ (about a second), whenever a source is newer than the last
-// build. No TypeScript compiler runs when the server or a CLI command starts.
+// The service and the CLI run as JavaScript, built by esbuild whenever a source is newer than
+// the last build; no TypeScript compiler runs when the server or a CLI command starts.
+// - dist/src/: src/ and the generated code, transpiled file by file (the server runs this).
+// - dist/cli/: the operator CLI bundled with the packages it loads (the ORM, Kysely, pg),
+//   a few files instead of hundreds of modules, which Node's module loader would resolve and link
+//   one by one on every command.
 //
 //   node bin/build.mjs          build if anything changed (npm start and bin/shipyard.mjs do this)
 //   node bin/build.mjs --force  build anyway
@@ -53,6 +56,7 @@ export async function build() {
     sourcemap: 'linked',
     logLevel: 'warning',
   });
+  await bundleCli(esbuild, join(next, 'cli'));
   for (const asset of ASSETS) {
     mkdirSync(dirname(join(next, asset)), { recursive: true });
     copyFileSync(join(root, asset), join(next, asset));
@@ -66,6 +70,32 @@ export async function build() {
   renameSync(next, out);
   rmSync(previous, { recursive: true, force: true });
   return relative(process.cwd(), out) || '.';
+}
+
+/**
+ * The CLI and its password worker as ES modules sharing chunks. Left out: PGlite and its socket
+ * server, which load their WebAssembly and data files from beside their own modules; sharp, a
+ * native addon; zxcvbn, loaded as Node resolves it (bundled, its classes were not found); and
+ * the server (`serve` runs dist/src/main.js: bin/shipyard.mjs).
+ */
+async function bundleCli(esbuild, outdir) {
+  await esbuild({
+    absWorkingDir: root,
+    entryPoints: ['src/cli/main.ts', 'src/cli/password-worker.ts'],
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    external: ['@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-socket', 'sharp', '@zxcvbn-ts/*'],
+    // MikroORM finds its extensions by their class names (Migrator): bundled names must stay.
+    keepNames: true,
+    // The CommonJS packages in the bundle (pg) call require() for Node's own modules.
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    sourcemap: 'linked',
+    logLevel: 'warning',
+  });
 }
 
 /** Builds when a source is newer than dist/ (or dist/ is missing); otherwise does nothing. */

@@ -71,7 +71,7 @@ function announce(config: Config, log: Logger, db: Database, withRedis: boolean)
     rateLimits: withRedis
       ? 'shared in Redis (counted per instance while it does not answer)'
       : 'counted per instance (no REDIS_URL)',
-    // What the heap may grow to (HEAP_MB through npm start, plus the young generation).
+    // What the heap may grow to (HEAP_MB, bin/server-options.mjs, plus the young generation).
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
   });
   if (process.stdout.isTTY) {

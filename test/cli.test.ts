@@ -68,6 +68,19 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
     const again = await cli(['users', 'create', '--username', username, '--email', `other-${username}@example.test`]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/already exists/);
+    const weak = uniqueName('weak');
+    const guessable = await cli([
+      'users',
+      'create',
+      '--username',
+      weak,
+      '--email',
+      `${weak}@example.test`,
+      '--password',
+      'passwordpassword123',
+    ]);
+    expect(guessable.code).toBe(1);
+    expect(guessable.stderr).toMatch(/an attacker would try it early/);
   });
 
   it('says when a new account cannot sign in, and sets a password read from stdin', async () => {
@@ -80,6 +93,11 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
     const weak = await cli(['users', 'set-password', '--username', name], {}, 'short\n');
     expect(weak.code).toBe(1);
     expect(weak.stderr).toMatch(/at least/);
+    // Long enough, but on every guessing list: zxcvbn's dictionaries (loaded on the command's
+    // password thread) refuse it, as the sign-up form would.
+    const guessable = await cli(['users', 'set-password', '--username', name], {}, 'passwordpassword123\n');
+    expect(guessable.code).toBe(1);
+    expect(guessable.stderr).toMatch(/an attacker would try it early/);
     const empty = await cli(['users', 'set-password', '--username', name], {}, '');
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/no password given/);
@@ -209,6 +227,9 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/unknown command 'keys frobnicate'/);
     expect(res.stderr).toMatch(/Usage: shipyard/);
+    const serve = await cli(['serve', '--admin']);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toMatch(/serve takes no options/);
   });
 
   it("prints usage for help, --help and -h, and one command's usage for help <command>", async () => {

@@ -12,6 +12,7 @@ import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 import { isUuid } from '../http/ids.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UsageError, type Values } from './usage.js';
+import { startPasswordThread } from './password-thread.js';
 
 function presentKey(key: ApiKey) {
   return {
@@ -49,37 +50,41 @@ export async function withDatabase<T>(command: string, fn: (db: Database) => Pro
   }
 }
 
-export async function serveCommand(): Promise<undefined> {
-  const { serve } = await import('../main.js');
-  await serve();
-  return undefined;
-}
-
 export async function usersCreate(values: Values) {
-  return withDatabase('users create', async (db) => {
-    const user = await createUser(db.orm.em.fork(), {
-      username: need(values, 'username'),
-      email: need(values, 'email'),
-      password: values.password as string | undefined,
-      displayName: values['display-name'] as string | undefined,
-      admin: values.admin === true,
-      skills: typeof values.skills === 'string' ? values.skills.split(',') : undefined,
+  const password = values.password as string | undefined;
+  const passwords = password === undefined ? undefined : startPasswordThread();
+  try {
+    return await withDatabase('users create', async (db) => {
+      const user = await createUser(
+        db.orm.em.fork(),
+        {
+          username: need(values, 'username'),
+          email: need(values, 'email'),
+          password,
+          displayName: values['display-name'] as string | undefined,
+          admin: values.admin === true,
+          skills: typeof values.skills === 'string' ? values.skills.split(',') : undefined,
+        },
+        passwords?.check,
+      );
+      return {
+        id: user.id,
+        username: user.username,
+        email: user.email,
+        displayName: user.displayName,
+        skills: user.skills,
+        admin: user.isAdmin,
+        canSignIn: user.passwordHash !== null,
+        ...(user.passwordHash === null
+          ? {
+              note: `No password was given: ${user.username} cannot sign in to the web application until 'shipyard users set-password --username ${user.username}' sets one. Keys from 'shipyard keys create' work meanwhile.`,
+            }
+          : {}),
+      };
     });
-    return {
-      id: user.id,
-      username: user.username,
-      email: user.email,
-      displayName: user.displayName,
-      skills: user.skills,
-      admin: user.isAdmin,
-      canSignIn: user.passwordHash !== null,
-      ...(user.passwordHash === null
-        ? {
-            note: `No password was given: ${user.username} cannot sign in to the web application until 'shipyard users set-password --username ${user.username}' sets one. Keys from 'shipyard keys create' work meanwhile.`,
-          }
-        : {}),
-    };
-  });
+  } finally {
+    await passwords?.stop();
+  }
 }
 
 /** The new password: piped on stdin (one line), or typed at a prompt that does not echo it. */
@@ -123,14 +128,19 @@ export async function usersSetPassword(values: Values) {
   const username = need(values, 'username');
   const password = await readPassword();
   if (!password) throw new UsageError('no password given: pipe it on stdin or type it at the prompt');
-  return withDatabase('users set-password', async (db) => {
-    const user = await setPassword(db.orm.em.fork(), username, password);
-    return {
-      username: user.username,
-      canSignIn: true,
-      note: 'Password set; every web session of this account has ended.',
-    };
-  });
+  const passwords = startPasswordThread();
+  try {
+    return await withDatabase('users set-password', async (db) => {
+      const user = await setPassword(db.orm.em.fork(), username, password, passwords.check);
+      return {
+        username: user.username,
+        canSignIn: true,
+        note: 'Password set; every web session of this account has ended.',
+      };
+    });
+  } finally {
+    await passwords.stop();
+  }
 }
 
 export async function setDisabled(values: Values, disabled: boolean) {

@@ -40,7 +40,10 @@ const OPTIONS = {
 const COMMANDS: Record<string, Command> = {
   serve: {
     usage: 'serve                                   start the HTTP server (same as make run)',
-    run: lazy('serveCommand'),
+    // bin/shipyard.mjs starts the server for a bare `serve`; it is configured by its environment.
+    run: async () => {
+      throw new UsageError('serve takes no options: the server reads its settings from the environment');
+    },
   },
   migrate: {
     usage: 'migrate                                 apply pending database migrations',

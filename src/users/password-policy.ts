@@ -157,6 +157,9 @@ function containsName(password: string, account: { username: string; email: stri
   return names.some((n) => nearly(text, n) || nearly(text, [...n].reverse().join('')));
 }
 
+/** A check with passwordProblems' contract, wherever it runs (the CLI runs it on a worker thread: src/cli/password-worker.ts). */
+export type PasswordCheck = (password: string, account: { username: string; email: string }) => Promise<string[]>;
+
 export async function passwordProblems(
   password: string,
   account: { username: string; email: string },

@@ -9,7 +9,7 @@ import { normaliseTags } from '../posts/tags.js';
 import { profileById, profileByUsername } from './users.queries.js';
 import { isUuid } from '../http/ids.js';
 import type { UserFields } from './users.presenter.js';
-import { passwordProblems } from './password-policy.js';
+import { passwordProblems, type PasswordCheck } from './password-policy.js';
 import { Session } from '../sessions/session.entity.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
@@ -52,6 +52,7 @@ async function newUserProblems(
   input: NewUser,
   username: string,
   email: string,
+  checkPassword: PasswordCheck,
 ): Promise<{ path: string; message: string }[]> {
   const problems: { path: string; message: string }[] = [];
   if (!USERNAME_PATTERN.test(username)) {
@@ -65,16 +66,20 @@ async function newUserProblems(
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
     problems.push({ path: '/email', message: `Email: '${input.email}' is not an email address.` });
   if (input.password !== undefined) {
-    for (const message of await passwordProblems(input.password, { username, email }))
+    for (const message of await checkPassword(input.password, { username, email }))
       problems.push({ path: '/password', message });
   }
   return problems;
 }
 
-export async function createUser(em: EntityManager, input: NewUser): Promise<User> {
+export async function createUser(
+  em: EntityManager,
+  input: NewUser,
+  checkPassword: PasswordCheck = passwordProblems,
+): Promise<User> {
   const username = input.username.trim().toLowerCase();
   const email = input.email.trim().toLowerCase();
-  const problems = await newUserProblems(input, username, email);
+  const problems = await newUserProblems(input, username, email, checkPassword);
   if (problems.length) throw badRequest(problems.map((p) => p.message).join(' '), problems);
   const user = em.create(User, {
     username,
@@ -148,10 +153,15 @@ export async function setAccountDisabled(em: EntityManager, username: string, di
  * Gives an account a new password (the operator CLI): checked against the same policy as
  * sign-up. Every web session of the account ends, so whoever knew the old one is signed out.
  */
-export async function setPassword(em: EntityManager, username: string, password: string): Promise<User> {
+export async function setPassword(
+  em: EntityManager,
+  username: string,
+  password: string,
+  checkPassword: PasswordCheck = passwordProblems,
+): Promise<User> {
   const user = await findUserByUsername(em, username);
   if (!user) throw notFound(`There is no user named '${username}'.`);
-  const problems = await passwordProblems(password, { username: user.username, email: user.email });
+  const problems = await checkPassword(password, { username: user.username, email: user.email });
   if (problems.length)
     throw badRequest(
       problems.join(' '),
