@@ -12,9 +12,9 @@ const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-cli-bench-'));
 const env = { ...process.env, DATA_DIR: dataDir };
 const username = `bench${process.pid}`;
 
-function timed(args: string[], input?: string): number {
+function timed(args: string[], input?: string, script = ['bin/shipyard.mjs']): number {
   const started = process.hrtime.bigint();
-  execFileSync(process.execPath, ['bin/shipyard.mjs', ...args], { env, input, stdio: ['pipe', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, [...script, ...args], { env, input, stdio: ['pipe', 'ignore', 'inherit'] });
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -31,6 +31,18 @@ const runs: [string, string[], string?][] = [
   ['keys list', ['keys', 'list', '--username', username]],
 ];
 for (const [name, args, input] of runs) rows.push([name, median(Array.from({ length: 5 }, () => timed(args, input)))]);
+// What no command can go below on this machine, to read the figures above by: a Node process that
+// does nothing, and (embedded) PGlite opening the same database directory and closing, with the
+// CLI's flags and buffer cache.
+const FLOOR_RUNS = 5;
+rows.push(['(node, doing nothing)', median(Array.from({ length: FLOOR_RUNS }, () => timed(['-e', ''], undefined, [])))]);
+if (!process.env.DATABASE_URL) {
+  const pglite = `const { PGlite } = await import('@electric-sql/pglite');
+    const db = await PGlite.create(process.env.DATA_DIR + '/pglite-pg18', { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] });
+    await db.close();`;
+  const flags = ['--single-threaded', '--liftoff-only', '--input-type=module', '-e', pglite];
+  rows.push(['(PGlite start and close)', median(Array.from({ length: FLOOR_RUNS }, () => timed(flags, undefined, [])))]);
+}
 
 console.log(
   `CLI on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'the embedded database'} (median of 5; first two: one run)`,

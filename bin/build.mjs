@@ -1,5 +1,6 @@
 // The service and the CLI run as JavaScript, built by esbuild whenever a source is newer than
-// the last build; no TypeScript compiler runs when the server or a CLI command starts.
+// the last build (or npm installed packages since); no TypeScript compiler runs when the server or
+// a CLI command starts.
 // - dist/src/: src/ and the generated code, transpiled file by file (the server runs this).
 // - dist/cli/: the operator CLI bundled with the packages it loads (the ORM, Kysely, pg),
 //   a few files instead of hundreds of modules, which Node's module loader would resolve and link
@@ -24,8 +25,11 @@ function files(dir) {
   });
 }
 
+/** npm's record of the installed packages, rewritten by each install: the CLI bundle holds their code. */
+const INSTALLED = join(root, 'node_modules', '.package-lock.json');
+
 function newestSource() {
-  let newest = statSync(fileURLToPath(import.meta.url)).mtimeMs;
+  let newest = Math.max(statSync(fileURLToPath(import.meta.url)).mtimeMs, statSync(INSTALLED, { throwIfNoEntry: false })?.mtimeMs ?? 0);
   for (const dir of SOURCES) for (const file of files(dir)) newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
   return newest;
 }
