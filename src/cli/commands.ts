@@ -126,10 +126,11 @@ async function readPassword(): Promise<string> {
 
 export async function usersSetPassword(values: Values) {
   const username = need(values, 'username');
-  const password = await readPassword();
-  if (!password) throw new UsageError('no password given: pipe it on stdin or type it at the prompt');
+  // Started first: zxcvbn's dictionaries load while the password is typed and the database opens.
   const passwords = startPasswordThread();
   try {
+    const password = await readPassword();
+    if (!password) throw new UsageError('no password given: pipe it on stdin or type it at the prompt');
     return await withDatabase('users set-password', async (db) => {
       const user = await setPassword(db.orm.em.fork(), username, password, passwords.check);
       return {
