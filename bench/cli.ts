@@ -34,14 +34,14 @@ for (const [name, args, input] of runs) rows.push([name, median(Array.from({ len
 // What no command can go below on this machine, to read the figures above by: a Node process that
 // does nothing, and (embedded) PGlite opening the same database directory and closing, with the
 // CLI's flags and buffer cache.
-const FLOOR_RUNS = 5;
-rows.push(['(node, doing nothing)', median(Array.from({ length: FLOOR_RUNS }, () => timed(['-e', ''], undefined, [])))]);
+const floor = (name: string, nodeArgs: string[]) =>
+  rows.push([name, median(Array.from({ length: 5 }, () => timed(nodeArgs, undefined, [])))]);
+floor('(node, doing nothing)', ['-e', '']);
 if (!process.env.DATABASE_URL) {
   const pglite = `const { PGlite } = await import('@electric-sql/pglite');
     const db = await PGlite.create(process.env.DATA_DIR + '/pglite-pg18', { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] });
     await db.close();`;
-  const flags = ['--single-threaded', '--liftoff-only', '--input-type=module', '-e', pglite];
-  rows.push(['(PGlite start and close)', median(Array.from({ length: FLOOR_RUNS }, () => timed(flags, undefined, [])))]);
+  floor('(PGlite start and close)', ['--single-threaded', '--liftoff-only', '--input-type=module', '-e', pglite]);
 }
 
 console.log(
