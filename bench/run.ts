@@ -19,6 +19,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, readdirSync, statSync } from 'node:fs';
+import { serverNodeOptions } from '../bin/server-options.mjs';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { VOCABULARY } from './vocabulary.js';
@@ -45,9 +46,6 @@ const seed = JSON.parse(
 );
 
 /** The node options the service runs with (bin/server-options.mjs, the heap cap included): the service is measured as it runs, and the baselines get the same. */
-const { serverNodeOptions } = (await import('../bin/server-options.mjs' as string)) as {
-  serverNodeOptions: () => string[];
-};
 const nodeOptions = serverNodeOptions();
 
 function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {

@@ -26,10 +26,10 @@ function files(dir) {
 }
 
 /** npm's record of the installed packages, rewritten by each install: the CLI bundle holds their code. */
-const INSTALLED = join(root, 'node_modules', '.package-lock.json');
+const NPM_INSTALL_RECORD = join(root, 'node_modules', '.package-lock.json');
 
 function newestSource() {
-  let newest = Math.max(statSync(fileURLToPath(import.meta.url)).mtimeMs, statSync(INSTALLED, { throwIfNoEntry: false })?.mtimeMs ?? 0);
+  let newest = Math.max(statSync(fileURLToPath(import.meta.url)).mtimeMs, statSync(NPM_INSTALL_RECORD, { throwIfNoEntry: false })?.mtimeMs ?? 0);
   for (const dir of SOURCES) for (const file of files(dir)) newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
   return newest;
 }
@@ -43,24 +43,29 @@ function builtAt() {
 }
 
 export async function build() {
-  const { build: esbuild } = await import('esbuild');
+  const { build: esbuild, stop } = await import('esbuild');
   const entryPoints = SOURCES.flatMap(files).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
   // Built aside and swapped in, so a process starting meanwhile never meets half a build.
   const next = `${out}.next-${process.pid}`;
   const previous = `${out}.old-${process.pid}`;
   rmSync(next, { recursive: true, force: true });
-  await esbuild({
-    absWorkingDir: root,
-    entryPoints,
-    outdir: next,
-    outbase: '.',
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    sourcemap: 'linked',
-    logLevel: 'warning',
-  });
-  await bundleCli(esbuild, join(next, 'cli'));
+  try {
+    await esbuild({
+      absWorkingDir: root,
+      entryPoints,
+      outdir: next,
+      outbase: '.',
+      format: 'esm',
+      platform: 'node',
+      target: 'node24',
+      sourcemap: 'linked',
+      logLevel: 'warning',
+    });
+    await bundleCli(esbuild, join(next, 'cli'));
+  } finally {
+    // esbuild's service process would otherwise live as long as this one: the server's launcher.
+    await stop();
+  }
   for (const asset of ASSETS) {
     mkdirSync(dirname(join(next, asset)), { recursive: true });
     copyFileSync(join(root, asset), join(next, asset));
@@ -79,8 +84,8 @@ export async function build() {
 /**
  * The CLI and its password worker as ES modules sharing chunks. Left out: PGlite and its socket
  * server, which load their WebAssembly and data files from beside their own modules; sharp, a
- * native addon; zxcvbn, loaded as Node resolves it (bundled, its classes were not found); and
- * the server (`serve` runs dist/src/main.js: bin/shipyard.mjs).
+ * native addon; zxcvbn, loaded as published (bundled and split into chunks, its ZxcvbnFactory came
+ * out undefined); and the server (`serve` runs dist/src/main.js: bin/shipyard.mjs).
  */
 async function bundleCli(esbuild, outdir) {
   await esbuild({
@@ -102,7 +107,7 @@ async function bundleCli(esbuild, outdir) {
   });
 }
 
-/** Builds when a source is newer than dist/ (or dist/ is missing); otherwise does nothing. */
+/** Builds when a source, or npm's install record, is newer than dist/ (or dist/ is missing); otherwise does nothing. */
 export async function ensureBuilt() {
   if (builtAt() >= newestSource()) return false;
   await build();

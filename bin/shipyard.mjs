@@ -9,8 +9,17 @@ if (major < 24) {
   process.exit(1);
 }
 const node = process.execPath;
-const path = (relative) => fileURLToPath(new URL(relative, import.meta.url));
+const projectFile = (relative) => fileURLToPath(new URL(relative, import.meta.url));
 const args = process.argv.slice(2);
+
+/** Ends this launcher as its child ended: with its exit code, or killed by the same signal. */
+function endAs(code, signal) {
+  if (signal) {
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+  }
+  process.exit(code ?? 1);
+}
 
 // `serve` (also `npm start`, so `make run`): the server, dist/src/main.js, with its node options
 // (bin/server-options.mjs), in a child that gets the signals this launcher gets, so a shutdown is
@@ -18,9 +27,13 @@ const args = process.argv.slice(2);
 if (args.length === 1 && args[0] === 'serve') {
   const [{ ensureBuilt }, { serverNodeOptions }] = await Promise.all([import('./build.mjs'), import('./server-options.mjs')]);
   await ensureBuilt();
-  const server = spawn(node, [...serverNodeOptions(), ...process.execArgv, path('../dist/src/main.js')], { stdio: 'inherit' });
-  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
-  server.on('exit', (code, signal) => process.exit(code ?? (signal === 'SIGINT' ? 130 : 143)));
+  const server = spawn(node, [...serverNodeOptions(), ...process.execArgv, projectFile('../dist/src/main.js')], { stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => server.kill(signal));
+  server.on('error', (err) => {
+    process.stderr.write(`shipyard: the server did not start: ${err.message}\n`);
+    process.exit(1);
+  });
+  server.on('exit', endAs);
 } else if (!process.execArgv.includes('--single-threaded')) {
   // Node 24 can deadlock while exiting: a V8 compile job on a background thread waits for a
   // garbage collection that the exiting main thread never runs (nodejs/node#54918, #64274). Seen
@@ -31,19 +44,17 @@ if (args.length === 1 && args[0] === 'serve') {
   // --liftoff-only among its testing flags; a command runs for a moment and needs no faster
   // code): otherwise the optimising compiler recompiles hot functions on V8's worker threads, and
   // the exit waits for that work though the command is done (docs/performance.md).
-  const { ensureBuilt } = await import('./build.mjs');
-  await ensureBuilt();
   const flags = ['--single-threaded', '--liftoff-only'];
   const cli = spawnSync(node, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), ...args], { stdio: 'inherit' });
   if (cli.error) throw cli.error;
-  if (cli.signal) process.kill(process.pid, cli.signal);
-  process.exit(cli.status ?? 1);
+  endAs(cli.status, cli.signal);
 } else {
-  // The CLI, bundled (dist/cli/, bin/build.mjs). V8 keeps what it compiled of each file in
-  // Node's compile cache, so the next command does not parse the ORM and its drivers again. It
-  // lives in the project (not the shared temporary directory, where another account could plant
-  // code for V8 to load).
-  const { enableCompileCache } = await import('node:module');
-  enableCompileCache(path('../node_modules/.cache/node-compile-cache'));
+  // The CLI, bundled (dist/cli/), built first when a source changed (bin/build.mjs). V8 keeps what
+  // it compiled of each file in Node's compile cache, so the next command does not parse the ORM
+  // and its drivers again. It lives in the project (not the shared temporary directory, where
+  // another account could plant code for V8 to load).
+  const [{ ensureBuilt }, { enableCompileCache }] = await Promise.all([import('./build.mjs'), import('node:module')]);
+  enableCompileCache(projectFile('../node_modules/.cache/node-compile-cache'));
+  await ensureBuilt();
   await import('../dist/cli/main.js');
 }

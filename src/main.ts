@@ -111,7 +111,8 @@ function stopGracefully(
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as the entry module (bin/shipyard.mjs serve), not imported (tests): in any directory, spaces included.
+if (import.meta.main) {
   serve().catch((err: Error) => {
     process.stderr.write(`shipyard: ${err.message}\n`);
     process.exit(1);

@@ -52,7 +52,7 @@ export async function withDatabase<T>(command: string, fn: (db: Database) => Pro
 
 export async function usersCreate(values: Values) {
   const password = values.password as string | undefined;
-  const passwords = password === undefined ? undefined : startPasswordThread();
+  const passwordThread = password === undefined ? undefined : startPasswordThread();
   try {
     return await withDatabase('users create', async (db) => {
       const user = await createUser(
@@ -65,7 +65,7 @@ export async function usersCreate(values: Values) {
           admin: values.admin === true,
           skills: typeof values.skills === 'string' ? values.skills.split(',') : undefined,
         },
-        passwords?.check,
+        passwordThread?.check,
       );
       return {
         id: user.id,
@@ -83,7 +83,7 @@ export async function usersCreate(values: Values) {
       };
     });
   } finally {
-    await passwords?.stop();
+    await passwordThread?.stop();
   }
 }
 
@@ -127,12 +127,12 @@ async function readPassword(): Promise<string> {
 export async function usersSetPassword(values: Values) {
   const username = need(values, 'username');
   // Started first: zxcvbn's dictionaries load while the password is typed and the database opens.
-  const passwords = startPasswordThread();
+  const passwordThread = startPasswordThread();
   try {
     const password = await readPassword();
     if (!password) throw new UsageError('no password given: pipe it on stdin or type it at the prompt');
     return await withDatabase('users set-password', async (db) => {
-      const user = await setPassword(db.orm.em.fork(), username, password, passwords.check);
+      const user = await setPassword(db.orm.em.fork(), username, password, passwordThread.check);
       return {
         username: user.username,
         canSignIn: true,
@@ -140,7 +140,7 @@ export async function usersSetPassword(values: Values) {
       };
     });
   } finally {
-    await passwords.stop();
+    await passwordThread.stop();
   }
 }
 
