@@ -93,7 +93,7 @@ const children = [
   await start([...tsx, 'bench/baselines.ts', 'search', String(P_SEARCH)], { BENCH_USER_ID: seed.userId }, 'ready'),
   await start([...tsx, 'bench/baselines.ts', 'write', String(P_WRITE)], {}, 'ready'),
 ];
-// The service as `npx shipyard serve` and npm start run it: built to JavaScript first.
+// The service as `bin/shipyard serve` and npm start run it: built to JavaScript first.
 execFileSync(process.execPath, ['bin/build.mjs'], { stdio: 'inherit' });
 const app = await start(
   ['dist/src/main.js'],

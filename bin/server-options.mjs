@@ -1,4 +1,4 @@
-// The node options the server runs with, one list for every way it starts: `npx shipyard serve`,
+// The node options the server runs with, one list for every way it starts: `bin/shipyard serve`,
 // `npm start` (so `make run`) and `make bench` (docs/operations.md):
 // - a heap cap, HEAP_MB megabytes (512 by default);
 // - no allocation-site pretenuring: with many requests in flight V8 would move each request's

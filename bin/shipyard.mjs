@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// The operator CLI. `npx shipyard …` runs it on the project's pinned Node 24.
+// The operator CLI's launcher: `bin/shipyard …` (or `npx shipyard …`) runs it on the project's
+// pinned Node 24.
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
-  process.stderr.write(`shipyard: needs Node 24 or newer (this is ${process.version}); run it as \`npx shipyard …\` from the project directory.\n`);
+  process.stderr.write(`shipyard: needs Node 24 or newer (this is ${process.version}); run it as \`bin/shipyard …\` from the project directory.\n`);
   process.exit(1);
 }
 const node = process.execPath;

@@ -19,7 +19,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function cli(args: string[], env: Record<string, string | undefined> = {}, input?: string) {
   return new Promise<{ code: number | null; stdout: string; stderr: string; json: any }>((resolve) => {
-    const child = spawn(process.execPath, ['bin/shipyard.mjs', ...args], {
+    const child = spawn('bin/shipyard', args, {
       env: { ...process.env, DATA_DIR: dataDir, ...env },
       stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
@@ -40,8 +40,8 @@ function cli(args: string[], env: Record<string, string | undefined> = {}, input
   });
 }
 
-// Each test runs several CLI commands in turn (a launcher, then the built JavaScript under V8
-// single-threaded: bin/shipyard.mjs), each opening the database; under CI's load one test took 19 s.
+// Each test runs several CLI commands in turn (bin/shipyard: a launcher, then the built JavaScript
+// under V8 single-threaded), each opening the database; under CI's load one test took 19 s.
 describe('shipyard CLI', { timeout: 90_000 }, () => {
   const username = uniqueName('op');
   beforeAll(async () => {

@@ -69,12 +69,13 @@ describe('graceful shutdown', () => {
     }
   }, 60_000);
 
-  // The documented launchers: SIGTERM to npm (as `docker stop` sends it to the container's first
-  // process) must reach the server, which drains and exits 0, and npm with it: no server left
-  // serving without its launcher.
-  for (const [name, args] of [
-    ['npm start', ['start']],
-    ['npx shipyard serve', ['exec', '--', 'shipyard', 'serve']],
+  // The documented launchers: SIGTERM to the launcher (as `docker stop` sends it to the
+  // container's first process) must reach the server, which drains and exits 0, and the launcher
+  // with it: no server left serving without its launcher.
+  for (const [name, command, args] of [
+    ['npm start', 'npm', ['start']],
+    ['npx shipyard serve', 'npm', ['exec', '--', 'shipyard', 'serve']],
+    ['bin/shipyard serve', 'bin/shipyard', ['serve']],
   ] as const) {
     it(`stops the server when its launcher, ${name}, gets SIGTERM`, async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-term-'));
@@ -88,23 +89,23 @@ describe('graceful shutdown', () => {
         GITHUB_SYNC_INTERVAL_MINUTES: '0',
       };
       delete env.DATABASE_URL;
-      const npm = spawn('npm', [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const launcher = spawn(command, [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let log = '';
-      npm.stderr.on('data', (d) => (log += d));
-      const exited = new Promise<number | null>((r) => npm.on('exit', (code) => r(code)));
+      launcher.stderr.on('data', (d) => (log += d));
+      const exited = new Promise<number | null>((r) => launcher.on('exit', (code) => r(code)));
       try {
         for (let i = 0; i < 160 && !log.includes('shipyard listening'); i++)
           await new Promise((r) => setTimeout(r, 250));
         expect(log).toContain('shipyard listening');
         expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-        npm.kill('SIGTERM');
+        launcher.kill('SIGTERM');
         expect(await exited).toBe(0);
         expect(log).toContain('"msg":"stopped"');
         await expect(
           fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }),
         ).rejects.toThrow();
       } finally {
-        npm.kill('SIGKILL');
+        launcher.kill('SIGKILL');
         rmSync(dataDir, { recursive: true, force: true });
       }
     }, 60_000);

@@ -1,5 +1,5 @@
 /**
- * The operator CLI: `npx shipyard <command>`. JSON on stdout; on error a message on stderr and
+ * The operator CLI: `bin/shipyard <command>` (or `npx shipyard`). JSON on stdout; on error a message on stderr and
  * a non-zero exit (2 for a usage mistake, 1 otherwise). It reaches the database directly, so
  * it runs on the server host only; it is never reachable over the network.
  */
