@@ -62,8 +62,10 @@ export const authenticate = (keys: KeyCache, failedAuth: FailedAuth) =>
         op['x-session-only'] === true && !hasBearer(req)
           ? await sessionActor(req)
           : await authenticateToken(req.em, bearerToken(req), keys);
-      // Like GitHub's token-expiration header: every response tells the key's expiry.
-      if (req.actor.expiresAt) res.setHeader('Shipyard-Key-Expiration', req.actor.expiresAt.toISOString());
+      // Like GitHub's token-expiration header: every response tells the key's expiry (unless the
+      // request deadline has answered meanwhile: src/http/timeout.ts).
+      if (req.actor.expiresAt && !res.headersSent)
+        res.setHeader('Shipyard-Key-Expiration', req.actor.expiresAt.toISOString());
       next();
     } catch (err) {
       next(err instanceof ProblemError && err.status === 401 ? await failedAuth(req, err).catch(() => err) : err);
