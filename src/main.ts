@@ -1,5 +1,5 @@
 /**
- * config → database → app → listen; graceful shutdown: on SIGTERM/SIGINT stop accepting,
+ * config → database → app → listen; graceful shutdown: on SIGTERM/SIGINT/SIGHUP stop accepting,
  * let in-flight requests finish, close the database, exit 0.
  */
 import type { Server } from 'node:http';
@@ -107,8 +107,8 @@ function stopGracefully(
       process.exit(1);
     }, 10_000).unref();
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  // SIGHUP too: the terminal that ran it was closed, or its launcher passed one on.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
 }
 
 // Run as the entry module (bin/shipyard.mjs serve), not imported (tests): in any directory, spaces included.

@@ -41,7 +41,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}, input
 }
 
 // Each test runs several CLI commands in turn (bin/shipyard: a launcher, then the built JavaScript
-// under V8 single-threaded), each opening the database; under CI's load one test took 19 s.
+// under V8 single-threaded), each opening the database: slow under CI's load.
 describe('shipyard CLI', { timeout: 90_000 }, () => {
   const username = uniqueName('op');
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 /**
- * The operator CLI: `bin/shipyard <command>` (or `npx shipyard`). JSON on stdout; on error a message on stderr and
- * a non-zero exit (2 for a usage mistake, 1 otherwise). It reaches the database directly, so
- * it runs on the server host only; it is never reachable over the network.
+ * The operator CLI: `bin/shipyard <command>` (or `npx shipyard`). JSON on stdout; on error a
+ * message on stderr and a non-zero exit (2 for a usage mistake, 1 otherwise). It reaches the
+ * database directly, so it runs on the server host only; it is never reachable over the network.
  */
 import { parseArgs } from 'node:util';
 import { DatabaseLockedError } from '../db/lock.js';
