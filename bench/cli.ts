@@ -7,6 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EMBEDDED_SUBDIR } from '../src/db/database.js';
+import { CLI_SHARED_BUFFERS } from '../src/cli/commands.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-cli-bench-'));
 const env = { ...process.env, DATA_DIR: dataDir };
@@ -41,7 +43,7 @@ rows.push(['npx shipyard help', medianOf(['shipyard', 'help'], undefined, 'npx')
 rows.push(['(node, doing nothing)', medianOf(['-e', ''], undefined, process.execPath)]);
 if (!process.env.DATABASE_URL) {
   const pglite = `const { PGlite } = await import('@electric-sql/pglite');
-    const db = await PGlite.create(process.env.DATA_DIR + '/pglite-pg18', { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] });
+    const db = await PGlite.create(${JSON.stringify(join(dataDir, EMBEDDED_SUBDIR))}, { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=${CLI_SHARED_BUFFERS}'] });
     await db.close();`;
   const flags = ['--single-threaded', '--liftoff-only', '--input-type=module', '-e', pglite];
   rows.push(['(PGlite start and close)', medianOf(flags, undefined, process.execPath)]);

@@ -12,7 +12,8 @@ import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 import { isUuid } from '../http/ids.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UsageError, type Values } from './usage.js';
-import { startPasswordThread } from './password-thread.js';
+import { withPasswordThread } from './password-thread.js';
+import type { PasswordCheck } from '../users/password-policy.js';
 
 function presentKey(key: ApiKey) {
   return {
@@ -34,6 +35,9 @@ function need(values: Values, name: string): string {
   return v;
 }
 
+/** The command's embedded buffer cache: it reads a few rows and ends, and a small cache sets up fast. */
+export const CLI_SHARED_BUFFERS = '16MB';
+
 export async function withDatabase<T>(command: string, fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const db = await openDatabase({
@@ -41,7 +45,7 @@ export async function withDatabase<T>(command: string, fn: (db: Database) => Pro
     dataDir: config.dataDir,
     command: `shipyard ${command}`,
     poolMax: 2,
-    embeddedSharedBuffers: '16MB',
+    embeddedSharedBuffers: CLI_SHARED_BUFFERS,
   });
   try {
     return await fn(db);
@@ -52,9 +56,8 @@ export async function withDatabase<T>(command: string, fn: (db: Database) => Pro
 
 export async function usersCreate(values: Values) {
   const password = values.password as string | undefined;
-  const passwordThread = password === undefined ? undefined : startPasswordThread();
-  try {
-    return await withDatabase('users create', async (db) => {
+  const create = (checkPassword?: PasswordCheck) =>
+    withDatabase('users create', async (db) => {
       const user = await createUser(
         db.orm.em.fork(),
         {
@@ -65,7 +68,7 @@ export async function usersCreate(values: Values) {
           admin: values.admin === true,
           skills: typeof values.skills === 'string' ? values.skills.split(',') : undefined,
         },
-        passwordThread?.check,
+        checkPassword,
       );
       return {
         id: user.id,
@@ -82,9 +85,7 @@ export async function usersCreate(values: Values) {
           : {}),
       };
     });
-  } finally {
-    await passwordThread?.stop();
-  }
+  return password === undefined ? create() : withPasswordThread(create);
 }
 
 /** The new password: piped on stdin (one line), or typed at a prompt that does not echo it. */
@@ -126,22 +127,19 @@ async function readPassword(): Promise<string> {
 
 export async function usersSetPassword(values: Values) {
   const username = need(values, 'username');
-  // Started first: zxcvbn's dictionaries load while the password is typed and the database opens.
-  const passwordThread = startPasswordThread();
-  try {
+  // The thread starts before the prompt: zxcvbn loads while the password is typed.
+  return withPasswordThread(async (checkPassword) => {
     const password = await readPassword();
     if (!password) throw new UsageError('no password given: pipe it on stdin or type it at the prompt');
-    return await withDatabase('users set-password', async (db) => {
-      const user = await setPassword(db.orm.em.fork(), username, password, passwordThread.check);
+    return withDatabase('users set-password', async (db) => {
+      const user = await setPassword(db.orm.em.fork(), username, password, checkPassword);
       return {
         username: user.username,
         canSignIn: true,
         note: 'Password set; every web session of this account has ended.',
       };
     });
-  } finally {
-    await passwordThread.stop();
-  }
+  });
 }
 
 export async function setDisabled(values: Values, disabled: boolean) {

@@ -3,9 +3,20 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { PasswordCheck } from '../users/password-policy.js';
 
-export type PasswordThread = { check: PasswordCheck; stop: () => Promise<void> };
+/**
+ * Runs `work` with the password policy on its own thread, started now so that zxcvbn's
+ * dictionaries load meanwhile, and stopped when the work ends.
+ */
+export async function withPasswordThread<T>(work: (check: PasswordCheck) => Promise<T>): Promise<T> {
+  const thread = startPasswordThread();
+  try {
+    return await work(thread.check);
+  } finally {
+    await thread.stop();
+  }
+}
 
-export function startPasswordThread(): PasswordThread {
+function startPasswordThread(): { check: PasswordCheck; stop: () => Promise<void> } {
   const worker = new Worker(new URL('./password-worker.js', import.meta.url));
   // The thread failing or ending, whenever it happens, fails the check that waits or comes next
   // (and so the command); until a check asks, nothing waits for it.

@@ -51,7 +51,7 @@ export type DatabaseOptions = {
 };
 
 /** PGlite 0.5 is PostgreSQL 18; the directory is tagged so a future major never opens it. */
-const EMBEDDED_SUBDIR = 'pglite-pg18';
+export const EMBEDDED_SUBDIR = 'pglite-pg18';
 
 function ormOptions() {
   return {
