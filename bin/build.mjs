@@ -90,7 +90,8 @@ export async function build() {
 async function bundleCli(esbuild, outdir) {
   await esbuild({
     absWorkingDir: root,
-    entryPoints: ['src/cli/main.ts', 'src/cli/password-worker.ts'],
+    // Named, so both sit in dist/cli/ beside the chunks: the password thread starts ./password-worker.js.
+    entryPoints: { main: 'src/cli/main.ts', 'password-worker': 'src/users/password-worker.ts' },
     outdir,
     bundle: true,
     splitting: true,

@@ -49,6 +49,7 @@ import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
 import type { ChangeFeed } from './db/changes.js';
 import { webRouter } from './web/web.routes.js';
+import type { PasswordCheck } from './users/password-policy.js';
 import { GithubClient } from './github/github.client.js';
 import { SearchCache } from './search/search-cache.js';
 import type { SearchPage } from '../codegen/generated/api/types.gen.js';
@@ -79,6 +80,11 @@ export type AppDeps = {
   redis?: RedisClientType;
   /** The database's change notices (src/db/changes.ts): revocations reach the key cache at once. */
   changes?: ChangeFeed;
+  /**
+   * The password policy for sign-ups: the server's runs on its own thread
+   * (src/users/password-thread.ts), so that checking one password never stalls other requests.
+   */
+  checkPassword: PasswordCheck;
 };
 
 export function createApp({
@@ -89,6 +95,7 @@ export function createApp({
   storage = new LocalDiskStorage(config.mediaDir),
   redis,
   changes,
+  checkPassword,
 }: AppDeps): Express {
   const operations = listOperations(contract); // refuses to boot on an unguarded operation
   const base = basePath(contract);
@@ -113,7 +120,7 @@ export function createApp({
   app.get('/healthz', liveness);
   app.get('/readyz', readiness(orm, counters, redis !== undefined));
   // The web application (sign-in, Settings → Manage API keys, moderation, /docs): everything outside the API.
-  const web = webApplication(config, contract, signInBudget(counters, limits), log);
+  const web = webApplication(config, contract, { signInLimiter: signInBudget(counters, limits), checkPassword }, log);
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(
@@ -165,14 +172,14 @@ function readiness(orm: MikroORM, counters: Counters, withRedis: boolean): Reque
 function webApplication(
   config: AppDeps['config'],
   contract: OpenApiDocument,
-  signInLimiter: RequestHandler,
+  accounts: { signInLimiter: RequestHandler; checkPassword: PasswordCheck },
   log: Logger,
 ) {
   const github = new GithubClient({
     baseUrl: config.githubApiUrl ?? 'https://api.github.com',
     token: config.githubToken,
   });
-  return webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', signInLimiter, log, github });
+  return webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', ...accounts, log, github });
 }
 
 /** The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors. */

@@ -13,22 +13,33 @@ import { httpServer } from './http/client-errors.js';
 import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';
 import { loadImageDecoder } from './media/media.service.js';
-import { loadPasswordChecker } from './users/password-policy.js';
+import { startPasswordThread } from './users/password-thread.js';
 
 export async function serve(config: Config = loadConfig()): Promise<Server> {
   const log = createLogger(config.logLevel);
-  // Loaded before the first request, not with it: a missing native library stops the start
-  // here, and the first upload or sign-up does not wait (a CLI command loads them only to use them).
-  await Promise.all([loadImageDecoder(), loadPasswordChecker()]);
-  const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    command: 'shipyard serve',
-    preparedStatements: config.databasePreparedStatements,
-  });
+  // Loaded before the first request, not with it: a missing library stops the start here, and
+  // the first upload or sign-up does not wait. The password policy loads on its own thread
+  // meanwhile (a CLI command loads them only to use them).
+  const passwords = startPasswordThread();
+  let db: Database;
+  try {
+    [db] = await Promise.all([
+      openDatabase({
+        databaseUrl: config.databaseUrl,
+        dataDir: config.dataDir,
+        command: 'shipyard serve',
+        preparedStatements: config.databasePreparedStatements,
+      }),
+      loadImageDecoder(),
+      passwords.ready,
+    ]);
+  } catch (err) {
+    await passwords.stop();
+    throw err;
+  }
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
-  const app = createApp({ orm: db.orm, config, log, redis, changes: db.changes });
+  const app = createApp({ orm: db.orm, config, log, redis, changes: db.changes, checkPassword: passwords.check });
   const server = httpServer(app).listen(config.port, config.host);
   // No request may hold a connection for ever: headers within 20 s, the whole request within 60 s.
   server.headersTimeout = 20_000;
@@ -37,7 +48,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     server.once('listening', resolve);
     server.once('error', reject);
   }).catch(async (err) => {
-    await db.close();
+    await Promise.all([db.close(), passwords.stop()]);
     throw err;
   });
   announce(config, log, db, redis !== undefined);
@@ -54,7 +65,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
     stopWork: stopSync,
     release: async () => {
       if (redis?.isOpen) redis.destroy();
-      await db.close();
+      await Promise.all([db.close(), passwords.stop()]);
     },
   });
   return server;

@@ -19,6 +19,7 @@ import { hashToken } from '../src/keys/tokens.js';
 import { LocalDiskStorage, type MediaStorage } from '../src/media/storage.js';
 import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
+import { startPasswordThread } from '../src/users/password-thread.js';
 import { createKey } from '../src/keys/keys.service.js';
 import type { User } from '../src/users/user.entity.js';
 import { createClient, type Client } from '../codegen/generated/api/client/index.js';
@@ -53,6 +54,8 @@ export type ServerOptions = {
   countsCacheSeconds?: number;
   publicUrl?: string;
   mcpAllowedOrigins?: string[];
+  /** How many password checks may wait for the password thread (0: every sign-up finds it busy). */
+  passwordChecksWaiting?: number;
 };
 
 /** Budgets far above what a test sends, unless a test asks for a small one. */
@@ -63,6 +66,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   const log = createLogger(opts.logTo || process.env.TEST_LOG === '1' ? 'info' : 'error', opts.logTo);
   const mediaDir = mkdtempSync(join(tmpdir(), 'shipyard-media-'));
   const storage = new LocalDiskStorage(mediaDir);
+  // The password policy on its own thread, as the server runs it.
+  const passwords = startPasswordThread({ maxWaiting: opts.passwordChecksWaiting });
   const app = createApp({
     orm: db.orm,
     config: {
@@ -88,6 +93,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
     storage,
     changes: db.changes,
     contract: opts.contract,
+    checkPassword: passwords.check,
   });
   const headers = headerChecker(opts.contract ?? loadContract());
   const server: Server = await new Promise((resolve) => {
@@ -108,7 +114,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       (app.locals.keyCache as KeyCache).close();
-      await db.close();
+      await Promise.all([db.close(), passwords.stop()]);
       rmSync(mediaDir, { recursive: true, force: true });
       if (headers.violations.size)
         throw new Error(`responses sent undeclared headers:\n  ${[...headers.violations].join('\n  ')}`);

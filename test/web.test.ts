@@ -680,6 +680,35 @@ describe('the sign-in budget', () => {
   });
 });
 
+describe('a busy password thread', () => {
+  it('gives the sign-up form back, filled in, with a 503 to retry; nothing is made and no budget spent', async () => {
+    const own = await startServer({ passwordChecksWaiting: 0, failedSignInsPer15Minutes: 1 });
+    try {
+      const b = new Browser(own.baseUrl);
+      await b.get('/signup');
+      const username = uniqueName('busy');
+      for (let i = 0; i < 2; i++) {
+        const res = await b.post('/signup', {
+          _csrf: b.csrf(),
+          username,
+          email: `${username}@example.test`,
+          displayName: 'Busy Person',
+          password: 'velvet quasar lantern 71 umbrella',
+        });
+        expect(res.status).toBe(503);
+        expect(res.headers.get('retry-after')).toBe('2');
+        expect(res.text).toContain('Too many passwords are being checked right now; nothing was changed.');
+        expect(res.text).toContain(`value="${username}"`);
+        expect(res.text).toContain('value="Busy Person"');
+        expect(res.text).not.toContain('velvet quasar');
+      }
+      expect(await own.db.orm.em.fork().count(User, { username })).toBe(0);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('/docs', () => {
   it('serves its icon at /favicon.ico and links it from every page', async () => {
     for (const path of ['/favicon.ico', '/assets/favicon.svg']) {

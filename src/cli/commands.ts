@@ -12,7 +12,7 @@ import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 import { isUuid } from '../http/ids.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UsageError, type Values } from './usage.js';
-import { withPasswordThread } from './password-thread.js';
+import { withPasswordThread } from '../users/password-thread.js';
 import type { PasswordCheck } from '../users/password-policy.js';
 
 function presentKey(key: ApiKey) {

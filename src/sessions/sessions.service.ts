@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Session } from './session.entity.js';
 import { User } from '../users/user.entity.js';
 import { createUser, verifyPassword } from '../users/users.service.js';
+import type { PasswordCheck } from '../users/password-policy.js';
 import { hashToken } from '../keys/tokens.js';
 
 export const SESSION_DAYS = 14;
@@ -51,8 +52,9 @@ export async function signIn(em: EntityManager, login: string, password: string)
 export async function signUp(
   em: EntityManager,
   input: { username: string; email: string; displayName: string; password: string },
+  checkPassword: PasswordCheck,
 ): Promise<User> {
-  return createUser(em, input);
+  return createUser(em, input, checkPassword);
 }
 
 // A real scrypt hash of a random password: verifying against it costs what a real check costs.

@@ -10,12 +10,17 @@
  * - it does not contain the username, the name part of the email or the service's name,
  *   forwards or backwards, however it is spelled: case, spacing, accents, l33t digits and
  *   look-alike letters from other scripts are all seen through.
- * Every reason is given at once.
+ * Every reason is given at once. zxcvbn weighs the first 64 characters (NIST's least maximum)
+ * and tries at most 16 l33t readings of them: its matching grows with the square of the length
+ * and with every reading, to seconds for a long password (docs/security.md); what a password
+ * longer than that adds only makes it stronger.
  */
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 
 export const PASSWORD_MIN = 15;
 export const PASSWORD_MAX = 1024;
+/** How much of a password zxcvbn weighs, and how many l33t readings of it (its defaults: 256 and 100). */
+const ZXCVBN_LIMITS = { maxLength: 64, l33tMaxSubstitutions: 16 };
 /** zxcvbn's score 4: "very unguessable" (at least 10^10 guesses). */
 const MIN_SCORE = 4;
 const SERVICE_WORDS = ['shipyard'];
@@ -23,8 +28,8 @@ const SERVICE_WORDS = ['shipyard'];
 const FAMOUS = ['correcthorsebatterystaple', 'thequickbrownfoxjumpsoverthelazydog', 'loremipsumdolorsitamet'];
 
 type Checker = { zxcvbn: ZxcvbnFactory; qwerty: Record<string, (string | null)[]> };
-// Loaded and built on first use (the server's is at start, loadPasswordChecker): zxcvbn's
-// dictionaries take a moment, which a CLI command that checks no password should not wait for.
+// Loaded and built on first use (the password thread's is at its start, loadPasswordChecker):
+// zxcvbn's dictionaries take a moment, which a CLI command that checks no password should not wait for.
 let checker: Promise<Checker> | undefined;
 const loadChecker = () =>
   (checker ??= (async () => {
@@ -38,6 +43,7 @@ const loadChecker = () =>
         dictionary: { ...common.dictionary, ...en.dictionary },
         graphs: common.adjacencyGraphs,
         translations: en.translations,
+        ...ZXCVBN_LIMITS,
       }),
       qwerty: common.adjacencyGraphs.qwerty as Record<string, (string | null)[]>,
     };
@@ -96,7 +102,7 @@ function skeleton(text: string): string {
     .replace(/[^a-z0-9]/g, '');
 }
 
-/** Loads and builds the checker now: the server does at start, so the first sign-up does not wait for it. */
+/** Loads and builds the checker now: the password thread does as it starts, so the first sign-up does not wait for it. */
 export async function loadPasswordChecker(): Promise<void> {
   await loadChecker();
 }
@@ -157,7 +163,7 @@ function containsName(password: string, account: { username: string; email: stri
   return names.some((n) => nearly(text, n) || nearly(text, [...n].reverse().join('')));
 }
 
-/** A check with passwordProblems' contract, wherever it runs (the CLI runs it on a worker thread: src/cli/password-worker.ts). */
+/** A check with passwordProblems' contract, wherever it runs (the server and the CLI run it on its own thread: src/users/password-thread.ts). */
 export type PasswordCheck = (password: string, account: { username: string; email: string }) => Promise<string[]>;
 
 export async function passwordProblems(
@@ -180,7 +186,7 @@ export async function passwordProblems(
   }
   if (length > PASSWORD_MAX) return problems;
   const { zxcvbn, qwerty } = await loadChecker();
-  const result = zxcvbn.check(password.slice(0, 256), [account.username, account.email, ...SERVICE_WORDS]);
+  const result = zxcvbn.check(password, [account.username, account.email, ...SERVICE_WORDS]);
   const wordChars = result.sequence
     .filter((m) => m.pattern === 'dictionary' && m.dictionaryName !== 'passwords-common' && m.token.length >= 4)
     .reduce((n, m) => n + m.token.length, 0);

@@ -16,14 +16,18 @@ import {
 import { cookieOptions, renewPreSession } from './web-context.js';
 import { errorList, html, page } from './views.js';
 import { ProblemError } from '../http/problem.js';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../users/password-policy.js';
+import { PASSWORD_MAX, PASSWORD_MIN, type PasswordCheck } from '../users/password-policy.js';
 import { field, wrap } from './web-handler.js';
 
 /** Where to go after signing in: a path of this site, never another site or the sign-in page. */
 const safeNext = (v: string) => (/^\/(?!\/)[\w\-./?=&%]*$/.test(v) && !v.startsWith('/signin') ? v : '/settings/keys');
 
-export function accountPages(opts: { secure: boolean; signInLimiter: RequestHandler }): Router {
-  const { secure, signInLimiter } = opts;
+export function accountPages(opts: {
+  secure: boolean;
+  signInLimiter: RequestHandler;
+  checkPassword: PasswordCheck;
+}): Router {
+  const { secure, signInLimiter, checkPassword } = opts;
   const router = Router();
   const startSession = (res: Response, secret: string) => {
     res.cookie(SESSION_COOKIE, secret, cookieOptions(secure, SESSION_DAYS * 86_400_000));
@@ -54,13 +58,18 @@ export function accountPages(opts: { secure: boolean; signInLimiter: RequestHand
         displayName: field(req.body, 'displayName'),
       };
       try {
-        const user = await signUp(req.em, { ...form, password: field(req.body, 'password') });
+        const user = await signUp(req.em, { ...form, password: field(req.body, 'password') }, checkPassword);
         startSession(res, (await openSession(req.em, user.id)).secret);
         res.redirect(303, '/settings/keys?notice=welcome');
       } catch (err) {
         if (err instanceof ProblemError && (err.status === 400 || err.status === 409)) {
           // Every field's problem at once, as the key form lists them.
           return signUpPage(req, res, err.extra.errors?.map((e) => e.message) ?? [err.detail], err.status, form);
+        }
+        // Too many passwords being checked at once: the form again, filled in, to send in a moment.
+        if (err instanceof ProblemError && err.status === 503) {
+          res.set(err.headers);
+          return signUpPage(req, res, [err.detail], 503, form);
         }
         if (err instanceof UniqueConstraintViolationException)
           return signUpPage(req, res, ['That username or email is taken.'], 409, form);

@@ -20,11 +20,13 @@ import { ProblemError } from '../http/problem.js';
 import { findNul } from '../http/nul.js';
 import type { OpenApiDocument } from '../http/contract.js';
 import type { Logger } from '../http/log.js';
+import type { PasswordCheck } from '../users/password-policy.js';
 
 export function webRouter(opts: {
   contract: OpenApiDocument;
   publicUrl: string;
   signInLimiter: RequestHandler;
+  checkPassword: PasswordCheck;
   log: Logger;
   github: GithubClient;
 }): Router {
@@ -57,7 +59,7 @@ export function webRouter(opts: {
   router.use(webContext(secure));
   router.use(csrfGuard(publicOrigin), refuseNulInForms);
 
-  router.use(accountPages({ secure, signInLimiter: opts.signInLimiter }));
+  router.use(accountPages({ secure, signInLimiter: opts.signInLimiter, checkPassword: opts.checkPassword }));
 
   router.get('/', (req, res) => res.redirect(303, req.web!.user ? '/settings/keys' : '/signin'));
   router.get('/settings/keys', signedIn(keys.list));
