@@ -19,10 +19,12 @@ const args = process.argv.slice(2);
  * stays graceful; a command is not left running on its own), and ends as the child ended. A child
  * ended by a signal gives the shell's code for it (128 + its number) rather than the signal
  * itself: re-raised, SIGABRT would dump a second core, and a launcher that is PID 1 (a container)
- * would ignore it.
+ * would ignore it. With `channel`, the child also has an IPC channel to this launcher, which
+ * closes when the launcher ends, even killed by SIGKILL (which nothing can pass on): the server
+ * stops when it closes.
  */
-function runChild(nodeArgs) {
-  const child = spawn(node, nodeArgs, { stdio: 'inherit' });
+function runChild(nodeArgs, { channel = false } = {}) {
+  const child = spawn(node, nodeArgs, { stdio: channel ? ['inherit', 'inherit', 'inherit', 'ipc'] : 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('error', (err) => {
     process.stderr.write(`shipyard: could not start node: ${err.message}\n`);
@@ -36,7 +38,7 @@ if (args.length === 1 && args[0] === 'serve') {
   // (bin/server-options.mjs); node options given to the launcher come last and win.
   const [{ ensureBuilt }, { serverNodeOptions }] = await Promise.all([import('./build.mjs'), import('./server-options.mjs')]);
   await ensureBuilt();
-  runChild([...serverNodeOptions(), ...process.execArgv, projectFile('../dist/src/main.js')]);
+  runChild([...serverNodeOptions(), ...process.execArgv, projectFile('../dist/src/main.js')], { channel: true });
 } else if (!process.execArgv.includes('--single-threaded')) {
   // Node 24 can deadlock while exiting: a V8 compile job on a background thread waits for a
   // garbage collection that the exiting main thread never runs (nodejs/node#54918, #64274). Seen

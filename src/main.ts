@@ -1,6 +1,6 @@
 /**
- * config → database → app → listen; graceful shutdown: on SIGTERM/SIGINT/SIGHUP stop accepting,
- * let in-flight requests finish, close the database, exit 0.
+ * config → database → app → listen; graceful shutdown: on SIGTERM/SIGINT/SIGHUP, or when its
+ * launcher ends, stop accepting, let in-flight requests finish, close the database, exit 0.
  */
 import type { Server } from 'node:http';
 import { getHeapStatistics } from 'node:v8';
@@ -93,7 +93,7 @@ function announce(config: Config, log: Logger, db: Database, withRedis: boolean)
 }
 
 /**
- * On SIGTERM or SIGINT: stop background work and accepting connections, let in-flight requests
+ * On SIGTERM, SIGINT or SIGHUP, or its launcher's end: stop background work and accepting connections, let in-flight requests
  * finish (10 s at most), then release the database and Redis, and exit 0.
  */
 function stopGracefully(
@@ -102,10 +102,10 @@ function stopGracefully(
   hooks: { stopWork: () => void; release: () => Promise<void> },
 ): void {
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (why: { signal: string } | { reason: string }) => {
     if (stopping) return;
     stopping = true;
-    log.info('shutting down', { signal });
+    log.info('shutting down', why);
     hooks.stopWork();
     server.close(async () => {
       await hooks.release();
@@ -119,7 +119,14 @@ function stopGracefully(
     }, 10_000).unref();
   };
   // SIGHUP too: the terminal that ran it was closed, or its launcher passed one on.
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop({ signal }));
+  // Its launcher (bin/shipyard.mjs) holds a channel to it, which closes when the launcher ends,
+  // however it ends: killed outright (SIGKILL), it can pass nothing on, and the server would go on
+  // serving, holding the port and the embedded database, with nobody left to stop it.
+  if (process.channel) {
+    process.once('disconnect', () => stop({ reason: 'its launcher ended' }));
+    process.channel.unref();
+  }
 }
 
 // Run as the entry module (bin/shipyard.mjs serve), not imported (tests): in any directory, spaces included.

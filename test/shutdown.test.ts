@@ -110,4 +110,37 @@ describe('graceful shutdown', () => {
       }
     }, 60_000);
   }
+
+  it('stops the server when its launcher is killed outright (SIGKILL), which it cannot pass on', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-kill-'));
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      GITHUB_SYNC_INTERVAL_MINUTES: '0',
+    };
+    delete env.DATABASE_URL;
+    const launcher = spawn('bin/shipyard', ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The server writes to the same pipe after its launcher is gone.
+    let log = '';
+    launcher.stderr.on('data', (d) => (log += d));
+    const waitFor = async (text: string) => {
+      for (let i = 0; i < 160 && !log.includes(text); i++) await new Promise((r) => setTimeout(r, 250));
+      expect(log).toContain(text);
+    };
+    try {
+      await waitFor('shipyard listening');
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      launcher.kill('SIGKILL');
+      await waitFor('"msg":"stopped"');
+      expect(log).toContain('"reason":"its launcher ended"');
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow();
+    } finally {
+      launcher.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
