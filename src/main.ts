@@ -21,22 +21,17 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
   // the first upload or sign-up does not wait. The password policy loads on its own thread
   // meanwhile (a CLI command loads them only to use them).
   const passwords = startPasswordThread();
-  let db: Database;
-  try {
-    [db] = await Promise.all([
-      openDatabase({
-        databaseUrl: config.databaseUrl,
-        dataDir: config.dataDir,
-        command: 'shipyard serve',
-        preparedStatements: config.databasePreparedStatements,
-      }),
-      loadImageDecoder(),
-      passwords.ready,
-    ]);
-  } catch (err) {
-    await passwords.stop();
+  const opening = openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    command: 'shipyard serve',
+    preparedStatements: config.databasePreparedStatements,
+  });
+  const [db] = await Promise.all([opening, loadImageDecoder(), passwords.ready]).catch(async (err) => {
+    // Whatever did start is put away again: the database's directory lock above all.
+    await Promise.allSettled([passwords.stop(), opening.then((opened) => opened.close())]);
     throw err;
-  }
+  });
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
   const app = createApp({ orm: db.orm, config, log, redis, changes: db.changes, checkPassword: passwords.check });
