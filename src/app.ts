@@ -49,6 +49,7 @@ import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
 import type { ChangeFeed } from './db/changes.js';
 import { webRouter } from './web/web.routes.js';
+import type { AccountLimits } from './web/account.pages.js';
 import type { PasswordCheck } from './users/password-policy.js';
 import { GithubClient } from './github/github.client.js';
 import { SearchCache } from './search/search-cache.js';
@@ -120,7 +121,7 @@ export function createApp({
   app.get('/healthz', liveness);
   app.get('/readyz', readiness(orm, counters, redis !== undefined));
   // The web application (sign-in, Settings → Manage API keys, moderation, /docs): everything outside the API.
-  const web = webApplication(config, contract, { signInLimiter: signInBudget(counters, limits), checkPassword }, log);
+  const web = webApplication(config, contract, { accountLimits: signInBudget(counters, limits), checkPassword }, log);
   app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(
@@ -172,7 +173,7 @@ function readiness(orm: MikroORM, counters: Counters, withRedis: boolean): Reque
 function webApplication(
   config: AppDeps['config'],
   contract: OpenApiDocument,
-  accounts: { signInLimiter: RequestHandler; checkPassword: PasswordCheck },
+  accounts: { accountLimits: AccountLimits; checkPassword: PasswordCheck },
   log: Logger,
 ) {
   const github = new GithubClient({

@@ -650,7 +650,7 @@ describe('moderation (session only)', () => {
 });
 
 describe('the sign-in budget', () => {
-  it('answers 429 with Retry-After after repeated failed sign-ins and refused sign-ups from one address', async () => {
+  it('answers 429 with Retry-After after repeated failed sign-ins and sign-ups from one address', async () => {
     const own = await startServer({ failedSignInsPer15Minutes: 3 });
     try {
       const b = new Browser(own.baseUrl);
@@ -673,7 +673,79 @@ describe('the sign-in budget', () => {
       expect(statuses).toEqual([401, 400, 401]);
       expect(res.status).toBe(429);
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(res.text).toContain('Too many failed sign-ins');
+      expect(res.text).toContain('Too many sign-in and sign-up attempts from this address');
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('spends a unit on every sign-up, made or refused, and gives a successful sign-in its unit back', async () => {
+    const own = await startServer({ failedSignInsPer15Minutes: 3 });
+    try {
+      const b = new Browser(own.baseUrl);
+      await b.get('/signup');
+      const made: string[] = [];
+      const statuses: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const username = uniqueName('made');
+        const res = await b.post('/signup', {
+          _csrf: b.csrf(),
+          username,
+          email: `${username}@example.test`,
+          password: 'velvet quasar lantern 71 umbrella',
+        });
+        statuses.push(res.status);
+        made.push(username);
+        await b.post('/signout', { _csrf: b.csrf() });
+        await b.get('/signin');
+      }
+      // Signing in, as often as one likes, costs nothing once it succeeds.
+      for (let i = 0; i < 4; i++) {
+        const res = await b.post('/signin', {
+          _csrf: b.csrf(),
+          login: made[0]!,
+          password: 'velvet quasar lantern 71 umbrella',
+        });
+        statuses.push(res.status);
+        await b.post('/signout', { _csrf: b.csrf() });
+        await b.get('/signin');
+      }
+      const third = uniqueName('made');
+      const last = await b.post('/signup', {
+        _csrf: b.csrf(),
+        username: third,
+        email: `${third}@example.test`,
+        password: 'velvet quasar lantern 71 umbrella',
+      });
+      statuses.push(last.status);
+      await b.post('/signout', { _csrf: b.csrf() });
+      await b.get('/signin');
+      const refused = await b.post('/signin', { _csrf: b.csrf(), login: made[0]!, password: 'not the password' });
+      expect(statuses).toEqual([303, 303, 303, 303, 303, 303, 303]);
+      expect(refused.status).toBe(429);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('checks no more sign-ups than the budget holds when they are sent all at once', async () => {
+    const own = await startServer({ failedSignInsPer15Minutes: 4 });
+    try {
+      const b = new Browser(own.baseUrl);
+      await b.get('/signup');
+      const statuses = await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const res = await b.post('/signup', {
+            _csrf: b.csrf(),
+            username: `burst${i}`,
+            email: `burst${i}@example.test`,
+            password: 'passwordpassword',
+          });
+          return res.status;
+        }),
+      );
+      expect(statuses.filter((s) => s === 400)).toHaveLength(4);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(8);
     } finally {
       await own.close();
     }
@@ -681,8 +753,8 @@ describe('the sign-in budget', () => {
 });
 
 describe('a busy password thread', () => {
-  it('gives the sign-up form back, filled in, with a 503 to retry; nothing is made and no budget spent', async () => {
-    const own = await startServer({ passwordChecksWaiting: 0, failedSignInsPer15Minutes: 1 });
+  it('gives the sign-up form back, filled in, with a 503 to retry; nothing is made', async () => {
+    const own = await startServer({ passwordChecksWaiting: 0 });
     try {
       const b = new Browser(own.baseUrl);
       await b.get('/signup');

@@ -7,7 +7,7 @@
  * - per client address, for refused authentications only: once an address has sent too many
  *   missing or bad keys, its requests that fail authentication get 429 instead of 401, while a
  *   request with a valid key is never refused by it (a bad neighbour cannot lock others out);
- * - per client address, for failed web sign-ins and refused sign-ups.
+ * - per client address, for failed web sign-ins and every sign-up.
  * Over budget: 429 problem+json with Retry-After.
  */
 import { hash } from 'node:crypto';
@@ -25,7 +25,7 @@ export type RateLimits = {
   windowMs?: number;
 };
 
-/** Failed web sign-ins (and sign-ups) per client address, per 15 minutes, before 429. */
+/** Failed web sign-ins and sign-ups per client address, per 15 minutes, before 429. */
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
 const MINUTE_MS = 60_000;
 
@@ -145,26 +145,35 @@ export function failedAuthBudget(counters: Counters, limits: RateLimits): Failed
 }
 
 /**
- * Failed web sign-ins (a wrong password answers 401) and refused sign-ups (400, 409) per
- * address: once over budget, the next attempt is refused before the password is checked.
+ * Web sign-ins and sign-ups per address, 15 minutes at a time. Every attempt takes a unit before
+ * any work (so a burst sent at once gets no more than the budget) and is refused with 429 once
+ * none is left; a successful sign-in (303) gives its unit back. So a sign-in spends the budget
+ * when it fails, and a sign-up always does: refused (400, 409), turned away while passwords wait
+ * (503) or made, since each new account is what a flood of sign-ups would be after.
  */
-export function signInBudget(counters: Counters, limits: RateLimits): RequestHandler {
+export function signInBudget(
+  counters: Counters,
+  limits: RateLimits,
+): { signIn: RequestHandler; signUp: RequestHandler } {
   const limit = limits.failedSignInsPerAddress ?? 10;
-  return async function signInBudget(req, res, next) {
-    try {
-      const key = `signin:${addressOf(req)}`;
-      const now = await counters.add(key, 0, SIGN_IN_WINDOW_MS);
-      if (now.count >= limit) {
-        res.setHeader('Retry-After', String(seconds(now.resetMs)));
-        return next(tooMany('Too many failed sign-ins from this address', seconds(now.resetMs)));
+  const limiter =
+    (keepsUnit: (status: number) => boolean): RequestHandler =>
+    async (req, res, next) => {
+      try {
+        const key = `signin:${addressOf(req)}`;
+        const { allowed, counts } = await counters.take([{ key, limit }], 1, SIGN_IN_WINDOW_MS);
+        if (!allowed) {
+          const retryAfter = seconds(counts[0]!.resetMs);
+          res.setHeader('Retry-After', String(retryAfter));
+          return next(tooMany('Too many sign-in and sign-up attempts from this address', retryAfter));
+        }
+        res.on('finish', () => {
+          if (!keepsUnit(res.statusCode)) void counters.add(key, -1, SIGN_IN_WINDOW_MS).catch(() => undefined);
+        });
+        next();
+      } catch (err) {
+        next(err);
       }
-      res.on('finish', () => {
-        if (res.statusCode === 400 || res.statusCode === 401 || res.statusCode === 409)
-          void counters.add(key, 1, SIGN_IN_WINDOW_MS).catch(() => undefined);
-      });
-      next();
-    } catch (err) {
-      next(err);
-    }
-  };
+    };
+  return { signIn: limiter((status) => status !== 303), signUp: limiter(() => true) };
 }

@@ -1,6 +1,6 @@
 /**
- * Sign up, sign in and sign out. Sign-in and sign-up spend the address's failed sign-in budget
- * (a 401 is what it counts); a new session gets a new pre-session secret, so every CSRF token
+ * Sign up, sign in and sign out. Each sign-in and sign-up takes a unit of the address's budget
+ * first; a successful sign-in gives it back (src/http/rate-limit.ts signInBudget); a new session gets a new pre-session secret, so every CSRF token
  * from before sign-in is void.
  */
 import { Router, type Request, type RequestHandler, type Response } from 'express';
@@ -22,12 +22,10 @@ import { field, wrap } from './web-handler.js';
 /** Where to go after signing in: a path of this site, never another site or the sign-in page. */
 const safeNext = (v: string) => (/^\/(?!\/)[\w\-./?=&%]*$/.test(v) && !v.startsWith('/signin') ? v : '/settings/keys');
 
-export function accountPages(opts: {
-  secure: boolean;
-  signInLimiter: RequestHandler;
-  checkPassword: PasswordCheck;
-}): Router {
-  const { secure, signInLimiter, checkPassword } = opts;
+export type AccountLimits = { signIn: RequestHandler; signUp: RequestHandler };
+
+export function accountPages(opts: { secure: boolean; limits: AccountLimits; checkPassword: PasswordCheck }): Router {
+  const { secure, limits, checkPassword } = opts;
   const router = Router();
   const startSession = (res: Response, secret: string) => {
     res.cookie(SESSION_COOKIE, secret, cookieOptions(secure, SESSION_DAYS * 86_400_000));
@@ -37,11 +35,11 @@ export function accountPages(opts: {
   router.get('/signin', (req, res) => signInPage(req, res));
   router.post(
     '/signin',
-    signInLimiter,
+    limits.signIn,
     wrap(async (req, res) => {
       const login = field(req.body, 'login');
       const user = await signIn(req.em, login, field(req.body, 'password'));
-      // 401 is what the sign-in budget counts.
+      // A 401: the sign-in keeps the unit of the budget it took.
       if (!user) return signInPage(req, res, ['The username, email or password is not right.'], 401, login);
       startSession(res, (await openSession(req.em, user.id)).secret);
       res.redirect(303, safeNext(field(req.body, 'next')));
@@ -50,7 +48,7 @@ export function accountPages(opts: {
   router.get('/signup', (req, res) => signUpPage(req, res));
   router.post(
     '/signup',
-    signInLimiter,
+    limits.signUp,
     wrap(async (req, res) => {
       const form = {
         username: field(req.body, 'username'),

@@ -1,7 +1,7 @@
 /**
  * The signed-in web application, in the order a request meets it:
  *   form bodies (urlencoded, 16 KiB) → cookies, session user and CSRF token (web-context.ts)
- *   → CSRF check on every POST (403) → the failed sign-in budget per address (429)
+ *   → CSRF check on every POST (403) → the sign-in and sign-up budget per address (429)
  *   → sign up / sign in / sign out, Settings → Manage API keys, Profile and GitHub, moderation, /docs.
  * Pages that need a user redirect to /signin; errors are pages, not JSON.
  */
@@ -10,7 +10,7 @@ import type { RequestHandler } from 'express';
 import { csrfOk, webContext } from './web-context.js';
 import { FAVICON, html, page, SCRIPT, STYLE } from './views.js';
 import { keysPages } from './keys.pages.js';
-import { accountPages } from './account.pages.js';
+import { accountPages, type AccountLimits } from './account.pages.js';
 import { type Handler, wrap } from './web-handler.js';
 import { moderationPages } from './moderation.pages.js';
 import { DOCS_SCRIPT, DOCS_SETUP_SCRIPT, DOCS_STYLE, docsPage, SCALAR_PATH, serveScalar } from './docs.page.js';
@@ -25,7 +25,8 @@ import type { PasswordCheck } from '../users/password-policy.js';
 export function webRouter(opts: {
   contract: OpenApiDocument;
   publicUrl: string;
-  signInLimiter: RequestHandler;
+  /** The sign-in and sign-up budgets per address (src/http/rate-limit.ts). */
+  accountLimits: AccountLimits;
   checkPassword: PasswordCheck;
   log: Logger;
   github: GithubClient;
@@ -59,7 +60,7 @@ export function webRouter(opts: {
   router.use(webContext(secure));
   router.use(csrfGuard(publicOrigin), refuseNulInForms);
 
-  router.use(accountPages({ secure, signInLimiter: opts.signInLimiter, checkPassword: opts.checkPassword }));
+  router.use(accountPages({ secure, limits: opts.accountLimits, checkPassword: opts.checkPassword }));
 
   router.get('/', (req, res) => res.redirect(303, req.web!.user ? '/settings/keys' : '/signin'));
   router.get('/settings/keys', signedIn(keys.list));
