@@ -38,7 +38,8 @@ if (args.length === 1 && args[0] === 'serve') {
   // (bin/server-options.mjs); node options given to the launcher come last and win.
   const [{ ensureBuilt }, { serverNodeOptions }] = await Promise.all([import('./build.mjs'), import('./server-options.mjs')]);
   await ensureBuilt();
-  runChild([...serverNodeOptions(), ...process.execArgv, projectFile('../dist/src/main.js')], { channel: true });
+  // It stops when this launcher ends, however it ends: it holds a channel to it (src/main.ts).
+  runChild([...serverNodeOptions(), ...process.execArgv, projectFile('../dist/src/main.js'), '--launcher-channel'], { channel: true });
 } else if (!process.execArgv.includes('--single-threaded')) {
   // Node 24 can deadlock while exiting: a V8 compile job on a background thread waits for a
   // garbage collection that the exiting main thread never runs (nodejs/node#54918, #64274). Seen

@@ -15,12 +15,19 @@ import { scheduleGithubSync } from './github/github.sync.js';
 import { loadImageDecoder } from './media/media.service.js';
 import { startPasswordThread } from './users/password-thread.js';
 
-export async function serve(config: Config = loadConfig()): Promise<Server> {
+/** The argument with which bin/shipyard.mjs says it holds a channel to the server (see launcherEnded). */
+const LAUNCHER_CHANNEL_ARG = '--launcher-channel';
+
+export async function serve(config: Config = loadConfig(), opts: { launcherChannel?: boolean } = {}): Promise<Server> {
+  // Watched from the start: a launcher may end while the server is still starting.
+  const launcherGone = opts.launcherChannel ? launcherEnded() : undefined;
   const log = createLogger(config.logLevel);
   // Loaded before the first request, not with it: a missing library stops the start here, and
   // the first upload or sign-up does not wait. The password policy loads on its own thread
   // meanwhile (a CLI command loads them only to use them).
-  const passwords = startPasswordThread();
+  const passwords = startPasswordThread({
+    onEnded: (error) => log.error('the password check thread ended', { error }),
+  });
   const opening = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -57,6 +64,7 @@ export async function serve(config: Config = loadConfig()): Promise<Server> {
         )
       : () => undefined;
   stopGracefully(server, log, {
+    launcherGone,
     stopWork: stopSync,
     release: async () => {
       if (redis?.isOpen) redis.destroy();
@@ -94,7 +102,7 @@ function announce(config: Config, log: Logger, db: Database, withRedis: boolean)
 function stopGracefully(
   server: Server,
   log: Logger,
-  hooks: { stopWork: () => void; release: () => Promise<void> },
+  hooks: { launcherGone: Promise<void> | undefined; stopWork: () => void; release: () => Promise<void> },
 ): void {
   let stopping = false;
   const stop = (why: { signal: string } | { reason: string }) => {
@@ -115,18 +123,26 @@ function stopGracefully(
   };
   // SIGHUP too: the terminal that ran it was closed, or its launcher passed one on.
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop({ signal }));
-  // Its launcher (bin/shipyard.mjs) holds a channel to it, which closes when the launcher ends,
-  // however it ends: killed outright (SIGKILL), it can pass nothing on, and the server would go on
-  // serving, holding the port and the embedded database, with nobody left to stop it.
-  if (process.channel) {
-    process.once('disconnect', () => stop({ reason: 'its launcher ended' }));
-    process.channel.unref();
-  }
+  void hooks.launcherGone?.then(() => stop({ reason: 'its launcher ended' }));
+}
+
+/**
+ * Settles when the launcher (bin/shipyard.mjs, which says so with LAUNCHER_CHANNEL_ARG) ends,
+ * however it ends: the channel it gave the server closes with it. Killed outright (SIGKILL), a
+ * launcher can pass no signal on, and the server would go on serving, holding the port and the
+ * embedded database, with nobody left to stop it. A channel that closed before this looked is
+ * a launcher already gone. The channel keeps nothing alive.
+ */
+function launcherEnded(): Promise<void> {
+  if (!process.connected) return Promise.resolve();
+  const gone = new Promise<void>((resolve) => process.once('disconnect', resolve));
+  process.channel?.unref();
+  return gone;
 }
 
 // Run as the entry module (bin/shipyard.mjs serve), not imported (tests): in any directory, spaces included.
 if (import.meta.main) {
-  serve().catch((err: Error) => {
+  serve(loadConfig(), { launcherChannel: process.argv.includes(LAUNCHER_CHANNEL_ARG) }).catch((err: Error) => {
     process.stderr.write(`shipyard: ${err.message}\n`);
     process.exit(1);
   });

@@ -3,7 +3,7 @@
  * accepting connections, finishes the request in flight, closes the database and exits 0.
  */
 import { describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -111,36 +111,54 @@ describe('graceful shutdown', () => {
     }, 60_000);
   }
 
-  it('stops the server when its launcher is killed outright (SIGKILL), which it cannot pass on', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-kill-'));
-    const port = await freePort();
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'info',
-      GITHUB_SYNC_INTERVAL_MINUTES: '0',
-    };
-    delete env.DATABASE_URL;
-    const launcher = spawn('bin/shipyard', ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    // The server writes to the same pipe after its launcher is gone.
-    let log = '';
-    launcher.stderr.on('data', (d) => (log += d));
-    const waitFor = async (text: string) => {
-      for (let i = 0; i < 160 && !log.includes(text); i++) await new Promise((r) => setTimeout(r, 250));
-      expect(log).toContain(text);
-    };
-    try {
-      await waitFor('shipyard listening');
-      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-      launcher.kill('SIGKILL');
-      await waitFor('"msg":"stopped"');
-      expect(log).toContain('"reason":"its launcher ended"');
-      await expect(fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow();
-    } finally {
-      launcher.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  }, 60_000);
+  // Killed outright, a launcher can pass nothing on; the server must not go on serving alone,
+  // holding the port and the embedded database, whether it was serving already or still starting.
+  for (const when of ['once it serves', 'while it is starting'] as const) {
+    it(`stops the server when its launcher is killed with SIGKILL ${when}`, async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-kill-'));
+      const port = await freePort();
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+        GITHUB_SYNC_INTERVAL_MINUTES: '0',
+      };
+      delete env.DATABASE_URL;
+      const launcher = spawn('bin/shipyard', ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // The server writes to the same pipe after its launcher is gone.
+      let log = '';
+      launcher.stderr.on('data', (d) => (log += d));
+      const waitFor = async (done: () => boolean, what: string) => {
+        for (let i = 0; i < 160 && !done(); i++) await new Promise((r) => setTimeout(r, 250));
+        expect(done(), what).toBe(true);
+      };
+      const serverStarted = () => {
+        try {
+          return execFileSync('pgrep', ['-P', String(launcher.pid)]).length > 0;
+        } catch {
+          return false; // pgrep: no such process yet
+        }
+      };
+      try {
+        if (when === 'once it serves') {
+          await waitFor(() => log.includes('shipyard listening'), 'listening');
+          expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+        } else {
+          await waitFor(serverStarted, 'the server process started');
+          expect(log).not.toContain('shipyard listening');
+        }
+        launcher.kill('SIGKILL');
+        await waitFor(() => log.includes('"msg":"stopped"'), 'stopped');
+        expect(log).toContain('"reason":"its launcher ended"');
+        await expect(
+          fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }),
+        ).rejects.toThrow();
+      } finally {
+        launcher.kill('SIGKILL');
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    }, 60_000);
+  }
 });

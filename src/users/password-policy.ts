@@ -177,14 +177,14 @@ export async function passwordProblems(
       `Password: at least ${PASSWORD_MIN} characters (this one has ${length}). A few unrelated words make a good one.`,
     );
   }
-  if (length > PASSWORD_MAX) problems.push(`Password: at most ${PASSWORD_MAX} characters.`);
+  // Too long says all: nothing more is looked for in it.
+  if (length > PASSWORD_MAX) return [`Password: at most ${PASSWORD_MAX} characters.`];
   if (!password.trim()) return [...problems, 'Password: not only spaces.'];
   if (containsName(password, account)) {
     problems.push(
       'Password: it must not contain your username, your email address or the name of this service, however it is spelled.',
     );
   }
-  if (length > PASSWORD_MAX) return problems;
   const { zxcvbn, qwerty } = await loadChecker();
   const result = zxcvbn.check(password, [account.username, account.email, ...SERVICE_WORDS]);
   const wordChars = result.sequence

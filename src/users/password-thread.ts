@@ -52,8 +52,19 @@ const passwordChecksBusy = () =>
     { 'Retry-After': '2' },
   );
 
-/** One worker thread and the checks waiting for its answers. */
-function spawn(file: WorkerFile): Thread {
+/** What the checks that waited for a thread that ended get: nothing was done, so a retry may succeed. */
+const interrupted = () =>
+  new ProblemError(
+    503,
+    'unavailable',
+    'Service unavailable',
+    'The password check was interrupted; nothing was changed. Retry in a few seconds.',
+    {},
+    { 'Retry-After': '2' },
+  );
+
+/** One worker thread and the checks waiting for its answers; `onEnd` hears why it ended. */
+function spawn(file: WorkerFile, onEnd: (err: Error) => void): Thread {
   const worker = new Worker(file.url, { execArgv: file.execArgv });
   const waiting = new Map<number, Waiting>();
   let nextId = 0;
@@ -71,8 +82,9 @@ function spawn(file: WorkerFile): Thread {
       if (ended) return;
       ended = true;
       reject(err);
-      for (const entry of waiting.values()) entry.reject(err);
+      for (const entry of waiting.values()) entry.reject(interrupted());
       waiting.clear();
+      onEnd(err);
     };
     worker.once('error', end);
     worker.once('exit', (code) => end(new Error(`the password check thread ended (exit code ${code})`)));
@@ -94,17 +106,23 @@ function spawn(file: WorkerFile): Thread {
 
 /**
  * Starts the thread. Checks are answered in turn; more than `maxWaiting` at once are refused with
- * a 503. Should the thread end (it should not), the checks waiting for it fail and the next check
- * starts another. `worker` is another worker file to run (tests).
+ * a 503. Should the thread end before it is stopped (it should not), the checks waiting for it
+ * get a 503, `onEnded` hears why, and the next check starts another. `worker` is another worker
+ * file to run (tests).
  */
-export function startPasswordThread(opts: { maxWaiting?: number; worker?: WorkerFile } = {}): PasswordThread {
-  const { maxWaiting = MAX_WAITING, worker = workerFile() } = opts;
-  let thread = spawn(worker);
+export function startPasswordThread(
+  opts: { maxWaiting?: number; worker?: WorkerFile; onEnded?: (err: Error) => void } = {},
+): PasswordThread {
+  const { maxWaiting = MAX_WAITING, worker = workerFile(), onEnded } = opts;
   let stopped = false;
+  const onEnd = (err: Error) => {
+    if (!stopped) onEnded?.(err);
+  };
+  let thread = spawn(worker, onEnd);
   return {
     check: (password, account) => {
       if (stopped) return Promise.reject(new Error('the password check thread is stopped'));
-      if (thread.ended()) thread = spawn(worker);
+      if (thread.ended()) thread = spawn(worker, onEnd);
       if (thread.waiting() >= maxWaiting) return Promise.reject(passwordChecksBusy());
       return thread.ask(password, account);
     },

@@ -52,21 +52,29 @@ describe('the password thread', () => {
     expect(await thread.check('velvet quasar lantern 71 umbrella', account)).toEqual([]);
   });
 
-  it('fails the checks waiting for a thread that ended, and starts another for the next', async () => {
+  it('answers a 503 to the checks waiting for a thread that ended, says why, and starts another for the next', async () => {
+    const ended: Error[] = [];
     thread = startPasswordThread({
+      onEnded: (err) => ended.push(err),
       worker: {
         url: new URL('../fixtures/password-worker-that-ends.ts', import.meta.url),
         execArgv: ['--import', 'tsx'],
       },
     });
     await thread.ready;
-    await expect(thread.check('end', account)).rejects.toThrow('the password check thread ended (exit code 3)');
+    await expect(thread.check('end', account)).rejects.toMatchObject({
+      status: 503,
+      detail: 'The password check was interrupted; nothing was changed. Retry in a few seconds.',
+    });
+    expect(ended.map((e) => e.message)).toEqual(['the password check thread ended (exit code 3)']);
     expect(await thread.check('anything', account)).toEqual([]);
   });
 
-  it('refuses checks once stopped', async () => {
-    const stopped = startPasswordThread();
+  it('refuses checks once stopped, and a stop is not an end to report', async () => {
+    const ended: Error[] = [];
+    const stopped = startPasswordThread({ onEnded: (err) => ended.push(err) });
     await stopped.stop();
+    expect(ended).toEqual([]);
     await expect(stopped.check('velvet quasar lantern 71 umbrella', account)).rejects.toThrow('stopped');
   });
 });
