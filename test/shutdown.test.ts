@@ -134,9 +134,10 @@ describe('graceful shutdown', () => {
         for (let i = 0; i < 160 && !done(); i++) await new Promise((r) => setTimeout(r, 250));
         expect(done(), what).toBe(true);
       };
+      // The server process, not the build's esbuild, which the launcher may be running first.
       const serverStarted = () => {
         try {
-          return execFileSync('pgrep', ['-P', String(launcher.pid)]).length > 0;
+          return execFileSync('pgrep', ['-P', String(launcher.pid), '-f', 'dist/src/main.js']).length > 0;
         } catch {
           return false; // pgrep: no such process yet
         }
