@@ -48,7 +48,7 @@ export async function build() {
   // Built aside and swapped in, so a process starting meanwhile never meets half a build.
   const next = `${out}.next-${process.pid}`;
   const previous = `${out}.old-${process.pid}`;
-  rmSync(next, { recursive: true, force: true });
+  removeAbandonedBuilds();
   try {
     await esbuild({
       absWorkingDir: root,
@@ -74,9 +74,15 @@ export async function build() {
   try {
     renameSync(out, previous);
   } catch {
-    // no earlier build
+    // no earlier build, or another build (a server and a command starting at once) moved it aside
   }
-  renameSync(next, out);
+  try {
+    renameSync(next, out);
+  } catch (err) {
+    // Another build landed between the two renames: built from the same sources, it serves as well.
+    if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+    rmSync(next, { recursive: true, force: true });
+  }
   rmSync(previous, { recursive: true, force: true });
   return relative(process.cwd(), out) || '.';
 }
@@ -106,6 +112,23 @@ async function bundleCli(esbuild, outdir) {
     sourcemap: 'linked',
     logLevel: 'warning',
   });
+}
+
+/** What a build that was killed midway left beside dist/ (its process is gone). */
+function removeAbandonedBuilds() {
+  for (const name of readdirSync(root)) {
+    const pid = /^dist\.(?:next|old)-(\d+)$/.exec(name)?.[1];
+    if (pid && (Number(pid) === process.pid || !isRunning(Number(pid)))) rmSync(join(root, name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
 }
 
 /** Builds when a source, or npm's install record, is newer than dist/ (or dist/ is missing); otherwise does nothing. */
