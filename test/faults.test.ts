@@ -83,6 +83,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
         mediaDir: join(dir, 'media'),
         rateLimitPerMinute: TEST_RATE_LIMIT,
         failedAuthPerMinute: TEST_RATE_LIMIT,
+        failedSignInsPer15Minutes: TEST_RATE_LIMIT,
       },
     });
     server = await new Promise((r) => {
@@ -143,5 +144,41 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     }
     expect(status).toBe(200);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  }, 60_000);
+
+  it('answers a web page that needs it with a 503 page while it is down, not a 500', async () => {
+    // A sign-in form as a browser sends it: the pre-session cookie and its CSRF token (no database needed).
+    const form = await fetch(`${base}/signin`);
+    const cookie = form.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(await form.text())![1]!;
+    const signIn = () =>
+      fetch(`${base}/signin`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: csrf, login: 'nobody', password: 'not the password' }),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(15_000),
+      });
+    expect((await signIn()).status).toBe(401);
+
+    pgCtl('stop');
+    try {
+      const down = await signIn();
+      expect(down.status).toBe(503);
+      expect(down.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(down.headers.get('retry-after')).toBe('5');
+      expect(await down.text()).toContain('The database cannot be reached right now; nothing was changed.');
+    } finally {
+      pgCtl('start');
+    }
+    let status = 0;
+    for (let i = 0; i < 20 && status !== 401; i++) {
+      status = (await signIn()).status;
+      if (status !== 401) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(status).toBe(401);
   }, 60_000);
 });

@@ -106,7 +106,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
-const unavailable = () =>
+export const databaseUnavailable = () =>
   new ProblemError(
     503,
     'unavailable',
@@ -122,7 +122,7 @@ export function problemHandler(log: Logger, limits: { uploadMaxBytes: number }):
       err instanceof ProblemError
         ? err
         : isDatabaseUnavailable(err)
-          ? unavailable()
+          ? databaseUnavailable()
           : fromClientError(err, req, limits);
     if (problem?.slug === 'timeout') log.error('request timed out', { requestId: req.requestId, path: req.path });
     else if (problem?.status === 503)

@@ -17,6 +17,7 @@ import { DOCS_SCRIPT, DOCS_SETUP_SCRIPT, DOCS_STYLE, docsPage, SCALAR_PATH, serv
 import { settingsPages } from './settings.pages.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../http/problem.js';
+import { databaseUnavailable, isDatabaseUnavailable } from '../http/errors.js';
 import { findNul } from '../http/nul.js';
 import type { OpenApiDocument } from '../http/contract.js';
 import type { Logger } from '../http/log.js';
@@ -139,16 +140,29 @@ const notFoundPage: RequestHandler = (req, res) => {
     );
 };
 
-/** A refusal is a page saying why; anything else is logged and a page that says it went wrong. */
+/**
+ * A refusal is a page saying why, and so is a 503 (the database out of reach: try again shortly);
+ * anything else is logged and a page that says it went wrong.
+ */
 function errorPage(log: Logger) {
   return (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    if (err instanceof ProblemError && err.status < 500) {
+    const problem = err instanceof ProblemError ? err : isDatabaseUnavailable(err) ? databaseUnavailable() : undefined;
+    if (problem && (problem.status < 500 || problem.status === 503)) {
+      if (problem.status === 503)
+        log.error('web page unavailable', { requestId: req.requestId, path: req.path, error: err });
       res
-        .status(err.status)
-        .set(err.headers)
+        .status(problem.status)
+        .set(problem.headers)
         .type('html')
-        .send(page(err.title, req.web?.user, req.web?.csrf ?? '', html`<h1>${err.title}</h1><p>${err.detail}</p>`));
+        .send(
+          page(
+            problem.title,
+            req.web?.user,
+            req.web?.csrf ?? '',
+            html`<h1>${problem.title}</h1><p>${problem.detail}</p>`,
+          ),
+        );
       return;
     }
     if (!req.web) return next(err);
