@@ -70,7 +70,7 @@ export type AppDeps = {
       countsCacheSeconds?: number;
       publicUrl?: string;
       mcpAllowedOrigins?: string[];
-      failedSignInsPer15Minutes?: number;
+      signInAttemptsPer15Minutes?: number;
       githubApiUrl?: string;
       githubToken?: string;
     };
@@ -105,7 +105,7 @@ export function createApp({
   app.set('etag', false);
   app.set('query parser', 'simple');
   // Behind a reverse proxy the peer address is the proxy's: the per-address limits (failed keys,
-  // failed sign-ins) would then spend one budget for every client. TRUST_PROXY names the proxies
+  // failed sign-ins, sign-ups) would then spend one budget for every client. TRUST_PROXY names the proxies
   // whose X-Forwarded-For says who the client is; nobody else's header counts.
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
 
@@ -146,7 +146,7 @@ function rateLimits(config: AppDeps['config']): RateLimits {
     requestsPerMinutePerKey: config.rateLimitPerMinute,
     requestsPerMinutePerUser: config.rateLimitPerUserPerMinute ?? 2 * config.rateLimitPerMinute,
     failedAuthPerMinutePerAddress: config.failedAuthPerMinute,
-    failedSignInsPerAddress: config.failedSignInsPer15Minutes,
+    signInAttemptsPerAddress: config.signInAttemptsPer15Minutes,
     windowMs: config.rateLimitWindowMs,
   };
 }

@@ -48,7 +48,7 @@ export type ServerOptions = {
   failedAuthPerMinute?: number;
   requestTimeoutMs?: number;
   keyCacheSeconds?: number;
-  failedSignInsPer15Minutes?: number;
+  signInAttemptsPer15Minutes?: number;
   githubApiUrl?: string;
   trustProxy?: number | string[];
   countsCacheSeconds?: number;
@@ -57,6 +57,16 @@ export type ServerOptions = {
   /** How many password checks may wait for the password thread (0: every sign-up finds it busy). */
   passwordChecksWaiting?: number;
 };
+
+/** The app, or (when it cannot be made: a contract a test bent too far) the thread stopped and the error thrown. */
+function tryOrStop<T>(thread: { stop: () => Promise<void> }, make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    void thread.stop();
+    throw err;
+  }
+}
 
 /** Budgets far above what a test sends, unless a test asks for a small one. */
 export const TEST_RATE_LIMIT = 100_000;
@@ -68,33 +78,35 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   const storage = new LocalDiskStorage(mediaDir);
   // The password policy on its own thread, as the server runs it.
   const passwords = startPasswordThread({ maxWaiting: opts.passwordChecksWaiting });
-  const app = createApp({
-    orm: db.orm,
-    config: {
-      validateResponses: true,
-      logLevel: 'error',
-      uploadMaxBytes: UPLOAD_MAX_BYTES,
-      mediaDir,
-      rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT,
-      rateLimitWindowMs: opts.rateLimitWindowMs,
-      failedAuthPerMinute: opts.failedAuthPerMinute ?? TEST_RATE_LIMIT,
-      requestTimeoutMs: opts.requestTimeoutMs,
-      keyCacheSeconds: opts.keyCacheSeconds,
-      failedSignInsPer15Minutes: opts.failedSignInsPer15Minutes ?? TEST_RATE_LIMIT,
-      trustProxy: opts.trustProxy,
-      // Counted on every request unless a test asks for the shared counts: a test sees its own writes.
-      countsCacheSeconds: opts.countsCacheSeconds ?? 0,
-      // Nothing leaves loopback: without a fake, GitHub is a closed local port.
-      githubApiUrl: opts.githubApiUrl ?? 'http://127.0.0.1:9',
-      publicUrl: opts.publicUrl,
-      mcpAllowedOrigins: opts.mcpAllowedOrigins,
-    },
-    log,
-    storage,
-    changes: db.changes,
-    contract: opts.contract,
-    checkPassword: passwords.check,
-  });
+  const app = tryOrStop(passwords, () =>
+    createApp({
+      orm: db.orm,
+      config: {
+        validateResponses: true,
+        logLevel: 'error',
+        uploadMaxBytes: UPLOAD_MAX_BYTES,
+        mediaDir,
+        rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT,
+        rateLimitWindowMs: opts.rateLimitWindowMs,
+        failedAuthPerMinute: opts.failedAuthPerMinute ?? TEST_RATE_LIMIT,
+        requestTimeoutMs: opts.requestTimeoutMs,
+        keyCacheSeconds: opts.keyCacheSeconds,
+        signInAttemptsPer15Minutes: opts.signInAttemptsPer15Minutes ?? TEST_RATE_LIMIT,
+        trustProxy: opts.trustProxy,
+        // Counted on every request unless a test asks for the shared counts: a test sees its own writes.
+        countsCacheSeconds: opts.countsCacheSeconds ?? 0,
+        // Nothing leaves loopback: without a fake, GitHub is a closed local port.
+        githubApiUrl: opts.githubApiUrl ?? 'http://127.0.0.1:9',
+        publicUrl: opts.publicUrl,
+        mcpAllowedOrigins: opts.mcpAllowedOrigins,
+      },
+      log,
+      storage,
+      changes: db.changes,
+      contract: opts.contract,
+      checkPassword: passwords.check,
+    }),
+  );
   const headers = headerChecker(opts.contract ?? loadContract());
   const server: Server = await new Promise((resolve) => {
     const s = httpServer((req, res) => {

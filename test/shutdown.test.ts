@@ -135,9 +135,11 @@ describe('graceful shutdown', () => {
         expect(done(), what).toBe(true);
       };
       // The server process, not the build's esbuild, which the launcher may be running first.
+      let serverPid = 0;
       const serverStarted = () => {
         try {
-          return execFileSync('pgrep', ['-P', String(launcher.pid), '-f', 'dist/src/main.js']).length > 0;
+          serverPid = Number(execFileSync('pgrep', ['-P', String(launcher.pid), '-f', 'dist/src/main.js']));
+          return serverPid > 0;
         } catch {
           return false; // pgrep: no such process yet
         }
@@ -145,6 +147,7 @@ describe('graceful shutdown', () => {
       try {
         if (when === 'once it serves') {
           await waitFor(() => log.includes('shipyard listening'), 'listening');
+          await waitFor(serverStarted, 'the server process found');
           expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
         } else {
           await waitFor(serverStarted, 'the server process started');
@@ -158,6 +161,12 @@ describe('graceful shutdown', () => {
         ).rejects.toThrow();
       } finally {
         launcher.kill('SIGKILL');
+        // A server this test failed to stop would keep the port and the directory: not past the test.
+        try {
+          if (serverPid) process.kill(serverPid, 'SIGKILL');
+        } catch {
+          // stopped, as it should have
+        }
         rmSync(dataDir, { recursive: true, force: true });
       }
     }, 60_000);

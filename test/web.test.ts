@@ -651,7 +651,7 @@ describe('moderation (session only)', () => {
 
 describe('the sign-in budget', () => {
   it('answers 429 with Retry-After after repeated failed sign-ins and sign-ups from one address', async () => {
-    const own = await startServer({ failedSignInsPer15Minutes: 3 });
+    const own = await startServer({ signInAttemptsPer15Minutes: 3 });
     try {
       const b = new Browser(own.baseUrl);
       await b.get('/signin');
@@ -680,7 +680,7 @@ describe('the sign-in budget', () => {
   });
 
   it('spends a unit on every sign-up, made or refused, and gives a successful sign-in its unit back', async () => {
-    const own = await startServer({ failedSignInsPer15Minutes: 3 });
+    const own = await startServer({ signInAttemptsPer15Minutes: 3 });
     try {
       const b = new Browser(own.baseUrl);
       await b.get('/signup');
@@ -729,7 +729,7 @@ describe('the sign-in budget', () => {
   });
 
   it('checks no more sign-ups than the budget holds when they are sent all at once', async () => {
-    const own = await startServer({ failedSignInsPer15Minutes: 4 });
+    const own = await startServer({ signInAttemptsPer15Minutes: 4 });
     try {
       const b = new Browser(own.baseUrl);
       await b.get('/signup');

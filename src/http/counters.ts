@@ -24,6 +24,12 @@ export interface Counters {
   take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken>;
   /** Adds `units` (0 reads it) to one counter without a limit: failures, counted to refuse later. */
   add(key: string, units: number, windowMs: number): Promise<Count>;
+  /**
+   * Gives back `units` that a take spent from one budget, to the window that take saw (it ended
+   * `resetMs` after the take, its `counts[].resetMs`): never below zero, and nothing once that
+   * window is over, so that a window begun since owes nothing.
+   */
+  giveBack(key: string, units: number, take: { at: number; resetMs: number }): Promise<void>;
   /** Tries Redis again now if it is due (readiness checks call it, so an idle instance recovers too). */
   probe(): Promise<void>;
   /** 'shared' while Redis keeps the counts, 'local' while this process does. */
@@ -47,6 +53,11 @@ export class MemoryCounters implements Counters {
     const w = this.#window(key, windowMs);
     w.count += units;
     return { count: w.count, resetMs: w.resetAt - Date.now() };
+  }
+
+  async giveBack(key: string, units: number, take: { at: number; resetMs: number }): Promise<void> {
+    const w = this.#windows.get(key);
+    if (w && sameWindow(w.resetAt - Date.now(), take)) w.count = Math.max(0, w.count - units);
   }
 
   async probe(): Promise<void> {}
@@ -103,6 +114,21 @@ if ttl < 0 then
 end
 return {n, ttl}`;
 
+/** KEYS: one counter; ARGV: units, the time left that its window must have (ms), the slack. Returns [units given back]. */
+const GIVE_BACK_SCRIPT = `
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 or math.abs(ttl - tonumber(ARGV[2])) > tonumber(ARGV[3]) then return {0} end
+local back = math.min(n, tonumber(ARGV[1]))
+if back > 0 then redis.call('DECRBY', KEYS[1], back) end
+return {back}`;
+
+/** How far a window's end may seem to move between a take and its give-back (clock steps, Redis's round trip); a window begun since ends at least its whole length later. */
+const SAME_WINDOW_SLACK_MS = 1000;
+/** Whether a window that ends in `leftMs` is the one a take saw end `take.resetMs` after `take.at`. */
+const sameWindow = (leftMs: number, take: { at: number; resetMs: number }) =>
+  leftMs > 0 && Math.abs(leftMs - (take.at + take.resetMs - Date.now())) <= SAME_WINDOW_SLACK_MS;
+
 const REDIS_TIMEOUT_MS = 150;
 const REDIS_RETRY_MS = 2000;
 
@@ -146,6 +172,18 @@ export class RedisCounters implements Counters {
         return { count: count!, resetMs: resetMs! };
       },
       () => this.local.add(key, units, windowMs),
+    );
+  }
+
+  giveBack(key: string, units: number, take: { at: number; resetMs: number }): Promise<void> {
+    return this.#either(
+      async () =>
+        void (await this.#eval(
+          GIVE_BACK_SCRIPT,
+          [key],
+          [units, take.at + take.resetMs - Date.now(), SAME_WINDOW_SLACK_MS],
+        )),
+      () => this.local.giveBack(key, units, take),
     );
   }
 

@@ -20,7 +20,7 @@ export type RateLimits = {
   requestsPerMinutePerKey: number;
   requestsPerMinutePerUser: number;
   failedAuthPerMinutePerAddress: number;
-  failedSignInsPerAddress?: number;
+  signInAttemptsPerAddress?: number;
   /** The length of a request budget's window (one minute; tests shorten it to see a budget refill). */
   windowMs?: number;
 };
@@ -147,20 +147,22 @@ export function failedAuthBudget(counters: Counters, limits: RateLimits): Failed
 /**
  * Web sign-ins and sign-ups per address, 15 minutes at a time. Every attempt takes a unit before
  * any work (so a burst sent at once gets no more than the budget) and is refused with 429 once
- * none is left; a successful sign-in (303) gives its unit back. So a sign-in spends the budget
- * when it fails, and a sign-up always does: refused (400, 409), turned away while passwords wait
- * (503) or made, since each new account is what a flood of sign-ups would be after.
+ * none is left. A sign-in keeps its unit only when it was a wrong guess (401): a success, or the
+ * server failing it (a database out of reach), gives it back. A sign-up always keeps it: refused
+ * (400, 409), turned away while passwords wait (503) or made, since each new account is what a
+ * flood of sign-ups would be after.
  */
 export function signInBudget(
   counters: Counters,
   limits: RateLimits,
 ): { signIn: RequestHandler; signUp: RequestHandler } {
-  const limit = limits.failedSignInsPerAddress ?? 10;
+  const limit = limits.signInAttemptsPerAddress ?? 10;
   const limiter =
     (keepsUnit: (status: number) => boolean): RequestHandler =>
     async (req, res, next) => {
       try {
         const key = `signin:${addressOf(req)}`;
+        const at = Date.now();
         const { allowed, counts } = await counters.take([{ key, limit }], 1, SIGN_IN_WINDOW_MS);
         if (!allowed) {
           const retryAfter = seconds(counts[0]!.resetMs);
@@ -168,12 +170,13 @@ export function signInBudget(
           return next(tooMany('Too many sign-in and sign-up attempts from this address', retryAfter));
         }
         res.on('finish', () => {
-          if (!keepsUnit(res.statusCode)) void counters.add(key, -1, SIGN_IN_WINDOW_MS).catch(() => undefined);
+          if (!keepsUnit(res.statusCode))
+            void counters.giveBack(key, 1, { at, resetMs: counts[0]!.resetMs }).catch(() => undefined);
         });
         next();
       } catch (err) {
         next(err);
       }
     };
-  return { signIn: limiter((status) => status !== 303), signUp: limiter(() => true) };
+  return { signIn: limiter((status) => status === 401), signUp: limiter(() => true) };
 }

@@ -11,6 +11,8 @@ type Question = { id: number; password: string; account: { username: string; ema
 const port = parentPort;
 if (!port) throw new Error('password-worker.ts runs as a worker thread (src/users/password-thread.ts)');
 const loading = loadPasswordChecker();
+// Dictionaries that fail to load end this thread (the rejection is left unhandled on purpose):
+// its starter's `ready` then fails with the reason.
 loading.then(() => port.postMessage({ ready: true }));
 port.on('message', async ({ id, password, account }: Question) => {
   try {

@@ -1,0 +1,73 @@
+/**
+ * Giving back a unit a take spent (src/http/counters.ts giveBack), in this process and in Redis:
+ * to the window the take saw only, never below zero. The Redis half runs where one answers
+ * (REDIS_URL or 127.0.0.1:6379), under its own key prefix.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createClient, type RedisClientType } from 'redis';
+import { MemoryCounters, RedisCounters, type Counters } from '../../src/http/counters.js';
+import { createLogger } from '../../src/http/log.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+async function redisOrNothing(): Promise<RedisClientType | undefined> {
+  const client: RedisClientType = createClient({
+    url: REDIS_URL,
+    socket: { reconnectStrategy: false, connectTimeout: 1000 },
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return client;
+  } catch {
+    return undefined;
+  }
+}
+const redis = await redisOrNothing();
+afterAll(async () => {
+  await redis?.quit();
+});
+
+// Longer than the slack a give-back allows for the window's end (1 s), as every real window is.
+const WINDOW_MS = 1500;
+const budget = (key: string) => [{ key, limit: 2 }];
+/** Takes one unit, as the sign-in budget does, and returns what a give-back needs. */
+async function takeOne(counters: Counters, key: string) {
+  const at = Date.now();
+  const { allowed, counts } = await counters.take(budget(key), 1, WINDOW_MS);
+  return { allowed, take: { at, resetMs: counts[0]!.resetMs } };
+}
+
+const stores: [string, () => Counters][] = [['in this process', () => new MemoryCounters()]];
+if (redis) {
+  stores.push([
+    'in Redis',
+    () => new RedisCounters(redis, new MemoryCounters(), createLogger('silent'), `shipyard:test:${randomUUID()}:`),
+  ]);
+}
+
+describe.each(stores)('giving back a unit %s', (_, make) => {
+  it('returns it to the window it was taken from, but never below zero', async () => {
+    const counters = make();
+    const first = await takeOne(counters, 'a');
+    await takeOne(counters, 'a');
+    expect((await takeOne(counters, 'a')).allowed).toBe(false);
+    await counters.giveBack('a', 1, first.take);
+    expect((await takeOne(counters, 'a')).allowed).toBe(true);
+    await counters.giveBack('a', 5, first.take);
+    expect((await counters.add('a', 0, WINDOW_MS)).count).toBe(0);
+    // Redis answered every call: nothing fell back to this process's counters.
+    expect(counters.mode).toBe(counters instanceof RedisCounters ? 'shared' : 'local');
+  });
+
+  it('gives nothing to a window begun since: the next window holds its whole budget and no more', async () => {
+    const counters = make();
+    const old = await takeOne(counters, 'b');
+    await new Promise((r) => setTimeout(r, WINDOW_MS + 100));
+    const now = await takeOne(counters, 'b');
+    await counters.giveBack('b', 1, old.take);
+    expect((await takeOne(counters, 'b')).allowed).toBe(true);
+    expect((await takeOne(counters, 'b')).allowed).toBe(false);
+    expect(now.allowed).toBe(true);
+  });
+});
