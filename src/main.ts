@@ -96,8 +96,9 @@ function announce(config: Config, log: Logger, db: Database, withRedis: boolean)
 }
 
 /**
- * On SIGTERM, SIGINT or SIGHUP, or its launcher's end: stop background work and accepting connections, let in-flight requests
- * finish (10 s at most), then release the database and Redis, and exit 0.
+ * On SIGTERM, SIGINT or SIGHUP, or its launcher's end: stop background work and accepting
+ * connections, let in-flight requests finish (10 s at most), then release the database, Redis and
+ * the password thread, and exit 0.
  */
 function stopGracefully(
   server: Server,

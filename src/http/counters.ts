@@ -114,7 +114,10 @@ if ttl < 0 then
 end
 return {n, ttl}`;
 
-/** KEYS: one counter; ARGV: units, the time left that its window must have (ms), the slack. Returns [units given back]. */
+/**
+ * KEYS: one counter; ARGV: units, the time its window must have left (ms), the slack (ms).
+ * Returns [units given back].
+ */
 const GIVE_BACK_SCRIPT = `
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 local ttl = redis.call('PTTL', KEYS[1])
@@ -123,7 +126,10 @@ local back = math.min(n, tonumber(ARGV[1]))
 if back > 0 then redis.call('DECRBY', KEYS[1], back) end
 return {back}`;
 
-/** How far a window's end may seem to move between a take and its give-back (clock steps, Redis's round trip); a window begun since ends at least its whole length later. */
+/**
+ * How far a window's end may seem to move between a take and its give-back (clock steps, Redis's
+ * round trip); a window begun since ends at least its whole length later.
+ */
 const SAME_WINDOW_SLACK_MS = 1000;
 /** Whether a window that ends in `leftMs` is the one a take saw end `take.resetMs` after `take.at`. */
 const sameWindow = (leftMs: number, take: { at: number; resetMs: number }) =>

@@ -41,7 +41,7 @@ function workerFile(): WorkerFile {
     : { url: new URL('./password-worker.js', import.meta.url), execArgv: [] };
 }
 
-/** The refusal when MAX_WAITING checks already wait: nothing is done, and the client may retry in a moment. */
+/** The refusal when `maxWaiting` checks already wait: nothing is done; retry in a moment. */
 const passwordChecksBusy = () =>
   new ProblemError(
     503,

@@ -1,7 +1,8 @@
 /**
  * Sign up, sign in and sign out. Each sign-in and sign-up takes a unit of the address's budget
- * first; a successful sign-in gives it back (src/http/rate-limit.ts signInBudget); a new session gets a new pre-session secret, so every CSRF token
- * from before sign-in is void.
+ * first, which a sign-in keeps only when the password was wrong (src/http/rate-limit.ts
+ * signInBudget); a new session gets a new pre-session secret, so every CSRF token from before
+ * sign-in is void.
  */
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
@@ -64,7 +65,8 @@ export function accountPages(opts: { secure: boolean; limits: AccountLimits; che
           // Every field's problem at once, as the key form lists them.
           return signUpPage(req, res, err.extra.errors?.map((e) => e.message) ?? [err.detail], err.status, form);
         }
-        // Too many passwords being checked at once: the form again, filled in, to send in a moment.
+        // The password check could not take it now (too many waiting, or its thread ended): the
+        // form again, filled in, to send in a moment.
         if (err instanceof ProblemError && err.status === 503) {
           res.set(err.headers);
           return signUpPage(req, res, [err.detail], 503, form);
