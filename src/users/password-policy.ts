@@ -12,8 +12,9 @@
  *   look-alike letters from other scripts are all seen through.
  * Every reason is given at once. zxcvbn weighs the first 64 characters (NIST's least maximum)
  * and tries at most 16 l33t readings of them: its matching grows with the square of the length
- * and with every reading, to seconds for a long password (docs/security.md); what a password
- * longer than that adds only makes it stronger.
+ * and with every reading, to seconds for a long password (docs/security.md). So a password whose
+ * first 64 characters are guessable is refused whatever follows them; the name and run checks
+ * read all of it.
  */
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 
