@@ -82,6 +82,33 @@ describe('platform', () => {
     expect(counts).toEqual([...counts].sort((a, b) => b - a));
   });
 
+  it('keeps the tag and the skill "null" as the text it is (PostgreSQL reads an unquoted null as NULL)', async () => {
+    const post = (await api.createPost({ client: ada.client, body: { title: 't', body: 'b', tags: ['null', 'NULL'] } }))
+      .data!;
+    expect(post.tags).toEqual(['null']);
+    expect((await api.getPost({ client: ada.client, path: { postId: post.id } })).data!.tags).toEqual(['null']);
+    const project = (
+      await api.createProject({
+        client: ada.client,
+        body: { name: uniqueName('P'), tags: ['Null'], wantedSkills: ['null'] },
+      })
+    ).data!;
+    const read = (await api.getProject({ client: ada.client, path: { projectId: project.id } })).data!;
+    expect([read.tags, read.wantedSkills]).toEqual([['null'], ['null']]);
+    const tags = await api.listPopularTags({ client: ada.client, query: { limit: 100 } });
+    expect(tags.error).toBeUndefined();
+    expect(tags.data!.items.find((x) => x.name === 'null')?.count).toBeGreaterThanOrEqual(2);
+    const skills = await api.listPopularSkills({ client: ada.client, query: { limit: 100 } });
+    expect(skills.data!.items.find((x) => x.name === 'null')?.count).toBeGreaterThanOrEqual(1);
+    const [row] = await t.db.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ nulls: number }[]>(
+        'select count(*)::int as nulls from posts where array_position(tags, null) is not null',
+      );
+    expect(row!.nulls).toBe(0);
+  });
+
   it('counts popular skills', async () => {
     const skill = uniqueName('skill').replace('-', '');
     await api.createProject({ client: ada.client, body: { name: uniqueName('P'), wantedSkills: [skill] } });

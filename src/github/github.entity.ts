@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 
@@ -50,7 +51,7 @@ const GithubRepoSchema = defineEntity({
     stars: p.integer(),
     forks: p.integer(),
     language: p.string().length(100).nullable(),
-    topics: p.array().default([]),
+    topics: p.type(TextArrayType).default([]),
     pushedAt: p.datetime().nullable(),
     fork: p.boolean(),
     archived: p.boolean(),

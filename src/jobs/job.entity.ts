@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { searchChangedTrigger } from '../search/search-changes.js';
@@ -25,7 +26,7 @@ const JobSchema = defineEntity({
     salaryMin: p.integer().nullable(),
     salaryMax: p.integer().nullable(),
     salaryCurrency: p.string().length(3).nullable(),
-    skills: p.array().default([]),
+    skills: p.type(TextArrayType).default([]),
     applyUrl: p.string().length(500),
     status: p.enum(JOB_STATUSES).default('open'),
     expiresAt: p.datetime(),

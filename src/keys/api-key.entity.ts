@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { accessChangedTrigger } from './access-changes.js';
@@ -17,7 +18,7 @@ const ApiKeySchema = defineEntity({
     tokenHash: p.string().length(64).unique(),
     /** The last 4 characters of the token, for display. */
     last4: p.string().length(4),
-    scopes: p.array(),
+    scopes: p.type(TextArrayType),
     expiresAt: p.datetime(),
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { Project } from '../projects/project.entity.js';
@@ -18,9 +19,9 @@ const PostSchema = defineEntity({
     kind: p.enum(POST_KINDS).default('post'),
     title: p.string().length(200),
     body: p.text(),
-    tags: p.array().default([]),
+    tags: p.type(TextArrayType).default([]),
     /** Ids of images (media) shown with the post, in order; all uploaded by the author. */
-    mediaIds: p.array().default([]),
+    mediaIds: p.type(TextArrayType).default([]),
     project: () => p.manyToOne(Project).nullable().deleteRule('set null'),
     commentCount: p.integer().default(0),
     reactionCount: p.integer().default(0),

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { searchChangedTrigger } from '../search/search-changes.js';
@@ -22,10 +23,10 @@ const ProjectSchema = defineEntity({
     description: p.text().default(''),
     stage: p.enum(PROJECT_STAGES).default('idea'),
     visibility: p.enum(PROJECT_VISIBILITIES).default('public'),
-    tags: p.array().default([]),
+    tags: p.type(TextArrayType).default([]),
     links: p.json<ProjectLinkValue[]>().default([]),
     lookingForCollaborators: p.boolean().default(false),
-    wantedSkills: p.array().default([]),
+    wantedSkills: p.type(TextArrayType).default([]),
     /** Full-text search vector kept by PostgreSQL (migration ..._search); written as PostgreSQL prints it so the schema diff stays clean. */
     search: p
       .type('tsvector')

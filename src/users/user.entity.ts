@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { searchChangedTrigger } from '../search/search-changes.js';
 import { accessChangedTrigger } from '../keys/access-changes.js';
@@ -15,7 +16,7 @@ const UserSchema = defineEntity({
     email: p.string().length(254).unique(),
     displayName: p.string().length(100),
     bio: p.text().default(''),
-    skills: p.array().default([]),
+    skills: p.type(TextArrayType).default([]),
     /** The profile picture: an image this user uploaded (not a relation, to keep users independent of media). */
     avatarMediaId: p.uuid().nullable(),
     location: p.string().length(200).nullable(),

@@ -17,6 +17,7 @@ import { Migration20261125000000_access_changes } from './Migration2026112500000
 import { Migration20261125000100_media_access } from './Migration20261125000100_media_access.js';
 import { Migration20261125000200_milestone_positions_deferred } from './Migration20261125000200_milestone_positions_deferred.js';
 import { Migration20261125030000_session_flash } from './Migration20261125030000_session_flash.js';
+import { Migration20261126000000_array_null_text } from './Migration20261126000000_array_null_text.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -39,4 +40,5 @@ export const migrationsList = [
     class: Migration20261125000200_milestone_positions_deferred,
   },
   { name: 'Migration20261125030000_session_flash', class: Migration20261125030000_session_flash },
+  { name: 'Migration20261126000000_array_null_text', class: Migration20261126000000_array_null_text },
 ];
