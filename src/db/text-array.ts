@@ -3,7 +3,8 @@
  * leaves an element unquoted unless it holds `"`, `{`, `}`, `,` or `\`, and PostgreSQL reads an
  * unquoted `null` (any case) as NULL and trims unquoted white space: a tag "null" was stored as
  * NULL, and every read of it then failed its response schema (a 500). Here every element is
- * quoted, with `"` and `\` escaped, so what is written is the text that was given.
+ * quoted, with `"` and `\` escaped, so what is written is the text that was given
+ * (docs/decisions/0008-text-arrays.md).
  */
 import { ArrayType, type Platform, type TransformContext } from '@mikro-orm/postgresql';
 
