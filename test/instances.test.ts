@@ -9,31 +9,15 @@ import type { Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, type RedisClientType } from 'redis';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServer, userWithKey, uniqueName, UPLOAD_MAX_BYTES, type TestServer } from './harness.js';
 import { createApp } from '../src/app.js';
+import { redisOrNothing } from './redis.js';
 import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function redisOrNothing(): Promise<RedisClientType | undefined> {
-  const client: RedisClientType = createClient({
-    url: REDIS_URL,
-    socket: { reconnectStrategy: false, connectTimeout: 1000 },
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    return client;
-  } catch {
-    return undefined;
-  }
-}
 const redis = await redisOrNothing();
 
 let t: TestServer;

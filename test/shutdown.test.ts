@@ -17,19 +17,25 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** A free port, an empty data directory and the environment of a server with its own embedded database. */
+async function ownServer(prefix: string): Promise<{ dataDir: string; port: number; env: NodeJS.ProcessEnv }> {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    GITHUB_SYNC_INTERVAL_MINUTES: '0',
+  };
+  delete env.DATABASE_URL; // its own embedded database
+  return { dataDir, port, env };
+}
+
 describe('graceful shutdown', () => {
   it('finishes the in-flight request, closes the database and exits 0 on SIGTERM', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-term-'));
-    const port = await freePort();
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'info',
-      GITHUB_SYNC_INTERVAL_MINUTES: '0',
-    };
-    delete env.DATABASE_URL; // its own embedded database
+    const { dataDir, port, env } = await ownServer('shipyard-term-');
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,17 +84,7 @@ describe('graceful shutdown', () => {
     ['bin/shipyard serve', 'bin/shipyard', ['serve']],
   ] as const) {
     it(`stops the server when its launcher, ${name}, gets SIGTERM`, async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-term-'));
-      const port = await freePort();
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'info',
-        GITHUB_SYNC_INTERVAL_MINUTES: '0',
-      };
-      delete env.DATABASE_URL;
+      const { dataDir, port, env } = await ownServer('shipyard-term-');
       const launcher = spawn(command, [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let log = '';
       launcher.stderr.on('data', (d) => (log += d));
@@ -115,17 +111,7 @@ describe('graceful shutdown', () => {
   // holding the port and the embedded database, whether it was serving already or still starting.
   for (const when of ['once it serves', 'while it is starting'] as const) {
     it(`stops the server when its launcher is killed with SIGKILL ${when}`, async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'shipyard-kill-'));
-      const port = await freePort();
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'info',
-        GITHUB_SYNC_INTERVAL_MINUTES: '0',
-      };
-      delete env.DATABASE_URL;
+      const { dataDir, port, env } = await ownServer('shipyard-kill-');
       const launcher = spawn('bin/shipyard', ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       // The server writes to the same pipe after its launcher is gone.
       let log = '';

@@ -41,27 +41,18 @@ function workerFile(): WorkerFile {
     : { url: new URL('./password-worker.js', import.meta.url), execArgv: [] };
 }
 
-/** The refusal when `maxWaiting` checks already wait: nothing is done; retry in a moment. */
-const passwordChecksBusy = () =>
+/** A 503 for a check that was not done: nothing was changed, and a retry in a moment may pass. */
+const notChecked = (why: string) =>
   new ProblemError(
     503,
     'unavailable',
     'Service unavailable',
-    'Too many passwords are being checked right now; nothing was changed. Retry in a few seconds.',
+    `${why}; nothing was changed. Retry in a few seconds.`,
     {},
     { 'Retry-After': '2' },
   );
-
-/** What the checks that waited for a thread that ended get: nothing was done, so a retry may succeed. */
-const interrupted = () =>
-  new ProblemError(
-    503,
-    'unavailable',
-    'Service unavailable',
-    'The password check was interrupted; nothing was changed. Retry in a few seconds.',
-    {},
-    { 'Retry-After': '2' },
-  );
+const passwordChecksBusy = () => notChecked('Too many passwords are being checked right now');
+const interrupted = () => notChecked('The password check was interrupted');
 
 /** One worker thread and the checks waiting for its answers; `onEnd` hears why it ended. */
 function spawn(file: WorkerFile, onEnd: (err: Error) => void): Thread {

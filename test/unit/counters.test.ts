@@ -5,24 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createClient, type RedisClientType } from 'redis';
+import { redisOrNothing } from '../redis.js';
 import { MemoryCounters, RedisCounters, type Counters } from '../../src/http/counters.js';
 import { createLogger } from '../../src/http/log.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-async function redisOrNothing(): Promise<RedisClientType | undefined> {
-  const client: RedisClientType = createClient({
-    url: REDIS_URL,
-    socket: { reconnectStrategy: false, connectTimeout: 1000 },
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return client;
-  } catch {
-    return undefined;
-  }
-}
 const redis = await redisOrNothing();
 afterAll(async () => {
   await redis?.quit();
