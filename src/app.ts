@@ -23,6 +23,7 @@ import {
   listOperations,
   basePath,
   closedForValidation,
+  patternMessages,
   type OpenApiDocument,
   type Operation,
 } from './http/contract.js';
@@ -135,7 +136,10 @@ export function createApp({
       origins: mcpOrigins(config.publicUrl, config.mcpAllowedOrigins),
     }),
   );
-  const problems = problemHandler(log, { uploadMaxBytes: config.uploadMaxBytes });
+  const problems = problemHandler(log, {
+    uploadMaxBytes: config.uploadMaxBytes,
+    patternMessages: patternMessages(contract),
+  });
   app.use(base, restPipeline({ config, contract, operations, storage, limits, budget, failedAuth, keys, problems }));
   app.use(problems);
   return app;

@@ -277,9 +277,15 @@ describe('members', () => {
 
 describe('text the database cannot hold', () => {
   it('refuses U+0000 anywhere in a body with 400, after authentication', async () => {
-    const res = await raw(t, 'POST', '/projects', { token: ada.token, body: '{"name":"a\\u0000b"}' });
+    const res = await raw(t, 'POST', '/projects', { token: ada.token, body: '{"name":"a","description":"a\\u0000b"}' });
     expect(res.status).toBe(400);
-    expect(res.json.errors).toEqual([{ path: '/body/name', message: 'must not contain NUL (\\u0000) characters' }]);
+    expect(res.json.errors).toEqual([
+      { path: '/body/description', message: 'must not contain NUL (\\u0000) characters' },
+    ]);
+    // A name is one line: the contract refuses every control character in it, NUL among them.
+    const name = await raw(t, 'POST', '/projects', { token: ada.token, body: '{"name":"a\\u0000b"}' });
+    expect(name.status).toBe(400);
+    expect(name.json.errors).toEqual([{ path: '/body/name', message: expect.stringMatching(/^must be one line/) }]);
     const p = await newProject(ada);
     const nested = await raw(t, 'PATCH', `/projects/${p.id}`, {
       token: ada.token,

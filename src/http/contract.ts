@@ -87,6 +87,26 @@ export function basePath(doc: OpenApiDocument): string {
 }
 
 /**
+ * What each pattern of the contract means, in words (`x-pattern-message` beside a `pattern`):
+ * a 400 says that instead of the pattern itself. The generated zod schemas (the MCP tools'
+ * inputs) carry the same words.
+ */
+export function patternMessages(doc: OpenApiDocument): Map<string, string> {
+  const messages = new Map<string, string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (node === null || typeof node !== 'object') return;
+    const schema = node as Record<string, unknown>;
+    if (typeof schema.pattern === 'string' && typeof schema['x-pattern-message'] === 'string')
+      messages.set(schema.pattern, schema['x-pattern-message']);
+    for (const value of Object.values(schema)) visit(value);
+  };
+  visit(doc.paths);
+  visit(doc.components);
+  return messages;
+}
+
+/**
  * The contract as the server holds its own answers to it. The served contract leaves response
  * objects open (a client must not break when a field is added), while the server must never send
  * a field the contract does not name: it validates against this copy, in which every object

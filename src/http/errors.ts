@@ -7,10 +7,11 @@ import type { ErrorRequestHandler, Request } from 'express';
 import { ProblemError, PROBLEM_BASE } from './problem.js';
 import type { Logger } from './log.js';
 
+type ValidationError = { path?: string; message?: string; errorCode?: string };
 type HttpLikeError = Error & {
   status?: number;
   type?: string;
-  errors?: { path?: string; message?: string }[];
+  errors?: ValidationError[];
   headers?: Record<string, string>;
 };
 
@@ -23,11 +24,22 @@ const EOV_KINDS: Record<number, [slug: string, title: string]> = {
   415: ['unsupported-media-type', 'Unsupported media type'],
 };
 
-function fromClientError(
-  err: HttpLikeError,
-  req: Request,
-  limits: { uploadMaxBytes: number },
-): ProblemError | undefined {
+export type ProblemOptions = {
+  uploadMaxBytes: number;
+  /** The contract's patterns, each with what it means in words (src/http/contract.ts). */
+  patternMessages?: Map<string, string>;
+};
+
+/** A validation error's message; for a pattern the contract explains, the explanation. */
+function inWords(e: ValidationError, patterns: Map<string, string> | undefined): string {
+  const message = e.message ?? 'invalid';
+  if (e.errorCode !== 'pattern.openapi.validation' || !patterns) return message;
+  // The validator (Ajv) says `must match pattern "<the pattern>"`.
+  const pattern = /^must match pattern "(.*)"$/s.exec(message)?.[1];
+  return (pattern !== undefined && patterns.get(pattern)) || message;
+}
+
+function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOptions): ProblemError | undefined {
   const path = req.path;
   if (err.type === 'entity.parse.failed')
     return new ProblemError(400, 'malformed-json', 'Malformed JSON', 'The request body is not valid JSON.');
@@ -44,7 +56,7 @@ function fromClientError(
   const status = err.status;
   if (!status || status < 400 || status >= 500 || !EOV_KINDS[status]) return undefined;
   const [slug, title] = EOV_KINDS[status];
-  const errors = (err.errors ?? []).map((e) => ({ path: e.path ?? '', message: e.message ?? 'invalid' }));
+  const errors = (err.errors ?? []).map((e) => ({ path: e.path ?? '', message: inWords(e, limits.patternMessages) }));
   let detail = err.message;
   if (status === 400)
     detail = errors.length
@@ -116,7 +128,7 @@ export const databaseUnavailable = () =>
     { 'Retry-After': '5' },
   );
 
-export function problemHandler(log: Logger, limits: { uploadMaxBytes: number }): ErrorRequestHandler {
+export function problemHandler(log: Logger, limits: ProblemOptions): ErrorRequestHandler {
   return (err: HttpLikeError, req, res, _next) => {
     const problem =
       err instanceof ProblemError

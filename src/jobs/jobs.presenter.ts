@@ -1,3 +1,4 @@
+import { presentableLine } from '../kernel/text.js';
 import type { Job as JobDto } from '../../codegen/generated/api/types.gen.js';
 import type { Job } from './job.entity.js';
 import type { User } from '../users/user.entity.js';
@@ -34,8 +35,8 @@ const time = (t: Timestamp) => (typeof t === 'string' ? Date.parse(t) : t.getTim
 export function presentJob(job: JobFields, now = new Date()): JobDto {
   return {
     id: job.id,
-    title: job.title,
-    company: job.company,
+    title: presentableLine(job.title, 'Untitled job'),
+    company: presentableLine(job.company, 'Unnamed company'),
     description: job.description,
     location: job.location ?? null,
     remotePolicy: job.remotePolicy,

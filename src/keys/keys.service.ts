@@ -1,6 +1,7 @@
 /**
  * API keys: created by a signed-in person (web, later) or the operator CLI; never over the API.
  */
+import { lineProblem } from '../kernel/text.js';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey } from './api-key.entity.js';
 import { User } from '../users/user.entity.js';
@@ -62,7 +63,9 @@ export async function createKey(em: EntityManager, input: NewKey): Promise<Creat
   const scopes = parseScopes(input.scopes);
   const expiresAt = expiryOf(input);
   const name = input.name.trim();
-  if (!name || name.length > 100) throw badRequest('A key needs a name of 1 to 100 characters.');
+  const nameProblem = lineProblem(name);
+  if (nameProblem) throw badRequest(`A key's name needs ${nameProblem}.`);
+  if (name.length > 100) throw badRequest('A key needs a name of 1 to 100 characters.');
   const token = generateToken();
   const key = await em.transactional(async (tem) => {
     // The account's row is the lock: two creates at once cannot both take the last place.

@@ -1,3 +1,4 @@
+import { presentableLine } from '../kernel/text.js';
 import type { Milestone as MilestoneDto } from '../../codegen/generated/api/types.gen.js';
 import type { Milestone } from './milestone.entity.js';
 import { isoString, type Timestamp } from '../db/reads.js';
@@ -13,7 +14,7 @@ export function presentMilestone(m: MilestoneFields): MilestoneDto {
   return {
     id: m.id,
     projectId: 'projectId' in m ? m.projectId : m.project.id,
-    title: m.title,
+    title: presentableLine(m.title, 'Untitled milestone'),
     description: m.description ?? null,
     status: m.status,
     dueDate: m.dueDate ?? null,

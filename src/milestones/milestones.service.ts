@@ -111,7 +111,7 @@ export async function createMilestone(
     const status = input.status ?? 'planned';
     const milestone = tem.create(Milestone, {
       project: tem.getReference(Project, projectId),
-      title: input.title,
+      title: input.title.trim(),
       description: input.description ?? null,
       status,
       dueDate: input.dueDate ?? null,
@@ -143,7 +143,7 @@ export async function updateMilestone(
       else await shiftPositions(tem, projectId, 1, input.position, from - 1);
       milestone.position = input.position;
     }
-    if (input.title !== undefined) milestone.title = input.title;
+    if (input.title !== undefined) milestone.title = input.title.trim();
     if (input.description !== undefined) milestone.description = input.description;
     if (input.dueDate !== undefined) milestone.dueDate = input.dueDate;
     if (input.status !== undefined) {

@@ -1,3 +1,4 @@
+import { presentableLine } from '../kernel/text.js';
 import type { Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 import type { Post } from './post.entity.js';
 import type { User } from '../users/user.entity.js';
@@ -19,7 +20,7 @@ export function presentPost(post: PostFields): PostDto {
   return {
     id: post.id,
     kind: post.kind,
-    title: post.title,
+    title: presentableLine(post.title, 'Untitled'),
     body: post.body,
     tags: post.tags,
     mediaIds: post.mediaIds,

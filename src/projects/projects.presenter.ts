@@ -1,3 +1,4 @@
+import { presentableLine } from '../kernel/text.js';
 import type { Project as ProjectDto, Member as MemberDto } from '../../codegen/generated/api/types.gen.js';
 import type { Project, ProjectMember } from './project.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
@@ -22,14 +23,14 @@ export type ProjectFields = Pick<
 export function presentProject(project: ProjectFields): ProjectDto {
   return {
     id: project.id,
-    name: project.name,
+    name: presentableLine(project.name, project.slug),
     slug: project.slug,
     tagline: project.tagline,
     description: project.description,
     stage: project.stage,
     visibility: project.visibility,
     tags: project.tags,
-    links: project.links.map((l) => ({ label: l.label, url: l.url })),
+    links: project.links.map((l) => ({ label: presentableLine(l.label, 'Link'), url: l.url })),
     lookingForCollaborators: project.lookingForCollaborators,
     wantedSkills: project.wantedSkills,
     owner: presentUserSummary(project.owner),

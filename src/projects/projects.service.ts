@@ -74,6 +74,10 @@ export async function assertCanContributeToProject(
   return projectEntity(em, projectId);
 }
 
+/** Link labels are lines (src/kernel/text.ts): stored without the white space around them. */
+const trimLabels = (links: { label: string; url: string }[]) =>
+  links.map((l) => ({ label: l.label.trim(), url: l.url }));
+
 function slugify(name: string): string {
   const slug = name
     .normalize('NFKD')
@@ -115,7 +119,7 @@ export async function createProject(em: EntityManager, actor: Actor, input: Proj
     stage: input.stage ?? 'idea',
     visibility: input.visibility ?? 'public',
     tags: normaliseTags(input.tags),
-    links: input.links ?? [],
+    links: trimLabels(input.links ?? []),
     lookingForCollaborators: input.lookingForCollaborators ?? false,
     wantedSkills: normaliseTags(input.wantedSkills),
   });
@@ -138,7 +142,7 @@ export async function updateProject(
   if (input.stage !== undefined) project.stage = input.stage;
   if (input.visibility !== undefined) project.visibility = input.visibility;
   if (input.tags !== undefined) project.tags = normaliseTags(input.tags);
-  if (input.links !== undefined) project.links = input.links;
+  if (input.links !== undefined) project.links = trimLabels(input.links);
   if (input.lookingForCollaborators !== undefined) project.lookingForCollaborators = input.lookingForCollaborators;
   if (input.wantedSkills !== undefined) project.wantedSkills = normaliseTags(input.wantedSkills);
   await flushOrConflict(em, project.slug);

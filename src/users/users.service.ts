@@ -1,3 +1,4 @@
+import { isOptionalLine, lineProblem } from '../kernel/text.js';
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -65,6 +66,13 @@ async function newUserProblems(
   }
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
     problems.push({ path: '/email', message: `Email: '${input.email}' is not an email address.` });
+  const displayName = input.displayName?.trim();
+  if (displayName) {
+    const problem = lineProblem(displayName);
+    if (problem) problems.push({ path: '/displayName', message: `Display name: ${problem}.` });
+    else if (displayName.length > 100)
+      problems.push({ path: '/displayName', message: 'Display name: at most 100 characters.' });
+  }
   if (input.password !== undefined) {
     for (const message of await checkPassword(input.password, { username, email }))
       problems.push({ path: '/password', message });
@@ -180,9 +188,13 @@ export async function updateProfile(em: EntityManager, userId: string, input: Pr
   const user = await getUserById(em, userId);
   const errors: string[] = [];
   const displayName = input.displayName.trim();
+  const displayNameProblem = lineProblem(displayName);
   if (!displayName || displayName.length > 100) errors.push('Display name: 1 to 100 characters.');
+  else if (displayNameProblem) errors.push(`Display name: ${displayNameProblem}.`);
   if (input.bio.length > 2000) errors.push('Bio: at most 2000 characters.');
   if (input.location.trim().length > 200) errors.push('Location: at most 200 characters.');
+  if (!isOptionalLine(input.location))
+    errors.push('Location: one line, with no control, line-break or bidi-override character.');
   const website = input.website.trim();
   if (website) {
     let ok = false;

@@ -5,6 +5,7 @@
  * as a one-time flash (src/sessions/flash.ts), so a reload shows the list, never a second key.
  * Revocation takes effect at once (the key cache drops it in this process).
  */
+import { lineProblem } from '../kernel/text.js';
 import type { Request, Response } from 'express';
 import { createKey, listKeys, revokeKey } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
@@ -124,7 +125,9 @@ function readForm(body: Record<string, unknown>): Form {
 
 /** Every problem with the form goes into `errors` at once; the expiry it asks for, when it names one. */
 function checkForm(form: Form, errors: string[]): { expiresInDays: number } | { expiresAt: Date } | undefined {
+  const nameProblem = lineProblem(form.name!);
   if (!form.name!.trim()) errors.push('Name: give the key a name.');
+  else if (nameProblem) errors.push(`Name: ${nameProblem}.`);
   if (form.scopes!.length === 0) errors.push('Scopes: choose at least one.');
   if (form.expiry === 'date') {
     const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(form.expiresOn!);

@@ -54,6 +54,11 @@ export type CommentUpdate = {
 };
 
 /**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
+export type CompanyName = string;
+
+/**
  * An ISO 4217 currency code.
  */
 export type Currency = string;
@@ -155,8 +160,8 @@ export type Id = string;
 
 export type Job = {
     id: Id;
-    title: string;
-    company: string;
+    title: JobTitle;
+    company: CompanyName;
     /**
      * Markdown.
      */
@@ -184,9 +189,12 @@ export type Job = {
  * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.
  */
 export type JobCreate = {
-    title: string;
-    company: string;
+    title: JobTitle;
+    company: CompanyName;
     description: string;
+    /**
+     * One line: no control, line-break or bidi-override character.
+     */
     location?: string | null;
     remotePolicy: RemotePolicy;
     employmentType: EmploymentType;
@@ -212,12 +220,20 @@ export type JobPage = {
 export type JobStatus = 'open' | 'closed';
 
 /**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
+export type JobTitle = string;
+
+/**
  * Only the fields sent change. Salary fields go together (all three; null clears the salary).
  */
 export type JobUpdate = {
-    title?: string;
-    company?: string;
+    title?: JobTitle;
+    company?: CompanyName;
     description?: string;
+    /**
+     * One line: no control, line-break or bidi-override character.
+     */
     location?: string | null;
     remotePolicy?: RemotePolicy;
     employmentType?: EmploymentType;
@@ -398,6 +414,9 @@ export type MilestoneReorder = {
 
 export type MilestoneStatus = 'planned' | 'in_progress' | 'done' | 'cancelled';
 
+/**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
 export type MilestoneTitle = string;
 
 /**
@@ -417,7 +436,7 @@ export type MilestoneUpdate = {
 export type Post = {
     id: Id;
     kind: PostKind;
-    title: string;
+    title: PostTitle;
     /**
      * Markdown.
      */
@@ -447,7 +466,7 @@ export type Post = {
 
 export type PostCreate = {
     kind?: PostKind;
-    title: string;
+    title: PostTitle;
     body: string;
     tags?: Array<Tag>;
     /**
@@ -471,10 +490,15 @@ export type PostPage = {
 };
 
 /**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
+export type PostTitle = string;
+
+/**
  * Only the fields sent change. The kind and the project of a post never change.
  */
 export type PostUpdate = {
-    title?: string;
+    title?: PostTitle;
     body?: string;
     tags?: Array<Tag>;
     /**
@@ -526,6 +550,9 @@ export type Project = {
 export type ProjectCreate = {
     name: ProjectName;
     slug?: ProjectSlug;
+    /**
+     * One line: no control, line-break or bidi-override character.
+     */
     tagline?: string;
     description?: string;
     stage?: ProjectStage;
@@ -540,6 +567,9 @@ export type ProjectCreate = {
  * A link shown on a project.
  */
 export type ProjectLink = {
+    /**
+     * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+     */
     label: string;
     url: string;
 };
@@ -548,10 +578,16 @@ export type ProjectLink = {
  * A link to show on a project, as a client sends it.
  */
 export type ProjectLinkInput = {
+    /**
+     * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+     */
     label: string;
     url: string;
 };
 
+/**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
 export type ProjectName = string;
 
 export type ProjectPage = {
@@ -572,6 +608,9 @@ export type ProjectStage = 'idea' | 'building' | 'launched' | 'paused';
 export type ProjectUpdate = {
     name?: ProjectName;
     slug?: ProjectSlug;
+    /**
+     * One line: no control, line-break or bidi-override character.
+     */
     tagline?: string;
     description?: string;
     stage?: ProjectStage;

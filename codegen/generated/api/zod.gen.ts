@@ -12,6 +12,11 @@ export const zCommentUpdate = z.object({
 });
 
 /**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
+export const zCompanyName = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+
+/**
  * An ISO 4217 currency code.
  */
 export const zCurrency = z.string().max(3).regex(/^[A-Z]{3}$/);
@@ -105,6 +110,11 @@ export const zId = z.uuid().max(36);
 
 export const zJobStatus = z.enum(['open', 'closed']);
 
+/**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
+export const zJobTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+
 export const zJsonRpcErrorResponse = z.object({
     jsonrpc: z.literal('2.0'),
     id: z.union([
@@ -182,7 +192,10 @@ export const zMilestoneStatus = z.enum([
     'cancelled'
 ]);
 
-export const zMilestoneTitle = z.string().min(1).max(200);
+/**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
+export const zMilestoneTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
 
 export const zMilestoneCreate = z.object({
     title: zMilestoneTitle,
@@ -209,10 +222,15 @@ export const zMilestoneUpdate = z.object({
 export const zPostKind = z.enum(['post', 'build_log']);
 
 /**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
+export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+
+/**
  * A link shown on a project.
  */
 export const zProjectLink = z.object({
-    label: z.string().min(1).max(40),
+    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character'),
     url: z.url().max(500).regex(/^https?:\/\//)
 });
 
@@ -220,11 +238,14 @@ export const zProjectLink = z.object({
  * A link to show on a project, as a client sends it.
  */
 export const zProjectLinkInput = z.object({
-    label: z.string().min(1).max(40),
+    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character'),
     url: z.url().max(500).regex(/^https?:\/\//)
 });
 
-export const zProjectName = z.string().min(1).max(100);
+/**
+ * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ */
+export const zProjectName = z.string().min(1).max(100).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
 
 /**
  * Unique among the owner's projects.
@@ -383,10 +404,10 @@ export const zTag = z.string().max(32).regex(/^[A-Za-z0-9][A-Za-z0-9+#.-]{0,31}$
  * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.
  */
 export const zJobCreate = z.object({
-    title: z.string().min(1).max(200),
-    company: z.string().min(1).max(200),
+    title: zJobTitle,
+    company: zCompanyName,
     description: z.string().min(1).max(20000),
-    location: z.string().max(200).nullish(),
+    location: z.string().max(200).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/).nullish(),
     remotePolicy: zRemotePolicy,
     employmentType: zEmploymentType,
     salaryMin: z.int().gte(0).lte(100000000).nullish(),
@@ -401,10 +422,10 @@ export const zJobCreate = z.object({
  * Only the fields sent change. Salary fields go together (all three; null clears the salary).
  */
 export const zJobUpdate = z.object({
-    title: z.string().min(1).max(200).optional(),
-    company: z.string().min(1).max(200).optional(),
+    title: zJobTitle.optional(),
+    company: zCompanyName.optional(),
     description: z.string().min(1).max(20000).optional(),
-    location: z.string().max(200).nullish(),
+    location: z.string().max(200).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/).nullish(),
     remotePolicy: zRemotePolicy.optional(),
     employmentType: zEmploymentType.optional(),
     salaryMin: z.int().gte(0).lte(100000000).nullish(),
@@ -417,7 +438,7 @@ export const zJobUpdate = z.object({
 
 export const zPostCreate = z.object({
     kind: zPostKind.optional(),
-    title: z.string().min(1).max(200),
+    title: zPostTitle,
     body: z.string().min(1).max(100000),
     tags: z.array(zTag).max(10).optional(),
     mediaIds: z.array(z.uuid().max(36)).max(10).optional(),
@@ -428,7 +449,7 @@ export const zPostCreate = z.object({
  * Only the fields sent change. The kind and the project of a post never change.
  */
 export const zPostUpdate = z.object({
-    title: z.string().min(1).max(200).optional(),
+    title: zPostTitle.optional(),
     body: z.string().min(1).max(100000).optional(),
     tags: z.array(zTag).max(10).optional(),
     mediaIds: z.array(z.uuid().max(36)).max(10).optional()
@@ -437,7 +458,7 @@ export const zPostUpdate = z.object({
 export const zProjectCreate = z.object({
     name: zProjectName,
     slug: zProjectSlug.optional(),
-    tagline: z.string().max(140).optional(),
+    tagline: z.string().max(140).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line, with no control, line-break or bidi-override character').optional(),
     description: z.string().max(20000).optional(),
     stage: zProjectStage.optional(),
     visibility: zProjectVisibility.optional(),
@@ -453,7 +474,7 @@ export const zProjectCreate = z.object({
 export const zProjectUpdate = z.object({
     name: zProjectName.optional(),
     slug: zProjectSlug.optional(),
-    tagline: z.string().max(140).optional(),
+    tagline: z.string().max(140).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line, with no control, line-break or bidi-override character').optional(),
     description: z.string().max(20000).optional(),
     stage: zProjectStage.optional(),
     visibility: zProjectVisibility.optional(),
@@ -551,8 +572,8 @@ export const zCommentPage = z.object({
 
 export const zJob = z.object({
     id: zId,
-    title: z.string(),
-    company: z.string(),
+    title: zJobTitle,
+    company: zCompanyName,
     description: z.string(),
     location: z.string().nullable(),
     remotePolicy: zRemotePolicy,
@@ -606,7 +627,7 @@ export const zMemberPage = z.object({
 export const zPost = z.object({
     id: zId,
     kind: zPostKind,
-    title: z.string(),
+    title: zPostTitle,
     body: z.string(),
     tags: z.array(zTag),
     mediaIds: z.array(zId),

@@ -1,0 +1,75 @@
+/**
+ * One-line text that people name things with: project names, titles, companies, link labels,
+ * display names, key names. The contract states the same rule as a pattern on each such field
+ * (`openapi/components/schemas.yaml`, `&line`), so the REST validator, the MCP tools' schemas
+ * and every generated client refuse what this module refuses; test/unit/text.test.ts keeps the
+ * two in step.
+ *
+ * A line holds at least one visible character, and none of:
+ * - C0 and C1 control characters (tab and newline among them), nor the line and paragraph
+ *   separators: a name is one line;
+ * - the bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reverse
+ *   or reorder the text that follows them on a page ("Trojan Source").
+ * White space, zero-width and other invisible format characters are allowed around and between
+ * visible ones (a zero-width joiner inside an emoji, a soft hyphen), never alone.
+ * Body text (descriptions, posts, comments) is not a line: it keeps all of these.
+ */
+
+/**
+ * Never in a line: C0 and C1 controls, and U+2027–U+202E (the line and paragraph separators,
+ * the bidi embeddings and overrides, and the hyphenation point that the range takes along),
+ * and the bidi isolates U+2066–U+2069.
+ */
+const FORBIDDEN = '\\x00-\\x1F\\x7F-\\x9F\u2027-\u202E\u2066-\u2069';
+/**
+ * Allowed, but shows nothing on its own: the space separators (the space, no-break spaces,
+ * typographic and ideographic spaces) and the zero-width and other invisible characters (soft
+ * hyphen, joiners, marks, variation selectors, fillers, the byte-order mark). None of them is
+ * in FORBIDDEN: the pattern below relies on the two sets being apart.
+ */
+const INVISIBLE =
+  ' \u00A0\u00AD\u034F\u061C\u115F\u1160\u1680\u17B4\u17B5\u180B-\u180F\u2000-\u200F\u202F\u205F-\u2064\u206A-\u206F\u3000\u3164\uFE00-\uFE0F\uFEFF\uFFA0';
+
+/**
+ * The contract's pattern for a line: invisible characters, then a visible one, then anything
+ * allowed. The first part can only hold invisible characters, so the place of the first visible
+ * one is fixed and the pattern runs in linear time on any input (no backtracking blow-up on a
+ * megabyte of text).
+ *
+ * It holds the characters themselves, not `\uXXXX` escapes, and every escape in it is `\xXX`:
+ * so it means the same with and without the `u` flag (Ajv compiles with it, Spectral and most
+ * generators without), in every language's regular expressions, and survives the code
+ * generator, which turns `\uXXXX` in a pattern into the character itself. The range
+ * U+2027–U+202E avoids writing U+2028 and U+2029, which no JavaScript regex literal may hold.
+ */
+export const LINE_PATTERN = `^[${INVISIBLE}]*[^${FORBIDDEN}${INVISIBLE}][^${FORBIDDEN}]*$`;
+/** The contract's pattern for optional one-line text (a tagline, a location): a line, or nothing visible. */
+export const OPTIONAL_LINE_PATTERN = `^[^${FORBIDDEN}]*$`;
+
+const line = new RegExp(LINE_PATTERN);
+const optionalLine = new RegExp(OPTIONAL_LINE_PATTERN);
+const forbidden = new RegExp(`[${FORBIDDEN}]`, 'g');
+
+/** Whether `value` is a line: something visible, nothing forbidden. */
+export const isLine = (value: string): boolean => line.test(value);
+
+/** Whether `value` may be stored as optional one-line text (empty, or nothing forbidden in it). */
+export const isOptionalLine = (value: string): boolean => optionalLine.test(value);
+
+/** What one line-rule breach is, said to the person who typed it (web forms; the API's 400 names the pattern). */
+export function lineProblem(value: string): string | undefined {
+  if (value.match(forbidden)) return 'no control, line-break or bidi-override characters';
+  if (!line.test(value)) return 'at least one visible character';
+  return undefined;
+}
+
+/**
+ * A stored value made presentable as a line: what the contract refuses is dropped, and a value
+ * left with nothing visible becomes `fallback`. Presenters use it so that one row stored before
+ * the rule (or by hand) cannot make every list that shows it fail its response check.
+ */
+export function presentableLine(value: string, fallback: string): string {
+  if (line.test(value)) return value;
+  const kept = value.replace(forbidden, ' ').trim();
+  return line.test(kept) ? kept : fallback;
+}
