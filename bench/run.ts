@@ -23,6 +23,7 @@ import { serverNodeOptions } from '../bin/server-options.mjs';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { VOCABULARY } from './vocabulary.js';
+import { noisyNeighbour, type NeighbourFigures } from './noisy-neighbour.js';
 
 const url = process.env.DATABASE_URL;
 if (!url)
@@ -37,6 +38,8 @@ const PROFILE_DIR = 'bench/profiles';
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
 
 const tsx = ['--import', 'tsx'];
+/** RATE_LIMIT_PER_MINUTE's default: the budget the noisy neighbour's uploads are paced to (the service runs without one in the way). */
+const DEFAULT_BUDGET_PER_MINUTE = 300;
 const seed = JSON.parse(
   execFileSync(process.execPath, [...tsx, 'bench/seed.ts'], {
     env: process.env,
@@ -486,6 +489,33 @@ for (const [label, tool, args] of mcpAnswers) {
   );
 }
 
+// One key spends its whole budget on the most expensive operation; another user reads beside it.
+let neighbour: Awaited<ReturnType<typeof noisyNeighbour>> | undefined;
+if (!ONLY || ONLY.test('noisy neighbour')) {
+  neighbour = await noisyNeighbour({
+    api,
+    readerToken: seed.neighbourToken,
+    uploaderToken: seed.token,
+    seconds: DURATION,
+    budgetPerMinute: DEFAULT_BUDGET_PER_MINUTE,
+  });
+  const { idle, paced, flatOut, pixels, cost } = neighbour;
+  const line = (label: string, f: NeighbourFigures) =>
+    `  ${pad(label, 56)} reads p50 ${fixed(f.p50, 6, 1)}  p99 ${fixed(f.p99, 6, 1)} ms (${fixed(f.reads, 5)} reads)  p99 ${fixed(f.p99 / idle.p99, 4, 1)}× idle  uploads ${JSON.stringify(f.uploads)}`;
+  console.log(
+    `
+noisy neighbour: another user's GET /users/me, one at a time, beside uploads of ${(pixels / 1e6).toFixed(1)}-megapixel PNGs (cost ${cost})`,
+  );
+  console.log(line('idle', idle));
+  console.log(
+    line(
+      `one key's budget (${DEFAULT_BUDGET_PER_MINUTE}/min ÷ ${cost}: an upload every ${(60 * cost) / DEFAULT_BUDGET_PER_MINUTE} s)`,
+      paced,
+    ),
+  );
+  console.log(line('four uploaders flat out (no budget between them)', flatOut));
+}
+
 /** The soak's RSS, first to last and spread (min to max), and its failed requests, for the targets. */
 let soakResult: { drift: number; worst: number; failed: number } | undefined;
 if (SOAK > 0 && !ONLY) {
@@ -612,6 +642,20 @@ const targets: Target[] = ONLY
             ] as Target,
           ]
         : [['soak RSS flat ±10%', 'not run (BENCH_SOAK=seconds)', 'info'] as Target]),
+      ...(neighbour
+        ? [
+            [
+              "noisy neighbour: another user's p99 < 3× idle under one key's upload budget",
+              `${(neighbour.paced.p99 / neighbour.idle.p99).toFixed(1)}× (${neighbour.paced.p99.toFixed(1)} / ${neighbour.idle.p99.toFixed(1)} ms)`,
+              neighbour.paced.p99 < 3 * neighbour.idle.p99 ? 'met' : 'MISSED',
+            ] as Target,
+            [
+              'noisy neighbour, four uploaders flat out (no target)',
+              `${(neighbour.flatOut.p99 / neighbour.idle.p99).toFixed(1)}× idle p99`,
+              'info',
+            ] as Target,
+          ]
+        : []),
       [
         'no failed request in any scenario (and the soak)',
         `${[...results.values()].reduce((n, r) => n + r.failed, 0) + (soakResult?.failed ?? 0)} failed`,

@@ -193,10 +193,19 @@ const [page1000] = await em.execute<{ id: string }[]>(
   [user.id],
 );
 const { token } = await createKey(em, { userId: user.id, name: 'bench', scopes: [...SCOPE_IDS], expiresInDays: 1 });
+// Another user's key: the noisy neighbour's reader (bench/noisy-neighbour.ts).
+const neighbour = await em.findOneOrFail(User, { username: 'user41' });
+const { token: neighbourToken } = await createKey(em, {
+  userId: neighbour.id,
+  name: 'bench-neighbour',
+  scopes: ['profile.read', 'content.read'],
+  expiresInDays: 1,
+});
 await db.close();
 process.stdout.write(
   `${JSON.stringify({
     token,
+    neighbourToken,
     userId: user.id,
     projectId,
     writeProjectId,

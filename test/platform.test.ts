@@ -41,16 +41,18 @@ describe('platform', () => {
         requestsPerMinutePerUser: 2 * TEST_RATE_LIMIT,
         failedAuthPerMinutePerAddress: TEST_RATE_LIMIT,
       },
+      requestCosts: { default: 1, operations: { search: 5, uploadMedia: 20 } },
       pageSize: { default: 20, max: 100 },
       requestBodyBytes: 1048576,
       uploadBytes: 262144,
+      imagePixels: 25_000_000,
       keyLifetimeDays: 366,
       activeKeysPerUser: 50,
       commentDepth: 5,
       tagsPerItem: 10,
     });
     expect((await api.getVersions({ client: ada.client })).data).toEqual({
-      apiVersion: '1.1.0',
+      apiVersion: '1.2.0',
       mcpProtocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26'],
     });
   });

@@ -18,6 +18,8 @@ export type OperationObject = {
   'x-session-only'?: boolean;
   'x-public'?: boolean;
   'x-mcp'?: boolean;
+  /** Units of the rate-limit budgets a request spends (1 when absent). */
+  'x-cost'?: number;
   [key: string]: unknown;
 };
 export type ScopeEntry = { id: ScopeId; label: string; description: string; opens: string[] };
@@ -84,6 +86,20 @@ export function basePath(doc: OpenApiDocument): string {
   const server = doc.servers?.[0];
   const url = (server?.url ?? '/').replace(/\{(\w+)\}/g, (_, name: string) => server?.variables?.[name]?.default ?? '');
   return new URL(url, 'http://x').pathname.replace(/\/$/, '');
+}
+
+/** Units of the rate-limit budgets one request of the operation spends. */
+export const costOf = (op: OperationObject | undefined): number => op?.['x-cost'] ?? 1;
+
+/** The operations that cost more than one unit, by operationId (published by GET /platform/limits). */
+export function operationCosts(doc: OpenApiDocument): Record<string, number> {
+  const costs: Record<string, number> = {};
+  for (const item of Object.values(doc.paths))
+    for (const method of HTTP_METHODS) {
+      const op = item[method];
+      if (op?.operationId && costOf(op) !== 1) costs[op.operationId] = costOf(op);
+    }
+  return costs;
 }
 
 /**

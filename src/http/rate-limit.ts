@@ -15,6 +15,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Count, Counters } from './counters.js';
 import { ProblemError } from './problem.js';
+import { costOf, type OperationObject } from './contract.js';
 
 export type RateLimits = {
   requestsPerMinutePerKey: number;
@@ -49,7 +50,7 @@ function tooMany(detail: string, retryAfterS: number): ProblemError {
 declare global {
   namespace Express {
     interface Request {
-      /** What this request spends of its budgets (default 1; an MCP POST: one per JSON-RPC request). */
+      /** What this request spends of its budgets, when its operation's cost does not say (an MCP POST: one per JSON-RPC request). */
       budgetUnits?: number;
     }
   }
@@ -90,11 +91,12 @@ function budgetsOf(req: Request, limits: RateLimits): Policy[] {
   ];
 }
 
-function announce(res: Response, budgets: Policy[], counts: Count[], windowS: number): void {
+function announce(res: Response, budgets: Policy[], counts: Count[], windowS: number, units: number): void {
   if (res.headersSent) return;
+  const cost = units === 1 ? '' : `; cost=${units}`;
   res.setHeader(
     'RateLimit-Policy',
-    budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${windowS}; pk=:${partition(b.key)}:`).join(', '),
+    budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${windowS}; pk=:${partition(b.key)}:${cost}`).join(', '),
   );
   res.setHeader(
     'RateLimit',
@@ -112,9 +114,10 @@ export function requestBudget(counters: Counters, limits: RateLimits): RequestHa
   return async function requestBudget(req, res, next) {
     try {
       const budgets = budgetsOf(req, limits);
-      const units = req.budgetUnits ?? 1;
+      // An operation's cost is in the contract (x-cost): an upload's decoding, a search's ranking.
+      const units = req.budgetUnits ?? costOf(req.openapi?.schema as OperationObject | undefined);
       const { allowed, counts } = await counters.take(budgets, units, windowOf(limits));
-      announce(res, budgets, counts, windowOf(limits) / 1000);
+      announce(res, budgets, counts, windowOf(limits) / 1000, units);
       if (allowed) return next();
       const full = budgets.findIndex((b, i) => counts[i]!.count + Math.max(units, 1) > b.limit);
       const refusal = full >= 0 ? budgets[full]! : budgets[0]!;

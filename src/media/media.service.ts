@@ -6,12 +6,15 @@ import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
 import { badRequest, notFound, ProblemError } from '../http/problem.js';
 import type { Metadata } from 'sharp';
-import { inflateSync } from 'node:zlib';
+import { inflate } from 'node:zlib';
+import { promisify } from 'node:util';
 import { imageLength, pngDataLength, pngImageData, sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
 import type { MediaStorage } from './storage.js';
 import { mediaIsReadable } from './media.queries.js';
 import { actorId } from '../projects/projects.service.js';
 import { isUuid } from '../http/ids.js';
+import { IMAGE_PIXELS_MAX } from '../http/limits.js';
+import { DecodeQueue } from './decode-queue.js';
 
 const notAnImage = () =>
   new ProblemError(
@@ -21,8 +24,6 @@ const notAnImage = () =>
     'The file is not a PNG, JPEG, GIF or WebP image (judged from its bytes, not its name).',
   );
 
-/** The most pixels an upload may have (all its frames together): 40 megapixels. */
-const MAX_IMAGE_PIXELS = 40_000_000;
 /** The most frames an animated image may have: each one is decoded, however small. */
 const MAX_IMAGE_FRAMES = 1000;
 
@@ -37,15 +38,21 @@ const unsupported = (detail: string) =>
   new ProblemError(415, 'unsupported-media-type', 'Unsupported media type', detail);
 const tooLarge = (detail: string) => new ProblemError(422, 'image-too-large', 'Image too large', detail);
 const tooManyPixels = () =>
-  tooLarge(`The image has more than ${MAX_IMAGE_PIXELS / 1_000_000} megapixels in all its frames.`);
-const DECODE = { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'warning', animated: true, sequentialRead: true } as const;
+  tooLarge(`The image has more than ${IMAGE_PIXELS_MAX / 1_000_000} megapixels in all its frames.`);
+const DECODE = { limitInputPixels: IMAGE_PIXELS_MAX, failOn: 'warning', animated: true, sequentialRead: true } as const;
 
-/** Whether a PNG's compressed data inflates to no more than its pixels need (inflating stops past that). */
-function pngDataFits(bytes: Buffer): boolean {
+const inflateAsync = promisify(inflate);
+
+/**
+ * Whether a PNG's compressed data inflates to no more than its pixels need (inflating stops past
+ * that). Inflated on libuv's threads, never on the event loop: tens of megabytes of zeros take a
+ * noticeable time to inflate.
+ */
+async function pngDataFits(bytes: Buffer): Promise<boolean> {
   const expected = pngDataLength(bytes);
   if (expected === undefined) return false;
   try {
-    inflateSync(pngImageData(bytes), { maxOutputLength: expected + 1 });
+    await inflateAsync(pngImageData(bytes), { maxOutputLength: expected + 1 });
     return true;
   } catch (err) {
     // Data that is cut short or damaged is the decoder's to refuse; only too much is refused here.
@@ -53,22 +60,20 @@ function pngDataFits(bytes: Buffer): boolean {
   }
 }
 
-/** The structure around the pixels: the file ends where the image ends, and holds nothing more. */
+/**
+ * The structure around the pixels, from the bytes alone and before any decoding: no more pixels
+ * than allowed, and the file ends where the image ends, holding nothing more.
+ */
 function assertStructure(bytes: Buffer, info: ImageInfo): void {
   const format = FORMATS[info.contentType].toUpperCase();
-  if (info.width * info.height > MAX_IMAGE_PIXELS) {
+  if (info.width * info.height > IMAGE_PIXELS_MAX) {
     throw tooLarge(
-      `The image declares ${info.width}×${info.height} pixels; the most accepted is ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
+      `The image declares ${info.width}×${info.height} pixels; the most accepted is ${IMAGE_PIXELS_MAX / 1_000_000} megapixels.`,
     );
   }
   if (imageLength(bytes, info.contentType) !== bytes.length) {
     throw unsupported(
       `The file is not only a ${format} image: its bytes go on after the image ends, or its structure does not hold together.`,
-    );
-  }
-  if (info.contentType === 'image/png' && !pngDataFits(bytes)) {
-    throw unsupported(
-      'The PNG image carries more compressed data than its pixels need (a decompression bomb, or something hidden in it).',
     );
   }
 }
@@ -77,7 +82,12 @@ function assertStructure(bytes: Buffer, info: ImageInfo): void {
 // an operator command never needs it.
 let sharpModule: Promise<typeof import('sharp')> | undefined;
 async function loadSharp() {
-  sharpModule ??= import('sharp');
+  sharpModule ??= import('sharp').then((m) => {
+    // One libvips thread per image: with decodes queued one at a time (DecodeQueue), an upload
+    // takes at most one core, whatever the machine has, and the event loop keeps another.
+    m.default.concurrency(1);
+    return m;
+  });
   return (await sharpModule).default;
 }
 
@@ -85,6 +95,8 @@ async function loadSharp() {
 export async function loadImageDecoder(): Promise<void> {
   await loadSharp();
 }
+
+const decodes = new DecodeQueue();
 
 /**
  * That the bytes are the image their header says, decoded in full by libvips (sharp) within the
@@ -95,6 +107,15 @@ export async function loadImageDecoder(): Promise<void> {
  */
 async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
   assertStructure(bytes, info);
+  await decodes.run(() => decodeInFull(bytes, info));
+}
+
+async function decodeInFull(bytes: Buffer, info: ImageInfo): Promise<void> {
+  if (info.contentType === 'image/png' && !(await pngDataFits(bytes))) {
+    throw unsupported(
+      'The PNG image carries more compressed data than its pixels need (a decompression bomb, or something hidden in it).',
+    );
+  }
   const sharp = await loadSharp();
   const doesNotDecode = unsupported(
     `The file starts like a ${FORMATS[info.contentType].toUpperCase()} image but does not decode as one (it is cut short, damaged, or something else).`,
@@ -107,7 +128,7 @@ async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
   }
   if ((meta.pages ?? 1) > MAX_IMAGE_FRAMES)
     throw tooLarge(`The image has ${meta.pages} frames; the most accepted is ${MAX_IMAGE_FRAMES}.`);
-  if (info.width * (meta.pageHeight ?? info.height) * (meta.pages ?? 1) > MAX_IMAGE_PIXELS) throw tooManyPixels();
+  if (info.width * (meta.pageHeight ?? info.height) * (meta.pages ?? 1) > IMAGE_PIXELS_MAX) throw tooManyPixels();
   const agrees =
     meta.format === FORMATS[info.contentType] &&
     meta.width === info.width &&

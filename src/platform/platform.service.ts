@@ -4,10 +4,10 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits, ScopeList, Stats, TermCountList, Versions } from '../../codegen/generated/api/types.gen.js';
-import { basePath, listOperations, type OpenApiDocument } from '../http/contract.js';
+import { basePath, listOperations, operationCosts, type OpenApiDocument } from '../http/contract.js';
 import { MAX_KEY_DAYS, MAX_ACTIVE_KEYS } from '../keys/keys.service.js';
 import { MAX_COMMENT_DEPTH } from '../comments/comment.entity.js';
-import { REQUEST_BODY_BYTES, TAGS_PER_ITEM } from '../http/limits.js';
+import { IMAGE_PIXELS_MAX, REQUEST_BODY_BYTES, TAGS_PER_ITEM } from '../http/limits.js';
 import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import { platformCounts, skillCounts, tagCounts } from './platform.queries.js';
@@ -47,9 +47,11 @@ export function limits(doc: OpenApiDocument, uploadBytes: number, rateLimit: Rat
       requestsPerMinutePerUser: rateLimit.requestsPerMinutePerUser,
       failedAuthPerMinutePerAddress: rateLimit.failedAuthPerMinutePerAddress,
     },
+    requestCosts: { default: 1, operations: operationCosts(doc) },
     pageSize: pageSize(doc),
     requestBodyBytes: REQUEST_BODY_BYTES,
     uploadBytes,
+    imagePixels: IMAGE_PIXELS_MAX,
     keyLifetimeDays: MAX_KEY_DAYS,
     activeKeysPerUser: MAX_ACTIVE_KEYS,
     commentDepth: MAX_COMMENT_DEPTH,

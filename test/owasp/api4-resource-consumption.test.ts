@@ -21,6 +21,7 @@ import {
   jpeg1x1,
   png,
   pngDeclaring,
+  zeroPng,
   pngInflatingTo,
   pngWithDataInIend,
   webp1x1,
@@ -90,9 +91,15 @@ describe('API4 resource consumption', () => {
         '100000×100000 declared in a few bytes',
         pngDeclaring(100_000, 100_000),
         422,
-        /declares 100000×100000 pixels; the most accepted is 40 megapixels/,
+        /declares 100000×100000 pixels; the most accepted is 25 megapixels/,
       ],
-      ['2³¹−1 square', pngDeclaring(2 ** 31 - 1, 2 ** 31 - 1), 422, /the most accepted is 40 megapixels/],
+      ['2³¹−1 square', pngDeclaring(2 ** 31 - 1, 2 ** 31 - 1), 422, /the most accepted is 25 megapixels/],
+      [
+        'the attack: 6324×6324 real pixels of zeros in 39 KB',
+        zeroPng(6324, 6324),
+        422,
+        /declares 6324×6324 pixels; the most accepted is 25 megapixels/,
+      ],
       ['a header that promises more than its data', pngDeclaring(1000, 1000), 415, /does not decode as one/],
       ['a GIF that goes on as JavaScript', gifScriptPolyglot, 415, /not only a GIF image/],
       [
@@ -109,7 +116,7 @@ describe('API4 resource consumption', () => {
       ],
       ['a PNG cut short', png(16, 16).subarray(0, 60), 415, /not only a PNG image/],
       ['a GIF of 1001 frames', gifFrames(1001), 422, /1001 frames; the most accepted is 1000/],
-      ['a GIF of 1000 frames of 201×201', gifScreen(201, 1000), 422, /more than 40 megapixels in all its frames/],
+      ['a GIF of 1000 frames of 201×201', gifScreen(201, 1000), 422, /more than 25 megapixels in all its frames/],
       [
         'a page hidden in a PNG end marker',
         pngWithDataInIend(Buffer.from('<html><script>alert(1)</script></html>')),
@@ -187,6 +194,33 @@ describe('API4 resource consumption', () => {
         (await raw(t, 'GET', `${list}${list.endsWith('&') ? '' : '?'}limit=5`, { token: ada.token })).status,
         list,
       ).toBe(200);
+    }
+  });
+
+  it('charges an upload and a search by what they cost, as the contract and /platform/limits say', async () => {
+    const own = await startServer({ rateLimitPerMinute: 50 });
+    try {
+      const u = await userWithKey(own, ['content.read', 'content.write']);
+      const limits = (await raw(own, 'GET', '/platform/limits', { token: u.token })).json;
+      expect(limits.requestCosts).toEqual({ default: 1, operations: { search: 5, uploadMedia: 20 } });
+      const upload = () => raw(own, 'POST', '/media', { token: u.token, body: fileForm(png(2, 2)) });
+      const first = await upload();
+      expect(first.status).toBe(201);
+      expect(first.headers.get('ratelimit-policy')).toMatch(/^"per-key"; q=50; w=60; pk=:[^:]+:; cost=20, "per-user"/);
+      expect(first.headers.get('ratelimit')).toMatch(/^"per-key"; r=29;/); // 50 - 1 (the limits read) - 20
+      expect((await upload()).status).toBe(201); // 9 left
+      const third = await upload();
+      expect(third.status).toBe(429);
+      expect(third.json.detail).toMatch(/more than 50 requests in a minute/);
+      const search = await raw(own, 'GET', '/search?q=gears', { token: u.token });
+      expect(search.status).toBe(200);
+      expect(search.headers.get('ratelimit')).toMatch(/^"per-key"; r=4;/);
+      // A read still costs one: the budget a refused upload did not spend is there for it.
+      const read = await raw(own, 'GET', '/platform/versions', { token: u.token });
+      expect(read.headers.get('ratelimit-policy')).not.toMatch(/cost=/);
+      expect(read.headers.get('ratelimit')).toMatch(/^"per-key"; r=3;/);
+    } finally {
+      await own.close();
     }
   });
 

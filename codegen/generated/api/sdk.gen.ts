@@ -671,7 +671,7 @@ export const listRadarProjects = <ThrowOnError extends boolean = false>(options?
 /**
  * Upload an image
  *
- * Uploads one image as multipart/form-data (field `file`). PNG, JPEG, GIF and WebP are accepted, recognised from the bytes; anything else is a 415 whatever its name. Larger than the upload limit (GET /platform/limits) is a 413.
+ * Uploads one image as multipart/form-data (field `file`). PNG, JPEG, GIF and WebP are accepted, recognised from the bytes; anything else is a 415 whatever its name. Larger than the upload limit (GET /platform/limits) is a 413; more pixels than `imagePixels` (judged from the image's header, before anything is decoded) a 422. Decoding costs far more than a read: an upload spends 20 units of the rate-limit budgets (`x-cost`).
  *
  * Required scope: `content.write`
  */
@@ -715,7 +715,7 @@ export const getMediaContent = <ThrowOnError extends boolean = false>(options: O
 /**
  * Search
  *
- * One query across posts, projects, open jobs and people, best match first (PostgreSQL full-text search, English stemming). Understands web-search syntax: `"exact phrase"`, `-without`, `or`. Only what the caller could read directly is returned: projects need the key to hold projects.read as well, jobs jobs.read, people profile.read. A query that matches very many items ranks the newest 1,000 matches of each kind of result.
+ * One query across posts, projects, open jobs and people, best match first (PostgreSQL full-text search, English stemming). Understands web-search syntax: `"exact phrase"`, `-without`, `or`. Only what the caller could read directly is returned: projects need the key to hold projects.read as well, jobs jobs.read, people profile.read. A query that matches very many items ranks the newest 1,000 matches of each kind of result. A search spends 5 units of the rate-limit budgets (`x-cost`).
  *
  * Required scope: `content.read`
  */

@@ -289,6 +289,21 @@ export type Limits = {
          */
         failedAuthPerMinutePerAddress: number;
     };
+    /**
+     * How many units of the rate-limit budgets a request spends: `default` for most, more for the operations named in `operations` (their `x-cost` in the contract), whose work costs far more than a read. An MCP POST spends one unit per JSON-RPC request it carries.
+     */
+    requestCosts: {
+        /**
+         * What an operation not listed spends.
+         */
+        default: number;
+        /**
+         * The operations that cost more, by operationId.
+         */
+        operations: {
+            [key: string]: number;
+        };
+    };
     pageSize: {
         default: number;
         max: number;
@@ -301,6 +316,10 @@ export type Limits = {
      * Largest image upload.
      */
     uploadBytes: number;
+    /**
+     * The most pixels an uploaded image may have, all its frames together, judged from its header before anything is decoded.
+     */
+    imagePixels: number;
     /**
      * The longest an API key may live.
      */

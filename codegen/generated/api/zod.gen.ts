@@ -151,12 +151,17 @@ export const zLimits = z.object({
         requestsPerMinutePerUser: z.int(),
         failedAuthPerMinutePerAddress: z.int()
     }),
+    requestCosts: z.object({
+        default: z.int().gte(1),
+        operations: z.record(z.string(), z.int().gte(1))
+    }),
     pageSize: z.object({
         default: z.int(),
         max: z.int()
     }),
     requestBodyBytes: z.int(),
     uploadBytes: z.int(),
+    imagePixels: z.int(),
     keyLifetimeDays: z.int(),
     activeKeysPerUser: z.int(),
     commentDepth: z.int(),

@@ -30,6 +30,7 @@ export const PROBLEM_SLUGS = [
   'rate-limited',
   'internal',
   'unavailable',
+  'busy',
   'timeout',
 ] as const;
 

@@ -1,0 +1,106 @@
+/**
+ * The noisy neighbour: one key spends its whole budget on the most expensive operation (image
+ * uploads at the pixel limit), while another user's key reads GET /users/me on the same
+ * instance, one request at a time. Prints that reader's p50 and p99 idle and under the
+ * uploads, twice: uploads paced as the default budget allows (the target), then four uploaders
+ * flat out, as many keys with no budget between them would send (information: the decode queue
+ * is what bounds it then).
+ */
+import { crc32, deflateSync } from 'node:zlib';
+
+export type NeighbourFigures = { p50: number; p99: number; reads: number; uploads: Record<number, number> };
+
+function chunk(type: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, 'latin1');
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type, 'latin1'), data])) >>> 0, 0);
+  return Buffer.concat([head, data, crc]);
+}
+
+/** A greyscale PNG of zeros: a few kilobytes that decode to `side`² pixels. */
+function zeroPng(side: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(side, 0);
+  ihdr.writeUInt32BE(side, 4);
+  ihdr.set([8, 0, 0, 0, 0], 8);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.alloc((side + 1) * side), { level: 9 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+
+async function readFor(url: string, token: string, ms: number): Promise<{ p50: number; p99: number; reads: number }> {
+  const times: number[] = [];
+  for (const until = Date.now() + ms; Date.now() < until; ) {
+    const t0 = performance.now();
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`the neighbour's read answered ${res.status}`);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), reads: times.length };
+}
+
+/** Uploads until `stop`, each `gapMs` after the last began; the answers counted by status. */
+async function uploadUntil(url: string, token: string, image: Buffer, gapMs: number, stop: { done: boolean }) {
+  const statuses: Record<number, number> = {};
+  while (!stop.done) {
+    const began = Date.now();
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(image)], { type: 'image/png' }), 'zeros.png');
+    const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+    await res.arrayBuffer();
+    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+    await new Promise((r) => setTimeout(r, Math.max(0, gapMs - (Date.now() - began))));
+  }
+  return statuses;
+}
+
+export async function noisyNeighbour(opts: {
+  api: string;
+  readerToken: string;
+  uploaderToken: string;
+  seconds: number;
+  /** The default per-key budget, units a minute (the bench's service runs with budgets out of the way). */
+  budgetPerMinute: number;
+}): Promise<{
+  pixels: number;
+  cost: number;
+  idle: NeighbourFigures;
+  paced: NeighbourFigures;
+  flatOut: NeighbourFigures;
+}> {
+  const limits = await (
+    await fetch(`${opts.api}/platform/limits`, { headers: { authorization: `Bearer ${opts.readerToken}` } })
+  ).json();
+  const cost: number = limits.requestCosts.operations.uploadMedia ?? limits.requestCosts.default;
+  const side = Math.floor(Math.sqrt(limits.imagePixels));
+  const image = zeroPng(side);
+  const me = `${opts.api}/users/me`;
+  const ms = opts.seconds * 1000;
+  const measure = async (uploaders: number, gapMs: number): Promise<NeighbourFigures> => {
+    const stop = { done: false };
+    const uploads = Array.from({ length: uploaders }, () =>
+      uploadUntil(`${opts.api}/media`, opts.uploaderToken, image, gapMs, stop),
+    );
+    const reads = await readFor(me, opts.readerToken, ms);
+    stop.done = true;
+    const counted: Record<number, number> = {};
+    for (const s of await Promise.all(uploads))
+      for (const [status, n] of Object.entries(s)) counted[Number(status)] = (counted[Number(status)] ?? 0) + n;
+    return { ...reads, uploads: counted };
+  };
+  await readFor(me, opts.readerToken, 1000); // warm-up
+  const idle = await measure(0, 0);
+  // The budget allows budgetPerMinute / cost uploads a minute, spread evenly.
+  const paced = await measure(1, (60_000 * cost) / opts.budgetPerMinute);
+  const flatOut = await measure(4, 0);
+  return { pixels: side * side, cost, idle, paced, flatOut };
+}
