@@ -1,6 +1,6 @@
 /** OWASP API2:2023 Broken Authentication — keys that must not work, and keys that must not leak. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -190,5 +190,71 @@ describe('API2 authentication', () => {
       b.keyCache.close();
       await a.close();
     }
+  });
+});
+
+describe('how a key is sent', () => {
+  /** A request with the headers exactly as given: two Authorization lines are two lines on the wire. */
+  function send(path: string, headers: Record<string, string | string[]>) {
+    return new Promise<{ status: number; headers: http.IncomingHttpHeaders; json: any }>((resolve, reject) => {
+      const req = http.request(`${t.apiUrl}${path}`, { method: 'GET', headers }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, json: JSON.parse(body) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  it('refuses two Authorization headers with 400 invalid_request, whichever of them is valid', async () => {
+    const ada = await userWithKey(t, ['profile.read']);
+    const bob = await userWithKey(t, ['profile.read']);
+    for (const pair of [
+      [`Bearer ${ada.token}`, `Bearer ${bob.token}`],
+      [`Bearer ${ada.token}`, 'Bearer shipyard_pat_wrong'],
+      ['Bearer shipyard_pat_wrong', `Bearer ${ada.token}`],
+    ]) {
+      const res = await send('/users/me', { authorization: pair });
+      expect(res.status, pair.join(' + ')).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_request"');
+      expect(res.json.detail).toMatch(/more than one/);
+    }
+    const one = await send('/users/me', { authorization: `Bearer ${ada.token}` });
+    expect(one.status).toBe(200);
+    expect(one.json.id).toBe(ada.user.id);
+  });
+
+  it('refuses two Authorization headers at the MCP endpoint too', async () => {
+    const ada = await userWithKey(t, ['projects.read']);
+    const res = await new Promise<{ status: number; json: any }>((resolve, reject) => {
+      const req = http.request(
+        `${t.apiUrl}/mcp`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: [`Bearer ${ada.token}`, `Bearer ${ada.token}`],
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        },
+        (r) => {
+          let body = '';
+          r.on('data', (d) => (body += d));
+          r.on('end', () => resolve({ status: r.statusCode!, json: JSON.parse(body) }));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/more than one/) });
+  });
+
+  it('says that the key is missing when `Bearer` comes with nothing after it (an unset variable)', async () => {
+    const res = await send('/users/me', { authorization: 'Bearer ' });
+    expect(res.status).toBe(401);
+    expect(res.json.detail).toMatch(/no key follows it/);
   });
 });

@@ -4442,7 +4442,7 @@ export type McpRequestData = {
 
 export type McpRequestErrors = {
     /**
-     * Malformed JSON (-32700) or an unsupported MCP-Protocol-Version header.
+     * Malformed JSON (-32700), an unsupported MCP-Protocol-Version header, or the key sent in more than one Authorization header (-32600).
      */
     400: JsonRpcErrorResponse;
     /**
