@@ -32,6 +32,7 @@ import { deprecation } from './http/deprecation.js';
 import { dispatchOperations } from './http/operations.js';
 import { chain, chainWithErrors } from './http/chain.js';
 import { problemHandler } from './http/errors.js';
+import { notFound, type ProblemError } from './http/problem.js';
 import { refuseNul } from './http/nul.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseReady } from './db/ready.js';
@@ -123,7 +124,10 @@ export function createApp({
   app.get('/readyz', readiness(orm, counters, redis !== undefined));
   // The web application (sign-in, Settings → Manage API keys, moderation, /docs): everything outside the API.
   const web = webApplication(config, contract, { accountLimits: signInBudget(counters, limits), checkPassword }, log);
-  app.use((req, res, next) => (req.path === base || req.path.startsWith(`${base}/`) ? next() : web(req, res, next)));
+  // One case policy: paths are matched whatever their case, the base path too (/API/V1/projects is
+  // /api/v1/projects), as the contract validator matches the rest. Every path under /api/ is the
+  // API's, and whatever of it matches no operation is a 404 problem, never the web's HTML page.
+  app.use((req, res, next) => (isApiPath(req.path) ? next() : web(req, res, next)));
   app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
   app.use(
     `${base}/mcp`,
@@ -141,8 +145,19 @@ export function createApp({
     patternMessages: patternMessages(contract),
   });
   app.use(base, restPipeline({ config, contract, operations, storage, limits, budget, failedAuth, keys, problems }));
+  app.use((req, _res, next) => next(notInThisApi(req.path, base)));
   app.use(problems);
   return app;
+}
+
+/** The API's side of the house: any path under /api/, whatever its case or leading slashes. */
+const isApiPath = (path: string) => /^\/+api(?:\/|$)/i.test(path);
+
+/** A path on the API's side that no operation has: where the API's paths are. */
+function notInThisApi(path: string, base: string): ProblemError {
+  return notFound(
+    `There is no ${path.slice(0, 200)} in this API: its paths start with ${base}/ (see ${base}/openapi.json).`,
+  );
 }
 
 function rateLimits(config: AppDeps['config']): RateLimits {

@@ -194,16 +194,20 @@ describe('API2 authentication', () => {
 });
 
 describe('how a key is sent', () => {
-  /** A request with the headers exactly as given: two Authorization lines are two lines on the wire. */
-  function send(path: string, headers: Record<string, string | string[]>) {
+  /**
+   * A request with each header exactly as given: a list of values is that many header lines on
+   * the wire (fetch would join them into one).
+   */
+  function send(path: string, headers: Record<string, string | string[]>, method = 'GET', body?: string) {
     return new Promise<{ status: number; headers: http.IncomingHttpHeaders; json: any }>((resolve, reject) => {
-      const req = http.request(`${t.apiUrl}${path}`, { method: 'GET', headers }, (res) => {
-        let body = '';
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, json: JSON.parse(body) }));
+      const req = http.request(`${t.apiUrl}${path}`, { method }, (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, json: JSON.parse(text) }));
       });
+      for (const [name, value] of Object.entries(headers)) req.setHeader(name, value);
       req.on('error', reject);
-      req.end();
+      req.end(body);
     });
   }
 
@@ -228,26 +232,16 @@ describe('how a key is sent', () => {
 
   it('refuses two Authorization headers at the MCP endpoint too', async () => {
     const ada = await userWithKey(t, ['projects.read']);
-    const res = await new Promise<{ status: number; json: any }>((resolve, reject) => {
-      const req = http.request(
-        `${t.apiUrl}/mcp`,
-        {
-          method: 'POST',
-          headers: {
-            authorization: [`Bearer ${ada.token}`, `Bearer ${ada.token}`],
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-          },
-        },
-        (r) => {
-          let body = '';
-          r.on('data', (d) => (body += d));
-          r.on('end', () => resolve({ status: r.statusCode!, json: JSON.parse(body) }));
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
-    });
+    const res = await send(
+      '/mcp',
+      {
+        authorization: [`Bearer ${ada.token}`, `Bearer ${ada.token}`],
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      'POST',
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    );
     expect(res.status).toBe(400);
     expect(res.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/more than one/) });
   });

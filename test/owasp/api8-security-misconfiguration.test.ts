@@ -31,6 +31,44 @@ describe('API8 security misconfiguration', () => {
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();
   });
 
+  it('answers every path under /api/ with problem+json, and matches paths whatever their case, the base path too', async () => {
+    for (const path of [
+      '//api/v1/projects',
+      '/api//v1/projects',
+      '/api',
+      '/API',
+      '/api/v2/projects',
+      '/Api/v1/nowhere',
+    ]) {
+      for (const method of ['GET', 'POST']) {
+        const res = await fetch(`${t.baseUrl}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' },
+          body: method === 'POST' ? '{"name":"x"}' : undefined,
+        });
+        const what = `${method} ${path}`;
+        expect(res.status, what).toBe(404);
+        expect(res.headers.get('content-type'), what).toMatch(/^application\/problem\+json/);
+        expect((await res.json()).detail, what).toMatch(/^There is no/);
+      }
+    }
+    // One case policy: the base path is matched as the rest of the path always was.
+    for (const path of ['/API/v1/projects', '/api/V1/Projects', '/Api/V1/users/me']) {
+      const res = await fetch(`${t.baseUrl}${path}`, { headers: { authorization: `Bearer ${ada.token}` } });
+      expect(res.status, path).toBe(200);
+    }
+    const created = await fetch(`${t.baseUrl}/API/V1/projects`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' },
+      body: '{"name":"Shouted"}',
+    });
+    expect(created.status).toBe(201);
+    // The web application keeps its own 404 page for its own paths.
+    const page = await fetch(`${t.baseUrl}/no-such-page`);
+    expect(page.status).toBe(404);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
   it('answers malformed input with problems that reveal no internals', async () => {
     const cases = [
       await raw(t, 'POST', '/projects', { token: ada.token, body: '{"name":' }),
