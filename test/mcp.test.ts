@@ -462,3 +462,56 @@ describe('MCP at the HTTP level', () => {
     expect(big.json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/Batch must not exceed 100/) });
   });
 });
+
+describe('params that do not have the shape the protocol gives them', () => {
+  const headers = () => ({ authorization: `Bearer ${ada.token}`, 'mcp-protocol-version': '2025-11-25' });
+
+  it('answers tools/call arguments that are not an object with -32602 naming the field, not an internal error', async () => {
+    for (const args of [null, [1, 2], 's', 7]) {
+      const res = await rawMcp(
+        { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'list_my_projects', arguments: args } },
+        headers(),
+      );
+      expect(res.status, JSON.stringify(args)).toBe(200);
+      expect(res.json, JSON.stringify(args)).toMatchObject({
+        id: 9,
+        error: { code: -32602, message: expect.stringMatching(/^Invalid params: params\.arguments: /) },
+      });
+      expect(res.json.error.message.length).toBeLessThan(200);
+    }
+  });
+
+  it('answers an initialize without params or without clientInfo with -32602', async () => {
+    for (const params of [undefined, { protocolVersion: '2025-11-25', capabilities: {} }]) {
+      const res = await rawMcp({ jsonrpc: '2.0', id: 'i', method: 'initialize', params }, headers());
+      expect(res.json, JSON.stringify(params)).toMatchObject({
+        id: 'i',
+        error: { code: -32602, message: expect.stringMatching(/^Invalid params: params(\.clientInfo)?: /) },
+      });
+    }
+  });
+
+  it('refuses an argument the tool does not take, __proto__ included, by its name, and changes nothing', async () => {
+    const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('P') } })).data!;
+    const before = await t.db.orm.em.fork().count(Milestone, { project: project.id });
+    const call = (args: string) =>
+      rawMcp(
+        `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_milestone","arguments":${args}}}`,
+        headers(),
+      );
+    const typo = await call(`{"projectId":"${project.id}","title":"x","titel":"typo"}`);
+    expect(typo.json.result.isError).toBe(true);
+    expect(typo.json.result.content[0].text).toMatch(/Unrecognized key: "titel"/);
+    for (const args of [
+      `{"projectId":"${project.id}","title":"x","__proto__":{"isAdmin":true}}`,
+      `{"projectId":"${project.id}","title":"x","nested":{"__proto__":{"isAdmin":true}}}`,
+    ]) {
+      const res = await call(args);
+      expect(res.json.error, args).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/^Invalid params: params\.arguments(\.nested)?\.__proto__: /),
+      });
+    }
+    expect(await t.db.orm.em.fork().count(Milestone, { project: project.id })).toBe(before);
+  });
+});

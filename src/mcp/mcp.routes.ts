@@ -13,7 +13,14 @@
  * GET and DELETE get 405: a stateless server has no stream to open and no session to end.
  */
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  InitializeRequestSchema,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type * as z from 'zod';
 import { authenticateToken } from '../keys/keys.service.js';
 import type { KeyCache } from '../keys/key-cache.js';
 import { bearerToken } from '../http/bearer.js';
@@ -128,23 +135,53 @@ function versionGate(req: Request, res: Response, next: NextFunction): void {
   next();
 }
 
-/**
- * What the transport answers itself, in the request's place: a tools/call without a tool name, or
- * naming a tool this server does not have (JSON-RPC -32602; the SDK would answer the first with an
- * internal error and McpServer the second with an isError result).
- */
-const toolCallPrecheck: Precheck = (request) => {
-  if (request.method !== 'tools/call') return undefined;
-  const name = (request.params as { name?: unknown } | undefined)?.name;
-  const tools = [...TOOL_NAMES].join(', ');
-  if (typeof name !== 'string' || name === '')
-    return {
-      code: -32602,
-      message: `Invalid params: tools/call needs params.name, the tool to call (one of ${tools})`,
-    };
-  if (!TOOL_NAMES.has(name))
-    return { code: -32602, message: `Unknown tool: ${clip(name, 100)} (the tools are ${tools})` };
+/** The SDK's own schema for each request this server answers: params that fail it are the client's mistake. */
+const REQUESTS: Record<string, z.ZodType> = {
+  initialize: InitializeRequestSchema,
+  ping: PingRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+};
+
+/** Where a "__proto__" key is, as a dotted path, or undefined (bounded by JSON's own depth limit: json-body.ts). */
+function protoKeyIn(value: unknown, at: string): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (!Array.isArray(value) && Object.hasOwn(value, '__proto__')) return `${at}.__proto__`;
+  for (const [key, item] of Object.entries(value)) {
+    const found = protoKeyIn(item, `${at}.${key}`);
+    if (found) return found;
+  }
   return undefined;
+}
+
+/**
+ * What the transport answers itself, in the request's place, as JSON-RPC -32602 Invalid params:
+ * a tools/call without a tool name or naming a tool this server does not have, and any request
+ * whose params do not have the shape the protocol gives them (tools/call `arguments` that are not
+ * an object, an initialize without `clientInfo`), or with a key named `__proto__` anywhere (REST
+ * refuses it as an unknown field). The SDK would answer the shapes with -32603, an internal error,
+ * and a dump of its own validation.
+ */
+const precheck: Precheck = (request) => {
+  if (request.method === 'tools/call') {
+    const name = (request.params as { name?: unknown } | undefined)?.name;
+    const tools = [...TOOL_NAMES].join(', ');
+    if (typeof name !== 'string' || name === '')
+      return {
+        code: -32602,
+        message: `Invalid params: tools/call needs params.name, the tool to call (one of ${tools})`,
+      };
+    if (!TOOL_NAMES.has(name))
+      return { code: -32602, message: `Unknown tool: ${clip(name, 100)} (the tools are ${tools})` };
+  }
+  // Parsing would turn an own "__proto__" key into the object's prototype, and no check after it could see it.
+  const proto = protoKeyIn(request.params, 'params');
+  if (proto) return { code: -32602, message: `Invalid params: ${proto}: a key may not be named __proto__` };
+  const parsed = REQUESTS[request.method]?.safeParse(request);
+  if (!parsed || parsed.success) return undefined;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.map(String).join('.') || 'params';
+  return { code: -32602, message: `Invalid params: ${field}: ${issue.message}` };
 };
 
 /**
@@ -250,7 +287,7 @@ function answerMcp(log: Logger, checkOutput: boolean) {
     });
     try {
       await server.connect(transport);
-      await transport.handlePost(req, res, toolCallPrecheck);
+      await transport.handlePost(req, res, precheck);
     } catch (err) {
       log.error('mcp request failed', { requestId: req.requestId, error: err });
       if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);

@@ -39,11 +39,17 @@ const idempotencyKeyInput = z
     'Optional. Send the same key when you retry this call: the first result is returned instead of creating it twice (kept 24 hours).',
   );
 const INPUTS = new WeakMap<ToolDef, z.ZodObject>();
-/** A tool's input schema, built once per tool: creates also take an idempotencyKey. */
+/**
+ * A tool's input schema, built once per tool: creates also take an idempotencyKey. Closed, as the
+ * contract's request bodies are: an argument the tool does not take (a misspelt name, a
+ * `__proto__`) is refused by name, never dropped.
+ */
 function inputOf(tool: ToolDef): z.ZodObject {
   let input = INPUTS.get(tool);
   if (!input) {
-    input = tool.creates ? tool.input.extend({ idempotencyKey: idempotencyKeyInput.optional() }) : tool.input;
+    input = (
+      tool.creates ? tool.input.extend({ idempotencyKey: idempotencyKeyInput.optional() }) : tool.input
+    ).strict();
     INPUTS.set(tool, input);
   }
   return input;
