@@ -45,7 +45,14 @@ import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
 import { mcpOrigins } from './mcp/origins.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
-import { failedAuthBudget, requestBudget, signInBudget, type FailedAuth, type RateLimits } from './http/rate-limit.js';
+import {
+  failedAuthBudget,
+  freeOpenings,
+  requestBudget,
+  signInBudget,
+  type FailedAuth,
+  type RateLimits,
+} from './http/rate-limit.js';
 import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
 import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
@@ -134,6 +141,7 @@ export function createApp({
     mcpRouter({
       log,
       budget,
+      freeOpening: freeOpenings(counters, limits),
       failedAuth,
       keys,
       checkOutput: config.validateResponses,

@@ -133,6 +133,29 @@ export function requestBudget(counters: Counters, limits: RateLimits): RequestHa
 }
 
 /**
+ * How many `notifications/initialized` a key may send free per window: one per connection it
+ * opens, and no client opens this many a minute. Past it, each costs a unit like any request, so
+ * a key cannot flood an instance with free messages.
+ */
+export const FREE_OPENINGS_PER_WINDOW = 30;
+
+/** Whether this connection-opening notification may still be free for its key: spends one of its free openings. */
+export type FreeOpening = (req: Request) => Promise<boolean>;
+
+export function freeOpenings(counters: Counters, limits: RateLimits): FreeOpening {
+  return async (req) => {
+    const keyId = req.actor?.keyId;
+    if (!keyId) return false;
+    const { allowed } = await counters.take(
+      [{ key: `opening:${keyId}`, limit: FREE_OPENINGS_PER_WINDOW }],
+      1,
+      windowOf(limits),
+    );
+    return allowed;
+  };
+}
+
+/**
  * The failed-authentication budget: counts each refused authentication of an address and turns
  * the refusal into a 429 once the address is over budget. It is consulted only when
  * authentication has already failed, so it never stands in front of a valid key.

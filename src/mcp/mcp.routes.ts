@@ -30,7 +30,7 @@ import { MCP_SCOPES } from '../keys/scopes.js';
 import { jsonBody } from '../http/json-body.js';
 import { chain } from '../http/chain.js';
 import type { Logger } from '../http/log.js';
-import type { FailedAuth } from '../http/rate-limit.js';
+import type { FailedAuth, FreeOpening } from '../http/rate-limit.js';
 import { buildMcpServer, TOOL_NAMES } from './server.js';
 import { MCP_PROTOCOL_VERSIONS } from './versions.js';
 import { batchRefusal, JsonResponseTransport, requestId, rpcError, type Precheck } from './transport.js';
@@ -64,7 +64,8 @@ const messages = (body: unknown): JsonRpcMessage[] =>
  * fit); anything else (notifications, responses, what is not JSON-RPC) costs one unit a POST.
  * The one well-formed `notifications/initialized` that completes opening a connection, alone in
  * a small body, costs nothing, so connecting spends one unit (the initialize), not two; like
- * every POST it is refused once the budget is spent.
+ * every POST it is refused once the budget is spent, and it is free only
+ * FREE_OPENINGS_PER_WINDOW times per key and window (then it costs a unit).
  */
 function budgetUnits(body: unknown, bytes: number, version: string | undefined): number {
   // A batch the transport refuses whole (empty, too long, under a version without batches) costs one unit.
@@ -221,6 +222,7 @@ function rateLimited(res: Response, body: unknown, err: ProblemError): void {
 export function mcpRouter({
   log,
   budget,
+  freeOpening,
   failedAuth,
   keys,
   checkOutput,
@@ -228,6 +230,8 @@ export function mcpRouter({
 }: {
   log: Logger;
   budget: RequestHandler;
+  /** Whether a connection-opening notification is still free for its key (src/http/rate-limit.ts). */
+  freeOpening: FreeOpening;
   failedAuth: FailedAuth;
   keys: KeyCache;
   checkOutput: boolean;
@@ -236,7 +240,7 @@ export function mcpRouter({
 }): Router {
   const router = Router();
   router.use(originGate(origins));
-  const { room, readBody, spend } = bodyAndBudget(budget);
+  const { room, readBody, spend } = bodyAndBudget(budget, freeOpening);
   router.post('/', outerGate(keys, failedAuth), room, readBody, spend, versionGate, answerMcp(log, checkOutput));
   router.all('/', (_req, res) =>
     rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, {
@@ -251,7 +255,10 @@ export function mcpRouter({
  * The body is read once the key is known to be good (an unauthenticated body is never read), and
  * what it costs is spent before its faults are answered: a malformed one costs a unit.
  */
-function bodyAndBudget(budget: RequestHandler): Record<'room' | 'readBody' | 'spend', RequestHandler> {
+function bodyAndBudget(
+  budget: RequestHandler,
+  freeOpening: FreeOpening,
+): Record<'room' | 'readBody' | 'spend', RequestHandler> {
   const parse = chain(...jsonBody());
   const readBody: RequestHandler = (req, res, next) =>
     parse(req, res, (err?: unknown) => {
@@ -266,8 +273,10 @@ function bodyAndBudget(budget: RequestHandler): Record<'room' | 'readBody' | 'sp
     req.budgetUnits = 0;
     return budget(req, res, next);
   };
-  const spend: RequestHandler = (req, res, next) => {
+  const spend: RequestHandler = async (req, res, next) => {
     req.budgetUnits = req.bodyError ? 1 : budgetUnits(req.body, bodyBytes(req), req.header('mcp-protocol-version'));
+    // A free opening is free only so often: past the key's allowance it costs a unit.
+    if (req.budgetUnits === 0 && !(await freeOpening(req).catch(() => false))) req.budgetUnits = 1;
     return budget(req, res, (err?: unknown) => {
       if (err instanceof ProblemError && err.status === 429 && !req.bodyError) return rateLimited(res, req.body, err);
       next(err ?? req.bodyError);

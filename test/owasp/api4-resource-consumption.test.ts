@@ -28,6 +28,7 @@ import {
   webpWithChunk,
 } from '../fixtures/images.js';
 import { Media } from '../../src/media/media.entity.js';
+import { FREE_OPENINGS_PER_WINDOW } from '../../src/http/rate-limit.js';
 
 let t: TestServer;
 let ada: TestUser;
@@ -328,6 +329,32 @@ describe('API4 resource consumption', () => {
       };
       expect(left(await post(heavy))).toBe(9);
       expect(left(await post({ jsonrpc: '1.0', method: 'notifications/initialized', params: [1, 2] }))).toBe(8);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('keeps free openings few: past its allowance a key pays for each notification, and a flood meets its budget', async () => {
+    const own = await startServer({ rateLimitPerMinute: 40 });
+    try {
+      const u = await userWithKey(own, ['projects.read']);
+      const open = () =>
+        raw(own, 'POST', '/mcp', {
+          token: u.token,
+          headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+          body: { jsonrpc: '2.0', method: 'notifications/initialized' },
+        });
+      const left: number[] = [];
+      const statuses = new Set<number>();
+      for (let i = 0; i < FREE_OPENINGS_PER_WINDOW + 45; i++) {
+        const res = await open();
+        statuses.add(res.status);
+        left.push(Number(/"per-key"; r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1]));
+      }
+      expect(left.slice(0, FREE_OPENINGS_PER_WINDOW)).toEqual(Array(FREE_OPENINGS_PER_WINDOW).fill(40));
+      expect(left.slice(FREE_OPENINGS_PER_WINDOW, FREE_OPENINGS_PER_WINDOW + 3)).toEqual([39, 38, 37]);
+      expect(left.at(-1)).toBe(0);
+      expect([...statuses].sort()).toEqual([202, 429]);
     } finally {
       await own.close();
     }
