@@ -135,7 +135,7 @@ export function createApp({
   // /api/v1/projects), as the contract validator matches the rest. Every path under /api/ is the
   // API's, and whatever of it matches no operation is a 404 problem, never the web's HTML page.
   app.use((req, res, next) => (isApiPath(req.path) ? next() : web(req, res, next)));
-  app.use(base, requestTimeout(config.requestTimeoutMs ?? 30_000));
+  app.use(base, requestTimeout(requestTimeoutMs(config)));
   app.use(
     `${base}/mcp`,
     mcpRouter({
@@ -157,6 +157,9 @@ export function createApp({
   app.use(problems);
   return app;
 }
+
+/** How long any request may take to answer, API or web page, before its 503 (30 s). */
+const requestTimeoutMs = (config: AppDeps['config']) => config.requestTimeoutMs ?? 30_000;
 
 /** The API's side of the house: any path under /api/, whatever its case or leading slashes. */
 const isApiPath = (path: string) => /^\/+api(?:\/|$)/i.test(path);
@@ -207,7 +210,14 @@ function webApplication(
     baseUrl: config.githubApiUrl ?? 'https://api.github.com',
     token: config.githubToken,
   });
-  return webRouter({ contract, publicUrl: config.publicUrl ?? 'http://localhost', ...accounts, log, github });
+  return webRouter({
+    contract,
+    publicUrl: config.publicUrl ?? 'http://localhost',
+    ...accounts,
+    log,
+    github,
+    timeoutMs: requestTimeoutMs(config),
+  });
 }
 
 /** The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors. */

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as netServer, type AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -85,6 +85,8 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
         failedAuthPerMinute: TEST_RATE_LIMIT,
         // Small, to see that a sign-in the database failed costs nothing.
         signInAttemptsPer15Minutes: 3,
+        // Short, so that a frozen database is given up on quickly.
+        requestTimeoutMs: 2000,
       },
     });
     server = await new Promise((r) => {
@@ -186,5 +188,45 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     // The 503s gave their units back: two wrong guesses spent two of three, one is left.
     expect((await signIn()).status).toBe(401);
     expect((await signIn()).status).toBe(429);
+  }, 60_000);
+
+  it('answers every web page and the API with a 503 within the deadline while the database is frozen', async () => {
+    // Frozen, not stopped: every process of the cluster stopped with SIGSTOP, so connections hang.
+    const postmaster = readFileSync(`${dir}/data/postmaster.pid`, 'utf8').split('\n')[0]!;
+    const cluster = [postmaster, ...execFileSync('pgrep', ['-P', postmaster], { encoding: 'utf8' }).split('\n')].filter(
+      Boolean,
+    );
+    const signal = (name: 'STOP' | 'CONT') => execFileSync('kill', [`-${name}`, ...cluster]);
+    signal('STOP');
+    try {
+      const started = Date.now();
+      const [page, api] = await Promise.all([
+        // Any page a session cookie comes with looks the session up first.
+        fetch(`${base}/settings/keys`, {
+          headers: { cookie: `shipyard_session=${'a'.repeat(43)}` },
+          redirect: 'manual',
+          signal: AbortSignal.timeout(15_000),
+        }),
+        fetch(`${base}/api/v1/projects`, {
+          headers: { authorization: `Bearer ${token}` },
+          signal: AbortSignal.timeout(15_000),
+        }),
+      ]);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(page.status).toBe(503);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(page.headers.get('retry-after')).toBe('5');
+      expect(await page.text()).toContain('This page took longer than 2 s to answer');
+      expect(api.status).toBe(503);
+      expect((await api.json()).type).toBe('https://shipyard.dev/problems/timeout');
+    } finally {
+      signal('CONT');
+    }
+    let status = 0;
+    for (let i = 0; i < 40 && status !== 200; i++) {
+      status = (await fetch(`${base}/api/v1/projects`, { headers: { authorization: `Bearer ${token}` } })).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(status).toBe(200);
   }, 60_000);
 });

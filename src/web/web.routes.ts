@@ -17,6 +17,7 @@ import { DOCS_SCRIPT, DOCS_SETUP_SCRIPT, DOCS_STYLE, docsPage, SCALAR_PATH, serv
 import { settingsPages } from './settings.pages.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../http/problem.js';
+import { requestTimeout } from '../http/timeout.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../http/errors.js';
 import { findNul } from '../http/nul.js';
 import type { OpenApiDocument } from '../http/contract.js';
@@ -31,6 +32,8 @@ export function webRouter(opts: {
   checkPassword: PasswordCheck;
   log: Logger;
   github: GithubClient;
+  /** The answer deadline every page and form shares with the API (503 page after it). */
+  timeoutMs: number;
 }): Router {
   const secure = opts.publicUrl.startsWith('https://');
   const publicOrigin = new URL(opts.publicUrl).origin;
@@ -57,6 +60,7 @@ export function webRouter(opts: {
     (_req, res) => void res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(FAVICON),
   );
 
+  router.use(requestTimeout(opts.timeoutMs, 'web'));
   router.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 }));
   router.use(webContext(secure));
   router.use(csrfGuard(publicOrigin), refuseNulInForms);
