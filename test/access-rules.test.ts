@@ -151,7 +151,9 @@ describe('the read rules', () => {
             // Shown by one post only: readable by its uploader (the author) or whoever may read that post.
             if (img) expect(await visible(() => getMedia(em, a, img.id))).toBe(po.author === u || m.postVisible(u, po));
           }
-          for (const img of loose) expect(await visible(() => getMedia(em, a, img.id))).toBe(true);
+          // Shown by no post: its uploader's alone.
+          for (const [i, img] of loose.entries())
+            expect(await visible(() => getMedia(em, a, img.id))).toBe(w.looseImages[i] === u);
           expect(sorted((await listProjects(em, a, { limit: 100 })).items.map((p) => p.id))).toEqual(
             sorted(seenProjects),
           );

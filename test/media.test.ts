@@ -11,6 +11,8 @@ import {
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Media } from '../src/media/media.entity.js';
 import { gif1x1, jpeg1x1, png, script, webp1x1 } from './fixtures/images.js';
+import sharp from 'sharp';
+import { crc32 } from 'node:zlib';
 
 let t: TestServer;
 let ada: TestUser;
@@ -41,6 +43,9 @@ describe('media', () => {
     });
     expect(res.response?.headers.get('location')).toBe(`/api/v1/media/${media.id}`);
 
+    // Others read it once a post they may read shows it.
+    expect((await api.getMedia({ client: eve.client, path: { mediaId: media.id } })).response?.status).toBe(404);
+    await api.createPost({ client: ada.client, body: { title: 'shown', body: 'b', mediaIds: [media.id] } });
     expect((await api.getMedia({ client: eve.client, path: { mediaId: media.id } })).data).toEqual(media);
 
     const content = await fetch(`${t.baseUrl}${media.contentPath}`, {
@@ -176,3 +181,67 @@ describe('profiles show a picture by id', () => {
     expect((await api.getCurrentUser({ client: ada.client })).data!.avatarMediaId).toBeNull();
   });
 });
+
+describe('what an image says about whoever took it', () => {
+  const exif = {
+    IFD0: { Artist: 'Ada Lovelace', Copyright: 'ada-home-camera' },
+    IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '51/1 30/1 26/1', GPSLongitudeRef: 'W', GPSLongitude: '0/1 7/1 39/1' },
+  };
+  const photo = (format: 'jpeg' | 'png' | 'webp') =>
+    sharp({ create: { width: 8, height: 4, channels: 3, background: 'red' } })
+      [format]()
+      .withMetadata({ orientation: 6 })
+      .withExif(exif)
+      .toBuffer();
+
+  it('serves a photo without its GPS position, names and comments, and keeps it upright (JPEG, PNG, WebP)', async () => {
+    for (const format of ['jpeg', 'png', 'webp'] as const) {
+      const sent = await photo(format);
+      expect(sent.includes('Ada Lovelace'), format).toBe(true);
+      const created = await upload(fileForm(sent));
+      expect(created.status, format).toBe(201);
+      const content = await fetch(`${t.apiUrl}${created.json.contentPath.replace('/api/v1', '')}`, {
+        headers: { authorization: `Bearer ${ada.token}` },
+      });
+      const served = Buffer.from(await content.arrayBuffer());
+      expect(created.json.byteSize, format).toBe(served.length);
+      for (const secret of ['Ada Lovelace', 'ada-home-camera', 'GPS'])
+        expect(served.includes(secret), `${format} ${secret}`).toBe(false);
+      const meta = await sharp(served).metadata();
+      expect(meta.orientation, format).toBe(6);
+      expect(meta.width, format).toBe(8);
+      // The pixels are the uploader's, bit for bit.
+      expect(await sharp(served).raw().toBuffer()).toEqual(await sharp(sent).raw().toBuffer());
+    }
+  });
+
+  it('drops text chunks and comments, and keeps an image with none as it was', async () => {
+    const commented = await sharp({ create: { width: 3, height: 3, channels: 3, background: 'blue' } })
+      .png()
+      .withMetadata({})
+      .toBuffer();
+    const withText = Buffer.concat([
+      commented.subarray(0, 33),
+      textChunk('Comment', 'taken at 12 Elm Street'),
+      commented.subarray(33),
+    ]);
+    const created = await upload(fileForm(withText));
+    expect(created.status).toBe(201);
+    const content = await raw(t, 'GET', `/media/${created.json.id}/content`, { token: ada.token });
+    expect(content.text.includes('Elm Street')).toBe(false);
+    const plain = png(5, 5);
+    const kept = await upload(fileForm(plain));
+    expect(kept.json.byteSize).toBe(plain.length);
+  });
+});
+
+/** A PNG tEXt chunk (keyword, NUL, text) with its CRC. */
+function textChunk(keyword: string, text: string): Buffer {
+  const data = Buffer.from(`${keyword}\0${text}`, 'latin1');
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write('tEXt', 4, 'latin1');
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])) >>> 0, 0);
+  return Buffer.concat([head, data, crc]);
+}

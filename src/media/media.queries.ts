@@ -1,9 +1,9 @@
 /**
  * Who may read an image, written once (src/db/reads.ts): it follows the content that shows it.
- * Its uploader always; anyone when it is a profile picture, when no post shows it (yet), or when
- * some post that shows it is one they may read (`postReadable`). An image shown only by posts
- * they may not read (a build log of a private project, a hidden post) does not exist for them,
- * as those posts do not.
+ * Its uploader always; anyone when it is a profile picture, or when some post that shows it is
+ * one they may read (`postReadable`). An image no readable post shows does not exist for anyone
+ * else: one not attached yet, one shown only by posts they may not read (a build log of a private
+ * project, a hidden post), and one whose last post is gone. Private stays private.
  */
 import { type ExpressionBuilder, sql } from 'kysely';
 import { type DB, hotRead } from '../db/reads.js';
@@ -18,7 +18,6 @@ const mediaReadable = (eb: WithMedia, userId: string | null) => {
   return eb.or([
     eb('md.uploader', '=', userId),
     eb.exists(eb.selectFrom('User as a').select('a.id as id').whereRef('a.avatarMediaId', '=', 'md.id')),
-    eb.not(eb.exists(eb.selectFrom('Post as p0').select('p0.id as id').where('p0.mediaIds', '@>', shownBy))),
     eb.exists(
       eb
         .selectFrom('Post as po')

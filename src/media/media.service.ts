@@ -15,6 +15,7 @@ import { actorId } from '../projects/projects.service.js';
 import { isUuid } from '../http/ids.js';
 import { IMAGE_PIXELS_MAX } from '../http/limits.js';
 import { DecodeQueue } from './decode-queue.js';
+import { stripMetadata } from './metadata.js';
 
 const notAnImage = () =>
   new ProblemError(
@@ -154,13 +155,17 @@ export async function uploadMedia(
   const info = sniffImage(bytes);
   if (!info) throw notAnImage();
   await assertDecodes(bytes, info);
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  await storage.put(sha256, bytes);
+  // What is stored and served is the image without its metadata (GPS, names, comments).
+  const image = stripMetadata(bytes, info.contentType);
+  if (imageLength(image, info.contentType) !== image.length)
+    throw new Error(`stripping the metadata of a ${info.contentType} left a broken structure`);
+  const sha256 = createHash('sha256').update(image).digest('hex');
+  await storage.put(sha256, image);
   const media = em.create(Media, {
     uploader: em.getReference(User, actor.userId),
     sha256,
     contentType: info.contentType,
-    byteSize: bytes.length,
+    byteSize: image.length,
     width: info.width,
     height: info.height,
   });

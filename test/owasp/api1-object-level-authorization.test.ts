@@ -167,4 +167,38 @@ describe('API1 object-level authorization', () => {
     for (const res of await reads(victim.token, image.id)) expect(res.status).toBe(200);
     for (const res of await reads(stranger.token, shared.id)) expect(res.status).toBe(200);
   });
+
+  it('keeps an image private until a readable post shows it, and private again once the last one is gone', async () => {
+    const stranger = await userWithKey(t, ['content.read']);
+    const reads = (token: string, id: string) =>
+      Promise.all([raw(t, 'GET', `/media/${id}`, { token }), raw(t, 'GET', `/media/${id}/content`, { token })]);
+    const statuses = async (id: string) => (await reads(stranger.token, id)).map((r) => r.status);
+
+    // Uploaded, not attached: its uploader's alone.
+    const image = (await raw(t, 'POST', '/media', { token: victim.token, body: fileForm(png(7, 3)) })).json;
+    expect(await statuses(image.id)).toEqual([404, 404]);
+    for (const res of await reads(victim.token, image.id)) expect(res.status).toBe(200);
+
+    // Shown by a private build log and then the log is deleted: it stays private.
+    const p = (
+      await api.createProject({ client: victim.client, body: { name: uniqueName('Hidden'), visibility: 'private' } })
+    ).data!;
+    const log = (
+      await api.createPost({
+        client: victim.client,
+        body: { kind: 'build_log', projectId: p.id, title: 'private log', body: 'b', mediaIds: [image.id] },
+      })
+    ).data!;
+    expect(await statuses(image.id)).toEqual([404, 404]);
+    await api.deletePost({ client: victim.client, path: { postId: log.id } });
+    expect(await statuses(image.id)).toEqual([404, 404]);
+
+    // Shown by a public post: anyone's; that post deleted: its uploader's alone again.
+    const post = (
+      await api.createPost({ client: victim.client, body: { title: 'public', body: 'b', mediaIds: [image.id] } })
+    ).data!;
+    expect(await statuses(image.id)).toEqual([200, 200]);
+    await api.deletePost({ client: victim.client, path: { postId: post.id } });
+    expect(await statuses(image.id)).toEqual([404, 404]);
+  });
 });

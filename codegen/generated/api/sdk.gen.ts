@@ -671,7 +671,7 @@ export const listRadarProjects = <ThrowOnError extends boolean = false>(options?
 /**
  * Upload an image
  *
- * Uploads one image as multipart/form-data (field `file`). PNG, JPEG, GIF and WebP are accepted, recognised from the bytes; anything else is a 415 whatever its name. Larger than the upload limit (GET /platform/limits) is a 413; more pixels than `imagePixels` (judged from the image's header, before anything is decoded) a 422. Decoding costs far more than a read: an upload spends 20 units of the rate-limit budgets (`x-cost`).
+ * Uploads one image as multipart/form-data (field `file`). PNG, JPEG, GIF and WebP are accepted, recognised from the bytes; anything else is a 415 whatever its name. Larger than the upload limit (GET /platform/limits) is a 413; more pixels than `imagePixels` (judged from the image's header, before anything is decoded) a 422. Decoding costs far more than a read: an upload spends 20 units of the rate-limit budgets (`x-cost`). What is stored and served is the image without its metadata: EXIF (GPS position, names, serial numbers, thumbnails), XMP, IPTC, comments and text chunks are removed, the pixels are untouched, and the orientation is kept as the one EXIF tag left. Until a post the reader may read shows it, an image is its uploader's alone (404 to anyone else), and so it is again once the last such post is gone.
  *
  * Required scope: `content.write`
  */
