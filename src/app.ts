@@ -45,6 +45,7 @@ import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
 import { mcpOrigins } from './mcp/origins.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
+import { DEFAULT_MEDIA_QUOTA_BYTES } from './media/media.service.js';
 import {
   failedAuthBudget,
   freeOpenings,
@@ -70,7 +71,7 @@ export type AppDeps = {
     Config,
     'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'
   > &
-    Partial<Pick<Config, 'trustProxy' | 'rateLimitPerUserPerMinute'>> & {
+    Partial<Pick<Config, 'trustProxy' | 'rateLimitPerUserPerMinute' | 'mediaQuotaBytes' | 'mediaUnattachedHours'>> & {
       requestTimeoutMs?: number;
       /** Only tests set it: a shorter request-budget window than a minute. */
       rateLimitWindowMs?: number;
@@ -248,7 +249,11 @@ function restPipeline(p: {
       p.operations,
       allHandlers(contract, {
         storage: p.storage,
-        uploadMaxBytes: config.uploadMaxBytes,
+        media: {
+          uploadBytes: config.uploadMaxBytes,
+          quotaBytes: config.mediaQuotaBytes ?? DEFAULT_MEDIA_QUOTA_BYTES,
+          unattachedHours: config.mediaUnattachedHours ?? 24,
+        },
         limits: p.limits,
         searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
         countsCacheSeconds: config.countsCacheSeconds ?? 60,

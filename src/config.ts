@@ -20,6 +20,10 @@ export type Config = {
   mediaDir: string;
   /** Largest image upload in bytes (UPLOAD_MAX_BYTES, default 5 MiB). */
   uploadMaxBytes: number;
+  /** The most bytes of images one account may keep (MEDIA_QUOTA_BYTES, default 100 MiB). */
+  mediaQuotaBytes: number;
+  /** Hours an upload no post or profile ever showed is kept before it is removed (MEDIA_UNATTACHED_HOURS, 24; 0 keeps them). */
+  mediaUnattachedHours: number;
   /** Redis for shared rate-limit budgets across instances (REDIS_URL); in memory when absent. */
   redisUrl: string | undefined;
   /** Requests per minute per API key (RATE_LIMIT_PER_MINUTE, default 300). */
@@ -149,6 +153,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     githubToken: env.GITHUB_TOKEN || undefined,
     githubSyncIntervalMinutes: zeroOrPositive('GITHUB_SYNC_INTERVAL_MINUTES', env.GITHUB_SYNC_INTERVAL_MINUTES, 360),
     uploadMaxBytes: positiveInt('UPLOAD_MAX_BYTES', env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024),
+    mediaQuotaBytes: positiveInt('MEDIA_QUOTA_BYTES', env.MEDIA_QUOTA_BYTES, 100 * 1024 * 1024),
+    mediaUnattachedHours: zeroOrPositive('MEDIA_UNATTACHED_HOURS', env.MEDIA_UNATTACHED_HOURS, 24),
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
     keyCacheSeconds: zeroOrPositive('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
     searchCacheSeconds: zeroOrPositive('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),

@@ -12,7 +12,8 @@ import { connectRedis } from './http/counters.js';
 import { httpServer } from './http/client-errors.js';
 import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';
-import { loadImageDecoder } from './media/media.service.js';
+import { loadImageDecoder, scheduleMediaSweep } from './media/media.service.js';
+import { LocalDiskStorage } from './media/storage.js';
 import { startPasswordThread } from './users/password-thread.js';
 
 /** The argument with which bin/shipyard.mjs says it holds a channel to the server (see launcherEnded). */
@@ -63,9 +64,16 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
           log,
         )
       : () => undefined;
+  const stopSweep =
+    config.mediaUnattachedHours > 0
+      ? scheduleMediaSweep(db.orm, new LocalDiskStorage(config.mediaDir), config.mediaUnattachedHours, log)
+      : () => undefined;
   stopGracefully(server, log, {
     launcherGone,
-    stopWork: stopSync,
+    stopWork: () => {
+      stopSync();
+      stopSweep();
+    },
     release: async () => {
       if (redis?.isOpen) redis.destroy();
       await Promise.all([db.close(), passwords.stop()]);

@@ -19,6 +19,7 @@ import { githubHandlers } from './github/github.routes.js';
 import { radarHandlers } from './radar/radar.routes.js';
 import { moderationHandlers } from './moderation/moderation.routes.js';
 import type { MediaStorage } from './media/storage.js';
+import type { MediaLimits } from './media/media.service.js';
 import type { RateLimits } from './http/rate-limit.js';
 import type { SearchCache } from './search/search-cache.js';
 import type { SearchPage } from '../codegen/generated/api/types.gen.js';
@@ -27,7 +28,7 @@ export function allHandlers(
   doc: OpenApiDocument,
   deps: {
     storage: MediaStorage;
-    uploadMaxBytes: number;
+    media: MediaLimits;
     limits: RateLimits;
     searchCache: SearchCache<SearchPage>;
     countsCacheSeconds: number;
@@ -41,12 +42,12 @@ export function allHandlers(
     ...postsHandlers,
     ...commentsHandlers,
     ...reactionsHandlers,
-    ...platformHandlers(doc, deps.uploadMaxBytes, deps.limits, deps.countsCacheSeconds),
+    ...platformHandlers(doc, deps.media, deps.limits, deps.countsCacheSeconds),
     ...searchHandlers(deps.searchCache),
     ...jobsHandlers,
     ...githubHandlers,
     ...radarHandlers,
     ...moderationHandlers,
-    ...mediaHandlers(deps.storage),
+    ...mediaHandlers(deps.storage, deps.media),
   } satisfies Handlers;
 }

@@ -54,6 +54,8 @@ export type ServerOptions = {
   countsCacheSeconds?: number;
   publicUrl?: string;
   mcpAllowedOrigins?: string[];
+  /** The bytes of images one account may keep. */
+  mediaQuotaBytes?: number;
   /** How many password checks may wait for the password thread (0: every sign-up finds it busy). */
   passwordChecksWaiting?: number;
 };
@@ -85,6 +87,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
         validateResponses: true,
         logLevel: 'error',
         uploadMaxBytes: UPLOAD_MAX_BYTES,
+        mediaQuotaBytes: opts.mediaQuotaBytes,
         mediaDir,
         rateLimitPerMinute: opts.rateLimitPerMinute ?? TEST_RATE_LIMIT,
         rateLimitWindowMs: opts.rateLimitWindowMs,

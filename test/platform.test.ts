@@ -46,6 +46,8 @@ describe('platform', () => {
       requestBodyBytes: 1048576,
       uploadBytes: 262144,
       imagePixels: 25_000_000,
+      storageBytesPerUser: 104_857_600,
+      unattachedUploadHours: 24,
       keyLifetimeDays: 366,
       activeKeysPerUser: 50,
       commentDepth: 5,

@@ -20,10 +20,13 @@ const MediaSchema = defineEntity({
     width: p.integer(),
     height: p.integer(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    /** When a post or a profile first showed it; an upload that stays null is removed after a grace period. */
+    attachedAt: p.datetime().nullable(),
   },
   indexes: [
     { name: 'media_uploader_idx', properties: ['uploader'] },
     { name: 'media_sha256_idx', properties: ['sha256'] },
+    { name: 'media_unattached_idx', properties: ['createdAt'], where: 'attached_at is null' },
   ],
 });
 export class Media extends MediaSchema.class {}

@@ -1,6 +1,6 @@
 import type { SomeHandlers } from '../http/handler.js';
 import type { MediaStorage } from './storage.js';
-import { getMedia, openMedia, uploadMedia } from './media.service.js';
+import { getMedia, openMedia, uploadMedia, type MediaLimits } from './media.service.js';
 import { presentMedia } from './media.presenter.js';
 
 type UploadedFile = { fieldname: string; buffer: Buffer };
@@ -12,11 +12,12 @@ const matches = (header: string | undefined, etag: string) =>
     .map((s) => s.trim().replace(/^W\//, ''))
     .some((t) => t === etag || t === '*');
 
-export function mediaHandlers(storage: MediaStorage) {
+export function mediaHandlers(storage: MediaStorage, limits: MediaLimits) {
   return {
     uploadMedia: async ({ em, actor, req }) => {
       const files = (req as unknown as { files?: UploadedFile[] }).files ?? [];
-      const media = await uploadMedia(em, storage, actor, files.find((f) => f.fieldname === 'file')?.buffer);
+      const file = files.find((f) => f.fieldname === 'file')?.buffer;
+      const media = await uploadMedia(em, storage, actor, file, limits.quotaBytes);
       return { status: 201, body: presentMedia(media), headers: { Location: `${req.baseUrl}/media/${media.id}` } };
     },
     getMedia: async ({ em, actor, path }) => ({

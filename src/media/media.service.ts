@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { Media } from './media.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../http/actor.js';
@@ -142,11 +142,32 @@ async function decodeInFull(bytes: Buffer, info: ImageInfo): Promise<void> {
   }
 }
 
+/** What the media area is configured with, published by GET /platform/limits. */
+export type MediaLimits = { uploadBytes: number; quotaBytes: number; unattachedHours: number };
+export const DEFAULT_MEDIA_QUOTA_BYTES = 100 * 1024 * 1024;
+
+const quotaExceeded = (used: number, size: number, quota: number) =>
+  new ProblemError(
+    422,
+    'storage-quota-exceeded',
+    'Storage quota exceeded',
+    `Your images take ${used} bytes of the ${quota} an account may keep; this one (${size} bytes) does not fit, and nothing was stored. ` +
+      'Images no post shows are removed after a while; delete posts you no longer want, or upload a smaller image.',
+  );
+
+/**
+ * The bytes of one image and the rows that name them change under an advisory lock on its hash
+ * (this transaction's): an upload storing them and the sweep removing them never interleave.
+ */
+const lockBytes = (em: EntityManager, sha256: string) =>
+  em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`media:${sha256}`]);
+
 export async function uploadMedia(
   em: EntityManager,
   storage: MediaStorage,
   actor: Actor,
   bytes: Buffer | undefined,
+  quotaBytes = DEFAULT_MEDIA_QUOTA_BYTES,
 ): Promise<Media> {
   if (!bytes)
     throw badRequest('Send the image as multipart/form-data in a field named "file".', [
@@ -160,18 +181,81 @@ export async function uploadMedia(
   if (imageLength(image, info.contentType) !== image.length)
     throw new Error(`stripping the metadata of a ${info.contentType} left a broken structure`);
   const sha256 = createHash('sha256').update(image).digest('hex');
-  await storage.put(sha256, image);
-  const media = em.create(Media, {
-    uploader: em.getReference(User, actor.userId),
-    sha256,
-    contentType: info.contentType,
-    byteSize: image.length,
-    width: info.width,
-    height: info.height,
+  const id = await em.transactional(async (tem) => {
+    // The account's row is the lock: two uploads at once cannot both take the last room.
+    await tem.findOneOrFail(User, { id: actor.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['id'] });
+    const used = await storedBytes(tem, actor.userId);
+    if (used + image.length > quotaBytes) throw quotaExceeded(used, image.length, quotaBytes);
+    await lockBytes(tem, sha256);
+    await storage.put(sha256, image);
+    const media = tem.create(Media, {
+      uploader: tem.getReference(User, actor.userId),
+      sha256,
+      contentType: info.contentType,
+      byteSize: image.length,
+      width: info.width,
+      height: info.height,
+    });
+    await tem.flush();
+    return media.id;
   });
-  await em.flush();
-  await em.populate(media, ['uploader']);
-  return media;
+  return em.findOneOrFail(Media, { id }, { populate: ['uploader'] });
+}
+
+/** The bytes of every image an account keeps. */
+async function storedBytes(em: EntityManager, userId: string): Promise<number> {
+  const [row] = await em.execute<{ used: string | null }[]>(
+    'select sum(byte_size) as used from media where uploader_id = ?',
+    [userId],
+  );
+  return Number(row?.used ?? 0);
+}
+
+/** Marks images as shown by a post or a profile: from then on the sweep leaves them alone. */
+export async function markAttached(em: EntityManager, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await em.nativeUpdate(Media, { id: { $in: ids }, attachedAt: null }, { attachedAt: new Date() });
+}
+
+/**
+ * Removes the uploads no post or profile ever showed, uploaded before `before`, and their bytes
+ * once no other upload has the same ones. Returns how many were removed.
+ */
+export async function sweepUnattachedMedia(em: EntityManager, storage: MediaStorage, before: Date): Promise<number> {
+  const stale = await em.find(
+    Media,
+    { attachedAt: null, createdAt: { $lt: before } },
+    { fields: ['id', 'sha256'], limit: 1000 },
+  );
+  for (const { id, sha256 } of stale) {
+    await em.transactional(async (tem) => {
+      await lockBytes(tem, sha256);
+      await tem.nativeDelete(Media, { id, attachedAt: null });
+      if ((await tem.count(Media, { sha256 })) === 0) await storage.remove(sha256);
+    });
+  }
+  return stale.length;
+}
+
+/** Runs the sweep every hour (and once now), for uploads older than `hours`; returns the stop. */
+export function scheduleMediaSweep(
+  orm: { em: EntityManager },
+  storage: MediaStorage,
+  hours: number,
+  log: {
+    info: (msg: string, fields?: Record<string, unknown>) => void;
+    error: (msg: string, fields?: Record<string, unknown>) => void;
+  },
+): () => void {
+  const sweep = () =>
+    sweepUnattachedMedia(orm.em.fork(), storage, new Date(Date.now() - hours * 3_600_000)).then(
+      (removed) => removed && log.info('unattached uploads removed', { removed }),
+      (error) => log.error('sweeping unattached uploads failed', { error }),
+    );
+  void sweep();
+  const timer = setInterval(sweep, 3_600_000);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** The image, if the actor may read it (`mediaReadable`), else 404. */

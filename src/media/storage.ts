@@ -4,13 +4,15 @@
  * small so object storage can take its place.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 
 export interface MediaStorage {
   put(sha256: string, bytes: Buffer): Promise<void>;
+  /** Removes the bytes (nothing when they are not there). */
+  remove(sha256: string): Promise<void>;
   /** The bytes, or undefined when they are missing. */
   open(sha256: string): Promise<Readable | undefined>;
 }
@@ -38,6 +40,10 @@ export class LocalDiskStorage implements MediaStorage {
     const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(tmp, bytes, { mode: 0o600 });
     await rename(tmp, path);
+  }
+
+  async remove(sha256: string): Promise<void> {
+    await rm(this.path(sha256), { force: true });
   }
 
   async open(sha256: string): Promise<Readable | undefined> {

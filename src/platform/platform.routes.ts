@@ -1,6 +1,7 @@
 import type { SomeHandlers } from '../http/handler.js';
 import type { OpenApiDocument } from '../http/contract.js';
 import type { RateLimits } from '../http/rate-limit.js';
+import type { MediaLimits } from '../media/media.service.js';
 import type { Stats, TermCountList } from '../../codegen/generated/api/types.gen.js';
 import { limits, pageSize, popularSkills, popularTags, scopeList, stats, versions } from './platform.service.js';
 import { CountsCache } from './counts-cache.js';
@@ -10,7 +11,7 @@ type Ops = 'listScopes' | 'getLimits' | 'getVersions' | 'listPopularTags' | 'lis
 /** `countsCacheSeconds`: how long the stats and the popular tags and skills are shared (counts-cache.ts). */
 export function platformHandlers(
   doc: OpenApiDocument,
-  uploadBytes: number,
+  media: MediaLimits,
   rateLimit: RateLimits,
   countsCacheSeconds: number,
 ) {
@@ -28,7 +29,7 @@ export function platformHandlers(
   });
   return {
     listScopes: async () => ({ status: 200, body: scopes }),
-    getLimits: async () => ({ status: 200, body: limits(doc, uploadBytes, rateLimit) }),
+    getLimits: async () => ({ status: 200, body: limits(doc, media, rateLimit) }),
     getVersions: async () => ({ status: 200, body: versions(doc) }),
     listPopularTags: async ({ em, query }) => ({
       status: 200,

@@ -10,6 +10,7 @@ import { MAX_COMMENT_DEPTH } from '../comments/comment.entity.js';
 import { IMAGE_PIXELS_MAX, REQUEST_BODY_BYTES, TAGS_PER_ITEM } from '../http/limits.js';
 import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
 import type { RateLimits } from '../http/rate-limit.js';
+import type { MediaLimits } from '../media/media.service.js';
 import { platformCounts, skillCounts, tagCounts } from './platform.queries.js';
 
 export function scopeList(doc: OpenApiDocument): ScopeList {
@@ -40,7 +41,7 @@ export function pageSize(doc: OpenApiDocument): { default: number; max: number }
   return { default: limit.default, max: limit.maximum };
 }
 
-export function limits(doc: OpenApiDocument, uploadBytes: number, rateLimit: RateLimits): Limits {
+export function limits(doc: OpenApiDocument, media: MediaLimits, rateLimit: RateLimits): Limits {
   return {
     rateLimit: {
       requestsPerMinutePerKey: rateLimit.requestsPerMinutePerKey,
@@ -50,8 +51,10 @@ export function limits(doc: OpenApiDocument, uploadBytes: number, rateLimit: Rat
     requestCosts: { default: 1, operations: operationCosts(doc) },
     pageSize: pageSize(doc),
     requestBodyBytes: REQUEST_BODY_BYTES,
-    uploadBytes,
+    uploadBytes: media.uploadBytes,
     imagePixels: IMAGE_PIXELS_MAX,
+    storageBytesPerUser: media.quotaBytes,
+    unattachedUploadHours: media.unattachedHours,
     keyLifetimeDays: MAX_KEY_DAYS,
     activeKeysPerUser: MAX_ACTIVE_KEYS,
     commentDepth: MAX_COMMENT_DEPTH,

@@ -16,7 +16,7 @@ import { presentPost, type PostFields } from './posts.presenter.js';
 import { buildLogPage, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
 import { LAST_ID } from '../db/reads.js';
 import { normaliseTags } from './tags.js';
-import { ownMediaIds } from '../media/media.service.js';
+import { markAttached, ownMediaIds } from '../media/media.service.js';
 import { isUuid } from '../http/ids.js';
 
 /** The post as the API shows it, if the actor may read it, else 404. */
@@ -47,6 +47,7 @@ async function checkMedia(em: EntityManager, actor: Actor, ids: string[] | undef
   const unknown = ids.filter((id) => !own.has(id));
   if (unknown.length)
     throw unprocessable(`No image you uploaded has the id ${unknown.join(', ')}; upload it first (POST /media).`);
+  await markAttached(em, ids);
   return ids;
 }
 

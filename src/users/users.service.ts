@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { User } from './user.entity.js';
 import { conflict, notFound, badRequest, unprocessable } from '../http/problem.js';
-import { ownMediaIds } from '../media/media.service.js';
+import { markAttached, ownMediaIds } from '../media/media.service.js';
 import { normaliseTags } from '../posts/tags.js';
 import { profileById, profileByUsername } from './users.queries.js';
 import { isUuid } from '../http/ids.js';
@@ -121,6 +121,7 @@ export async function setAvatar(em: EntityManager, userId: string, mediaId: stri
   if (mediaId !== null && !(await ownMediaIds(em, userId, [mediaId])).has(mediaId)) {
     throw unprocessable(`No image you uploaded has the id ${mediaId}; upload it first (POST /media).`);
   }
+  if (mediaId !== null) await markAttached(em, [mediaId]);
   user.avatarMediaId = mediaId;
   await em.flush();
   return user;

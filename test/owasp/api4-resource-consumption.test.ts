@@ -198,6 +198,49 @@ describe('API4 resource consumption', () => {
     }
   });
 
+  it('keeps each account within its storage quota, and removes uploads no post ever showed after the grace', async () => {
+    const own = await startServer({ mediaQuotaBytes: 3 * 40_000 });
+    try {
+      const u = await userWithKey(own, ['content.read', 'content.write']);
+      expect((await raw(own, 'GET', '/platform/limits', { token: u.token })).json).toMatchObject({
+        storageBytesPerUser: 120_000,
+        unattachedUploadHours: 24,
+      });
+      const sizes: number[] = [];
+      let refused: Awaited<ReturnType<typeof raw>> | undefined;
+      // About 33 KB each, each a different size so that none is the same bytes as another: the fourth does not fit.
+      for (let i = 0; i < 10 && !refused; i++) {
+        const res = await raw(own, 'POST', '/media', { token: u.token, body: fileForm(png(120 + i, 100)) });
+        if (res.status === 201) sizes.push(res.json.byteSize);
+        else refused = res;
+      }
+      expect(refused?.status).toBe(422);
+      expect(refused?.json.type).toBe('https://shipyard.dev/problems/storage-quota-exceeded');
+      expect(refused?.json.detail).toMatch(/of the 120000 an account may keep/);
+      const stored = await own.db.orm.em.fork().find(Media, { uploader: u.user.id });
+      expect(stored.map((m) => m.byteSize).sort()).toEqual([...sizes].sort());
+      expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(120_000);
+
+      // One is shown by a post; the others never were. After the grace, those go, bytes and all.
+      const [shown, ...loose] = stored;
+      await api.createPost({ client: u.client, body: { title: 'shown', body: 'b', mediaIds: [shown!.id] } });
+      const { sweepUnattachedMedia } = await import('../../src/media/media.service.js');
+      expect(await sweepUnattachedMedia(own.db.orm.em.fork(), own.storage, new Date(Date.now() - 3_600_000))).toBe(0);
+      expect(await sweepUnattachedMedia(own.db.orm.em.fork(), own.storage, new Date(Date.now() + 1000))).toBe(
+        loose.length,
+      );
+      for (const m of loose) {
+        expect((await raw(own, 'GET', `/media/${m.id}`, { token: u.token })).status).toBe(404);
+        expect(await own.storage.open(m.sha256)).toBeUndefined();
+      }
+      expect((await raw(own, 'GET', `/media/${shown!.id}/content`, { token: u.token })).status).toBe(200);
+      // The room they took is free again.
+      expect((await raw(own, 'POST', '/media', { token: u.token, body: fileForm(png(150, 100)) })).status).toBe(201);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('charges an upload and a search by what they cost, as the contract and /platform/limits say', async () => {
     const own = await startServer({ rateLimitPerMinute: 50 });
     try {

@@ -30,7 +30,7 @@ describe('API9 inventory', () => {
     const handlers = Object.keys(
       allHandlers(contract, {
         storage: new LocalDiskStorage('/nonexistent'),
-        uploadMaxBytes: 1,
+        media: { uploadBytes: 1, quotaBytes: 1, unattachedHours: 1 },
         limits: { requestsPerMinutePerKey: 1, requestsPerMinutePerUser: 1, failedAuthPerMinutePerAddress: 1 },
         searchCache: new SearchCache(0),
         countsCacheSeconds: 0,

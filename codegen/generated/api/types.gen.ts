@@ -317,6 +317,14 @@ export type Limits = {
      */
     uploadBytes: number;
     /**
+     * The most bytes of images one account may keep, all its uploads together; an upload past it is a 422 (storage-quota-exceeded).
+     */
+    storageBytesPerUser: number;
+    /**
+     * Hours an upload that no post or profile picture ever showed is kept before it is removed (0: kept).
+     */
+    unattachedUploadHours: number;
+    /**
      * The most pixels an uploaded image may have, all its frames together, judged from its header before anything is decoded.
      */
     imagePixels: number;

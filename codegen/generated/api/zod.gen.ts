@@ -161,6 +161,8 @@ export const zLimits = z.object({
     }),
     requestBodyBytes: z.int(),
     uploadBytes: z.int(),
+    storageBytesPerUser: z.int(),
+    unattachedUploadHours: z.int().gte(0),
     imagePixels: z.int(),
     keyLifetimeDays: z.int(),
     activeKeysPerUser: z.int(),

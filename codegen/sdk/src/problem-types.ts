@@ -27,6 +27,7 @@ export const PROBLEM_SLUGS = [
   'unsupported-media-type',
   'unprocessable',
   'image-too-large',
+  'storage-quota-exceeded',
   'rate-limited',
   'internal',
   'unavailable',

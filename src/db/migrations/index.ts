@@ -17,6 +17,7 @@ import { Migration20261125000000_access_changes } from './Migration2026112500000
 import { Migration20261125000100_media_access } from './Migration20261125000100_media_access.js';
 import { Migration20261125000200_milestone_positions_deferred } from './Migration20261125000200_milestone_positions_deferred.js';
 import { Migration20261125030000_session_flash } from './Migration20261125030000_session_flash.js';
+import { Migration20261126130000_media_attached } from './Migration20261126130000_media_attached.js';
 import { Migration20261126120000_lines_repaired } from './Migration20261126120000_lines_repaired.js';
 import { Migration20261126000000_array_null_text } from './Migration20261126000000_array_null_text.js';
 
@@ -43,4 +44,5 @@ export const migrationsList = [
   { name: 'Migration20261125030000_session_flash', class: Migration20261125030000_session_flash },
   { name: 'Migration20261126000000_array_null_text', class: Migration20261126000000_array_null_text },
   { name: 'Migration20261126120000_lines_repaired', class: Migration20261126120000_lines_repaired },
+  { name: 'Migration20261126130000_media_attached', class: Migration20261126130000_media_attached },
 ];
