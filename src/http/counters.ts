@@ -6,6 +6,7 @@
  * which is tried every REDIS_RETRY_MS by the next request or readiness check. The state is logged
  * once per change and reported by /readyz.
  */
+import { randomUUID } from 'node:crypto';
 import { createClient, type RedisClientType } from 'redis';
 import type { Logger } from './log.js';
 
@@ -58,6 +59,11 @@ export class MemoryCounters implements Counters {
   async giveBack(key: string, units: number, take: { at: number; resetMs: number }): Promise<void> {
     const w = this.#windows.get(key);
     if (w && sameWindow(w.resetAt - Date.now(), take)) w.count = Math.max(0, w.count - units);
+  }
+
+  /** Sets a counter to what was last seen elsewhere (Redis), for the window that ends in `resetMs`. */
+  seed(key: string, count: number, resetMs: number): void {
+    if (resetMs > 0) this.#windows.set(key, { count, resetAt: Date.now() + resetMs });
   }
 
   async probe(): Promise<void> {}
@@ -137,11 +143,31 @@ const sameWindow = (leftMs: number, take: { at: number; resetMs: number }) =>
 
 const REDIS_TIMEOUT_MS = 150;
 const REDIS_RETRY_MS = 2000;
+/** How often an instance says it is alive (when Redis has answered it), and how long it counts as alive after. */
+export const HEARTBEAT_MS = 1000;
+const ALIVE_MS = 10_000;
 
+/** Registers this instance and counts the live ones: [how many]. KEYS: the set; ARGV: id, now, alive since. */
+const HEARTBEAT_SCRIPT = `
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ${ALIVE_MS})
+return {redis.call('ZCARD', KEYS[1])}`;
+
+/**
+ * While the circuit is open, each instance spends from its share of every budget: the budget
+ * divided by the instances that were alive when Redis last answered, starting from its share of
+ * what Redis had counted. All of them together then allow no more than the budget, however long
+ * the outage (an instance started during it knows of no other, and allows a whole budget).
+ */
 export class RedisCounters implements Counters {
   #open = false;
   #probeAt = 0;
   #probing: Promise<void> | undefined;
+  readonly #id = randomUUID();
+  /** The instances alive when Redis last answered, this one included. */
+  #instances = 1;
+  #beatAt = 0;
 
   constructor(
     private readonly redis: RedisClientType,
@@ -162,12 +188,36 @@ export class RedisCounters implements Counters {
           budgets.map((b) => b.key),
           [units, Math.max(units, 1), windowMs, ...budgets.map((b) => b.limit)],
         );
-        return {
+        const taken = {
           allowed: reply[0] === 1,
           counts: budgets.map((_, i) => ({ count: reply[1 + 2 * i]!, resetMs: reply[2 + 2 * i]! })),
         };
+        // This instance's share of what is spent, ready for the moment Redis stops answering.
+        for (const [i, b] of budgets.entries()) {
+          const { count, resetMs } = taken.counts[i]!;
+          this.local.seed(b.key, Math.ceil(count / this.#instances), resetMs);
+        }
+        return taken;
       },
-      () => this.local.take(budgets, units, windowMs),
+      () => this.local.take(this.#shares(budgets), units, windowMs),
+    );
+  }
+
+  /** Each budget as this instance's share of it, while the instances count on their own. */
+  #shares(budgets: readonly Budget[]): Budget[] {
+    return budgets.map((b) => ({ key: b.key, limit: Math.max(1, Math.floor(b.limit / this.#instances)) }));
+  }
+
+  /** How many instances count with this one: asked of Redis every few seconds while it answers. */
+  #heartbeat(): void {
+    const now = Date.now();
+    if (now < this.#beatAt) return;
+    this.#beatAt = now + HEARTBEAT_MS;
+    this.#eval(HEARTBEAT_SCRIPT, ['instances'], [], [this.#id, String(now), String(now - ALIVE_MS)]).then(
+      ([n]) => {
+        this.#instances = Math.max(1, n ?? 1);
+      },
+      () => undefined,
     );
   }
 
@@ -217,6 +267,7 @@ export class RedisCounters implements Counters {
     if (this.#open) this.#probeAt = Date.now() + REDIS_RETRY_MS;
     try {
       const result = await shared();
+      this.#heartbeat();
       if (this.#open) {
         this.#open = false;
         this.log.info('redis answers again: request budgets are shared by every instance');
@@ -234,7 +285,7 @@ export class RedisCounters implements Counters {
     }
   }
 
-  async #eval(script: string, keys: string[], args: number[]): Promise<number[]> {
+  async #eval(script: string, keys: string[], args: number[], text: string[] = []): Promise<number[]> {
     if (!this.redis.isReady) throw new Error('not connected');
     const command = this.redis.sendCommand<number[]>([
       'EVAL',
@@ -242,11 +293,19 @@ export class RedisCounters implements Counters {
       String(keys.length),
       ...keys.map((k) => this.prefix + k),
       ...args.map(String),
+      ...text,
     ]);
-    // A frozen Redis keeps its connection open and never answers: the wait is ours to bound.
+    // A frozen Redis keeps its connection open and never answers: the wait is ours to bound. The
+    // bound is given up only after the event loop has read what arrived meanwhile (setImmediate
+    // runs after the I/O poll): when this process's own thread was busy (an upload's decoding, a
+    // burst of requests), an answer Redis sent in time is taken, and CPU load alone never opens
+    // the circuit.
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${REDIS_TIMEOUT_MS} ms`)), REDIS_TIMEOUT_MS);
+      timer = setTimeout(
+        () => setImmediate(() => reject(new Error(`no answer within ${REDIS_TIMEOUT_MS} ms`))),
+        REDIS_TIMEOUT_MS,
+      );
     });
     command.catch(() => undefined); // answered after the timeout: nobody is waiting any more
     try {

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisOrNothing } from '../redis.js';
-import { MemoryCounters, RedisCounters, type Counters } from '../../src/http/counters.js';
+import { HEARTBEAT_MS, MemoryCounters, RedisCounters, type Counters } from '../../src/http/counters.js';
 import { createLogger } from '../../src/http/log.js';
 
 const redis = await redisOrNothing();
@@ -55,5 +55,53 @@ describe.each(stores)('giving back a unit %s', (_, make) => {
     expect((await takeOne(counters, 'b')).allowed).toBe(true);
     expect((await takeOne(counters, 'b')).allowed).toBe(false);
     expect(now.allowed).toBe(true);
+  });
+});
+
+describe.skipIf(!redis)('the circuit to Redis', () => {
+  const connect = async () => {
+    const { createClient } = await import('redis');
+    const client = createClient({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
+    client.on('error', () => undefined);
+    await client.connect();
+    return client as unknown as NonNullable<typeof redis>;
+  };
+
+  it('stays closed when this process was too busy to read an answer that came in time', async () => {
+    const counters = new RedisCounters(
+      redis!,
+      new MemoryCounters(),
+      createLogger('silent'),
+      `shipyard:test:${randomUUID()}:`,
+    );
+    const taking = counters.take([{ key: 'busy', limit: 5 }], 1, 60_000);
+    // The event loop held for twice the Redis timeout, as a burst of work holds it.
+    for (const until = Date.now() + 2 * 150 + 50; Date.now() < until; );
+    expect((await taking).allowed).toBe(true);
+    expect(counters.mode).toBe('shared');
+    expect((await counters.add('busy', 0, 60_000)).count).toBe(1);
+  });
+
+  it('divides what is left of each budget among the live instances while Redis is away', async () => {
+    const prefix = `shipyard:test:${randomUUID()}:`;
+    const clients = [await connect(), await connect()];
+    const [a, b] = clients.map((c) => new RedisCounters(c, new MemoryCounters(), createLogger('silent'), prefix));
+    const budget = [{ key: 'k', limit: 10 }];
+    // Both instances tell Redis they are alive, and hear of each other at their next heartbeat;
+    // then 8 of the 10 are spent, through both.
+    await a!.take(budget, 1, 60_000);
+    await b!.take(budget, 1, 60_000);
+    await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
+    for (let i = 0; i < 5; i++) await a!.take(budget, 1, 60_000);
+    expect((await b!.take(budget, 1, 60_000)).counts[0]!.count).toBe(8);
+    for (const c of clients) c.destroy();
+    // Two left: each instance may spend its half of them, and no more.
+    const allowed = async (c: RedisCounters) => {
+      let n = 0;
+      while ((await c.take(budget, 1, 60_000)).allowed && n < 20) n++;
+      return n;
+    };
+    expect([await allowed(a!), await allowed(b!)]).toEqual([1, 1]);
+    expect(a!.mode).toBe('local');
   });
 });
