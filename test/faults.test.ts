@@ -17,7 +17,9 @@ import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
 import { createKey } from '../src/keys/keys.service.js';
-import { uniqueName, TEST_RATE_LIMIT, UPLOAD_MAX_BYTES } from './harness.js';
+import { refusedWithinASecond, uniqueName, waitForCache, TEST_RATE_LIMIT, UPLOAD_MAX_BYTES } from './harness.js';
+import { postgresFeed } from '../src/db/changes.js';
+import type { KeyCache } from '../src/keys/key-cache.js';
 
 const pgBin = existsSync('/usr/lib/postgresql')
   ? readdirSync('/usr/lib/postgresql')
@@ -228,5 +230,51 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
       if (status !== 200) await new Promise((r) => setTimeout(r, 250));
     }
     expect(status).toBe(200);
+  }, 60_000);
+
+  it('refuses a revoked key within a second on an instance whose listening connection has stalled', async () => {
+    const changes = postgresFeed(`postgres://postgres@127.0.0.1:${port}/postgres`);
+    const app = createApp({
+      checkPassword: passwordProblems,
+      orm: db.orm,
+      log: createLogger('silent'),
+      changes,
+      config: {
+        validateResponses: true,
+        logLevel: 'silent',
+        uploadMaxBytes: UPLOAD_MAX_BYTES,
+        mediaDir: join(dir, 'media'),
+        rateLimitPerMinute: TEST_RATE_LIMIT,
+        failedAuthPerMinute: TEST_RATE_LIMIT,
+        keyCacheSeconds: 10,
+      },
+    });
+    const listening: Server = await new Promise((r) => {
+      const s = app.listen(0, '127.0.0.1', () => r(s));
+    });
+    const instance = { apiUrl: `http://127.0.0.1:${(listening.address() as AddressInfo).port}/api/v1` };
+    const keys = app.locals.keyCache as KeyCache;
+    let stalled: string | undefined;
+    try {
+      const em = db.orm.em.fork();
+      const name = uniqueName();
+      const user = await createUser(em, { username: name, email: `${name}@example.test` });
+      const key = await createKey(em, { userId: user.id, name: 't', scopes: ['content.read'], expiresInDays: 1 });
+      await waitForCache({ ...instance, keyCache: keys }, key.token);
+      // The listening connection's backend stops answering (SIGSTOP), its socket still open.
+      const [row] = await em.execute<{ pid: number }[]>(
+        `select pid from pg_stat_activity where application_name = 'shipyard-listener'`,
+      );
+      stalled = String(row!.pid);
+      execFileSync('kill', ['-STOP', stalled]);
+      await em.execute('update api_keys set revoked_at = now() where id = ?', [key.key.id]);
+      const res = await refusedWithinASecond(instance, key.token);
+      expect(res.status).toBe(401);
+    } finally {
+      if (stalled) execFileSync('kill', ['-CONT', stalled]);
+      keys.close();
+      listening.closeAllConnections();
+      await new Promise((r) => listening.close(r));
+    }
   }, 60_000);
 });

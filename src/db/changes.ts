@@ -2,14 +2,16 @@
  * PostgreSQL's LISTEN/NOTIFY as a feed of change notices, on either database.
  *
  * PostgreSQL: one connection of its own per subscription (pooled connections come and go), which
- * LISTENs and reconnects by itself when it is dropped; while it is down the subscriber is told
- * so, since notices sent meanwhile are lost.
+ * LISTENs and reconnects by itself when it is dropped or goes silent (a heartbeat it sends itself
+ * does not come back); while it is down the subscriber is told so, since notices sent meanwhile
+ * are lost.
  *
  * Embedded: the database is one session inside this process, served to the ORM's pool over one
  * connection, and a notice goes to the connection whose transaction sent it. Only this process
  * can open the database, so every change is made through that connection: the subscription
  * LISTENs on it and reads the notices it receives (and on any connection the pool opens later).
  */
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 
@@ -28,17 +30,40 @@ const RETRY_MS = [250, 500, 1000, 2000, 5000];
 /** Listens on `channel` (a checked name: CHANNEL) on this connection; Kysely has no LISTEN. */
 const listen = (client: pg.ClientBase, channel: string) => client.query(`listen "${channel}"`);
 
+/** How often a subscription sends itself a heartbeat, and how long it may go without hearing one. */
+export const HEARTBEAT_MS = 200;
+export const SILENT_MS = 600;
+/** Heartbeats share the channel with the notices; these never reach a subscriber. */
+const HEARTBEAT = 'heartbeat:';
+
+/**
+ * A subscription on PostgreSQL, watched: besides LISTEN on a connection of its own, it sends
+ * itself a heartbeat NOTIFY on the same channel every HEARTBEAT_MS, through a second connection.
+ * It counts as live only while its own heartbeats come back. A listening connection that has
+ * gone silent (its backend stalled, a network path that drops packets without closing) is
+ * noticed within SILENT_MS: the subscriber is told it is not live (the key cache then trusts
+ * nothing) and the connection is made again.
+ */
 export function postgresFeed(url: string): ChangeFeed {
   return {
     subscribe(channel, { onNotice, onLive }) {
       if (!CHANNEL.test(channel)) throw new Error(`not a channel name: ${channel}`);
+      const me = `${HEARTBEAT}${randomUUID()}`;
       let client: pg.Client | undefined;
       let stopped = false;
+      let live = false;
+      let listening = false;
+      let heardAt = 0;
       let failures = 0;
       let timer: NodeJS.Timeout | undefined;
+      const setLive = (value: boolean) => {
+        if (live !== value) onLive(value);
+        live = value;
+      };
       const retry = () => {
         if (stopped || timer) return;
-        onLive(false);
+        listening = false;
+        setLive(false);
         timer = setTimeout(
           () => {
             timer = undefined;
@@ -49,32 +74,69 @@ export function postgresFeed(url: string): ChangeFeed {
         timer.unref();
       };
       const connect = async () => {
-        const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+        const c = new pg.Client({
+          connectionString: url,
+          connectionTimeoutMillis: 5000,
+          application_name: 'shipyard-listener',
+          keepAlive: true,
+        });
         client = c;
+        // Only the current connection's fate matters: one given up on may end at any time after.
         c.on('error', () => {
           void c.end().catch(() => undefined);
-          retry();
+          if (c === client) retry();
         });
-        c.on('end', retry);
+        c.on('end', () => c === client && retry());
         c.on('notification', (n) => {
-          if (n.channel === channel && n.payload !== undefined) onNotice(n.payload);
+          if (n.channel !== channel || n.payload === undefined) return;
+          if (!n.payload.startsWith(HEARTBEAT)) return onNotice(n.payload);
+          if (n.payload !== me || c !== client) return;
+          // Our own heartbeat came back: notices are being heard.
+          heardAt = Date.now();
+          setLive(true);
         });
         try {
           await c.connect();
           await listen(c, channel);
           if (stopped) return void (await c.end().catch(() => undefined));
           failures = 0;
-          onLive(true);
+          heardAt = Date.now();
+          listening = true;
         } catch {
           void c.end().catch(() => undefined);
           retry();
         }
       };
+      // The heartbeat goes out on a connection of its own; one at a time (a stalled one is not stacked up).
+      const sender = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 2000 });
+      sender.on('error', () => undefined);
+      let sending = false;
+      const beat = setInterval(() => {
+        if (!sending) {
+          sending = true;
+          sender
+            .query('select pg_notify($1, $2)', [channel, me])
+            .catch(() => undefined)
+            .finally(() => {
+              sending = false;
+            });
+        }
+        if (listening && Date.now() - heardAt > SILENT_MS) {
+          // Silent: whatever was sent meanwhile may be lost. Trust nothing, and listen anew.
+          const silent = client;
+          client = undefined;
+          void silent?.end().catch(() => undefined);
+          retry();
+        }
+      }, HEARTBEAT_MS);
+      beat.unref();
       void connect();
       return () => {
         stopped = true;
         clearTimeout(timer);
+        clearInterval(beat);
         void client?.end().catch(() => undefined);
+        void sender.end().catch(() => undefined);
       };
     },
   };
