@@ -31,8 +31,8 @@ const RETRY_MS = [250, 500, 1000, 2000, 5000];
 const listen = (client: pg.ClientBase, channel: string) => client.query(`listen "${channel}"`);
 
 /** How often a subscription sends itself a heartbeat, and how long it may go without hearing one. */
-export const HEARTBEAT_MS = 200;
-export const SILENT_MS = 600;
+const HEARTBEAT_MS = 200;
+const SILENT_MS = 600;
 /** Heartbeats share the channel with the notices; these never reach a subscriber. */
 const HEARTBEAT = 'heartbeat:';
 
