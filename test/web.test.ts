@@ -115,7 +115,7 @@ describe('accounts and sessions', () => {
     expect(session).toMatch(/HttpOnly/);
     expect(session).toMatch(/SameSite=Lax/);
     expect(session).not.toMatch(/Secure/); // PUBLIC_URL is http in tests; https turns it on
-    expect((await b.get('/settings/keys')).text).toContain(`Sign out ${username}`);
+    expect((await b.get('/settings/keys')).text).toContain(`Sign out <bdi>${username}</bdi>`);
     expect((await b.post('/signout', { _csrf: b.csrf() })).location).toBe('/signin');
     expect((await b.get('/settings/keys')).location).toMatch(/^\/signin\?next=/);
   });
@@ -457,19 +457,19 @@ describe('Settings → Manage API keys', () => {
     expect(list.text).not.toContain(token);
     // Every key is active so far: the whole page is the active list.
     const active = list.text;
-    expect(active).toMatch(/mine<\/td>[\s\S]*?expires in [67] days/);
-    expect(/long-lived<\/td>[\s\S]*?<\/tr>/.exec(active)![0]).not.toContain('class="soon"');
+    expect(active).toMatch(/mine<\/bdi><\/td>[\s\S]*?expires in [67] days/);
+    expect(/long-lived<\/bdi><\/td>[\s\S]*?<\/tr>/.exec(active)![0]).not.toContain('class="soon"');
     expect(list.text).not.toContain('Inactive keys');
 
     const confirm = await b.get(`/settings/keys/${doomed.key.id}/revoke`);
-    expect(confirm.text).toContain('Revoke the key "doomed"?');
+    expect(confirm.text).toContain('Revoke the key "<bdi>doomed</bdi>"?');
     const revoked = await b.post(`/settings/keys/${doomed.key.id}/revoke`, { _csrf: b.csrf() });
     expect(revoked.status).toBe(303);
     const after = await b.get(revoked.location!);
     expect(after.text).toContain('The key &quot;doomed&quot; is revoked.');
     const inactive = after.text.slice(after.text.indexOf('Inactive keys'));
     expect(inactive).toMatch(
-      /doomed<\/td>[\s\S]*?revoked <span class="nowrap">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC<\/span>/,
+      /doomed<\/bdi><\/td>[\s\S]*?revoked <span class="nowrap">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC<\/span>/,
     );
     expect(after.text.slice(after.text.indexOf('Active keys'), after.text.indexOf('Inactive keys'))).not.toContain(
       'doomed',
@@ -629,14 +629,18 @@ describe('moderation (session only)', () => {
     const b = await admin();
     // The newest posts and comments are listed to act on, no id to copy.
     const listed = await b.get('/admin/moderation');
-    const postRow = new RegExp(`Page spam <code class="hint">${post.id}</code>[\\s\\S]*?</tr>`).exec(listed.text)![0];
+    const postRow = new RegExp(`<bdi>Page spam</bdi> <code class="hint">${post.id}</code>[\\s\\S]*?</tr>`).exec(
+      listed.text,
+    )![0];
     expect(postRow).toContain('visible');
     expect(postRow).toContain(`name="id" value="${post.id}"><input type="hidden" name="action" value="hide">`);
-    expect(listed.text).toMatch(new RegExp(`Comment spam <code class="hint">${comment.id}</code>`));
+    expect(listed.text).toMatch(new RegExp(`<bdi>Comment spam</bdi> <code class="hint">${comment.id}</code>`));
     const done = await b.post('/admin/moderation', { _csrf: b.csrf(), kind: 'post', id: post.id, action: 'hide' });
     expect(done.status).toBe(200);
     expect(done.text).toContain(`The post ${post.id} is hidden`);
-    const hiddenRow = new RegExp(`Page spam <code class="hint">${post.id}</code>[\\s\\S]*?</tr>`).exec(done.text)![0];
+    const hiddenRow = new RegExp(`<bdi>Page spam</bdi> <code class="hint">${post.id}</code>[\\s\\S]*?</tr>`).exec(
+      done.text,
+    )![0];
     expect(hiddenRow).toMatch(/hidden <span class="nowrap">/);
     expect(hiddenRow).toContain('value="unhide"');
     const { b: plain } = await signedUp();
@@ -646,6 +650,32 @@ describe('moderation (session only)', () => {
         .status,
     ).toBe(403);
     expect((await t.db.orm.em.fork().findOneOrFail(Post, { id: post.id })).hiddenAt).not.toBeNull();
+  });
+});
+
+describe('text people write, in pages', () => {
+  it('isolates it, so a bidi override in a comment cannot reverse the id, the author or the button after it', async () => {
+    const author = await userWithKey(t);
+    const post = (await raw(t, 'POST', '/posts', { token: author.token, body: { title: 'Plain', body: 'x' } })).json;
+    // Body text keeps what its author wrote, bidi controls included; names refuse them.
+    const sneaky = 'looks fine \u202egnp.exe';
+    const comment = await raw(t, 'POST', `/posts/${post.id}/comments`, { token: author.token, body: { body: sneaky } });
+    expect(comment.status).toBe(201);
+    const username = uniqueName();
+    await createUser(t.db.orm.em.fork(), {
+      username,
+      email: `${username}@example.test`,
+      password: 'moderator of engines and looms',
+      admin: true,
+    });
+    const b = new Browser(t.baseUrl);
+    await b.get('/signin');
+    await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'moderator of engines and looms' });
+    const page = (await b.get('/admin/moderation')).text;
+    expect(page).toContain(`<bdi>${sneaky}</bdi> <code class="hint">${comment.json.id}</code>`);
+    expect(page).toContain(`<bdi>${author.user.username}</bdi>`);
+    // Every place the override appears is inside an isolate.
+    expect(page.split('\u202e').length - 1).toBe(page.match(/<bdi>[^<]*\u202e[^<]*<\/bdi>/g)?.length);
   });
 });
 
@@ -817,7 +847,7 @@ describe('/docs', () => {
     // Signed in, the header is the one every other page has.
     const { b, username } = await signedUp();
     const signedIn = await b.get('/docs');
-    expect(signedIn.text).toContain(`Sign out ${username}`);
+    expect(signedIn.text).toContain(`Sign out <bdi>${username}</bdi>`);
     expect(signedIn.text).not.toContain('href="/signup"');
   });
 });

@@ -5,7 +5,7 @@
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { keyStatus, lastExpiryDay, MAX_KEY_DAYS } from '../keys/keys.service.js';
 import type { ScopeEntry } from '../http/contract.js';
-import { errorList, html, raw, type Html } from './views.js';
+import { errorList, html, raw, userText, type Html } from './views.js';
 
 export const EXPIRY_CHOICES = [
   ['7', '7 days'],
@@ -65,13 +65,13 @@ function activeRow(key: ApiKey, label: Label, now: Date): Html {
       ? html` <span class="soon">expires ${daysLeft <= 1 ? 'within a day' : `in ${daysLeft} days`}</span>`
       : '';
   return html`<tr>
-      <td data-label="Name">${key.name}</td>
+      <td data-label="Name">${userText(key.name)}</td>
       <td data-label="Scopes">${scopeList(key, label)}</td>
       <td data-label="Created">${when(day(key.createdAt))}</td>
       <td data-label="Expires">${when(day(key.expiresAt))}${soon}</td>
       <td data-label="Last used">${when(dateTime(key.lastUsedAt))}</td>
       <td data-label="Ends with"><code>…${key.last4}</code></td>
-      <td><a href="/settings/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a></td>
+      <td><a href="/settings/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${userText(key.name)}</span></a></td>
     </tr>`;
 }
 
@@ -80,7 +80,7 @@ function inactiveRow(key: ApiKey, label: Label, now: Date): Html {
   const ended =
     status === 'revoked' ? html`revoked ${when(dateTime(key.revokedAt))}` : html`expired ${when(day(key.expiresAt))}`;
   return html`<tr>
-      <td data-label="Name">${key.name}</td>
+      <td data-label="Name">${userText(key.name)}</td>
       <td data-label="Scopes">${scopeList(key, label)}</td>
       <td data-label="Created">${when(day(key.createdAt))}</td>
       <td data-label="Ended"><span class="status-${status}">${ended}</span></td>
@@ -127,7 +127,7 @@ export function createForm(scopes: readonly ScopeEntry[], csrf: string, form: Fo
 
 export function newKeyView(key: ApiKey, token: string, label: Label): Html {
   return html`
-        <h1>Your new API key: ${key.name}</h1>
+        <h1>Your new API key: ${userText(key.name)}</h1>
         <div class="notice" role="status">
           <p><strong>Copy it now: it will not be shown again.</strong> Shipyard keeps only a hash of it; if you lose it, revoke it and create another.</p>
           <code class="token" id="new-token" data-testid="new-token">${token}</code>
@@ -139,7 +139,7 @@ export function newKeyView(key: ApiKey, token: string, label: Label): Html {
 
 export function confirmRevokeView(key: ApiKey, csrf: string): Html {
   return html`
-      <h1>Revoke the key "${key.name}"?</h1>
+      <h1>Revoke the key "${userText(key.name)}"?</h1>
       <p>Every request with this key (ending in <code>…${key.last4}</code>) is refused from now on. This cannot be undone.</p>
       <form method="post" action="/settings/keys/${key.id}/revoke">
         <input type="hidden" name="_csrf" value="${csrf}">

@@ -8,7 +8,7 @@ import { Comment } from '../comments/comment.entity.js';
 import { setCommentHidden, setPostHidden } from '../moderation/moderation.service.js';
 import { ProblemError } from '../http/problem.js';
 import type { Actor } from '../http/actor.js';
-import { errorList, html, page, type Html } from './views.js';
+import { errorList, html, page, userText, type Html } from './views.js';
 
 /** How many of the newest posts and comments the page lists to act on. */
 const RECENT = 30;
@@ -29,7 +29,7 @@ function toggle(item: Item, csrf: string): Html {
   return html`<form method="post" action="/admin/moderation">
       <input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="kind" value="${item.kind}">
       <input type="hidden" name="id" value="${item.id}"><input type="hidden" name="action" value="${action}">
-      <button type="submit" class="${item.hiddenAt ? '' : 'danger'}">${item.hiddenAt ? 'Unhide' : 'Hide'}<span class="visually-hidden"> ${item.kind}: ${item.text}</span></button></form>`;
+      <button type="submit" class="${item.hiddenAt ? '' : 'danger'}">${item.hiddenAt ? 'Unhide' : 'Hide'}<span class="visually-hidden"> ${item.kind}: ${userText(item.text)}</span></button></form>`;
 }
 
 function itemTable(caption: string, heading: string, items: Item[], csrf: string): Html {
@@ -38,8 +38,8 @@ function itemTable(caption: string, heading: string, items: Item[], csrf: string
       <thead><tr><th scope="col">${heading}</th><th scope="col">Author</th><th scope="col">Written</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead><tbody>
       ${items.map(
         (item) => html`<tr>
-        <td data-label="${heading}">${item.text} <code class="hint">${item.id}</code></td>
-        <td data-label="Author">${item.author}</td>
+        <td data-label="${heading}">${userText(item.text)} <code class="hint">${item.id}</code></td>
+        <td data-label="Author">${userText(item.author)}</td>
         <td data-label="Written"><span class="nowrap">${day(item.createdAt)} UTC</span></td>
         <td data-label="Status">${item.hiddenAt ? html`<span class="status-revoked">hidden <span class="nowrap">${day(item.hiddenAt)} UTC</span></span>` : 'visible'}</td>
         <td>${toggle(item, csrf)}</td></tr>`,

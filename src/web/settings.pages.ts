@@ -8,7 +8,7 @@ import { GithubAccount } from '../github/github.entity.js';
 import { linkGithub, syncGithubAccount } from '../github/github.sync.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../http/problem.js';
-import { errorList, html, page } from './views.js';
+import { errorList, html, page, userText } from './views.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
@@ -43,7 +43,7 @@ function githubView(account: GithubAccount | null, csrf: string, shown: Shown) {
       ${flash(shown)}
       ${
         account
-          ? html`<p>Linked to <strong>${account.login}</strong>. Sync status: <strong>${account.syncStatus}</strong>${synced}.
+          ? html`<p>Linked to <strong>${userText(account.login)}</strong>. Sync status: <strong>${account.syncStatus}</strong>${synced}.
             ${account.syncMessage ? html`<br><span class="hint">${account.syncMessage}</span>` : ''}</p>
             <form method="post" action="/settings/github/sync"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Sync now</button></form>`
           : html`<p>No GitHub account linked yet. GitHub Insight and the Opportunity Radar use your public repositories and languages.</p>`

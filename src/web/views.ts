@@ -24,6 +24,13 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 }
 const isHtml = (v: unknown): v is Html => typeof v === 'object' && v !== null && 'html' in v;
 
+/**
+ * Text a person wrote, shown in a page: escaped, and isolated (`<bdi>`), so that a bidi control
+ * inside it (U+202E, which body text may carry) reorders nothing but itself: not the words, the
+ * ids or the buttons around it.
+ */
+export const userText = (v: unknown): Html => ({ html: `<bdi>${esc(v)}</bdi>` });
+
 /** Served as /assets/favicon.svg and /favicon.ico: a hull on a blue tile. */
 export const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#0b5cad"/><path d="M6 18h20l-3 7H9z" fill="#fff"/><path d="M16 5v11M16 6l7 9h-7" stroke="#fff" stroke-width="2" fill="none"/></svg>`;
 
@@ -87,7 +94,7 @@ export function page(title: string, user: PageUser, csrf: string, body: Html, op
         <li><a href="/settings/github">GitHub</a></li>
         <li><a href="/docs">API reference</a></li>
         ${user.isAdmin ? html`<li><a href="/admin/moderation">Moderation</a></li>` : ''}
-        <li><form method="post" action="/signout"><input type="hidden" name="_csrf" value="${csrf}"><button class="link" type="submit">Sign out ${user.username}</button></form></li>
+        <li><form method="post" action="/signout"><input type="hidden" name="_csrf" value="${csrf}"><button class="link" type="submit">Sign out ${userText(user.username)}</button></form></li>
       </ul></nav>`
     : html`<nav aria-label="Main"><ul><li><a href="/signin">Sign in</a></li><li><a href="/signup">Sign up</a></li><li><a href="/docs">API reference</a></li></ul></nav>`;
   return `<!doctype html>
