@@ -67,7 +67,7 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
     expect(res.stdout).not.toContain('correct horse');
     const again = await cli(['users', 'create', '--username', username, '--email', `other-${username}@example.test`]);
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/already exists/);
+    expect(again.stderr).toMatch(/is taken; choose another/);
     const weak = uniqueName('weak');
     const guessable = await cli([
       'users',

@@ -703,7 +703,7 @@ describe('the sign-in budget', () => {
       expect(statuses).toEqual([401, 400, 401]);
       expect(res.status).toBe(429);
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(res.text).toContain('Too many sign-in and sign-up attempts from this address');
+      expect(res.text).toContain('Too many sign-in attempts from this address, or for this account');
     } finally {
       await own.close();
     }
@@ -748,11 +748,89 @@ describe('the sign-in budget', () => {
         password: 'velvet quasar lantern 71 umbrella',
       });
       statuses.push(last.status);
-      await b.post('/signout', { _csrf: b.csrf() });
-      await b.get('/signin');
-      const refused = await b.post('/signin', { _csrf: b.csrf(), login: made[0]!, password: 'not the password' });
+      // The address's budget is spent: a browser that never signed in to the account is refused.
+      const stranger = new Browser(own.baseUrl);
+      await stranger.get('/signin');
+      const refused = await stranger.post('/signin', {
+        _csrf: stranger.csrf(),
+        login: made[0]!,
+        password: 'not the password',
+      });
       expect(statuses).toEqual([303, 303, 303, 303, 303, 303, 303]);
       expect(refused.status).toBe(429);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('cannot be used by others at the same address to lock out a person signing in from their own browser', async () => {
+    const own = await startServer({ signInAttemptsPer15Minutes: 3 });
+    try {
+      const password = 'velvet quasar lantern 71 umbrella';
+      const username = uniqueName('office');
+      await createUser(own.db.orm.em.fork(), { username, email: `${username}@example.test`, password });
+      // The person signs in once from their browser, which is remembered, and signs out.
+      const mine = new Browser(own.baseUrl);
+      await mine.get('/signin');
+      expect((await mine.post('/signin', { _csrf: mine.csrf(), login: username, password })).status).toBe(303);
+      expect(mine.cookies.get('shipyard_device')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      await mine.post('/signout', { _csrf: mine.csrf() });
+      await mine.get('/signin');
+      // Someone behind the same address guesses at that account, and at others, until refused.
+      const attacker = new Browser(own.baseUrl);
+      await attacker.get('/signin');
+      const guesses: number[] = [];
+      for (let i = 0; i < 5; i++)
+        guesses.push(
+          (await attacker.post('/signin', { _csrf: attacker.csrf(), login: username, password: `guess ${i}` })).status,
+        );
+      expect(guesses).toEqual([401, 401, 401, 429, 429]);
+      // The account's own budget is spent too: from another address (or a new browser) it is refused…
+      const elsewhere = new Browser(own.baseUrl);
+      await elsewhere.get('/signin');
+      expect((await elsewhere.post('/signin', { _csrf: elsewhere.csrf(), login: username, password })).status).toBe(
+        429,
+      );
+      // …but the person's own browser signs in, with the right password.
+      const back = await mine.post('/signin', { _csrf: mine.csrf(), login: username, password });
+      expect(back.status).toBe(303);
+      // The remembered browser has its own budget: wrong passwords from it run out too.
+      await mine.post('/signout', { _csrf: mine.csrf() });
+      await mine.get('/signin');
+      const fromMine: number[] = [];
+      for (let i = 0; i < 4; i++)
+        fromMine.push(
+          (await mine.post('/signin', { _csrf: mine.csrf(), login: username, password: `typo ${i}` })).status,
+        );
+      expect(fromMine).toEqual([401, 401, 401, 429]);
+      // A device cookie is for its own account only: naming another account spends the address's budget.
+      expect((await mine.post('/signin', { _csrf: mine.csrf(), login: 'someone-else', password: 'x' })).status).toBe(
+        429,
+      );
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('says a username is taken, and that an email is registered (bounded by the sign-up budget)', async () => {
+    const own = await startServer({ signInAttemptsPer15Minutes: 10 });
+    try {
+      const username = uniqueName('taken');
+      await createUser(own.db.orm.em.fork(), { username, email: `${username}@example.test` });
+      const b = new Browser(own.baseUrl);
+      await b.get('/signup');
+      const password = 'velvet quasar lantern 71 umbrella';
+      const sameName = await b.post('/signup', { _csrf: b.csrf(), username, email: 'new@example.test', password });
+      expect(sameName.status).toBe(409);
+      expect(sameName.text).toContain(`Username: &#39;${username}&#39; is taken; choose another.`);
+      const sameEmail = await b.post('/signup', {
+        _csrf: b.csrf(),
+        username: uniqueName('fresh'),
+        email: `${username}@example.test`,
+        password,
+      });
+      expect(sameEmail.status).toBe(409);
+      expect(sameEmail.text).toContain('Email: an account already uses this address.');
     } finally {
       await own.close();
     }

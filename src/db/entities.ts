@@ -11,6 +11,7 @@ import { Job } from '../jobs/job.entity.js';
 import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 import { IdempotencyRecord } from '../idempotency/idempotency.entity.js';
 import { Session } from '../sessions/session.entity.js';
+import { KnownDevice } from '../sessions/known-device.entity.js';
 
 export const entities = [
   User,
@@ -27,4 +28,5 @@ export const entities = [
   GithubRepo,
   IdempotencyRecord,
   Session,
+  KnownDevice,
 ];

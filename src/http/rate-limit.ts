@@ -52,6 +52,8 @@ declare global {
     interface Request {
       /** What this request spends of its budgets, when its operation's cost does not say (an MCP POST: one per JSON-RPC request). */
       budgetUnits?: number;
+      /** A sign-in from a browser its account signed in from before: it spends that device's budget. */
+      knownDevice?: string;
     }
   }
 }
@@ -171,12 +173,16 @@ export function failedAuthBudget(counters: Counters, limits: RateLimits): Failed
 }
 
 /**
- * Web sign-ins and sign-ups per address, 15 minutes at a time. Every attempt takes a unit before
- * any work (so a burst sent at once gets no more than the budget) and is refused with 429 once
- * none is left. A sign-in keeps its unit only when it was a wrong guess (401): a success, or the
- * server failing it (a database out of reach), gives it back. A sign-up always keeps it: refused
- * (400, 409), turned away while passwords wait (503) or made, since each new account is what a
- * flood of sign-ups would be after.
+ * Web sign-ins and sign-ups, 15 minutes at a time. Every attempt takes a unit before any work (so
+ * a burst sent at once gets no more than the budget) and is refused with 429 once none is left.
+ * A sign-in spends from its address's budget and from the account's it names (so neither one
+ * address nor many can guess at one account without bound); a sign-in from a browser that
+ * account signed in from before (`req.knownDevice`) spends from that device's budget instead, so
+ * that others at the same address (an office behind one NAT) cannot lock its owner out. A
+ * sign-in keeps its units only when it was a wrong guess (401): a success, or the server failing
+ * it (a database out of reach), gives them back. A sign-up spends its address's budget and
+ * always keeps it: refused (400, 409), turned away while passwords wait (503) or made, since
+ * each new account is what a flood of sign-ups would be after.
  */
 export function signInBudget(
   counters: Counters,
@@ -184,25 +190,49 @@ export function signInBudget(
 ): { signIn: RequestHandler; signUp: RequestHandler } {
   const limit = limits.signInAttemptsPerAddress ?? 10;
   const limiter =
-    (keepsUnit: (status: number) => boolean): RequestHandler =>
+    (
+      keys: (req: Request) => { keys: string[]; refusal: string },
+      keepsUnit: (status: number) => boolean,
+    ): RequestHandler =>
     async (req, res, next) => {
       try {
-        const key = `signin:${addressOf(req)}`;
+        const spent = keys(req);
+        const budgets = spent.keys.map((key) => ({ key, limit }));
         const at = Date.now();
-        const { allowed, counts } = await counters.take([{ key, limit }], 1, SIGN_IN_WINDOW_MS);
+        const { allowed, counts } = await counters.take(budgets, 1, SIGN_IN_WINDOW_MS);
         if (!allowed) {
-          const retryAfter = seconds(counts[0]!.resetMs);
+          const retryAfter = seconds(Math.max(...counts.map((c) => c.resetMs)));
           res.setHeader('Retry-After', String(retryAfter));
-          return next(tooMany('Too many sign-in and sign-up attempts from this address', retryAfter));
+          return next(tooMany(spent.refusal, retryAfter));
         }
         res.on('finish', () => {
-          if (!keepsUnit(res.statusCode))
-            void counters.giveBack(key, 1, { at, resetMs: counts[0]!.resetMs }).catch(() => undefined);
+          if (keepsUnit(res.statusCode)) return;
+          for (const [i, b] of budgets.entries())
+            void counters.giveBack(b.key, 1, { at, resetMs: counts[i]!.resetMs }).catch(() => undefined);
         });
         next();
       } catch (err) {
         next(err);
       }
     };
-  return { signIn: limiter((status) => status === 401), signUp: limiter(() => true) };
+  const fromAddress = (req: Request) => `signin:${addressOf(req)}`;
+  const signIn = limiter(
+    (req) => {
+      if (req.knownDevice)
+        return { keys: [`device:${req.knownDevice}`], refusal: 'Too many sign-in attempts from this browser' };
+      const login = String((req.body as { login?: unknown } | undefined)?.login ?? '')
+        .trim()
+        .toLowerCase();
+      return {
+        keys: [fromAddress(req), `account:${partition(login)}`],
+        refusal: 'Too many sign-in attempts from this address, or for this account',
+      };
+    },
+    (status) => status === 401,
+  );
+  const signUp = limiter(
+    (req) => ({ keys: [fromAddress(req)], refusal: 'Too many sign-in and sign-up attempts from this address' }),
+    () => true,
+  );
+  return { signIn, signUp };
 }

@@ -4,6 +4,7 @@
  * SESSION_DAYS; signing out deletes the row. A session never reaches the REST API except the
  * session-only (moderation) operations, and an API key never opens a session.
  */
+import { KnownDevice } from './known-device.entity.js';
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Session } from './session.entity.js';
@@ -33,6 +34,38 @@ export async function userForSession(em: EntityManager, secret: string | undefin
     return undefined;
   }
   return session.user;
+}
+
+/** The cookie that marks a browser its account has signed in from. */
+export const DEVICE_COOKIE = 'shipyard_device';
+export const DEVICE_DAYS = 365;
+/** The most browsers an account is remembered on: the oldest is forgotten first. */
+const DEVICES_PER_USER = 20;
+
+/** Remembers this browser for the account: the cookie's secret (only its hash is stored). */
+export async function rememberDevice(em: EntityManager, userId: string): Promise<string> {
+  const secret = randomBytes(32).toString('base64url');
+  em.create(KnownDevice, { user: em.getReference(User, userId), tokenHash: hashToken(secret) });
+  await em.flush();
+  const old = await em.find(
+    KnownDevice,
+    { user: userId },
+    { orderBy: { createdAt: 'desc' }, offset: DEVICES_PER_USER, fields: ['id'] },
+  );
+  if (old.length) await em.nativeDelete(KnownDevice, { id: { $in: old.map((d) => d.id) } });
+  return secret;
+}
+
+/** The id of the browser's remembered device, when it was remembered for the account `login` names. */
+export async function knownDeviceFor(
+  em: EntityManager,
+  secret: string | undefined,
+  login: string,
+): Promise<string | undefined> {
+  if (!secret || !/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
+  const device = await em.findOne(KnownDevice, { tokenHash: hashToken(secret) }, { populate: ['user'] });
+  const key = login.trim().toLowerCase();
+  return device && (device.user.username === key || device.user.email === key) ? device.id : undefined;
 }
 
 export async function closeSession(em: EntityManager, secret: string | undefined): Promise<void> {

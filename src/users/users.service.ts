@@ -102,7 +102,10 @@ export async function createUser(
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException) {
       em.clear();
-      throw conflict(`A user with that username or email already exists.`);
+      // Usernames are public (every profile shows one): saying one is taken tells nothing new.
+      // That an email is registered is told too (docs/security.md says why, and what bounds it).
+      if (await em.count(User, { username })) throw conflict(`Username: '${username}' is taken; choose another.`);
+      throw conflict('Email: an account already uses this address. Sign in instead, or use another address.');
     }
     throw err;
   }

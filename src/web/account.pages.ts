@@ -8,7 +8,11 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import {
   closeSession,
+  DEVICE_COOKIE,
+  DEVICE_DAYS,
+  knownDeviceFor,
   openSession,
+  rememberDevice,
   SESSION_COOKIE,
   SESSION_DAYS,
   signIn,
@@ -34,8 +38,16 @@ export function accountPages(opts: { secure: boolean; limits: AccountLimits; che
   };
 
   router.get('/signin', (req, res) => signInPage(req, res));
+  // A browser its account signed in from before spends its own budget (src/http/rate-limit.ts).
+  const recogniseDevice: RequestHandler = (req, _res, next) => {
+    knownDeviceFor(req.em, req.web!.cookies[DEVICE_COOKIE], field(req.body, 'login')).then((device) => {
+      req.knownDevice = device;
+      next();
+    }, next);
+  };
   router.post(
     '/signin',
+    recogniseDevice,
     limits.signIn,
     wrap(async (req, res) => {
       const login = field(req.body, 'login');
@@ -43,6 +55,12 @@ export function accountPages(opts: { secure: boolean; limits: AccountLimits; che
       // A 401: the sign-in keeps the unit of the budget it took.
       if (!user) return signInPage(req, res, ['The username, email or password is not right.'], 401, login);
       startSession(res, (await openSession(req.em, user.id)).secret);
+      if (!req.knownDevice)
+        res.cookie(
+          DEVICE_COOKIE,
+          await rememberDevice(req.em, user.id),
+          cookieOptions(secure, DEVICE_DAYS * 86_400_000),
+        );
       res.redirect(303, safeNext(field(req.body, 'next')));
     }),
   );
