@@ -12,8 +12,10 @@ import { connectRedis } from './http/counters.js';
 import { httpServer } from './http/client-errors.js';
 import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';
-import { loadImageDecoder, scheduleMediaSweep } from './media/media.service.js';
+import { loadImageDecoder, sweepUnattachedMedia } from './media/media.service.js';
+import { sweepIdempotencyRecords } from './idempotency/idempotency.service.js';
 import { LocalDiskStorage } from './media/storage.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { startPasswordThread } from './users/password-thread.js';
 
 /** The argument with which bin/shipyard.mjs says it holds a channel to the server (see launcherEnded). */
@@ -64,10 +66,14 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
           log,
         )
       : () => undefined;
-  const stopSweep =
-    config.mediaUnattachedHours > 0
-      ? scheduleMediaSweep(db.orm, new LocalDiskStorage(config.mediaDir), config.mediaUnattachedHours, log)
-      : () => undefined;
+  const storage = new LocalDiskStorage(config.mediaDir);
+  const stopSweep = sweepHourly(db.orm, log, {
+    'unattached uploads removed': (em) =>
+      config.mediaUnattachedHours > 0
+        ? sweepUnattachedMedia(em, storage, new Date(Date.now() - config.mediaUnattachedHours * 3_600_000))
+        : Promise.resolve(0),
+    'idempotency records expired': (em) => sweepIdempotencyRecords(em),
+  });
   stopGracefully(server, log, {
     launcherGone,
     stopWork: () => {
@@ -155,4 +161,26 @@ if (import.meta.main) {
     process.stderr.write(`shipyard: ${err.message}\n`);
     process.exit(1);
   });
+}
+
+/**
+ * Housekeeping, once at start and then every hour: each sweep on its own EntityManager, what it
+ * removed logged, a failure logged and left for the next hour.
+ */
+function sweepHourly(
+  orm: Database['orm'],
+  log: Logger,
+  sweeps: Record<string, (em: EntityManager) => Promise<number>>,
+): () => void {
+  const run = () => {
+    for (const [what, sweep] of Object.entries(sweeps))
+      sweep(orm.em.fork()).then(
+        (removed) => removed && log.info(what, { removed }),
+        (error) => log.error(`${what}: the sweep failed`, { error }),
+      );
+  };
+  run();
+  const timer = setInterval(run, 3_600_000);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -16,6 +16,7 @@ import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Project } from '../src/projects/project.entity.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
 import { IdempotencyRecord } from '../src/idempotency/idempotency.entity.js';
+import { sweepIdempotencyRecords } from '../src/idempotency/idempotency.service.js';
 import { png } from './fixtures/images.js';
 
 let t: TestServer;
@@ -67,16 +68,55 @@ describe('Idempotency-Key (REST)', () => {
     expect(await count(name)).toBe(1);
   });
 
-  it('refuses the same key with another request (422), and keeps keys per API key', async () => {
+  it("refuses the same key with another request (422), and shares keys between an account's API keys", async () => {
     const key = randomUUID();
     const name = uniqueName('Idem');
-    expect((await create({ name }, key)).status).toBe(201);
+    const first = await create({ name }, key);
+    expect(first.status).toBe(201);
     const other = await create({ name: `${name}-other` }, key);
     expect(other.status).toBe(422);
     expect(other.json.type).toBe('https://shipyard.dev/problems/idempotency-key-reused');
+    // A retry through another key of the same account is the same request: a replay (Stripe's rule).
     const secondKey = await keyFor(t, ada.user.id, ['projects.write']);
-    expect((await create({ name }, key, secondKey)).status).toBe(201);
+    const retried = await create({ name }, key, secondKey);
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.json.id).toBe(first.json.id);
+    expect(await count(name)).toBe(1);
+    // Another account's key with the same Idempotency-Key is its own request.
+    const bob = await userWithKey(t, ['projects.write']);
+    expect((await create({ name }, key, bob.token)).headers.get('idempotent-replayed')).toBeNull();
     expect(await count(name)).toBe(2);
+  });
+
+  it('never replays what has since been deleted: the retry is a 409 saying so, through REST and MCP', async () => {
+    const key = randomUUID();
+    const made = await create({ name: uniqueName('Gone') }, key);
+    expect(made.status).toBe(201);
+    await api.deleteProject({ client: ada.client, path: { projectId: made.json.id } });
+    const retry = await create({ name: made.json.name }, key);
+    expect(retry.status).toBe(409);
+    expect(retry.json.type).toBe('https://shipyard.dev/problems/idempotency-resource-gone');
+    expect(retry.json.detail).toContain(made.json.id);
+    expect(await count(made.json.name)).toBe(0);
+    // A milestone made over MCP, gone with its project (a cascade, not a delete of its own).
+    const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('P') } })).data!;
+    const mcpKey = randomUUID();
+    const call = () => mcp('create_milestone', { projectId: project.id, title: 'Alpha', idempotencyKey: mcpKey });
+    expect((await call()).result.isError).toBeFalsy();
+    await api.deleteProject({ client: ada.client, path: { projectId: project.id } });
+    const again = await call();
+    expect(again.result.isError).toBe(true);
+    expect(again.result.content[0].text).toMatch(/since been deleted/);
+  });
+
+  it('sweeps records older than 24 hours', async () => {
+    const key = randomUUID();
+    expect((await create({ name: uniqueName('Old') }, key)).status).toBe(201);
+    const em = t.db.orm.em.fork();
+    await em.nativeUpdate(IdempotencyRecord, { key }, { createdAt: new Date(Date.now() - 25 * 3600_000) });
+    expect(await sweepIdempotencyRecords(t.db.orm.em.fork())).toBeGreaterThanOrEqual(1);
+    expect(await t.db.orm.em.fork().count(IdempotencyRecord, { key })).toBe(0);
   });
 
   it('creates once under concurrent retries', async () => {
@@ -127,6 +167,58 @@ describe('Idempotency-Key (REST)', () => {
   it('refuses a malformed key with 400', async () => {
     expect((await create({ name: 'x' }, 'has spaces in it')).status).toBe(400);
     expect((await create({ name: 'x' }, 'x'.repeat(256))).status).toBe(400);
+  });
+});
+
+/** A raw MCP tools/call with ada's key. */
+async function mcp(name: string, args: Record<string, unknown>, token = ada.token) {
+  const res = await fetch(`${t.apiUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  return (await res.json()) as any;
+}
+
+describe('one namespace across REST and MCP', () => {
+  it('replays a milestone created over MCP when the same key retries it over REST, and the other way round', async () => {
+    const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('Both') } })).data!;
+    const key = randomUUID();
+    const viaMcp = await mcp('create_milestone', { projectId: project.id, title: 'Alpha', idempotencyKey: key });
+    expect(viaMcp.result.isError).toBeFalsy();
+    const viaRest = await raw(t, 'POST', `/projects/${project.id}/milestones`, {
+      token: ada.token,
+      body: { title: 'Alpha' },
+      headers: { 'idempotency-key': key },
+    });
+    expect(viaRest.status).toBe(201);
+    expect(viaRest.headers.get('idempotent-replayed')).toBe('true');
+    expect(viaRest.json.id).toBe(viaMcp.result.structuredContent.id);
+    expect(viaRest.headers.get('location')).toBe(`/api/v1/projects/${project.id}/milestones/${viaRest.json.id}`);
+
+    const other = randomUUID();
+    const post = await raw(t, 'POST', '/posts', {
+      token: ada.token,
+      body: { kind: 'build_log', projectId: project.id, title: 'Week 1', body: 'gears' },
+      headers: { 'idempotency-key': other },
+    });
+    expect(post.status).toBe(201);
+    const log = await mcp('create_build_log', {
+      projectId: project.id,
+      title: 'Week 1',
+      body: 'gears',
+      idempotencyKey: other,
+    });
+    expect(log.result.structuredContent.id).toBe(post.json.id);
+    expect(await t.db.orm.em.fork().count(Milestone, { project: project.id })).toBe(1);
+    // The same key for something else, on either side, is refused.
+    const reused = await mcp('create_milestone', { projectId: project.id, title: 'Beta', idempotencyKey: key });
+    expect(reused.result.isError).toBe(true);
+    expect(reused.result.content[0].text).toMatch(/reused/i);
   });
 });
 

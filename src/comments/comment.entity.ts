@@ -1,3 +1,4 @@
+import { resourceGoneTrigger } from '../idempotency/resource-gone.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
@@ -35,6 +36,7 @@ const CommentSchema = defineEntity({
     { name: 'comments_parent_idx', properties: ['parent'] },
     { name: 'comments_author_idx', properties: ['author'] },
   ],
+  triggers: [resourceGoneTrigger('comments')],
 });
 export class Comment extends CommentSchema.class {}
 CommentSchema.setClass(Comment);

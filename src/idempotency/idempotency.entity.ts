@@ -12,7 +12,9 @@ const IdempotencyRecordSchema = defineEntity({
       .uuid()
       .primary()
       .onCreate(() => uuidv7()),
-    /** The API key that sent it: keys never share records. */
+    /** The account whose create it is: its keys share one namespace, over REST and MCP. */
+    userId: p.uuid(),
+    /** The API key that sent it first. */
     apiKeyId: p.uuid(),
     key: p.string().length(255),
     /** SHA-256 of what was asked (method, path or tool, body): the same key with another request is refused. */
@@ -22,9 +24,16 @@ const IdempotencyRecordSchema = defineEntity({
     responseBody: p.json<unknown>().nullable(),
     location: p.string().length(500).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    /** The resource the create made, when its answer names one by id. */
+    resourceId: p.uuid().nullable(),
+    /** Set by the database when that resource is deleted: a retry is then told so, not replayed it. */
+    resourceGoneAt: p.datetime().nullable(),
   },
-  uniques: [{ name: 'idempotency_records_key_unique', properties: ['apiKeyId', 'key'] }],
-  indexes: [{ name: 'idempotency_records_created_idx', properties: ['createdAt'] }],
+  uniques: [{ name: 'idempotency_records_key_unique', properties: ['userId', 'key'] }],
+  indexes: [
+    { name: 'idempotency_records_created_idx', properties: ['createdAt'] },
+    { name: 'idempotency_records_resource_idx', properties: ['resourceId'], where: 'resource_id is not null' },
+  ],
 });
 export class IdempotencyRecord extends IdempotencyRecordSchema.class {}
 IdempotencyRecordSchema.setClass(IdempotencyRecord);

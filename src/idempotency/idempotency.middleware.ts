@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { checkIdempotencyKey, requestHash } from './idempotency.service.js';
+import { checkIdempotencyKey, createRequestHash } from './idempotency.service.js';
 
 /**
  * For every POST that creates (its contract has a 201), an optional Idempotency-Key header:
@@ -17,9 +17,11 @@ export function idempotency(): RequestHandler {
     checkIdempotencyKey(key);
     const files = (req as { files?: { buffer: Buffer }[] }).files?.map((f) => f.buffer.toString('base64'));
     req.idempotency = {
+      userId: req.actor.userId,
       apiKeyId: req.actor.keyId,
       key,
-      hash: requestHash(req.method, req.originalUrl.split('?')[0], req.body, files),
+      // What was asked, as MCP tools that make the same thing say it too (src/mcp/server.ts).
+      hash: createRequestHash(String(op.operationId), req.openapi?.pathParams ?? {}, req.body, files),
     };
     next();
   };

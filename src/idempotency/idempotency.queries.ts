@@ -17,13 +17,13 @@ async function setLockTimeout(db: Kysely<DB>, value: string): Promise<string> {
 }
 
 /**
- * Inside a transaction: inserts the claim on (key, apiKeyId) unless one is there; whether it was
+ * Inside a transaction: inserts the claim on (key, userId) unless one is there; whether it was
  * inserted. A first attempt's uncommitted claim makes the insert wait (PostgreSQL's unique
  * check) at most `waitMs`, then fail with a lock timeout (55P03).
  */
 export async function insertClaim(
   tem: EntityManager,
-  claim: { id: string; apiKeyId: string; key: string; hash: string },
+  claim: { id: string; userId: string; apiKeyId: string; key: string; hash: string },
   waitMs: number,
 ): Promise<boolean> {
   const db = reads(tem);
@@ -32,6 +32,7 @@ export async function insertClaim(
     .insertInto('IdempotencyRecord')
     .values({
       id: claim.id,
+      userId: claim.userId,
       apiKeyId: claim.apiKeyId,
       key: claim.key,
       requestHash: claim.hash,
@@ -41,7 +42,7 @@ export async function insertClaim(
       location: null,
       createdAt: new Date(),
     })
-    .onConflict((oc) => oc.columns(['apiKeyId', 'key']).doNothing())
+    .onConflict((oc) => oc.columns(['userId', 'key']).doNothing())
     .returning('id as id')
     .execute();
   await setLockTimeout(db, before);

@@ -1,7 +1,12 @@
 /**
  * Idempotency keys (as Stripe and the IETF draft use them): the first successful response to a
  * create is stored for 24 hours and replayed for a retry with the same key and the same request;
- * the same key with a different request is refused (422). Records are per API key.
+ * the same key with a different request is refused (422). Records belong to the account, as
+ * Stripe's do: one namespace for all its keys, over REST (`Idempotency-Key`) and MCP
+ * (`idempotencyKey`) alike, a request being its operation, path parameters and body, so that a
+ * retry through another key or the other channel is a replay too. A record whose resource has
+ * since been deleted is never replayed: the retry is a 409 saying so. Records older than 24 hours
+ * are swept.
  *
  * Exactly once: the record is written in the same transaction as the create itself, so the two
  * commit together or not at all, whatever fails in between (a crash, a lost connection, a
@@ -35,8 +40,15 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** What was asked (method and path, or tool), compared by meaning: `{"a":1,"b":2}` and `{"b":2,"a":1}` are one request. */
-export const requestHash = (...parts: unknown[]) => createHash('sha256').update(canonicalJson(parts)).digest('hex');
+/** What was asked, compared by meaning: `{"a":1,"b":2}` and `{"b":2,"a":1}` are one request. */
+const requestHash = (...parts: unknown[]) => createHash('sha256').update(canonicalJson(parts)).digest('hex');
+
+/**
+ * A create as the contract names it: its operation, path parameters and body (and the files of an
+ * upload). REST and MCP both say it this way, so the same create is the same request through either.
+ */
+export const createRequestHash = (operationId: string, params: object, body: unknown, files?: string[]) =>
+  requestHash(operationId, params, body ?? null, files ?? null);
 
 export function checkIdempotencyKey(key: string): void {
   if (!KEY_PATTERN.test(key)) {
@@ -53,7 +65,7 @@ export function checkIdempotencyKey(key: string): void {
 }
 
 export type Replay = { status: number; body: unknown; location: string | null };
-export type IdempotentRequest = { apiKeyId: string; key: string; hash: string };
+export type IdempotentRequest = { userId: string; apiKeyId: string; key: string; hash: string };
 export type Once<T> = { kind: 'new'; result: T } | { kind: 'replay'; replay: Replay };
 
 const inProgress = () =>
@@ -68,6 +80,26 @@ const inProgress = () =>
 
 const isLockTimeout = (err: unknown) => (err as { code?: string }).code === '55P03';
 
+const resourceGone = (id: string) =>
+  new ProblemError(
+    409,
+    'idempotency-resource-gone',
+    'Created, then deleted',
+    `This Idempotency-Key made ${id}, which has since been deleted; nothing was created again. Send a new key to create it anew.`,
+  );
+
+/** Removes the records older than 24 hours: no retry can replay them any more. */
+export async function sweepIdempotencyRecords(em: EntityManager): Promise<number> {
+  return em.nativeDelete(IdempotencyRecord, { createdAt: { $lt: new Date(Date.now() - IDEMPOTENCY_TTL_MS) } });
+}
+
+/** The id of the resource a stored answer names, when it names one. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+function resourceOf(response: Replay): string | null {
+  const id = (response.body as { id?: unknown } | null)?.id;
+  return response.status < 300 && typeof id === 'string' && UUID.test(id) ? id : null;
+}
+
 /**
  * Claims the key inside the transaction `em`, or returns the stored response to replay. The
  * insert waits on a first attempt's uncommitted record (PostgreSQL's unique check), so the
@@ -77,22 +109,22 @@ async function claim(
   em: EntityManager,
   request: IdempotentRequest,
 ): Promise<{ recordId: string } | { replay: Replay }> {
-  const { apiKeyId, key, hash } = request;
+  const { userId, apiKeyId, key, hash } = request;
   await em.nativeDelete(IdempotencyRecord, {
-    apiKeyId,
+    userId,
     key,
     createdAt: { $lt: new Date(Date.now() - IDEMPOTENCY_TTL_MS) },
   });
   const id = uuidv7();
   let inserted: boolean;
   try {
-    inserted = await insertClaim(em, { id, apiKeyId, key, hash }, IN_PROGRESS_WAIT_MS);
+    inserted = await insertClaim(em, { id, userId, apiKeyId, key, hash }, IN_PROGRESS_WAIT_MS);
   } catch (err) {
     if (isLockTimeout(err)) throw inProgress();
     throw err;
   }
   if (inserted) return { recordId: id };
-  const existing = await em.findOne(IdempotencyRecord, { apiKeyId, key });
+  const existing = await em.findOne(IdempotencyRecord, { userId, key });
   if (!existing) throw inProgress(); // expired and removed meanwhile: the retry will claim it
   if (existing.requestHash !== hash) {
     throw new ProblemError(
@@ -103,6 +135,7 @@ async function claim(
     );
   }
   if (existing.state !== 'done') throw inProgress();
+  if (existing.resourceGoneAt) throw resourceGone(existing.resourceId!);
   return {
     replay: { status: existing.status ?? 200, body: existing.responseBody, location: existing.location ?? null },
   };
@@ -134,7 +167,7 @@ export async function once<T>(
       await em.nativeUpdate(
         IdempotencyRecord,
         { id: claimed.recordId },
-        { state: 'done', status, responseBody: body as object, location },
+        { state: 'done', status, responseBody: body as object, location, resourceId: resourceOf(response) },
       );
       return true;
     };

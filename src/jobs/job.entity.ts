@@ -1,3 +1,4 @@
+import { resourceGoneTrigger } from '../idempotency/resource-gone.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
@@ -50,7 +51,7 @@ const JobSchema = defineEntity({
     { name: 'jobs_poster_idx', properties: ['poster'] },
     { name: 'jobs_search_idx', properties: ['search'], type: 'gin' },
   ],
-  triggers: [searchChangedTrigger('jobs', 'search, status, expires_at')],
+  triggers: [searchChangedTrigger('jobs', 'search, status, expires_at'), resourceGoneTrigger('jobs')],
   // Salary is all or nothing, and min ≤ max (also checked with a clear 400 in the service).
   checks: [
     {

@@ -21,7 +21,8 @@ import {
 import * as z from 'zod';
 import { ProblemError } from '../http/problem.js';
 import { findNul } from '../http/nul.js';
-import { once, requestHash } from '../idempotency/idempotency.service.js';
+import { createRequestHash, once } from '../idempotency/idempotency.service.js';
+import { basePath, loadContract } from '../http/contract.js';
 import type { Logger } from '../http/log.js';
 import type { ToolContext, ToolDef } from './tool.js';
 import { projectsTools } from '../projects/projects.tools.js';
@@ -55,6 +56,8 @@ function inputOf(tool: ToolDef): z.ZodObject {
   return input;
 }
 const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
+/** Where the REST API is, for the Location a create made here records. */
+const API_BASE = basePath(loadContract());
 const INSTRUCTIONS =
   'Shipyard keeps a project roadmap (milestones) and build log. Call list_my_projects first to get project ids; ' +
   'then get_roadmap / list_build_logs to read and create_milestone, update_milestone, delete_milestone, create_build_log to write.';
@@ -223,17 +226,30 @@ async function runOnce(
     }
     return data;
   };
-  if (!tool.creates || idempotencyKey === undefined || !ctx.actor.keyId) return run(ctx.em);
-  // The create and its record commit together (src/idempotency/idempotency.service.ts).
+  const creates = tool.creates;
+  if (!creates || idempotencyKey === undefined || !ctx.actor.keyId) return run(ctx.em);
+  // The create and its record commit together (src/idempotency/idempotency.service.ts), recorded as
+  // the REST operation that makes the same thing: a retry through either is a replay.
+  const { params, body } = creates.request(toolArgs as never);
   const request = {
+    userId: ctx.actor.userId,
     apiKeyId: ctx.actor.keyId,
-    key: `mcp:${tool.name}:${idempotencyKey}`,
-    hash: requestHash(tool.name, toolArgs),
+    key: idempotencyKey,
+    hash: createRequestHash(creates.operationId, params, body),
   };
   const outcome = await once(ctx.em, request, run, (o) =>
-    'result' in o ? { status: 200, body: o.result, location: null } : undefined,
+    'result' in o
+      ? { status: 201, body: o.result, location: `${API_BASE}${creates.location(o.result as never)}` }
+      : undefined,
   );
-  return outcome.kind === 'replay' ? (outcome.replay.body as Record<string, unknown>) : outcome.result;
+  if (outcome.kind !== 'replay') return outcome.result;
+  // A refusal the REST operation recorded for this key is this call's refusal too.
+  const { status, body: stored } = outcome.replay;
+  if (status >= 400) {
+    const problem = stored as { status: number; type: string; title: string; detail: string };
+    throw new ProblemError(problem.status, problem.type.split('/').at(-1)!, problem.title, problem.detail);
+  }
+  return stored as Record<string, unknown>;
 }
 
 /** A server for one HTTP request: initialize and ping are the SDK's, tools/list and tools/call ours. */

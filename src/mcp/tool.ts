@@ -19,8 +19,17 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
   input: I;
   output: O;
   annotations: ToolAnnotations;
-  /** A create: takes an optional idempotencyKey, so a client's retry replays instead of creating twice. */
-  creates?: true;
+  /**
+   * A create: takes an optional idempotencyKey, so a client's retry replays instead of creating
+   * twice. It names the REST operation that makes the same thing, the request it would send there
+   * (path parameters and body) and where the result is (its Location): a key used on either side
+   * is the same key (src/idempotency/idempotency.service.ts).
+   */
+  creates?: {
+    operationId: string;
+    request: (args: z.infer<I>) => { params: Record<string, string>; body: Record<string, unknown> };
+    location: (result: z.infer<O>) => string;
+  };
   run: (args: z.infer<I>, ctx: ToolContext) => Promise<z.infer<O>>;
   /** The result's text block: a short summary of what was found or changed, not the data again. */
   summarize: (data: z.infer<O>, args: z.infer<I>) => string;

@@ -1,3 +1,4 @@
+import { resourceGoneTrigger } from '../idempotency/resource-gone.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
@@ -28,6 +29,7 @@ const MediaSchema = defineEntity({
     { name: 'media_sha256_idx', properties: ['sha256'] },
     { name: 'media_unattached_idx', properties: ['createdAt'], where: 'attached_at is null' },
   ],
+  triggers: [resourceGoneTrigger('media')],
 });
 export class Media extends MediaSchema.class {}
 MediaSchema.setClass(Media);

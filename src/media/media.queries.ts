@@ -6,7 +6,8 @@
  * project, a hidden post), and one whose last post is gone. Private stays private.
  */
 import { type ExpressionBuilder, sql } from 'kysely';
-import { type DB, hotRead } from '../db/reads.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type DB, hotRead, reads } from '../db/reads.js';
 import { postReadable } from '../posts/posts.queries.js';
 
 /** Any query that has an image aliased `md`. */
@@ -36,3 +37,25 @@ export const mediaIsReadable = hotRead(['mediaId', 'userId'], (db, v: { mediaId:
     .where('md.id', '=', v.mediaId)
     .where((eb) => mediaReadable(eb, v.userId)),
 );
+
+/** The bytes of every image an account keeps (its storage quota is checked against it). */
+export async function storedBytes(em: EntityManager, userId: string): Promise<number> {
+  const row = await reads(em)
+    .selectFrom('Media as md')
+    .select((eb) => eb.fn.sum<string | null>('md.byteSize').as('used'))
+    .where('md.uploader', '=', userId)
+    .executeTakeFirst();
+  return Number(row?.used ?? 0);
+}
+
+/**
+ * Holds, until this transaction ends, the advisory lock on one image's bytes: an upload storing
+ * them and the sweep removing them never interleave (src/media/media.service.ts).
+ */
+export async function lockBytes(em: EntityManager, sha256: string): Promise<void> {
+  await reads(em)
+    .selectNoFrom((eb) =>
+      eb.fn('pg_advisory_xact_lock', [eb.fn('hashtextextended', [eb.val(`media:${sha256}`), eb.lit(0)])]).as('locked'),
+    )
+    .execute();
+}

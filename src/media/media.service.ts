@@ -10,7 +10,7 @@ import { inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import { imageLength, pngDataLength, pngImageData, sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
 import type { MediaStorage } from './storage.js';
-import { mediaIsReadable } from './media.queries.js';
+import { lockBytes, mediaIsReadable, storedBytes } from './media.queries.js';
 import { actorId } from '../projects/projects.service.js';
 import { isUuid } from '../http/ids.js';
 import { IMAGE_PIXELS_MAX } from '../http/limits.js';
@@ -155,13 +155,6 @@ const quotaExceeded = (used: number, size: number, quota: number) =>
       'Images no post shows are removed after a while; delete posts you no longer want, or upload a smaller image.',
   );
 
-/**
- * The bytes of one image and the rows that name them change under an advisory lock on its hash
- * (this transaction's): an upload storing them and the sweep removing them never interleave.
- */
-const lockBytes = (em: EntityManager, sha256: string) =>
-  em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`media:${sha256}`]);
-
 export async function uploadMedia(
   em: EntityManager,
   storage: MediaStorage,
@@ -202,15 +195,6 @@ export async function uploadMedia(
   return em.findOneOrFail(Media, { id }, { populate: ['uploader'] });
 }
 
-/** The bytes of every image an account keeps. */
-async function storedBytes(em: EntityManager, userId: string): Promise<number> {
-  const [row] = await em.execute<{ used: string | null }[]>(
-    'select sum(byte_size) as used from media where uploader_id = ?',
-    [userId],
-  );
-  return Number(row?.used ?? 0);
-}
-
 /** Marks images as shown by a post or a profile: from then on the sweep leaves them alone. */
 export async function markAttached(em: EntityManager, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
@@ -235,27 +219,6 @@ export async function sweepUnattachedMedia(em: EntityManager, storage: MediaStor
     });
   }
   return stale.length;
-}
-
-/** Runs the sweep every hour (and once now), for uploads older than `hours`; returns the stop. */
-export function scheduleMediaSweep(
-  orm: { em: EntityManager },
-  storage: MediaStorage,
-  hours: number,
-  log: {
-    info: (msg: string, fields?: Record<string, unknown>) => void;
-    error: (msg: string, fields?: Record<string, unknown>) => void;
-  },
-): () => void {
-  const sweep = () =>
-    sweepUnattachedMedia(orm.em.fork(), storage, new Date(Date.now() - hours * 3_600_000)).then(
-      (removed) => removed && log.info('unattached uploads removed', { removed }),
-      (error) => log.error('sweeping unattached uploads failed', { error }),
-    );
-  void sweep();
-  const timer = setInterval(sweep, 3_600_000);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /** The image, if the actor may read it (`mediaReadable`), else 404. */

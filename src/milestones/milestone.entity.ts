@@ -1,3 +1,4 @@
+import { resourceGoneTrigger } from '../idempotency/resource-gone.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { Project } from '../projects/project.entity.js';
@@ -28,6 +29,7 @@ const MilestoneSchema = defineEntity({
   // Checked at commit: a move shifts a range of positions and sets the moved one in separate
   // statements, and only the end state is 1..n without duplicates.
   uniques: [{ name: 'milestones_project_position_unique', properties: ['project', 'position'], deferMode: 'deferred' }],
+  triggers: [resourceGoneTrigger('milestones')],
 });
 export class Milestone extends MilestoneSchema.class {}
 MilestoneSchema.setClass(Milestone);

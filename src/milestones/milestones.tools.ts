@@ -92,7 +92,11 @@ export const milestonesTools = [
     input: z.object({ ...projectIdInput, ...milestoneFields }).strict(),
     output: zMilestone,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    creates: true,
+    creates: {
+      operationId: 'createMilestone',
+      request: ({ projectId, ...body }) => ({ params: { projectId }, body }),
+      location: (m) => `/projects/${m.projectId}/milestones/${m.id}`,
+    },
     run: async ({ projectId, ...input }, { em, actor }) =>
       presentMilestone(await createMilestone(em, actor, projectId, input)),
     summarize: (m) => one('Created', m),

@@ -1,3 +1,4 @@
+import { resourceGoneTrigger } from '../idempotency/resource-gone.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
@@ -50,7 +51,7 @@ const PostSchema = defineEntity({
     /** Migration ..._media_access: the posts that show an image (who may read it follows them). */
     { name: 'posts_media_ids_idx', properties: ['mediaIds'], type: 'gin' },
   ],
-  triggers: [searchChangedTrigger('posts', 'search, hidden_at, project_id, author_id')],
+  triggers: [searchChangedTrigger('posts', 'search, hidden_at, project_id, author_id'), resourceGoneTrigger('posts')],
 });
 export class Post extends PostSchema.class {}
 PostSchema.setClass(Post);

@@ -64,7 +64,11 @@ export const postsTools = [
       .strict(),
     output: zPost,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    creates: true,
+    creates: {
+      operationId: 'createPost',
+      request: ({ projectId, ...post }) => ({ params: {}, body: { kind: 'build_log', projectId, ...post } }),
+      location: (p) => `/posts/${p.id}`,
+    },
     run: async ({ projectId, ...post }, { em, actor }) =>
       presentPost(await createPost(em, actor, { kind: 'build_log', projectId, ...post })),
     summarize: (p) => `Posted the build log "${p.title}" — id ${p.id}.`,

@@ -1,3 +1,4 @@
+import { resourceGoneTrigger } from '../idempotency/resource-gone.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
@@ -44,7 +45,7 @@ const ProjectSchema = defineEntity({
   },
   uniques: [{ name: 'projects_owner_slug_unique', properties: ['owner', 'slug'] }],
   indexes: [{ name: 'projects_search_idx', properties: ['search'], type: 'gin' }],
-  triggers: [searchChangedTrigger('projects', 'search, visibility, owner_id')],
+  triggers: [searchChangedTrigger('projects', 'search, visibility, owner_id'), resourceGoneTrigger('projects')],
 });
 export class Project extends ProjectSchema.class {}
 ProjectSchema.setClass(Project);

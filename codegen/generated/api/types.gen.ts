@@ -869,7 +869,7 @@ export type CommentId = string;
 export type Cursor2 = string;
 
 /**
- * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+ * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
  */
 export type IdempotencyKey = string;
 
@@ -1219,7 +1219,7 @@ export type CreateJobData = {
     body: JobCreate;
     headers?: {
         /**
-         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
          */
         'Idempotency-Key'?: string;
     };
@@ -1568,7 +1568,7 @@ export type CreateProjectData = {
     body: ProjectCreate;
     headers?: {
         /**
-         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
          */
         'Idempotency-Key'?: string;
     };
@@ -1872,7 +1872,7 @@ export type AddProjectMemberData = {
     body: MemberAdd;
     headers?: {
         /**
-         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
          */
         'Idempotency-Key'?: string;
     };
@@ -2136,7 +2136,7 @@ export type CreateMilestoneData = {
     body: MilestoneCreate;
     headers?: {
         /**
-         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
          */
         'Idempotency-Key'?: string;
     };
@@ -2534,7 +2534,7 @@ export type CreatePostData = {
     body: PostCreate;
     headers?: {
         /**
-         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
          */
         'Idempotency-Key'?: string;
     };
@@ -2838,7 +2838,7 @@ export type CreateCommentData = {
     body: CommentCreate;
     headers?: {
         /**
-         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
          */
         'Idempotency-Key'?: string;
     };
@@ -2968,7 +2968,7 @@ export type AddReactionData = {
     body: ReactionCreate;
     headers?: {
         /**
-         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
          */
         'Idempotency-Key'?: string;
     };
@@ -3696,7 +3696,7 @@ export type UploadMediaData = {
     body: MediaUpload;
     headers?: {
         /**
-         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
          */
         'Idempotency-Key'?: string;
     };

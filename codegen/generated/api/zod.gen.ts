@@ -690,7 +690,7 @@ export const zCommentId = z.uuid().max(36);
 export const zCursor2 = z.string().min(1).max(200);
 
 /**
- * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh.
+ * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
  */
 export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/);
 

@@ -23,6 +23,7 @@ export const PROBLEM_SLUGS = [
   'conflict',
   'idempotency-in-progress',
   'idempotency-key-reused',
+  'idempotency-resource-gone',
   'payload-too-large',
   'unsupported-media-type',
   'unprocessable',

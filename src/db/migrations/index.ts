@@ -20,6 +20,7 @@ import { Migration20261125030000_session_flash } from './Migration20261125030000
 import { Migration20261126130000_media_attached } from './Migration20261126130000_media_attached.js';
 import { Migration20261126120000_lines_repaired } from './Migration20261126120000_lines_repaired.js';
 import { Migration20261126000000_array_null_text } from './Migration20261126000000_array_null_text.js';
+import { Migration20261126180000_idempotency_account } from './Migration20261126180000_idempotency_account.js';
 import { Migration20261126171820_known_devices } from './Migration20261126171820_known_devices.js';
 
 export const migrationsList = [
@@ -47,4 +48,8 @@ export const migrationsList = [
   { name: 'Migration20261126120000_lines_repaired', class: Migration20261126120000_lines_repaired },
   { name: 'Migration20261126130000_media_attached', class: Migration20261126130000_media_attached },
   { name: 'Migration20261126171820_known_devices', class: Migration20261126171820_known_devices },
+  {
+    name: 'Migration20261126180000_idempotency_account',
+    class: Migration20261126180000_idempotency_account,
+  },
 ];
