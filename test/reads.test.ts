@@ -22,6 +22,7 @@ import { Job } from '../src/jobs/job.entity.js';
 import { GithubAccount, GithubRepo } from '../src/github/github.entity.js';
 import { IdempotencyRecord } from '../src/idempotency/idempotency.entity.js';
 import { Session } from '../src/sessions/session.entity.js';
+import { KnownDevice } from '../src/sessions/known-device.entity.js';
 import { entities } from '../src/db/entities.js';
 import { profileById } from '../src/users/users.queries.js';
 
@@ -76,6 +77,7 @@ const tables = {
   GithubRepo,
   IdempotencyRecord,
   Session,
+  KnownDevice,
 };
 
 describe('typed reads', () => {
