@@ -785,7 +785,7 @@ describe('the sign-in budget', () => {
           (await attacker.post('/signin', { _csrf: attacker.csrf(), login: username, password: `guess ${i}` })).status,
         );
       expect(guesses).toEqual([401, 401, 401, 429, 429]);
-      // The account's own budget is spent too: from another address (or a new browser) it is refused…
+      // A new browser at that address is refused too (the address's budget is spent)…
       const elsewhere = new Browser(own.baseUrl);
       await elsewhere.get('/signin');
       expect((await elsewhere.post('/signin', { _csrf: elsewhere.csrf(), login: username, password })).status).toBe(
@@ -807,6 +807,29 @@ describe('the sign-in budget', () => {
       expect((await mine.post('/signin', { _csrf: mine.csrf(), login: 'someone-else', password: 'x' })).status).toBe(
         429,
       );
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('bounds guesses at one account from many addresses, by username and email alike', async () => {
+    const own = await startServer({ signInAttemptsPer15Minutes: 2, trustProxy: ['loopback'] });
+    try {
+      const username = uniqueName('target');
+      const password = 'velvet quasar lantern 71 umbrella';
+      await createUser(own.db.orm.em.fork(), { username, email: `${username}@example.test`, password });
+      const from = async (address: string, login: string, pass: string) => {
+        const b = new Browser(own.baseUrl);
+        await b.get('/signin');
+        return (await b.post('/signin', { _csrf: b.csrf(), login, password: pass }, { 'x-forwarded-for': address }))
+          .status;
+      };
+      // Each address may try twice; the account takes five times that, whichever login names it.
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i++)
+        statuses.push(await from(`203.0.113.${i}`, i % 2 ? username : `${username}@example.test`, `guess ${i}`));
+      expect(statuses).toEqual([...Array(10).fill(401), 429, 429]);
+      expect(await from('198.51.100.1', username, password)).toBe(429);
     } finally {
       await own.close();
     }

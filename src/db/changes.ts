@@ -11,7 +11,7 @@
  * can open the database, so every change is made through that connection: the subscription
  * LISTENs on it and reads the notices it receives (and on any connection the pool opens later).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 
@@ -30,32 +30,35 @@ const RETRY_MS = [250, 500, 1000, 2000, 5000];
 /** Listens on `channel` (a checked name: CHANNEL) on this connection; Kysely has no LISTEN. */
 const listen = (client: pg.ClientBase, channel: string) => client.query(`listen "${channel}"`);
 
-/** How often a subscription sends itself a heartbeat, and how long it may go without hearing one. */
+/** How often a subscription sends itself a heartbeat, and how long one may take to come back. */
 const HEARTBEAT_MS = 200;
 const SILENT_MS = 600;
-/** Heartbeats share the channel with the notices; these never reach a subscriber. */
-const HEARTBEAT = 'heartbeat:';
 
 /**
  * A subscription on PostgreSQL, watched: besides LISTEN on a connection of its own, it sends
- * itself a heartbeat NOTIFY on the same channel every HEARTBEAT_MS, through a second connection.
- * It counts as live only while its own heartbeats come back. A listening connection that has
- * gone silent (its backend stalled, a network path that drops packets without closing) is
- * noticed within SILENT_MS: the subscriber is told it is not live (the key cache then trusts
- * nothing) and the connection is made again.
+ * itself a numbered heartbeat every HEARTBEAT_MS, through a second connection, on a channel of
+ * its own that the listening connection also LISTENs on (so heartbeats never reach another
+ * instance, or a subscriber). It counts as live only while its heartbeats come back: one not back
+ * SILENT_MS after it was sent means the listening connection has gone silent (its backend
+ * stalled, a network path that drops packets without closing), and the subscriber is told it is
+ * not live (the key cache then trusts nothing) while the connection is made again. The check runs
+ * after the event loop has read what arrived, and times each heartbeat from when it was sent, so
+ * a busy or paused process does not mistake its own delay for silence.
  */
 export function postgresFeed(url: string): ChangeFeed {
   return {
     subscribe(channel, { onNotice, onLive }) {
       if (!CHANNEL.test(channel)) throw new Error(`not a channel name: ${channel}`);
-      const me = `${HEARTBEAT}${randomUUID()}`;
+      const beats = `${channel}_beat_${randomBytes(16).toString('hex')}`;
       let client: pg.Client | undefined;
       let stopped = false;
       let live = false;
       let listening = false;
-      let heardAt = 0;
       let failures = 0;
       let timer: NodeJS.Timeout | undefined;
+      /** Heartbeats sent and not heard back yet, by number: when each was sent. */
+      const unheard = new Map<number, number>();
+      let sent = 0;
       const setLive = (value: boolean) => {
         if (live !== value) onLive(value);
         live = value;
@@ -88,46 +91,58 @@ export function postgresFeed(url: string): ChangeFeed {
         });
         c.on('end', () => c === client && retry());
         c.on('notification', (n) => {
-          if (n.channel !== channel || n.payload === undefined) return;
-          if (!n.payload.startsWith(HEARTBEAT)) return onNotice(n.payload);
-          if (n.payload !== me || c !== client) return;
-          // Our own heartbeat came back: notices are being heard.
-          heardAt = Date.now();
+          if (n.channel === channel && n.payload !== undefined) return onNotice(n.payload);
+          if (n.channel !== beats || c !== client || !listening) return;
+          // A heartbeat came back: notices are being heard, up to it.
+          const number = Number(n.payload);
+          for (const k of unheard.keys()) if (k <= number) unheard.delete(k);
           setLive(true);
         });
         try {
           await c.connect();
           await listen(c, channel);
+          await listen(c, beats);
           if (stopped) return void (await c.end().catch(() => undefined));
           failures = 0;
-          heardAt = Date.now();
+          unheard.clear();
           listening = true;
         } catch {
           void c.end().catch(() => undefined);
           retry();
         }
       };
-      // The heartbeat goes out on a connection of its own; one at a time (a stalled one is not stacked up).
-      const sender = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 2000 });
+      // The heartbeat goes out on a connection of its own, one at a time; a send that hangs is
+      // given up after a second (and the connection with it), so it cannot stop the heartbeat.
+      const sender = new pg.Pool({
+        connectionString: url,
+        max: 1,
+        connectionTimeoutMillis: 2000,
+        query_timeout: 1000,
+        keepAlive: true,
+      });
       sender.on('error', () => undefined);
       let sending = false;
       const beat = setInterval(() => {
-        if (!sending) {
+        if (listening && !sending) {
           sending = true;
+          unheard.set(++sent, Date.now());
           sender
-            .query('select pg_notify($1, $2)', [channel, me])
+            .query('select pg_notify($1, $2)', [beats, String(sent)])
             .catch(() => undefined)
             .finally(() => {
               sending = false;
             });
         }
-        if (listening && Date.now() - heardAt > SILENT_MS) {
+        // After the I/O poll: a heartbeat that arrived while this process was busy is counted first.
+        setImmediate(() => {
+          const oldest = Math.min(...unheard.values());
+          if (!listening || Date.now() - oldest <= SILENT_MS) return;
           // Silent: whatever was sent meanwhile may be lost. Trust nothing, and listen anew.
           const silent = client;
           client = undefined;
           void silent?.end().catch(() => undefined);
           retry();
-        }
+        });
       }, HEARTBEAT_MS);
       beat.unref();
       void connect();

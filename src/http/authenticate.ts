@@ -68,7 +68,9 @@ export const authenticate = (keys: KeyCache, failedAuth: FailedAuth) =>
         res.setHeader('Shipyard-Key-Expiration', req.actor.expiresAt.toISOString());
       next();
     } catch (err) {
-      next(err instanceof ProblemError && err.status === 401 ? await failedAuth(req, err).catch(() => err) : err);
+      // A refused credential (a bad key, or one sent twice) counts against its address's budget.
+      const refused = err instanceof ProblemError && (err.status === 401 || err.slug === 'malformed-request');
+      next(refused ? await failedAuth(req, err).catch(() => err) : err);
     }
   };
 

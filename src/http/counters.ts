@@ -44,7 +44,8 @@ export class MemoryCounters implements Counters {
 
   async take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
     const windows = budgets.map((b) => this.#window(b.key, windowMs));
-    const allowed = budgets.every((b, i) => windows[i]!.count + Math.max(units, 1) <= b.limit);
+    const need = roomNeeded(budgets, units);
+    const allowed = budgets.every((b, i) => windows[i]!.count + need <= b.limit);
     if (allowed) for (const w of windows) w.count += units;
     const now = Date.now();
     return { allowed, counts: windows.map((w) => ({ count: w.count, resetMs: w.resetAt - now })) };
@@ -63,7 +64,16 @@ export class MemoryCounters implements Counters {
 
   /** Sets a counter to what was last seen elsewhere (Redis), for the window that ends in `resetMs`. */
   seed(key: string, count: number, resetMs: number): void {
-    if (resetMs > 0) this.#windows.set(key, { count, resetAt: Date.now() + resetMs });
+    const now = Date.now();
+    this.#sweep(now, SEED_SWEEP_MS);
+    if (resetMs > 0) this.#windows.set(key, { count, resetAt: now + resetMs });
+  }
+
+  /** Forgets ended windows, at most once per `everyMs`. */
+  #sweep(now: number, everyMs: number): void {
+    if (now - this.#sweptAt < everyMs) return;
+    this.#sweptAt = now;
+    for (const [k, w] of this.#windows) if (w.resetAt <= now) this.#windows.delete(k);
   }
 
   async probe(): Promise<void> {}
@@ -71,10 +81,7 @@ export class MemoryCounters implements Counters {
   #window(key: string, windowMs: number): { count: number; resetAt: number } {
     const now = Date.now();
     // Ended windows are forgotten at most once per window length.
-    if (now - this.#sweptAt >= windowMs) {
-      this.#sweptAt = now;
-      for (const [k, w] of this.#windows) if (w.resetAt <= now) this.#windows.delete(k);
-    }
+    this.#sweep(now, windowMs);
     let w = this.#windows.get(key);
     if (!w || w.resetAt <= now) {
       w = { count: 0, resetAt: now + windowMs };
@@ -143,14 +150,28 @@ const sameWindow = (leftMs: number, take: { at: number; resetMs: number }) =>
 
 const REDIS_TIMEOUT_MS = 150;
 const REDIS_RETRY_MS = 2000;
+/** How often the seeds Redis's answers leave in this process are swept, once their windows end. */
+const SEED_SWEEP_MS = 60_000;
+
+/**
+ * The room a request needs in each budget: its units (one at least), but never more than the
+ * smallest budget holds, so that a request that costs more than a whole budget (an upload under a
+ * small RATE_LIMIT_PER_MINUTE, or under an instance's share while Redis is away) can still be
+ * made once in an untouched window, instead of never.
+ */
+export const roomNeeded = (budgets: readonly Budget[], units: number) =>
+  Math.min(Math.max(units, 1), ...budgets.map((b) => b.limit));
+
 /** How often an instance says it is alive (when Redis has answered it), and how long it counts as alive after. */
 export const HEARTBEAT_MS = 1000;
 const ALIVE_MS = 10_000;
 
-/** Registers this instance and counts the live ones: [how many]. KEYS: the set; ARGV: id, now, alive since. */
+/** Registers this instance and counts the live ones, by Redis's clock: [how many]. KEYS: the set; ARGV: id. */
 const HEARTBEAT_SCRIPT = `
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${ALIVE_MS})
 redis.call('PEXPIRE', KEYS[1], ${ALIVE_MS})
 return {redis.call('ZCARD', KEYS[1])}`;
 
@@ -186,7 +207,7 @@ export class RedisCounters implements Counters {
         const reply = await this.#eval(
           TAKE_SCRIPT,
           budgets.map((b) => b.key),
-          [units, Math.max(units, 1), windowMs, ...budgets.map((b) => b.limit)],
+          [units, roomNeeded(budgets, units), windowMs, ...budgets.map((b) => b.limit)],
         );
         const taken = {
           allowed: reply[0] === 1,
@@ -213,7 +234,7 @@ export class RedisCounters implements Counters {
     const now = Date.now();
     if (now < this.#beatAt) return;
     this.#beatAt = now + HEARTBEAT_MS;
-    this.#eval(HEARTBEAT_SCRIPT, ['instances'], [], [this.#id, String(now), String(now - ALIVE_MS)]).then(
+    this.#eval(HEARTBEAT_SCRIPT, ['instances'], [], [this.#id]).then(
       ([n]) => {
         this.#instances = Math.max(1, n ?? 1);
       },

@@ -13,7 +13,7 @@
 import { hash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
-import type { Count, Counters } from './counters.js';
+import { roomNeeded, type Budget, type Count, type Counters } from './counters.js';
 import { ProblemError } from './problem.js';
 import { costOf, type OperationObject } from './contract.js';
 
@@ -26,6 +26,8 @@ export type RateLimits = {
   windowMs?: number;
 };
 
+/** How many times an address's sign-in budget an account's is. */
+const ACCOUNT_FACTOR = 5;
 /** Failed web sign-ins and sign-ups per client address, per 15 minutes, before 429. */
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
 const MINUTE_MS = 60_000;
@@ -54,6 +56,8 @@ declare global {
       budgetUnits?: number;
       /** A sign-in from a browser its account signed in from before: it spends that device's budget. */
       knownDevice?: string;
+      /** The account a sign-in names (`user:<id>`, or `login:<login>` when none has it): its budget. */
+      signInAccount?: string;
     }
   }
 }
@@ -121,7 +125,7 @@ export function requestBudget(counters: Counters, limits: RateLimits): RequestHa
       const { allowed, counts } = await counters.take(budgets, units, windowOf(limits));
       announce(res, budgets, counts, windowOf(limits) / 1000, units);
       if (allowed) return next();
-      const full = budgets.findIndex((b, i) => counts[i]!.count + Math.max(units, 1) > b.limit);
+      const full = budgets.findIndex((b, i) => counts[i]!.count + roomNeeded(budgets, units) > b.limit);
       const refusal = full >= 0 ? budgets[full]! : budgets[0]!;
       const more =
         units > 1 && counts[Math.max(full, 0)]!.count < refusal.limit
@@ -175,8 +179,9 @@ export function failedAuthBudget(counters: Counters, limits: RateLimits): Failed
 /**
  * Web sign-ins and sign-ups, 15 minutes at a time. Every attempt takes a unit before any work (so
  * a burst sent at once gets no more than the budget) and is refused with 429 once none is left.
- * A sign-in spends from its address's budget and from the account's it names (so neither one
- * address nor many can guess at one account without bound); a sign-in from a browser that
+ * A sign-in spends from its address's budget and from the account's it names, five times as
+ * large and the same whether the account was named by username or email (so neither one address
+ * nor many can guess at one account without bound); a sign-in from a browser that
  * account signed in from before (`req.knownDevice`) spends from that device's budget instead, so
  * that others at the same address (an office behind one NAT) cannot lock its owner out. A
  * sign-in keeps its units only when it was a wrong guess (401): a success, or the server failing
@@ -191,13 +196,13 @@ export function signInBudget(
   const limit = limits.signInAttemptsPerAddress ?? 10;
   const limiter =
     (
-      keys: (req: Request) => { keys: string[]; refusal: string },
+      spends: (req: Request) => { budgets: Budget[]; refusal: string },
       keepsUnit: (status: number) => boolean,
     ): RequestHandler =>
     async (req, res, next) => {
       try {
-        const spent = keys(req);
-        const budgets = spent.keys.map((key) => ({ key, limit }));
+        const spent = spends(req);
+        const budgets = spent.budgets;
         const at = Date.now();
         const { allowed, counts } = await counters.take(budgets, 1, SIGN_IN_WINDOW_MS);
         if (!allowed) {
@@ -219,19 +224,27 @@ export function signInBudget(
   const signIn = limiter(
     (req) => {
       if (req.knownDevice)
-        return { keys: [`device:${req.knownDevice}`], refusal: 'Too many sign-in attempts from this browser' };
-      const login = String((req.body as { login?: unknown } | undefined)?.login ?? '')
-        .trim()
-        .toLowerCase();
+        return {
+          budgets: [{ key: `device:${req.knownDevice}`, limit }],
+          refusal: 'Too many sign-in attempts from this browser',
+        };
       return {
-        keys: [fromAddress(req), `account:${partition(login)}`],
+        budgets: [
+          { key: fromAddress(req), limit },
+          // Higher than an address's: guessing at an account from many addresses is bounded, while
+          // locking its owner out of a new browser takes a sustained effort from several of them.
+          { key: `account:${partition(req.signInAccount ?? '')}`, limit: ACCOUNT_FACTOR * limit },
+        ],
         refusal: 'Too many sign-in attempts from this address, or for this account',
       };
     },
     (status) => status === 401,
   );
   const signUp = limiter(
-    (req) => ({ keys: [fromAddress(req)], refusal: 'Too many sign-in and sign-up attempts from this address' }),
+    (req) => ({
+      budgets: [{ key: fromAddress(req), limit }],
+      refusal: 'Too many sign-in and sign-up attempts from this address',
+    }),
     () => true,
   );
   return { signIn, signUp };

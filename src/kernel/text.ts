@@ -24,11 +24,12 @@ const FORBIDDEN = '\\x00-\\x1F\\x7F-\\x9F\u2027-\u202E\u2066-\u2069';
 /**
  * Allowed, but shows nothing on its own: the space separators (the space, no-break spaces,
  * typographic and ideographic spaces) and the zero-width and other invisible characters (soft
- * hyphen, joiners, marks, variation selectors, fillers, the byte-order mark). None of them is
+ * hyphen, joiners, marks, variation selectors, fillers, the braille blank, the byte-order mark,
+ * the interlinear annotation marks). None of them is
  * in FORBIDDEN: the pattern below relies on the two sets being apart.
  */
 const INVISIBLE =
-  ' \u00A0\u00AD\u034F\u061C\u115F\u1160\u1680\u17B4\u17B5\u180B-\u180F\u2000-\u200F\u202F\u205F-\u2064\u206A-\u206F\u3000\u3164\uFE00-\uFE0F\uFEFF\uFFA0';
+  ' \u00A0\u00AD\u034F\u061C\u115F\u1160\u1680\u17B4\u17B5\u180B-\u180F\u2000-\u200F\u202F\u205F-\u2064\u206A-\u206F\u2800\u3000\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB';
 
 /**
  * The contract's pattern for a line: invisible characters, then a visible one, then anything

@@ -110,8 +110,11 @@ const outerGate = (keys: KeyCache, failedAuth: FailedAuth) =>
         if (refusal.status === 429) return next(refusal);
         return rpcError(res, 401, -32001, `Unauthorized: ${err.detail}`, null, err.headers);
       }
-      if (err instanceof ProblemError && err.status === 400)
+      if (err instanceof ProblemError && err.status === 400) {
+        const refusal = await failedAuth(req, err).catch(() => err);
+        if (refusal.status === 429) return next(refusal);
         return rpcError(res, 400, -32600, `Bad Request: ${err.detail}`, null, err.headers);
+      }
       next(err);
     }
   };

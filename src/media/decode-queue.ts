@@ -10,17 +10,29 @@ import { ProblemError } from '../http/problem.js';
 export class DecodeQueue {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Whose decode is running or waiting: one each, so one account cannot hold every place. */
+  private readonly owners = new Set<string>();
 
   constructor(
     private readonly concurrency = 1,
     private readonly maxWaiting = 8,
   ) {}
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running >= this.concurrency) {
-      if (this.waiting.length >= this.maxWaiting) throw busy();
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    } else this.running++;
+  async run<T>(owner: string, work: () => Promise<T>): Promise<T> {
+    if (this.owners.has(owner))
+      throw busy('One of your uploads is still being decoded; send the next once it is done.');
+    if (this.running >= this.concurrency && this.waiting.length >= this.maxWaiting) throw busy();
+    this.owners.add(owner);
+    try {
+      if (this.running >= this.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
+      else this.running++;
+      return await this.#finish(work);
+    } finally {
+      this.owners.delete(owner);
+    }
+  }
+
+  async #finish<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } finally {
@@ -32,12 +44,6 @@ export class DecodeQueue {
   }
 }
 
-const busy = () =>
-  new ProblemError(
-    503,
-    'busy',
-    'Busy decoding images',
-    'This server is decoding as many uploaded images as it takes at once; nothing was stored. Retry the upload in a few seconds.',
-    {},
-    { 'Retry-After': '2' },
-  );
+const busy = (
+  detail = 'This server is decoding as many uploaded images as it takes at once; nothing was stored. Retry the upload in a few seconds.',
+) => new ProblemError(503, 'busy', 'Busy decoding images', detail, {}, { 'Retry-After': '2' });

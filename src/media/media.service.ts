@@ -106,9 +106,9 @@ const decodes = new DecodeQueue();
  * script, a PNG with a page after its end). The pixels are decoded into a thumbnail, so memory
  * stays small whatever the image's size.
  */
-async function assertDecodes(bytes: Buffer, info: ImageInfo): Promise<void> {
+async function assertDecodes(bytes: Buffer, info: ImageInfo, owner: string): Promise<void> {
   assertStructure(bytes, info);
-  await decodes.run(() => decodeInFull(bytes, info));
+  await decodes.run(owner, () => decodeInFull(bytes, info));
 }
 
 async function decodeInFull(bytes: Buffer, info: ImageInfo): Promise<void> {
@@ -168,7 +168,10 @@ export async function uploadMedia(
     ]);
   const info = sniffImage(bytes);
   if (!info) throw notAnImage();
-  await assertDecodes(bytes, info);
+  // An account already at its quota spends no decoding (checked again, exactly, when storing).
+  const before = await storedBytes(em, actor.userId);
+  if (before >= quotaBytes) throw quotaExceeded(before, bytes.length, quotaBytes);
+  await assertDecodes(bytes, info, actor.userId);
   // What is stored and served is the image without its metadata (GPS, names, comments).
   const image = stripMetadata(bytes, info.contentType);
   if (imageLength(image, info.contentType) !== image.length)

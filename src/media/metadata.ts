@@ -73,14 +73,25 @@ const APP2 = 0xe2;
 const APP14 = 0xee;
 const COM = 0xfe;
 
-/** Whether a JPEG segment (marker and payload) is kept: everything but metadata. */
+/** Whether a JPEG segment (marker and payload) is kept: everything but metadata and thumbnails. */
 function keepsJpegSegment(marker: number, payload: Buffer): boolean {
   if (marker === COM) return false;
   if (marker < APP0 || marker > 0xef) return true;
   const id = payload.toString('latin1', 0, 12);
-  if (marker === APP0) return id.startsWith('JFIF\0') || id.startsWith('JFXX\0');
+  if (marker === APP0) return id.startsWith('JFIF\0'); // JFXX only holds a thumbnail
   if (marker === APP2) return id.startsWith('ICC_PROFILE\0');
   return marker === APP14 && id.startsWith('Adobe');
+}
+
+/** A JFIF segment without its thumbnail (a smaller picture of the photo, perhaps before a crop). */
+function jfifWithoutThumbnail(segment: Buffer): Buffer {
+  // marker (2), length (2), "JFIF\0" (5), version (2), units (1), densities (4), thumbnail size (2)
+  if (segment.length <= 18) return segment;
+  const bare = Buffer.from(segment.subarray(0, 18));
+  bare.writeUInt16BE(16, 2);
+  bare[16] = 0;
+  bare[17] = 0;
+  return bare;
 }
 
 function jpeg(b: Buffer): Buffer {
@@ -104,7 +115,8 @@ function jpeg(b: Buffer): Buffer {
     const payload = b.subarray(i + 4, end);
     if (marker === APP1 && payload.subarray(0, 6).equals(EXIF_HEADER))
       orientation ??= orientationOf(payload.subarray(6));
-    if (keepsJpegSegment(marker, payload)) out.push(b.subarray(i, end));
+    if (keepsJpegSegment(marker, payload))
+      out.push(marker === APP0 ? jfifWithoutThumbnail(b.subarray(i, end)) : b.subarray(i, end));
     i = end;
     if (marker === 0xda) {
       // The entropy-coded data after a scan header, up to the next marker, as it is.
@@ -129,8 +141,33 @@ function jpeg(b: Buffer): Buffer {
 
 // PNG ------------------------------------------------------------------------------------------
 
-/** Text, EXIF and time chunks: what a PNG says about itself rather than how to draw it. */
-const PNG_METADATA = new Set(['tEXt', 'zTXt', 'iTXt', 'eXIf', 'tIME']);
+/**
+ * The chunks kept: what draws the image (the critical chunks, colour, transparency, density, the
+ * animation's), by the PNG specification. Everything else goes: text, EXIF and time chunks,
+ * provenance manifests (caBX), private and unknown chunks, whatever is carried in them.
+ */
+const PNG_KEPT = new Set([
+  'IHDR',
+  'PLTE',
+  'IDAT',
+  'IEND',
+  'tRNS',
+  'cHRM',
+  'gAMA',
+  'iCCP',
+  'sBIT',
+  'sRGB',
+  'cICP',
+  'mDCV',
+  'cLLI',
+  'bKGD',
+  'hIST',
+  'pHYs',
+  'sPLT',
+  'acTL',
+  'fcTL',
+  'fdAT',
+]);
 
 function pngChunk(type: string, data: Buffer): Buffer {
   const head = Buffer.alloc(8);
@@ -149,7 +186,7 @@ function png(b: Buffer): Buffer {
     const type = b.toString('latin1', i + 4, i + 8);
     const end = i + 12 + length;
     if (type === 'eXIf') orientation ??= orientationOf(b.subarray(i + 8, i + 8 + length));
-    if (!PNG_METADATA.has(type)) out.push(b.subarray(i, end));
+    if (PNG_KEPT.has(type)) out.push(b.subarray(i, end));
     i = end;
     if (type === 'IEND') break;
   }

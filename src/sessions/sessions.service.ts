@@ -56,16 +56,28 @@ export async function rememberDevice(em: EntityManager, userId: string): Promise
   return secret;
 }
 
-/** The id of the browser's remembered device, when it was remembered for the account `login` names. */
-export async function knownDeviceFor(
+/**
+ * Who a sign-in is for, before its password is checked: the account `login` names (its id, the
+ * same whether it was named by username or by email), or the login itself when no account has it;
+ * and the browser's remembered device, when it was remembered for that account.
+ */
+export async function signInSubject(
   em: EntityManager,
-  secret: string | undefined,
   login: string,
-): Promise<string | undefined> {
-  if (!secret || !/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
-  const device = await em.findOne(KnownDevice, { tokenHash: hashToken(secret) }, { populate: ['user'] });
+  deviceSecret: string | undefined,
+): Promise<{ account: string; device?: string }> {
   const key = login.trim().toLowerCase();
-  return device && (device.user.username === key || device.user.email === key) ? device.id : undefined;
+  const user = key
+    ? await em.findOne(User, key.includes('@') ? { email: key } : { username: key }, { fields: ['id'] })
+    : null;
+  const account = user ? `user:${user.id}` : `login:${key}`;
+  if (!user || !deviceSecret || !/^[A-Za-z0-9_-]{43}$/.test(deviceSecret)) return { account };
+  const device = await em.findOne(
+    KnownDevice,
+    { tokenHash: hashToken(deviceSecret), user: user.id },
+    { fields: ['id'] },
+  );
+  return device ? { account, device: device.id } : { account };
 }
 
 export async function closeSession(em: EntityManager, secret: string | undefined): Promise<void> {

@@ -10,7 +10,7 @@ import {
   closeSession,
   DEVICE_COOKIE,
   DEVICE_DAYS,
-  knownDeviceFor,
+  signInSubject,
   openSession,
   rememberDevice,
   SESSION_COOKIE,
@@ -38,16 +38,17 @@ export function accountPages(opts: { secure: boolean; limits: AccountLimits; che
   };
 
   router.get('/signin', (req, res) => signInPage(req, res));
-  // A browser its account signed in from before spends its own budget (src/http/rate-limit.ts).
-  const recogniseDevice: RequestHandler = (req, _res, next) => {
-    knownDeviceFor(req.em, req.web!.cookies[DEVICE_COOKIE], field(req.body, 'login')).then((device) => {
-      req.knownDevice = device;
+  // Whose budgets a sign-in spends: the account's, or its remembered browser's (src/http/rate-limit.ts).
+  const recogniseSubject: RequestHandler = (req, _res, next) => {
+    signInSubject(req.em, field(req.body, 'login'), req.web!.cookies[DEVICE_COOKIE]).then((subject) => {
+      req.signInAccount = subject.account;
+      req.knownDevice = subject.device;
       next();
     }, next);
   };
   router.post(
     '/signin',
-    recogniseDevice,
+    recogniseSubject,
     limits.signIn,
     wrap(async (req, res) => {
       const login = field(req.body, 'login');

@@ -14,7 +14,7 @@ export const zCommentUpdate = z.object({
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zCompanyName = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zCompanyName = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
 
 /**
  * An ISO 4217 currency code.
@@ -113,7 +113,7 @@ export const zJobStatus = z.enum(['open', 'closed']);
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zJobTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zJobTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
 
 export const zJsonRpcErrorResponse = z.object({
     jsonrpc: z.literal('2.0'),
@@ -202,7 +202,7 @@ export const zMilestoneStatus = z.enum([
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zMilestoneTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zMilestoneTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
 
 export const zMilestoneCreate = z.object({
     title: zMilestoneTitle,
@@ -231,13 +231,13 @@ export const zPostKind = z.enum(['post', 'build_log']);
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
 
 /**
  * A link shown on a project.
  */
 export const zProjectLink = z.object({
-    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character'),
+    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character'),
     url: z.url().max(500).regex(/^https?:\/\//)
 });
 
@@ -245,14 +245,14 @@ export const zProjectLink = z.object({
  * A link to show on a project, as a client sends it.
  */
 export const zProjectLinkInput = z.object({
-    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character'),
+    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character'),
     url: z.url().max(500).regex(/^https?:\/\//)
 });
 
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zProjectName = z.string().min(1).max(100).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯　ㅤ︀-️﻿ﾠ][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zProjectName = z.string().min(1).max(100).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
 
 /**
  * Unique among the owner's projects.

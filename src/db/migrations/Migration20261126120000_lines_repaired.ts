@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
 const FORBIDDEN = '\\x01-\\x1F\\x7F-\\x9F\\u2027-\\u202E\\u2066-\\u2069';
 /** White space that JavaScript's trim() removes and that is not already FORBIDDEN. */
 const SPACE = ' \\u00A0\\u1680\\u2000-\\u200A\\u202F\\u205F\\u3000\\uFEFF';
-const INVISIBLE = `${SPACE}\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F\\u200B-\\u200F\\u2060-\\u2064\\u206A-\\u206F\\u3164\\uFE00-\\uFE0F\\uFFA0`;
+const INVISIBLE = `${SPACE}\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F\\u200B-\\u200F\\u2060-\\u2064\\u206A-\\u206F\\u2800\\u3164\\uFE00-\\uFE0F\\uFFA0\\uFFF9-\\uFFFB`;
 
 /**
  * Names and titles stored before the API refused what is not one line (white space only,

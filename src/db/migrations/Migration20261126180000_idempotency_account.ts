@@ -20,7 +20,8 @@ export class Migration20261126180000_idempotency_account extends Migration {
     // Two keys of one account may each have used the same Idempotency-Key: the newest record stays.
     this.addSql(
       `delete from "idempotency_records" r using "idempotency_records" newer
-       where newer."user_id" = r."user_id" and newer."key" = r."key" and newer."created_at" > r."created_at"`,
+       where newer."user_id" = r."user_id" and newer."key" = r."key"
+         and (newer."created_at", newer."id") > (r."created_at", r."id")`,
     );
     this.addSql('alter table "idempotency_records" drop constraint "idempotency_records_key_unique"');
     this.addSql(
