@@ -6,32 +6,9 @@
  * flat out, as many keys with no budget between them would send (information: the decode queue
  * is what bounds it then).
  */
-import { crc32, deflateSync } from 'node:zlib';
+import { zeroPng } from '../test/fixtures/images.js';
 
 export type NeighbourFigures = { p50: number; p99: number; reads: number; uploads: Record<number, number> };
-
-function chunk(type: string, data: Buffer): Buffer {
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length, 0);
-  head.write(type, 4, 'latin1');
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type, 'latin1'), data])) >>> 0, 0);
-  return Buffer.concat([head, data, crc]);
-}
-
-/** A greyscale PNG of zeros: a few kilobytes that decode to `side`² pixels. */
-function zeroPng(side: number): Buffer {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(side, 0);
-  ihdr.writeUInt32BE(side, 4);
-  ihdr.set([8, 0, 0, 0, 0], 8);
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(Buffer.alloc((side + 1) * side), { level: 9 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
@@ -82,7 +59,7 @@ export async function noisyNeighbour(opts: {
   ).json();
   const cost: number = limits.requestCosts.operations.uploadMedia ?? limits.requestCosts.default;
   const side = Math.floor(Math.sqrt(limits.imagePixels));
-  const image = zeroPng(side);
+  const image = zeroPng(side, side);
   const me = `${opts.api}/users/me`;
   const ms = opts.seconds * 1000;
   const measure = async (uploaders: number, gapMs: number): Promise<NeighbourFigures> => {

@@ -12,13 +12,13 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
-import { createApp } from '../src/app.js';
+import { createApp, type AppDeps } from '../src/app.js';
 import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
 import { createKey } from '../src/keys/keys.service.js';
 import { refusedWithinASecond, uniqueName, waitForCache, TEST_RATE_LIMIT, UPLOAD_MAX_BYTES } from './harness.js';
-import { postgresFeed } from '../src/db/changes.js';
+import { postgresFeed, type ChangeFeed } from '../src/db/changes.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
 
 const pgBin = existsSync('/usr/lib/postgresql')
@@ -64,6 +64,30 @@ const pgCtl = (action: 'start' | 'stop') =>
       ])
     : run(`${pgBin}/pg_ctl`, ['-D', `${dir}/data`, '-w', '-m', 'immediate', 'stop']);
 
+/** An app on the test's own cluster, listening on a free port; `config` adds to the settings every one has. */
+async function listen(config: Partial<AppDeps['config']>, changes?: ChangeFeed) {
+  const app = createApp({
+    // These tests sign nobody up: the policy may run on this thread.
+    checkPassword: passwordProblems,
+    orm: db.orm,
+    log: createLogger('silent'),
+    changes,
+    config: {
+      validateResponses: true,
+      logLevel: 'silent',
+      uploadMaxBytes: UPLOAD_MAX_BYTES,
+      mediaDir: join(dir, 'media'),
+      rateLimitPerMinute: TEST_RATE_LIMIT,
+      failedAuthPerMinute: TEST_RATE_LIMIT,
+      ...config,
+    },
+  });
+  const listening: Server = await new Promise((r) => {
+    const s = app.listen(0, '127.0.0.1', () => r(s));
+  });
+  return { app, server: listening };
+}
+
 describe.skipIf(!available)('the database goes away and comes back', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'shipyard-pg-'));
@@ -73,27 +97,13 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     run(`${pgBin}/initdb`, ['-D', `${dir}/data`, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
     pgCtl('start');
     db = await openDatabase({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, dataDir: '', poolMax: 4 });
-    const app = createApp({
-      // These tests sign nobody up: the policy may run on this thread.
-      checkPassword: passwordProblems,
-      orm: db.orm,
-      log: createLogger('silent'),
-      config: {
-        validateResponses: true,
-        logLevel: 'silent',
-        uploadMaxBytes: UPLOAD_MAX_BYTES,
-        mediaDir: join(dir, 'media'),
-        rateLimitPerMinute: TEST_RATE_LIMIT,
-        failedAuthPerMinute: TEST_RATE_LIMIT,
-        // Small, to see that a sign-in the database failed costs nothing.
-        signInAttemptsPer15Minutes: 3,
-        // Short, so that a frozen database is given up on quickly.
-        requestTimeoutMs: 2000,
-      },
+    const first = await listen({
+      // Small, to see that a sign-in the database failed costs nothing.
+      signInAttemptsPer15Minutes: 3,
+      // Short, so that a frozen database is given up on quickly.
+      requestTimeoutMs: 2000,
     });
-    server = await new Promise((r) => {
-      const s = app.listen(0, '127.0.0.1', () => r(s));
-    });
+    server = first.server;
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const em = db.orm.em.fork();
     const name = uniqueName();
@@ -234,24 +244,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
 
   it('refuses a revoked key within a second on an instance whose listening connection has stalled', async () => {
     const changes = postgresFeed(`postgres://postgres@127.0.0.1:${port}/postgres`);
-    const app = createApp({
-      checkPassword: passwordProblems,
-      orm: db.orm,
-      log: createLogger('silent'),
-      changes,
-      config: {
-        validateResponses: true,
-        logLevel: 'silent',
-        uploadMaxBytes: UPLOAD_MAX_BYTES,
-        mediaDir: join(dir, 'media'),
-        rateLimitPerMinute: TEST_RATE_LIMIT,
-        failedAuthPerMinute: TEST_RATE_LIMIT,
-        keyCacheSeconds: 10,
-      },
-    });
-    const listening: Server = await new Promise((r) => {
-      const s = app.listen(0, '127.0.0.1', () => r(s));
-    });
+    const { server: listening, app } = await listen({ keyCacheSeconds: 10 }, changes);
     const instance = { apiUrl: `http://127.0.0.1:${(listening.address() as AddressInfo).port}/api/v1` };
     const keys = app.locals.keyCache as KeyCache;
     let stalled: string | undefined;

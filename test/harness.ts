@@ -222,3 +222,22 @@ export async function raw(
   }
   return { status: res.status, headers: res.headers, json, text };
 }
+
+/** One MCP tools/call as plain JSON-RPC over HTTP (stateless: no initialize needed). */
+export async function mcpCall(
+  t: Pick<TestServer, 'apiUrl'>,
+  token: string,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${t.apiUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  return { status: res.status, json: await res.json() };
+}

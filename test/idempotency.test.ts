@@ -9,6 +9,7 @@ import {
   keyFor,
   uniqueName,
   fileForm,
+  mcpCall,
   type TestServer,
   type TestUser,
 } from './harness.js';
@@ -170,19 +171,8 @@ describe('Idempotency-Key (REST)', () => {
   });
 });
 
-/** A raw MCP tools/call with ada's key. */
-async function mcp(name: string, args: Record<string, unknown>, token = ada.token) {
-  const res = await fetch(`${t.apiUrl}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  return (await res.json()) as any;
-}
+/** A raw MCP tools/call with ada's key: its JSON-RPC answer. */
+const mcp = async (name: string, args: Record<string, unknown>) => (await mcpCall(t, ada.token, name, args)).json;
 
 describe('one namespace across REST and MCP', () => {
   it('replays a milestone created over MCP when the same key retries it over REST, and the other way round', async () => {

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { raw, startServer, uniqueName, userWithKey, type TestServer, type TestUser } from './harness.js';
+import { mcpCall, raw, startServer, uniqueName, userWithKey, type TestServer, type TestUser } from './harness.js';
 import { operationRequest } from './operation-request.js';
 import pg from 'pg';
 import { openDatabase } from '../src/db/database.js';
@@ -70,18 +70,7 @@ const notALine = fc.string({
   maxLength: 8,
 });
 
-async function mcp(token: string, name: string, args: Record<string, unknown>) {
-  const res = await fetch(`${t.apiUrl}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  return { status: res.status, json: (await res.json()) as any };
-}
+const mcp = (token: string, name: string, args: Record<string, unknown>) => mcpCall(t, token, name, args);
 
 const count = async (table: string) =>
   Number((await t.db.orm.em.fork().execute(`select count(*)::int as n from ${table}`))[0]!.n);

@@ -554,25 +554,25 @@ describe('Settings → Profile and Settings → GitHub', () => {
   });
 });
 
-describe('moderation (session only)', () => {
-  async function admin(): Promise<Browser> {
-    const username = uniqueName();
-    await createUser(t.db.orm.em.fork(), {
-      username,
-      email: `${username}@example.test`,
-      password: 'moderator of engines and looms',
-      admin: true,
-    });
-    const b = new Browser(t.baseUrl);
-    await b.get('/signin');
-    expect(
-      (await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'moderator of engines and looms' }))
-        .status,
-    ).toBe(303);
-    await b.get('/admin/moderation');
-    return b;
-  }
+/** An administrator, signed in, on the moderation page. */
+async function admin(): Promise<Browser> {
+  const username = uniqueName();
+  await createUser(t.db.orm.em.fork(), {
+    username,
+    email: `${username}@example.test`,
+    password: 'moderator of engines and looms',
+    admin: true,
+  });
+  const b = new Browser(t.baseUrl);
+  await b.get('/signin');
+  expect(
+    (await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'moderator of engines and looms' })).status,
+  ).toBe(303);
+  await b.get('/admin/moderation');
+  return b;
+}
 
+describe('moderation (session only)', () => {
   it('hides and unhides a post and a comment through the API with a session and the CSRF header; keys are refused', async () => {
     const author = await userWithKey(t);
     const post = (
@@ -661,17 +661,7 @@ describe('text people write, in pages', () => {
     const sneaky = 'looks fine \u202egnp.exe';
     const comment = await raw(t, 'POST', `/posts/${post.id}/comments`, { token: author.token, body: { body: sneaky } });
     expect(comment.status).toBe(201);
-    const username = uniqueName();
-    await createUser(t.db.orm.em.fork(), {
-      username,
-      email: `${username}@example.test`,
-      password: 'moderator of engines and looms',
-      admin: true,
-    });
-    const b = new Browser(t.baseUrl);
-    await b.get('/signin');
-    await b.post('/signin', { _csrf: b.csrf(), login: username, password: 'moderator of engines and looms' });
-    const page = (await b.get('/admin/moderation')).text;
+    const page = (await (await admin()).get('/admin/moderation')).text;
     expect(page).toContain(`<bdi>${sneaky}</bdi> <code class="hint">${comment.json.id}</code>`);
     expect(page).toContain(`<bdi>${author.user.username}</bdi>`);
     // Every place the override appears is inside an isolate.
