@@ -210,7 +210,14 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
       });
       const link = await cli(['github', 'link', '--username', username, '--login', 'octo-op']);
       expect(link.code, link.stderr).toBe(0);
-      expect(link.json).toMatchObject({ username, login: 'octo-op', syncStatus: 'never' });
+      expect(link.json).toMatchObject({ username, login: 'octo-op', verified: false });
+      const refused = await cli(['github', 'sync', '--username', username], { GITHUB_API_URL: gh.url });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/github verify/);
+      gh.accounts.get('octo-op')!.bio = link.json.code;
+      const verified = await cli(['github', 'verify', '--username', username], { GITHUB_API_URL: gh.url });
+      expect(verified.code, verified.stderr).toBe(0);
+      expect(verified.json).toMatchObject({ login: 'octo-op', verified: true });
       const synced = await cli(['github', 'sync', '--username', username], { GITHUB_API_URL: gh.url });
       expect(synced.code, synced.stderr).toBe(0);
       expect(synced.json).toEqual([expect.objectContaining({ login: 'octo-op', status: 'ok', repositories: 1 })]);

@@ -20,6 +20,8 @@ export type FakeRepo = {
 export type FakeAccount = {
   login: string;
   name?: string;
+  /** The profile bio: where a user puts the code that proves the login is theirs. */
+  bio?: string;
   repos: FakeRepo[];
   /** How many times commit_activity answers 202 before the data (per repo name). */
   statsPending?: Record<string, number>;
@@ -158,7 +160,7 @@ export class FakeGithub {
       location: null,
       email: null,
       hireable: null,
-      bio: null,
+      bio: a.bio ?? null,
       twitter_username: null,
       public_repos: a.repos.length,
       public_gists: 0,

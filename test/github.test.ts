@@ -3,7 +3,8 @@ import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUs
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { FakeGithub, type FakeRepo } from './fake-github.js';
 import { GithubClient } from '../src/github/github.client.js';
-import { linkGithub, syncGithubAccount } from '../src/github/github.sync.js';
+import { syncGithubAccount } from '../src/github/github.sync.js';
+import { linkGithub, verifyGithub } from '../src/github/github.proof.js';
 import { longestStreak } from '../src/github/github.service.js';
 
 let t: TestServer;
@@ -25,7 +26,14 @@ async function linked(repos = defaultRepos()): Promise<{ user: TestUser; login: 
   const login = uniqueName('gh');
   gh.accounts.set(login, { login, name: 'Octo Cat', repos });
   const account = await linkGithub(t.db.orm.em.fork(), user.user.id, login);
+  await prove(user, login, account.challenge!);
   return { user, login, accountId: account.id };
+}
+/** What the login's owner does: put the code in the GitHub bio, then ask Shipyard to check. */
+async function prove(user: TestUser, login: string, code: string) {
+  gh.accounts.get(login)!.bio = `Builder. ${code}`;
+  const result = await verifyGithub(t.db.orm.em.fork(), client, user.user.id);
+  expect(result).toMatchObject({ verified: true });
 }
 const sync = (accountId: string) => syncGithubAccount(t.db.orm.em.fork(), client, accountId, fast);
 
@@ -207,6 +215,72 @@ describe('GitHub insight', () => {
   it('shows the linked login on the profile', async () => {
     const { user, login } = await linked();
     expect((await raw(t, 'GET', '/users/me', { token: user.token })).json.githubLogin).toBe(login);
+  });
+});
+
+describe("proof that a linked login is the user's", () => {
+  it('keeps a login unproven until its GitHub bio holds the code: not shown, not fetched, not fed to the radar', async () => {
+    const alice = await userWithKey(t);
+    const login = uniqueName('torvalds');
+    gh.accounts.set(login, { login, bio: 'I wrote a kernel.', repos: defaultRepos() });
+    const account = await linkGithub(t.db.orm.em.fork(), alice.user.id, login);
+    expect(account.verifiedAt).toBeNull();
+    expect(account.challenge).toMatch(/^shipyard-verify-[0-9a-f]{16}$/);
+
+    const profile = await raw(t, 'GET', '/users/me', { token: alice.token });
+    expect(profile.json.githubLogin).toBeNull();
+    const insight = await raw(t, 'GET', '/github/profile', { token: alice.token });
+    expect(insight.status).toBe(404);
+    expect(insight.json.type).toMatch(/github-not-verified$/);
+    expect(insight.json.detail).toContain('Settings → GitHub');
+
+    const before = gh.requests.length;
+    const synced = await sync(account.id);
+    expect(synced.syncStatus).toBe('never');
+    expect(gh.requests.length).toBe(before); // nothing is fetched for a claim
+
+    const refused = await verifyGithub(t.db.orm.em.fork(), client, alice.user.id);
+    expect(refused).toMatchObject({ verified: false, reason: expect.stringContaining(account.challenge!) });
+    expect((await raw(t, 'GET', '/github/profile', { token: alice.token })).status).toBe(404);
+  });
+
+  it('proves the login once the bio holds the code, shows it, and lets the code go', async () => {
+    const { user, login, accountId } = await linked();
+    expect((await raw(t, 'GET', '/users/me', { token: user.token })).json.githubLogin).toBe(login);
+    gh.accounts.get(login)!.bio = 'Builder.'; // the code may leave the bio once proven
+    await sync(accountId);
+    const insight = await raw(t, 'GET', '/github/profile', { token: user.token });
+    expect(insight.status).toBe(200);
+    expect(insight.json.login).toBe(login);
+  });
+
+  it('takes the login from an earlier user when someone else proves control of it now', async () => {
+    const first = await linked();
+    const second = await userWithKey(t);
+    const account = await linkGithub(t.db.orm.em.fork(), second.user.id, first.login.toUpperCase());
+    await prove(second, first.login, account.challenge!);
+    expect((await raw(t, 'GET', '/users/me', { token: second.token })).json.githubLogin).toBe(
+      first.login.toUpperCase(),
+    );
+    expect((await raw(t, 'GET', '/users/me', { token: first.user.token })).json.githubLogin).toBeNull();
+    expect((await raw(t, 'GET', '/github/profile', { token: first.user.token })).status).toBe(404);
+  });
+
+  it('linking another login starts over unproven; linking the same one keeps the proof', async () => {
+    const { user, login } = await linked();
+    const again = await linkGithub(t.db.orm.em.fork(), user.user.id, login);
+    expect(again.verifiedAt).not.toBeNull();
+    const other = uniqueName('gh');
+    const moved = await linkGithub(t.db.orm.em.fork(), user.user.id, other);
+    expect(moved.verifiedAt).toBeNull();
+    expect((await raw(t, 'GET', '/users/me', { token: user.token })).json.githubLogin).toBeNull();
+  });
+
+  it('says plainly when GitHub has no such user', async () => {
+    const user = await userWithKey(t);
+    await linkGithub(t.db.orm.em.fork(), user.user.id, uniqueName('nobody'));
+    const result = await verifyGithub(t.db.orm.em.fork(), client, user.user.id);
+    expect(result).toMatchObject({ verified: false, reason: expect.stringMatching(/GitHub has no user/) });
   });
 });
 

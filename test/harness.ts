@@ -21,7 +21,9 @@ import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
 import { startPasswordThread } from '../src/users/password-thread.js';
 import { createKey } from '../src/keys/keys.service.js';
-import type { User } from '../src/users/user.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { linkGithub } from '../src/github/github.proof.js';
+import { GithubAccount } from '../src/github/github.entity.js';
 import { createClient, type Client } from '../codegen/generated/api/client/index.js';
 import { SCOPE_IDS, type ScopeId } from '../src/keys/scopes.js';
 
@@ -174,6 +176,19 @@ export async function userWithKey(
   const user = await createUser(em, { username, email: `${username}@example.test`, admin: opts.admin ?? false });
   const { token } = await createKey(em, { userId: user.id, name: 'test', scopes: [...scopes], expiresInDays: 30 });
   return { user, token, client: sdkClient(t, token) };
+}
+
+/**
+ * A fixture for tests about what a GitHub login feeds (insight, radar), not about its proof:
+ * the login linked and marked proven as verifyGithub would. test/github.test.ts proves logins
+ * through the fake GitHub instead.
+ */
+export async function linkProvenGithub(t: Pick<TestServer, 'db'>, userId: string, login: string) {
+  const em = t.db.orm.em.fork();
+  const account = await linkGithub(em, userId, login);
+  await em.nativeUpdate(GithubAccount, { id: account.id }, { verifiedAt: new Date(), challenge: null });
+  await em.nativeUpdate(User, { id: userId }, { githubLogin: login });
+  return em.fork().findOneOrFail(GithubAccount, { id: account.id });
 }
 
 export async function keyFor(t: TestServer, userId: string, scopes: readonly ScopeId[]): Promise<string> {

@@ -3,7 +3,7 @@
  * milestone, one member, one build log with a comment and a reaction, one image), the path
  * filled with their ids and the body taken from the operation's own example.
  */
-import { userWithKey, uniqueName, fileForm, type TestServer } from './harness.js';
+import { userWithKey, uniqueName, linkProvenGithub, fileForm, type TestServer } from './harness.js';
 import type { Operation, OpenApiDocument } from '../src/http/contract.js';
 import { SCOPE_IDS } from '../src/keys/scopes.js';
 import { createProject } from '../src/projects/projects.service.js';
@@ -15,7 +15,6 @@ import { addReaction } from '../src/reactions/reactions.service.js';
 import { createUser } from '../src/users/users.service.js';
 import { uploadMedia } from '../src/media/media.service.js';
 import { createJob } from '../src/jobs/jobs.service.js';
-import { linkGithub } from '../src/github/github.sync.js';
 import type { Actor } from '../src/http/actor.js';
 import { png } from './fixtures/images.js';
 
@@ -40,7 +39,7 @@ export async function operationRequest(t: TestServer, contract: OpenApiDocument,
     employmentType: 'contract',
     applyUrl: 'https://jobs.example/1',
   });
-  await linkGithub(em.fork(), owner.user.id, 'octocat');
+  await linkProvenGithub(t, owner.user.id, 'octocat');
   const newcomer = uniqueName('n');
   await createUser(em, { username: newcomer, email: `${newcomer}@example.test` });
 

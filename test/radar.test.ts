@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { startServer, userWithKey, linkProvenGithub, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
 import { User } from '../src/users/user.entity.js';
 import { Job } from '../src/jobs/job.entity.js';
 import { GithubRepo } from '../src/github/github.entity.js';
-import { linkGithub } from '../src/github/github.sync.js';
 import { scoreOpportunity } from '../src/radar/radar.score.js';
 
 let t: TestServer;
@@ -21,7 +20,7 @@ beforeAll(async () => {
   [ts, pg, rust, java, cobol] = [term('ts'), term('pg'), term('rust'), term('java'), term('cobol')];
   const em = t.db.orm.em.fork();
   await em.nativeUpdate(User, { id: me.user.id }, { skills: [ts, pg] });
-  const account = await linkGithub(em, me.user.id, 'radar-me');
+  const account = await linkProvenGithub(t, me.user.id, 'radar-me');
   em.create(GithubRepo, {
     account,
     name: 'a',

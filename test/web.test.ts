@@ -528,7 +528,7 @@ describe('Settings → Profile and Settings → GitHub', () => {
     });
   });
 
-  it('links a GitHub login and syncs it now, from the local fake of GitHub', async () => {
+  it('links a GitHub login, proves it through the bio, and syncs it, from the local fake of GitHub', async () => {
     const { b } = await signedUp();
     gh.accounts.set('octo-web', {
       login: 'octo-web',
@@ -547,6 +547,18 @@ describe('Settings → Profile and Settings → GitHub', () => {
     expect((await b.post('/settings/github', { _csrf: b.csrf(), login: 'not a login!' })).status).toBe(400);
     const linked = await b.post('/settings/github', { _csrf: b.csrf(), login: 'octo-web' });
     expect(linked.text).toContain('Linked to octo-web');
+    expect(linked.text).toContain('<strong>unverified</strong>');
+    const code = /<code id="gh-code">(shipyard-verify-[0-9a-f]+)<\/code>/.exec(linked.text)?.[1];
+    expect(code).toBeDefined();
+    expect((await b.post('/settings/github/sync', { _csrf: b.csrf() })).status).toBe(400); // not before the proof
+    const early = await b.post('/settings/github/verify', { _csrf: b.csrf() });
+    expect(early.status).toBe(400);
+    expect(early.text).toContain(`does not contain ${code}`);
+    gh.accounts.get('octo-web')!.bio = `Rust and engines. ${code}`;
+    const verified = await b.post('/settings/github/verify', { _csrf: b.csrf() });
+    expect(verified.status).toBe(200);
+    expect(verified.text).toContain('Verified: octo-web is yours');
+    expect(verified.text).toContain('(verified)');
     const synced = await b.post('/settings/github/sync', { _csrf: b.csrf() });
     expect(synced.status).toBe(200);
     expect(synced.text).toContain('Synced.');

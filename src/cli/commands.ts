@@ -188,7 +188,7 @@ export async function keysRevoke(values: Values) {
 export async function githubLink(values: Values) {
   const username = need(values, 'username');
   const login = need(values, 'login');
-  const { linkGithub } = await import('../github/github.sync.js');
+  const { linkGithub } = await import('../github/github.proof.js');
   return withDatabase('github link', async (db) => {
     const em = db.orm.em.fork();
     const user = await existingUser(em, username);
@@ -196,9 +196,31 @@ export async function githubLink(values: Values) {
     return {
       username: user.username,
       login: account.login,
-      syncStatus: account.syncStatus,
-      note: 'Run `shipyard github sync` to fetch the data now.',
+      verified: account.verifiedAt !== null,
+      ...(account.verifiedAt
+        ? { note: 'Run `shipyard github sync` to fetch the data now.' }
+        : {
+            code: account.challenge,
+            note: `The login is unverified. Its owner adds the code to their GitHub bio, then runs \`shipyard github verify --username ${user.username}\` (or chooses Verify in Settings → GitHub).`,
+          }),
     };
+  });
+}
+
+export async function githubVerify(values: Values) {
+  const username = need(values, 'username');
+  const config = loadConfig();
+  const [{ GithubClient }, { verifyGithub }] = await Promise.all([
+    import('../github/github.client.js'),
+    import('../github/github.proof.js'),
+  ]);
+  const client = new GithubClient({ baseUrl: config.githubApiUrl, token: config.githubToken });
+  return withDatabase('github verify', async (db) => {
+    const em = db.orm.em.fork();
+    const user = await existingUser(em, username);
+    const result = await verifyGithub(em, client, user.id);
+    if (!result.verified) throw new ProblemError(409, 'github-not-verified', 'Not verified', result.reason);
+    return { username: user.username, login: result.account.login, verified: true };
   });
 }
 
@@ -229,9 +251,9 @@ export async function githubSync(values: Values) {
   });
 }
 
-/** The one user's linked account, or every linked account when no username is given. */
+/** The one user's proven account, or every proven account when no username is given. */
 async function accountsToSync(em: EntityManager, username: string | undefined): Promise<GithubAccount[]> {
-  if (!username) return em.find(GithubAccount, {});
+  if (!username) return em.find(GithubAccount, { verifiedAt: { $ne: null } });
   const user = await existingUser(em, username);
   const account = await em.findOne(GithubAccount, { user: user.id });
   if (!account)
@@ -240,6 +262,13 @@ async function accountsToSync(em: EntityManager, username: string | undefined): 
       'not-found',
       'Not found',
       `${username} has no linked GitHub account; run \`shipyard github link\` first.`,
+    );
+  if (!account.verifiedAt)
+    throw new ProblemError(
+      409,
+      'github-not-verified',
+      'Not verified',
+      `${account.login} is not proven to be ${username}'s yet; run \`shipyard github verify --username ${username}\` once the code is in its GitHub bio.`,
     );
   return [account];
 }

@@ -68,9 +68,16 @@ const COMMANDS: Record<string, Command> = {
   },
   'keys list': { usage: 'keys list --username U', run: lazy('keysList') },
   'keys revoke': { usage: 'keys revoke --id ID', run: lazy('keysRevoke') },
-  'github link': { usage: 'github link --username U --login GITHUB_LOGIN', run: lazy('githubLink') },
+  'github link': {
+    usage: 'github link --username U --login GITHUB_LOGIN  link, unverified; prints the code for the GitHub bio',
+    run: lazy('githubLink'),
+  },
+  'github verify': {
+    usage: 'github verify --username U              prove the link: the GitHub bio holds the code',
+    run: lazy('githubVerify'),
+  },
   'github sync': {
-    usage: 'github sync [--username U]              sync now (every linked account when no --username)',
+    usage: 'github sync [--username U]              sync now (every verified account when no --username)',
     run: lazy('githubSync'),
   },
 };
@@ -83,7 +90,7 @@ ${Object.values(COMMANDS)
   help [command]                          this text, or one command's
 
 Environment: DATABASE_URL (PostgreSQL; default: the embedded database under DATA_DIR, ./.data),
-GITHUB_API_URL and GITHUB_TOKEN (github sync).
+GITHUB_API_URL and GITHUB_TOKEN (github verify, github sync).
 Scopes: ${SCOPE_IDS.join(' ')}`;
 
 /** `help`, `--help`, `-h`: the usage on stdout; `help <command>`: that command's line. */

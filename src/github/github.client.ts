@@ -13,6 +13,7 @@ const zUser = z.object({
   name: z.string().nullable().optional(),
   avatar_url: z.string().nullable().optional(),
   html_url: z.string().nullable().optional(),
+  bio: z.string().nullable().optional(),
   public_repos: z.number().int().nonnegative().optional(),
   followers: z.number().int().nonnegative().optional(),
 });

@@ -29,6 +29,13 @@ const GithubAccountSchema = defineEntity({
     attemptedAt: p.datetime().nullable(),
     /** Not before this time (GitHub's rate-limit reset). */
     retryAfter: p.datetime().nullable(),
+    /**
+     * The code the user puts in their GitHub bio to prove the login is theirs. Not a secret:
+     * it is meant to be shown publicly on GitHub for a moment.
+     */
+    challenge: p.string().length(40).nullable(),
+    /** When the bio showed the code; until then nothing is fetched or shown from this login. */
+    verifiedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -18,6 +18,7 @@ export const accountOf = hotRead(['userId'], (db, v: { userId: string }) =>
       'a.syncStatus as syncStatus',
       'a.syncMessage as syncMessage',
       iso('a.syncedAt').as('syncedAt'),
+      iso('a.verifiedAt').as('verifiedAt'),
     ])
     .where('a.user', '=', v.userId),
 );

@@ -1,6 +1,6 @@
 /**
- * GitHub Insight, read side: what was synced for the caller's linked account. Not linked is a
- * clear 404, never an empty 200.
+ * GitHub Insight, read side: what was synced for the caller's linked account. Not linked, or
+ * linked but not proven, is a clear 404, never an empty 200.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type {
@@ -25,6 +25,14 @@ const notLinked = () =>
     'No GitHub account is linked to your profile. Link one in Settings → GitHub (operators: `shipyard github link`).',
   );
 
+const notVerified = (login: string) =>
+  new ProblemError(
+    404,
+    'github-not-verified',
+    'GitHub login not verified',
+    `The GitHub login ${login} is linked to your profile but not proven yours yet, so nothing is read from it. Prove it in Settings → GitHub.`,
+  );
+
 /** The linked account as the API shows it (its sync time as text). */
 export type LinkedAccount = Awaited<ReturnType<typeof accountOf>>[number];
 
@@ -32,6 +40,7 @@ export async function linkedAccount(em: EntityManager, actor: Actor): Promise<Li
   const me = actorId(actor);
   const [account] = me === null ? [] : await accountOf(em, { userId: me });
   if (!account) throw notLinked();
+  if (account.verifiedAt === null) throw notVerified(account.login);
   return account;
 }
 

@@ -5,11 +5,8 @@
  */
 import { QueryOrder, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { GithubAccount, GithubRepo, type WeeklyCommits } from './github.entity.js';
-import { User } from '../users/user.entity.js';
-import { badRequest, notFound } from '../http/problem.js';
 import type { Logger } from '../http/log.js';
 import {
-  GITHUB_LOGIN,
   type GithubClient,
   GithubInvalidResponse,
   GithubNotFound,
@@ -27,23 +24,6 @@ type SyncOptions = {
 const DEFAULT_SYNC_OPTIONS: SyncOptions = { statsAttempts: 4, statsDelayMs: 1500 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function linkGithub(em: EntityManager, userId: string, login: string): Promise<GithubAccount> {
-  if (!GITHUB_LOGIN.test(login)) throw badRequest(`'${login}' is not a GitHub login.`);
-  const user = await em.findOne(User, { id: userId });
-  if (!user) throw notFound('No such user.');
-  let account = await em.findOne(GithubAccount, { user: userId });
-  if (account && account.login.toLowerCase() !== login.toLowerCase()) {
-    await em.nativeDelete(GithubRepo, { account: account.id }); // another account: its data goes
-    em.remove(account);
-    await em.flush();
-    account = null;
-  }
-  account ??= em.create(GithubAccount, { user, login });
-  user.githubLogin = login;
-  await em.flush();
-  return account;
-}
 
 async function statsWithRetry(
   client: GithubClient,
@@ -63,6 +43,7 @@ type Fetched = { repo: GithubRepoData; languages: Record<string, number>; weekly
 /**
  * One account's sync: fetch the user and their repositories from GitHub, then replace the stored
  * repositories in one transaction. A failure keeps the last good data and says why on the account.
+ * An unproven login (src/github/github.proof.ts) is left alone.
  */
 export async function syncGithubAccount(
   em: EntityManager,
@@ -71,6 +52,7 @@ export async function syncGithubAccount(
   opts = DEFAULT_SYNC_OPTIONS,
 ): Promise<GithubAccount> {
   const account = await em.findOneOrFail(GithubAccount, { id: accountId });
+  if (!account.verifiedAt) return account; // an unproven claim: nothing is fetched for it
   account.attemptedAt = new Date();
   try {
     const user = await client.user(account.login);
@@ -172,7 +154,7 @@ function failure(
   return { syncStatus: 'error', syncMessage: 'GitHub could not be reached; the last good data is kept.' };
 }
 
-/** Sync every linked account whose data is older than `staleMinutes` (and not waiting on a rate limit). */
+/** Sync every proven account whose data is older than `staleMinutes` (and not waiting on a rate limit). */
 export async function syncStaleAccounts(
   orm: MikroORM,
   client: GithubClient,
@@ -186,6 +168,7 @@ export async function syncStaleAccounts(
   const due = await em.find(
     GithubAccount,
     {
+      verifiedAt: { $ne: null },
       $and: [
         { $or: [{ attemptedAt: null }, { attemptedAt: { $lt: cutoff } }] },
         { $or: [{ retryAfter: null }, { retryAfter: { $lt: now } }] },

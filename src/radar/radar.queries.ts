@@ -6,11 +6,14 @@ import { isMember } from '../projects/projects.queries.js';
 /** How many of the newest candidates of each kind are scored. */
 const CANDIDATES = 500;
 
-/** The caller's skills, and each of their synced repositories' language bytes (no repository: one row of nulls). */
+/**
+ * The caller's skills, and each of their synced repositories' language bytes (no repository: one
+ * row of nulls). Only a proven GitHub login counts: anyone can link someone else's.
+ */
 export const signalRows = hotRead(['userId'], (db, v: { userId: string | null }) =>
   db
     .selectFrom('User as u')
-    .leftJoin('GithubAccount as a', 'a.user', 'u.id')
+    .leftJoin('GithubAccount as a', (join) => join.onRef('a.user', '=', 'u.id').on('a.verifiedAt', 'is not', null))
     .leftJoin('GithubRepo as r', 'r.account', 'a.id')
     .select((eb) => [
       'u.skills as skills',

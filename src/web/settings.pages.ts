@@ -1,11 +1,12 @@
 /**
  * Settings → Profile (display name, bio, location, website, skills) and Settings → GitHub
- * (link a login, sync now). The same services as the CLI and the API read.
+ * (link a login, prove it, sync now). The same services as the CLI and the API read.
  */
 import type { Request, Response } from 'express';
 import { updateProfile } from '../users/users.service.js';
 import { GithubAccount } from '../github/github.entity.js';
-import { linkGithub, syncGithubAccount } from '../github/github.sync.js';
+import { syncGithubAccount } from '../github/github.sync.js';
+import { linkGithub, verifyGithub } from '../github/github.proof.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../http/problem.js';
 import { errorList, html, page, userText } from './views.js';
@@ -38,18 +39,27 @@ function githubView(account: GithubAccount | null, csrf: string, shown: Shown) {
   const synced = account?.syncedAt
     ? html`, last synced ${account.syncedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`
     : '';
+  const hidden = html`<input type="hidden" name="_csrf" value="${csrf}">`;
+  const status = !account
+    ? html`<p>No GitHub account linked yet. GitHub Insight and the Opportunity Radar use your public repositories and languages.</p>`
+    : account.verifiedAt
+      ? html`<p>Linked to <strong>${userText(account.login)}</strong> (verified). Sync status: <strong>${account.syncStatus}</strong>${synced}.
+            ${account.syncMessage ? html`<br><span class="hint">${account.syncMessage}</span>` : ''}</p>
+            <form method="post" action="/settings/github/sync">${hidden}<button type="submit">Sync now</button></form>`
+      : html`<p>Linked to <strong>${userText(account.login)}</strong>, <strong>unverified</strong>. Until you prove the login is yours,
+            it is not shown on your profile and nothing is read from it.</p>
+            <ol>
+              <li>Add this code anywhere in your bio on <a href="https://github.com/settings/profile">GitHub → Settings → Public profile</a>:
+                <code id="gh-code">${account.challenge ?? ''}</code></li>
+              <li>Choose <strong>Verify</strong>. Once verified you can take the code out of your bio.</li>
+            </ol>
+            <form method="post" action="/settings/github/verify">${hidden}<button type="submit">Verify</button></form>`;
   return html`
       <h1>Settings → GitHub</h1>
       ${flash(shown)}
-      ${
-        account
-          ? html`<p>Linked to <strong>${userText(account.login)}</strong>. Sync status: <strong>${account.syncStatus}</strong>${synced}.
-            ${account.syncMessage ? html`<br><span class="hint">${account.syncMessage}</span>` : ''}</p>
-            <form method="post" action="/settings/github/sync"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Sync now</button></form>`
-          : html`<p>No GitHub account linked yet. GitHub Insight and the Opportunity Radar use your public repositories and languages.</p>`
-      }
+      ${status}
       <form method="post" action="/settings/github">
-        <input type="hidden" name="_csrf" value="${csrf}">
+        ${hidden}
         <label for="gh-login">GitHub login</label>
         <input type="text" id="gh-login" name="login" maxlength="39" required value="${account?.login ?? ''}">
         <p><button type="submit">${account ? 'Link another login' : 'Link'}</button></p>
@@ -100,7 +110,9 @@ export function settingsPages(github: GithubClient) {
       const login = str((req.body as Record<string, unknown>).login).trim();
       const account = await linkGithub(req.em, req.web!.user!.id, login);
       await githubPage(req, res, {
-        notice: `Linked to ${account.login}. Choose "Sync now" to fetch its repositories.`,
+        notice: account.verifiedAt
+          ? `${account.login} is already linked and verified.`
+          : `Linked to ${account.login}. Prove it is yours with the code below.`,
       });
     } catch (err) {
       if (err instanceof ProblemError && err.status === 400)
@@ -109,9 +121,26 @@ export function settingsPages(github: GithubClient) {
     }
   }
 
+  async function verify(req: Request, res: Response): Promise<void> {
+    const result = await verifyGithub(req.em, github, req.web!.user!.id);
+    if (!result.verified) return githubPage(req, res, { status: 400, errors: [result.reason] });
+    const synced = await syncGithubAccount(req.em, github, result.account.id);
+    const notice = `Verified: ${synced.login} is yours. ${
+      synced.syncStatus === 'ok'
+        ? 'Its repositories are synced.'
+        : `The first sync did not finish: ${synced.syncMessage ?? synced.syncStatus}.`
+    } You can take the code out of your GitHub bio.`;
+    await githubPage(req, res, { notice });
+  }
+
   async function sync(req: Request, res: Response): Promise<void> {
     const account = await req.em.findOne(GithubAccount, { user: req.web!.user!.id });
     if (!account) return githubPage(req, res, { status: 400, errors: ['Link a GitHub login first.'] });
+    if (!account.verifiedAt)
+      return githubPage(req, res, {
+        status: 400,
+        errors: ['Verify the login first: nothing is read from an unproven login.'],
+      });
     const synced = await syncGithubAccount(req.em, github, account.id);
     const notice =
       synced.syncStatus === 'ok' ? 'Synced.' : `The sync did not finish: ${synced.syncMessage ?? synced.syncStatus}.`;
@@ -123,6 +152,7 @@ export function settingsPages(github: GithubClient) {
     saveProfile,
     github: (req: Request, res: Response) => githubPage(req, res),
     link,
+    verify,
     sync,
   };
 }

@@ -78,6 +78,7 @@ export function webRouter(opts: {
   router.post('/settings/profile', signedIn(settings.saveProfile));
   router.get('/settings/github', signedIn(settings.github));
   router.post('/settings/github', signedIn(settings.link));
+  router.post('/settings/github/verify', signedIn(settings.verify));
   router.post('/settings/github/sync', signedIn(settings.sync));
   router.get('/admin/moderation', signedIn(moderation.show));
   router.post('/admin/moderation', signedIn(moderation.act));

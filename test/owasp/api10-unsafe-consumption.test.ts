@@ -2,9 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startServer, userWithKey, type TestServer } from '../harness.js';
+import { startServer, userWithKey, linkProvenGithub, type TestServer } from '../harness.js';
 import { GithubClient } from '../../src/github/github.client.js';
-import { linkGithub, syncGithubAccount } from '../../src/github/github.sync.js';
+import { syncGithubAccount } from '../../src/github/github.sync.js';
 import { GithubRepo } from '../../src/github/github.entity.js';
 
 let t: TestServer;
@@ -30,7 +30,7 @@ afterAll(async () => {
 async function syncAgainst(replyFn: typeof reply) {
   reply = replyFn;
   const u = await userWithKey(t);
-  const account = await linkGithub(t.db.orm.em.fork(), u.user.id, 'target');
+  const account = await linkProvenGithub(t, u.user.id, 'target');
   const synced = await syncGithubAccount(t.db.orm.em.fork(), new GithubClient({ baseUrl: url }), account.id, {
     statsAttempts: 1,
     statsDelayMs: 0,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from '../harness.js';
 import { FakeGithub } from '../fake-github.js';
 import { GithubClient } from '../../src/github/github.client.js';
-import { linkGithub } from '../../src/github/github.sync.js';
+import { linkGithub } from '../../src/github/github.proof.js';
 
 let t: TestServer;
 let ada: TestUser;

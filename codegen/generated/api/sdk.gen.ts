@@ -567,7 +567,7 @@ export const updateComment = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * The linked GitHub account
  *
- * The GitHub account linked to the caller, and how its last sync went. Synced from GitHub; 404 when no GitHub account is linked.
+ * The GitHub account linked to the caller, and how its last sync went. Synced from GitHub; 404 (`github-not-linked`) when no GitHub account is linked, and 404 (`github-not-verified`) while the linked login is not proven to be the caller's (Settings → GitHub).
  *
  * Required scope: `github.read`
  */
@@ -632,7 +632,7 @@ export const getGithubSummary = <ThrowOnError extends boolean = false>(options?:
 /**
  * Opportunities for you
  *
- * Open jobs and projects looking for collaborators, in one list ranked for the caller from their skills and GitHub languages, each with why it matched. The caller's own jobs and projects, closed or expired jobs and private projects are left out.
+ * Open jobs and projects looking for collaborators, in one list ranked for the caller from their skills and the languages of their proven GitHub login, each with why it matched. The caller's own jobs and projects, closed or expired jobs and private projects are left out.
  *
  * Required scope: `radar.read`
  */

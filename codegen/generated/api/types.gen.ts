@@ -832,7 +832,7 @@ export type User = {
     location: string | null;
     website: string | null;
     /**
-     * The linked GitHub account.
+     * The linked GitHub account, once its owner has proven it is theirs (null before that).
      */
     githubLogin: string | null;
     skills: Array<Tag>;

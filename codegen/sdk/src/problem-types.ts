@@ -18,6 +18,7 @@ export const PROBLEM_SLUGS = [
   'forbidden',
   'not-found',
   'github-not-linked',
+  'github-not-verified',
   'method-not-allowed',
   'not-acceptable',
   'conflict',

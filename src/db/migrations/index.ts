@@ -22,6 +22,7 @@ import { Migration20261126120000_lines_repaired } from './Migration2026112612000
 import { Migration20261126000000_array_null_text } from './Migration20261126000000_array_null_text.js';
 import { Migration20261126180000_idempotency_account } from './Migration20261126180000_idempotency_account.js';
 import { Migration20261126171820_known_devices } from './Migration20261126171820_known_devices.js';
+import { Migration20261126185938_github_proof } from './Migration20261126185938_github_proof.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -52,4 +53,5 @@ export const migrationsList = [
     name: 'Migration20261126180000_idempotency_account',
     class: Migration20261126180000_idempotency_account,
   },
+  { name: 'Migration20261126185938_github_proof', class: Migration20261126185938_github_proof },
 ];
