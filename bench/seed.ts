@@ -6,7 +6,7 @@
  */
 import { openDatabase } from '../src/db/database.js';
 import { createKey } from '../src/keys/keys.service.js';
-import { SCOPE_IDS } from '../src/keys/scopes.js';
+import { SCOPE_IDS } from '../src/kernel/scopes.js';
 import { User } from '../src/users/user.entity.js';
 import { VOCABULARY } from './vocabulary.js';
 

@@ -26,34 +26,29 @@ import {
   patternMessages,
   type OpenApiDocument,
   type Operation,
-} from './http/contract.js';
+} from './kernel/contract.js';
 import { contractValidator, validatorProblem } from './http/validator.js';
 import { deprecation } from './http/deprecation.js';
 import { dispatchOperations } from './http/operations.js';
 import { chain, chainWithErrors } from './http/chain.js';
 import { problemHandler } from './http/errors.js';
-import { notFound, type ProblemError } from './http/problem.js';
+import { notFound, type ProblemError } from './kernel/problem.js';
 import { refuseNul } from './http/nul.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseReady } from './db/ready.js';
-import { idempotency } from './idempotency/idempotency.middleware.js';
+import { idempotency } from './http/idempotency.js';
 import { requestTimeout } from './http/timeout.js';
 import { requestContext } from './http/context.js';
 import { requireHost } from './http/client-errors.js';
-import { createLogger, type Logger } from './http/log.js';
+import { createLogger } from './http/log.js';
+import type { Logger } from './kernel/logger.js';
 import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
 import { mcpOrigins } from './mcp/origins.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { DEFAULT_MEDIA_QUOTA_BYTES } from './media/media.service.js';
-import {
-  failedAuthBudget,
-  freeOpenings,
-  requestBudget,
-  signInBudget,
-  type FailedAuth,
-  type RateLimits,
-} from './http/rate-limit.js';
+import { failedAuthBudget, freeOpenings, requestBudget, signInBudget, type FailedAuth } from './http/rate-limit.js';
+import type { RateLimits } from './kernel/limits.js';
 import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
 import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';

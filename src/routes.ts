@@ -3,7 +3,7 @@
  * (or misspelt) handler a compile error; src/http/operations.ts makes one at boot too.
  */
 import type { Handlers } from './http/handler.js';
-import type { OpenApiDocument } from './http/contract.js';
+import type { OpenApiDocument } from './kernel/contract.js';
 import { metaHandlers } from './http/meta.routes.js';
 import { usersHandlers } from './users/users.routes.js';
 import { projectsHandlers } from './projects/projects.routes.js';
@@ -20,7 +20,7 @@ import { radarHandlers } from './radar/radar.routes.js';
 import { moderationHandlers } from './moderation/moderation.routes.js';
 import type { MediaStorage } from './media/storage.js';
 import type { MediaLimits } from './media/media.service.js';
-import type { RateLimits } from './http/rate-limit.js';
+import type { RateLimits } from './kernel/limits.js';
 import type { SearchCache } from './search/search-cache.js';
 import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 

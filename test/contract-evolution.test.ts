@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll } from 'vitest';
-import { closedForValidation, loadContract, type OpenApiDocument } from '../src/http/contract.js';
+import { closedForValidation, loadContract, type OpenApiDocument } from '../src/kernel/contract.js';
 import { startServer, userWithKey, type TestServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loadContract } from '../src/http/contract.js';
+import { loadContract } from '../src/kernel/contract.js';
 import { expectedScopes } from '../openapi/functions/scopeTable.js';
 
 const run = promisify(execFile);
@@ -83,7 +83,7 @@ describe('OWASP lint (make lint-owasp)', () => {
   }, 60_000);
 });
 
-describe('the scope table (product.md, fixed rule 4)', () => {
+describe('the scope table (README.md and openapi.yaml)', () => {
   const scopes = loadContract()['x-scopes'];
   const cases: [string, string, string[]][] = [
     ['get', '/api/v1/posts', ['content.read']],

@@ -8,7 +8,7 @@
  * CORS, and the browser security policy every response carries (helmet).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HTTP_METHODS, type OpenApiDocument } from '../src/http/contract.js';
+import { HTTP_METHODS, type OpenApiDocument } from '../src/kernel/contract.js';
 
 const NOT_API = new Set([
   'content-type',

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startServer, raw, userWithKey, type TestServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
-import { loadContract, listOperations } from '../src/http/contract.js';
+import { loadContract, listOperations } from '../src/kernel/contract.js';
 
 const contract = loadContract();
 const operations = listOperations(contract).filter((op) => op.access.kind !== 'public' && op.access.kind !== 'mcp'); // MCP: JSON-RPC errors, see mcp.test.ts

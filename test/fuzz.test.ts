@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startServer, raw, type TestServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
-import { listOperations, loadContract, type Operation } from '../src/http/contract.js';
+import { listOperations, loadContract, type Operation } from '../src/kernel/contract.js';
 
 const contract = loadContract();
 const operations = listOperations(contract).filter((o) => o.access.kind === 'scope');

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { createApp } from '../src/app.js';
-import { loadContract, type OpenApiDocument } from '../src/http/contract.js';
+import { loadContract, type OpenApiDocument } from '../src/kernel/contract.js';
 import { headerChecker } from './declared-headers.js';
 import { httpServer } from '../src/http/client-errors.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
@@ -25,7 +25,7 @@ import { User } from '../src/users/user.entity.js';
 import { linkGithub } from '../src/github/github.proof.js';
 import { GithubAccount } from '../src/github/github.entity.js';
 import { createClient, type Client } from '../codegen/generated/api/client/index.js';
-import { SCOPE_IDS, type ScopeId } from '../src/keys/scopes.js';
+import { SCOPE_IDS, type ScopeId } from '../src/kernel/scopes.js';
 
 /** Small, so the 413 is cheap to reach. */
 export const UPLOAD_MAX_BYTES = 256 * 1024;

@@ -1,5 +1,5 @@
 /**
- * The MCP server as an AI agent meets it all day (issue 29): what the transport refuses (Origin,
+ * The MCP server as an AI agent meets it all day: what the transport refuses (Origin,
  * JSON-RPC's rules, batches per protocol version), answers sized for a model's context, tools/list
  * per key, and errors that say what to do next. Through the official SDK client for each protocol
  * version where behaviour differs, and raw HTTP for the transport rules.

@@ -8,7 +8,7 @@ import { Milestone } from '../src/milestones/milestone.entity.js';
 import { runTool, TOOLS } from '../src/mcp/server.js';
 import { defineTool } from '../src/mcp/tool.js';
 import { createLogger } from '../src/http/log.js';
-import { SCOPE_IDS, type ScopeId } from '../src/keys/scopes.js';
+import { SCOPE_IDS, type ScopeId } from '../src/kernel/scopes.js';
 
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 const TOOL_NAMES = [

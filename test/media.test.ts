@@ -171,7 +171,7 @@ describe('posts show images by id', () => {
 
 describe('profiles show a picture by id', () => {
   it("takes the user's own upload as avatar and shows it on the profile", async () => {
-    const { setAvatar } = await import('../src/users/users.service.js');
+    const { setAvatar } = await import('../src/media/media.service.js');
     const mine = (await upload(fileForm(png(7, 7)))).json;
     const theirs = (await upload(fileForm(png(9, 9)), eve.token)).json;
     await expect(setAvatar(t.db.orm.em.fork(), ada.user.id, theirs.id)).rejects.toMatchObject({ status: 422 });

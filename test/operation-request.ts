@@ -4,8 +4,8 @@
  * filled with their ids and the body taken from the operation's own example.
  */
 import { userWithKey, uniqueName, linkProvenGithub, fileForm, type TestServer } from './harness.js';
-import type { Operation, OpenApiDocument } from '../src/http/contract.js';
-import { SCOPE_IDS } from '../src/keys/scopes.js';
+import type { Operation, OpenApiDocument } from '../src/kernel/contract.js';
+import { SCOPE_IDS } from '../src/kernel/scopes.js';
 import { createProject } from '../src/projects/projects.service.js';
 import { addMember } from '../src/projects/members.service.js';
 import { createMilestone } from '../src/milestones/milestones.service.js';
@@ -15,7 +15,7 @@ import { addReaction } from '../src/reactions/reactions.service.js';
 import { createUser } from '../src/users/users.service.js';
 import { uploadMedia } from '../src/media/media.service.js';
 import { createJob } from '../src/jobs/jobs.service.js';
-import type { Actor } from '../src/http/actor.js';
+import type { Actor } from '../src/kernel/actor.js';
 import { png } from './fixtures/images.js';
 
 export async function operationRequest(t: TestServer, contract: OpenApiDocument, op: Operation) {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, uniqueName, TEST_RATE_LIMIT, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
-import { loadContract, listOperations } from '../src/http/contract.js';
-import { SCOPE_IDS } from '../src/keys/scopes.js';
+import { loadContract, listOperations } from '../src/kernel/contract.js';
+import { SCOPE_IDS } from '../src/kernel/scopes.js';
 import { Post } from '../src/posts/post.entity.js';
 
 let t: TestServer;

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, raw, keyFor, type TestServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
 
-import { loadContract, listOperations, type Operation } from '../src/http/contract.js';
-import { SCOPE_IDS } from '../src/keys/scopes.js';
+import { loadContract, listOperations, type Operation } from '../src/kernel/contract.js';
+import { SCOPE_IDS } from '../src/kernel/scopes.js';
 
 const contract = loadContract();
 const operations = listOperations(contract);

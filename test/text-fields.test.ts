@@ -13,7 +13,7 @@ import pg from 'pg';
 import { openDatabase } from '../src/db/database.js';
 import { createKey } from '../src/keys/keys.service.js';
 import { createUser, updateProfile } from '../src/users/users.service.js';
-import { listOperations, loadContract, type OpenApiDocument, type Operation } from '../src/http/contract.js';
+import { listOperations, loadContract, type OpenApiDocument, type Operation } from '../src/kernel/contract.js';
 
 const contract = loadContract();
 const operations = listOperations(contract).filter((o) => o.access.kind === 'scope');

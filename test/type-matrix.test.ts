@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, raw, type TestServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
-import { listOperations, loadContract, type Operation } from '../src/http/contract.js';
+import { listOperations, loadContract, type Operation } from '../src/kernel/contract.js';
 
 type Schema = {
   $ref?: string;

@@ -4,12 +4,13 @@
  */
 import { loadConfig } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';
-import { ProblemError } from '../http/problem.js';
-import { createUser, setAccountDisabled, findUserByUsername, setPassword } from '../users/users.service.js';
+import { ProblemError } from '../kernel/problem.js';
+import { createUser, findUserByUsername } from '../users/users.service.js';
+import { setAccountDisabled, setPassword } from '../sessions/account-access.js';
 import { createKey, keyStatus, listKeys, revokeKey } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { GithubAccount, GithubRepo } from '../github/github.entity.js';
-import { isUuid } from '../http/ids.js';
+import { isUuid } from '../kernel/ids.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UsageError, type Values } from './usage.js';
 import { withPasswordThread } from '../users/password-thread.js';

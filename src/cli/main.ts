@@ -5,8 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { DatabaseLockedError } from '../db/lock.js';
-import { ProblemError } from '../http/problem.js';
-import { SCOPE_IDS } from '../keys/scopes.js';
+import { ProblemError } from '../kernel/problem.js';
+import { SCOPE_IDS } from '../kernel/scopes.js';
 import { UsageError, type Values } from './usage.js';
 import type * as Commands from './commands.js';
 

@@ -1,4 +1,4 @@
-import { resourceGoneTrigger } from '../idempotency/resource-gone.js';
+import { resourceGoneTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';

@@ -16,7 +16,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { InferClassEntityDB } from '@mikro-orm/sql';
 import { AliasNode, type Compilable, CompiledQuery, type InferResult, type Kysely, SelectQueryNode, sql } from 'kysely';
 import type { entities } from './entities.js';
-import { isDatabaseUnavailable } from '../http/errors.js';
+import { isDatabaseUnavailable } from './unavailable.js';
 
 const READS = { tableNamingStrategy: 'entity', columnNamingStrategy: 'property' } as const;
 /** A row as PostgreSQL gives it: a column the entity may leave out (it has a default, or may be null) is there all the same. */

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { GithubAccount, GithubRepo } from './github.entity.js';
 import { User } from '../users/user.entity.js';
-import { badRequest, notFound } from '../http/problem.js';
+import { badRequest, notFound } from '../kernel/problem.js';
 import { GITHUB_LOGIN, type GithubClient, GithubNotFound, GithubRateLimited } from './github.client.js';
 
 const newChallenge = () => `shipyard-verify-${randomBytes(8).toString('hex')}`;

@@ -5,7 +5,7 @@
  */
 import { QueryOrder, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { GithubAccount, GithubRepo, type WeeklyCommits } from './github.entity.js';
-import type { Logger } from '../http/log.js';
+import type { Logger } from '../kernel/logger.js';
 import {
   type GithubClient,
   GithubInvalidResponse,

@@ -5,7 +5,7 @@
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { RequestHandler } from 'express';
-import { PROBLEM_BASE } from './problem.js';
+import { PROBLEM_BASE } from '../kernel/problem.js';
 
 const STATUS: Record<string, [number, string, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request header fields too large', 'The request headers are too large.'],

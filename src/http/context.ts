@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Logger } from './log.js';
+import type { Logger } from '../kernel/logger.js';
 
 /** Per request: an id, its own EntityManager fork, and one access-log line when it ends. */
 export function requestContext(orm: MikroORM, log: Logger): RequestHandler {

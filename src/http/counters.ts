@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createClient, type RedisClientType } from 'redis';
-import type { Logger } from './log.js';
+import type { Logger } from '../kernel/logger.js';
 
 /** A budget's count in its current window, and the milliseconds until the window ends. */
 export type Count = { count: number; resetMs: number };

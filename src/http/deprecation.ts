@@ -5,7 +5,7 @@
  * `Link` to where the change is explained.
  */
 import type { RequestHandler } from 'express';
-import { HTTP_METHODS, type OpenApiDocument } from './contract.js';
+import { HTTP_METHODS, type OpenApiDocument } from '../kernel/contract.js';
 
 type Deprecated = { deprecated?: boolean; operationId?: string; 'x-deprecated-at'?: string; 'x-sunset'?: string };
 

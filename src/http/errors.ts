@@ -4,8 +4,9 @@
  * never carries internal details.
  */
 import type { ErrorRequestHandler, Request } from 'express';
-import { ProblemError, PROBLEM_BASE } from './problem.js';
-import type { Logger } from './log.js';
+import { ProblemError, PROBLEM_BASE } from '../kernel/problem.js';
+import type { Logger } from '../kernel/logger.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 
 type ValidationError = { path?: string; message?: string; errorCode?: string };
 type HttpLikeError = Error & {
@@ -26,7 +27,7 @@ const EOV_KINDS: Record<number, [slug: string, title: string]> = {
 
 export type ProblemOptions = {
   uploadMaxBytes: number;
-  /** The contract's patterns, each with what it means in words (src/http/contract.ts). */
+  /** The contract's patterns, each with what it means in words (src/kernel/contract.ts). */
   patternMessages?: Map<string, string>;
 };
 
@@ -82,40 +83,6 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
     status === 400 && errors.length ? { errors } : {},
     err.headers ?? {},
   );
-}
-
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  '57P01',
-  '57P02',
-  '57P03',
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-]);
-
-/** The database is down or unreachable: a 503 the client can retry, not a 500. */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  for (
-    let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0;
-    e && depth < 5;
-    e = e.cause as typeof e, depth++
-  ) {
-    if (e.name === 'ConnectionException') return true;
-    if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
-    if (
-      /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/i.test(
-        e.message ?? '',
-      )
-    )
-      return true;
-  }
-  return false;
 }
 
 export const databaseUnavailable = () =>

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Actor } from './actor.js';
-import type { OperationObject } from './contract.js';
+import type { Actor } from '../kernel/actor.js';
+import type { OperationObject } from '../kernel/contract.js';
 import type { IdempotentRequest } from '../idempotency/idempotency.service.js';
 
 declare global {
@@ -17,7 +17,7 @@ declare global {
         expressRoute: string;
         pathParams: Record<string, string>;
       };
-      /** A create sent with an Idempotency-Key (src/idempotency/idempotency.middleware.ts). */
+      /** A create sent with an Idempotency-Key (src/http/idempotency.ts). */
       idempotency?: IdempotentRequest;
       /** A short id for the log line and the problem's instance. */
       requestId: string;

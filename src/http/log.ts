@@ -8,10 +8,7 @@
 import { pino, stdSerializers } from 'pino';
 import { PinoPretty } from 'pino-pretty';
 
-export type Logger = {
-  info: (msg: string, fields?: Record<string, unknown>) => void;
-  error: (msg: string, fields?: Record<string, unknown>) => void;
-};
+import type { Logger } from '../kernel/logger.js';
 
 const SECRETS = ['authorization', 'token', 'password', 'cookie', 'apiKey', 'secret'];
 

@@ -1,6 +1,6 @@
 import YAML from 'yaml';
 import type { SomeHandlers } from './handler.js';
-import type { OpenApiDocument } from './contract.js';
+import type { OpenApiDocument } from '../kernel/contract.js';
 
 /** The spec document itself: public, no key. */
 export function metaHandlers(doc: OpenApiDocument) {

@@ -8,7 +8,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Handler, Handlers, OperationId, Reply } from './handler.js';
 import { once, type Outcome, type Replay } from '../idempotency/idempotency.service.js';
-import type { Operation } from './contract.js';
+import type { Operation } from '../kernel/contract.js';
 
 type Bound = (req: Request, res: Response) => Promise<void>;
 

@@ -5,9 +5,9 @@
  * range is the schema's and the validator's to check.
  */
 import type { RequestHandler } from 'express';
-import type { OpenApiDocument } from './contract.js';
-import { HTTP_METHODS } from './contract.js';
-import { badRequest } from './problem.js';
+import type { OpenApiDocument } from '../kernel/contract.js';
+import { HTTP_METHODS } from '../kernel/contract.js';
+import { badRequest } from '../kernel/problem.js';
 
 const INTEGER = /^-?(0|[1-9]\d{0,14})$/;
 

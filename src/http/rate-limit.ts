@@ -14,17 +14,9 @@ import { hash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { roomNeeded, type Budget, type Count, type Counters } from './counters.js';
-import { ProblemError } from './problem.js';
-import { costOf, type OperationObject } from './contract.js';
-
-export type RateLimits = {
-  requestsPerMinutePerKey: number;
-  requestsPerMinutePerUser: number;
-  failedAuthPerMinutePerAddress: number;
-  signInAttemptsPerAddress?: number;
-  /** The length of a request budget's window (one minute; tests shorten it to see a budget refill). */
-  windowMs?: number;
-};
+import { ProblemError } from '../kernel/problem.js';
+import { costOf, type OperationObject } from '../kernel/contract.js';
+import type { RateLimits } from '../kernel/limits.js';
 
 /** How many times an address's sign-in budget an account's is. */
 const ACCOUNT_FACTOR = 5;

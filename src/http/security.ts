@@ -7,7 +7,7 @@
  */
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
-import { HTTP_METHODS, type OpenApiDocument } from './contract.js';
+import { HTTP_METHODS, type OpenApiDocument } from '../kernel/contract.js';
 
 export const securityHeaders = (): RequestHandler =>
   helmet({

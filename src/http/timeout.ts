@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../kernel/problem.js';
 
 /** What a client that waited too long is told: the API's retry advice, or a person's. */
 const DETAIL = {

@@ -13,9 +13,9 @@
 import { parse as legacyUrlParse } from 'node:url';
 import type { Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { OpenApiDocument } from './contract.js';
+import type { OpenApiDocument } from '../kernel/contract.js';
 import { authenticate, requireScope } from './authenticate.js';
-import { badRequest, missingToken, ProblemError } from './problem.js';
+import { badRequest, missingToken, ProblemError } from '../kernel/problem.js';
 import { strictQueryIntegers } from './query-integers.js';
 import { jsonBody } from './json-body.js';
 import { deprecation } from './deprecation.js';

@@ -21,7 +21,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { IdempotencyRecord } from './idempotency.entity.js';
 import { insertClaim } from './idempotency.queries.js';
-import { ProblemError } from '../http/problem.js';
+import { ProblemError } from '../kernel/problem.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** How long a retry waits for a first attempt still running before it is told to come back. */

@@ -1,26 +1,12 @@
 /**
- * The triggers that announce a change to who may use a key (created by migration
+ * Changes to who may use a key, announced by the triggers in src/db/triggers.ts (created by migration
  * ..._access_changes): a key revoked, deleted, or changed in what it opens; an account disabled,
  * enabled or deleted. Each sends `pg_notify('shipyard_access', 'key:<id>' | 'user:<id>')`, which
  * every running instance hears (src/db/changes.ts) and drops from its key cache at once, in
  * whatever process or plain SQL the change was made; a TRUNCATE of either table sends `all`
- * (its trigger is the migration's: the ORM does not introspect TRUNCATE triggers). Declared on
- * the entities so that the schema diff knows the triggers are meant to be there.
+ * (its trigger is the migration's: the ORM does not introspect TRUNCATE triggers).
  */
-import type { TriggerDef } from '@mikro-orm/core';
-
 export const ACCESS_CHANNEL = 'shipyard_access';
-
-export function accessChangedTrigger(table: 'api_keys' | 'users', columns: string): TriggerDef {
-  return {
-    name: `${table}_access_changed`,
-    timing: 'after',
-    events: ['update', 'delete'],
-    forEach: 'row',
-    expression: `create trigger "${table}_access_changed" after delete or update of ${columns} on "${table}"
-        for each row execute function "shipyard_access_changed"()`,
-  };
-}
 
 /** What a notification says: which key, or whose keys, to forget. */
 export type AccessChange = { kind: 'key' | 'user'; id: string };

@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/postgresql';
 import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
-import { accessChangedTrigger } from './access-changes.js';
+import { accessChangedTrigger } from '../db/triggers.js';
 
 const ApiKeySchema = defineEntity({
   name: 'ApiKey',

@@ -6,9 +6,9 @@ import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey } from './api-key.entity.js';
 import { User } from '../users/user.entity.js';
 import { checkToken, generateToken, hashToken } from './tokens.js';
-import { isScopeId, SCOPE_IDS, type ScopeId } from './scopes.js';
-import { badRequest, conflict, invalidToken, notFound } from '../http/problem.js';
-import type { Actor } from '../http/actor.js';
+import { isScopeId, SCOPE_IDS, type ScopeId } from '../kernel/scopes.js';
+import { badRequest, conflict, invalidToken, notFound } from '../kernel/problem.js';
+import type { Actor } from '../kernel/actor.js';
 import { keyEvents, type CachedKey, type KeyCache } from './key-cache.js';
 
 export const MAX_KEY_DAYS = 366;

@@ -1,8 +1,8 @@
 /**
  * The MCP server. Stateless: one SDK `Server` and one transport per HTTP request (a shared
  * server fails as soon as two requests overlap). It is the SDK's low-level `Server` with two
- * handlers of ours, tools/list and tools/call, instead of McpServer (README, Performance,
- * item 18): McpServer rebuilt every tool's JSON Schema on each tools/list, registered seven
+ * handlers of ours, tools/list and tools/call, instead of McpServer
+ * (docs/decisions/0001-mcp-transport.md, docs/performance.md): McpServer rebuilt every tool's JSON Schema on each tools/list, registered seven
  * tools on each request, and checked each result with zod's async parser, which cost the
  * 50-milestone roadmap about twice the synchronous one. What is costly is built once at module
  * load: the tool list with its JSON Schemas (zod's own conversion, as McpServer writes them),
@@ -19,11 +19,11 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { ProblemError } from '../http/problem.js';
+import { ProblemError } from '../kernel/problem.js';
 import { findNul } from '../http/nul.js';
 import { createRequestHash, once } from '../idempotency/idempotency.service.js';
-import { basePath, loadContract } from '../http/contract.js';
-import type { Logger } from '../http/log.js';
+import { basePath, loadContract } from '../kernel/contract.js';
+import type { Logger } from '../kernel/logger.js';
 import type { ToolContext, ToolDef } from './tool.js';
 import { projectsTools } from '../projects/projects.tools.js';
 import { milestonesTools } from '../milestones/milestones.tools.js';

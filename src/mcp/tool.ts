@@ -6,8 +6,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type * as z from 'zod';
-import type { Actor } from '../http/actor.js';
-import type { ScopeId } from '../keys/scopes.js';
+import type { Actor } from '../kernel/actor.js';
+import type { ScopeId } from '../kernel/scopes.js';
 
 export type ToolContext = { em: EntityManager; actor: Actor };
 

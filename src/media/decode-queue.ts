@@ -5,7 +5,7 @@
  * beyond that is told to come back (503 with Retry-After) rather than piling up memory and
  * latency for the whole instance.
  */
-import { ProblemError } from '../http/problem.js';
+import { ProblemError } from '../kernel/problem.js';
 
 export class DecodeQueue {
   private running = 0;

@@ -3,17 +3,17 @@ import type { Readable } from 'node:stream';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { Media } from './media.entity.js';
 import { User } from '../users/user.entity.js';
-import type { Actor } from '../http/actor.js';
-import { badRequest, notFound, ProblemError } from '../http/problem.js';
+import type { Actor } from '../kernel/actor.js';
+import { badRequest, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
 import type { Metadata } from 'sharp';
 import { inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import { imageLength, pngDataLength, pngImageData, sniffImage, type ImageInfo, type ImageType } from './image-sniff.js';
 import type { MediaStorage } from './storage.js';
 import { lockBytes, mediaIsReadable, storedBytes } from './media.queries.js';
-import { actorId } from '../projects/projects.service.js';
-import { isUuid } from '../http/ids.js';
-import { IMAGE_PIXELS_MAX } from '../http/limits.js';
+import { actorId } from '../kernel/actor.js';
+import { isUuid } from '../kernel/ids.js';
+import { IMAGE_PIXELS_MAX } from '../kernel/limits.js';
 import { DecodeQueue } from './decode-queue.js';
 import { stripMetadata } from './metadata.js';
 
@@ -242,4 +242,17 @@ export async function openMedia(storage: MediaStorage, media: Media): Promise<Re
 export async function ownMediaIds(em: EntityManager, userId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   return new Set((await em.find(Media, { id: { $in: ids }, uploader: userId }, { fields: ['id'] })).map((m) => m.id));
+}
+
+/** A profile picture must be an image the user uploaded; null removes it. (Set from Settings → Profile.) */
+export async function setAvatar(em: EntityManager, userId: string, mediaId: string | null): Promise<User> {
+  const user = await em.findOne(User, { id: userId });
+  if (!user) throw notFound('No such user.');
+  if (mediaId !== null && !(await ownMediaIds(em, userId, [mediaId])).has(mediaId)) {
+    throw unprocessable(`No image you uploaded has the id ${mediaId}; upload it first (POST /media).`);
+  }
+  if (mediaId !== null) await markAttached(em, [mediaId]);
+  user.avatarMediaId = mediaId;
+  await em.flush();
+  return user;
 }

@@ -13,10 +13,10 @@ import type {
 } from '../../codegen/generated/api/types.gen.js';
 import { Milestone } from './milestone.entity.js';
 import { Project } from '../projects/project.entity.js';
-import type { Actor } from '../http/actor.js';
-import { conflict, notFound, unprocessable } from '../http/problem.js';
+import type { Actor } from '../kernel/actor.js';
+import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
-import { decodeCursor, pageOf, type Page } from '../http/cursor.js';
+import { decodeCursor, pageOf, type Page } from '../kernel/cursor.js';
 import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
@@ -27,7 +27,7 @@ import {
   roadmapPageWithStatus,
   shiftPositions,
 } from './milestones.queries.js';
-import { isUuid } from '../http/ids.js';
+import { isUuid } from '../kernel/ids.js';
 
 /** A roadmap cursor: a position the column can hold (a larger one is a tampered cursor, a 400). */
 const isPositionCursor = (v: unknown): v is { position: number } => {

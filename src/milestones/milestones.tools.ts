@@ -8,7 +8,7 @@ import {
 } from '../../codegen/generated/api/zod.gen.js';
 import type { Milestone } from '../../codegen/generated/api/types.gen.js';
 import { defineTool } from '../mcp/tool.js';
-import { badRequest } from '../http/problem.js';
+import { badRequest } from '../kernel/problem.js';
 import { detailInput, milestoneIdInput, pageInput, projectIdInput } from '../mcp/inputs.js';
 import { listedItem, listSummary, sized } from '../mcp/answers.js';
 import {

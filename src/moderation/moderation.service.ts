@@ -7,9 +7,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Post } from '../posts/post.entity.js';
 import { Comment } from '../comments/comment.entity.js';
 import { User } from '../users/user.entity.js';
-import type { Actor } from '../http/actor.js';
-import { forbidden, notFound } from '../http/problem.js';
-import { isUuid } from '../http/ids.js';
+import type { Actor } from '../kernel/actor.js';
+import { forbidden, notFound } from '../kernel/problem.js';
+import { isUuid } from '../kernel/ids.js';
 
 async function assertAdministrator(em: EntityManager, actor: Actor): Promise<User> {
   if (actor.via !== 'session')

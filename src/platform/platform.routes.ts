@@ -1,6 +1,6 @@
 import type { SomeHandlers } from '../http/handler.js';
-import type { OpenApiDocument } from '../http/contract.js';
-import type { RateLimits } from '../http/rate-limit.js';
+import type { OpenApiDocument } from '../kernel/contract.js';
+import type { RateLimits } from '../kernel/limits.js';
 import type { MediaLimits } from '../media/media.service.js';
 import type { Stats, TermCountList } from '../../codegen/generated/api/types.gen.js';
 import { limits, pageSize, popularSkills, popularTags, scopeList, stats, versions } from './platform.service.js';

@@ -4,12 +4,12 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits, ScopeList, Stats, TermCountList, Versions } from '../../codegen/generated/api/types.gen.js';
-import { basePath, listOperations, operationCosts, type OpenApiDocument } from '../http/contract.js';
+import { basePath, listOperations, operationCosts, type OpenApiDocument } from '../kernel/contract.js';
 import { MAX_KEY_DAYS, MAX_ACTIVE_KEYS } from '../keys/keys.service.js';
 import { MAX_COMMENT_DEPTH } from '../comments/comment.entity.js';
-import { IMAGE_PIXELS_MAX, REQUEST_BODY_BYTES, TAGS_PER_ITEM } from '../http/limits.js';
-import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
-import type { RateLimits } from '../http/rate-limit.js';
+import { IMAGE_PIXELS_MAX, REQUEST_BODY_BYTES, TAGS_PER_ITEM } from '../kernel/limits.js';
+import { MCP_PROTOCOL_VERSIONS } from '../kernel/versions.js';
+import type { RateLimits } from '../kernel/limits.js';
 import type { MediaLimits } from '../media/media.service.js';
 import { platformCounts, skillCounts, tagCounts } from './platform.queries.js';
 

@@ -8,16 +8,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PostCreate, PostUpdate, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 import { Post } from './post.entity.js';
 import { User } from '../users/user.entity.js';
-import type { Actor } from '../http/actor.js';
-import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../http/problem.js';
-import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
-import { actorId, assertCanContributeToProject, assertCanReadProject } from '../projects/projects.service.js';
+import type { Actor } from '../kernel/actor.js';
+import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
+import { decodeCursor, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { assertCanContributeToProject, assertCanReadProject } from '../projects/projects.service.js';
+import { actorId } from '../kernel/actor.js';
 import { presentPost, type PostFields } from './posts.presenter.js';
 import { buildLogPage, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
 import { LAST_ID } from '../db/reads.js';
-import { normaliseTags } from './tags.js';
+import { normaliseTags } from '../kernel/tags.js';
 import { markAttached, ownMediaIds } from '../media/media.service.js';
-import { isUuid } from '../http/ids.js';
+import { isUuid } from '../kernel/ids.js';
 
 /** The post as the API shows it, if the actor may read it, else 404. */
 export async function readPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {

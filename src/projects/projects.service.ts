@@ -9,20 +9,19 @@ import type { ProjectCreate, ProjectUpdate } from '../../codegen/generated/api/t
 import { Project } from './project.entity.js';
 import { User } from '../users/user.entity.js';
 import { Post } from '../posts/post.entity.js';
-import type { Actor } from '../http/actor.js';
-import { conflict, forbidden, notFound } from '../http/problem.js';
-import { decodeCursor, isIdCursor, pageOf, type Page } from '../http/cursor.js';
+import { actorId, type Actor } from '../kernel/actor.js';
+import { conflict, forbidden, notFound } from '../kernel/problem.js';
+import { decodeCursor, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
-import { normaliseTags } from '../posts/tags.js';
+import { normaliseTags } from '../kernel/tags.js';
 import { projectWithAccess, readableProjects } from './projects.queries.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
-import { isUuid } from '../http/ids.js';
+import { isUuid } from '../kernel/ids.js';
 
 type ProjectRole = 'owner' | 'member' | 'none';
 type Access<P extends ProjectFields> = { project: P; role: ProjectRole };
 
 /** The caller's user id as a query value: null when it is not a UUID, so it matches no row instead of failing the cast. */
-export const actorId = (actor: Actor): string | null => (isUuid(actor.userId) ? actor.userId : null);
 
 /**
  * The project as the API shows it and the caller's role in it, if the caller may read it; a

@@ -6,7 +6,7 @@
  * other password checks; the dictionaries load here too, while the rest starts.
  */
 import { Worker } from 'node:worker_threads';
-import { ProblemError } from '../http/problem.js';
+import { ProblemError } from '../kernel/problem.js';
 import type { PasswordCheck } from './password-policy.js';
 
 export type PasswordThread = {

@@ -1,7 +1,7 @@
 import type { SomeHandlers } from '../http/handler.js';
 import { readUser } from './users.service.js';
 import { presentUser } from './users.presenter.js';
-import { invalidToken, notFound } from '../http/problem.js';
+import { invalidToken, notFound } from '../kernel/problem.js';
 import { listProjects } from '../projects/projects.service.js';
 import { listPosts } from '../posts/posts.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';

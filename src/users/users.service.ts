@@ -4,14 +4,12 @@ import { promisify } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { User } from './user.entity.js';
-import { conflict, notFound, badRequest, unprocessable } from '../http/problem.js';
-import { markAttached, ownMediaIds } from '../media/media.service.js';
-import { normaliseTags } from '../posts/tags.js';
+import { conflict, notFound, badRequest } from '../kernel/problem.js';
+import { normaliseTags } from '../kernel/tags.js';
 import { profileById, profileByUsername } from './users.queries.js';
-import { isUuid } from '../http/ids.js';
+import { isUuid } from '../kernel/ids.js';
 import type { UserFields } from './users.presenter.js';
 import { passwordProblems, type PasswordCheck } from './password-policy.js';
-import { Session } from '../sessions/session.entity.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const SCRYPT = { N: 16384, r: 8, p: 1 };
@@ -20,7 +18,7 @@ const RESERVED_USERNAMES = new Set(['me']);
 const USERNAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$/;
 
 /** scrypt, a memory-hard function: `scrypt$N$r$p$salt$hash` (base64url). */
-async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const hash = await scrypt(password, salt, 32, { ...SCRYPT, maxmem: 64 * 1024 * 1024 });
   return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
@@ -118,18 +116,6 @@ async function getUserById(em: EntityManager, id: string): Promise<User> {
   return user;
 }
 
-/** A profile picture must be an image the user uploaded; null removes it. (Set from Settings → Profile.) */
-export async function setAvatar(em: EntityManager, userId: string, mediaId: string | null): Promise<User> {
-  const user = await getUserById(em, userId);
-  if (mediaId !== null && !(await ownMediaIds(em, userId, [mediaId])).has(mediaId)) {
-    throw unprocessable(`No image you uploaded has the id ${mediaId}; upload it first (POST /media).`);
-  }
-  if (mediaId !== null) await markAttached(em, [mediaId]);
-  user.avatarMediaId = mediaId;
-  await em.flush();
-  return user;
-}
-
 /** A user as the API shows them, by id or by username (any case), or null. */
 export async function readUser(
   em: EntityManager,
@@ -141,48 +127,6 @@ export async function readUser(
 
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {
   return em.findOne(User, { username: username.toLowerCase() });
-}
-
-/**
- * Disables an account (the operator CLI) or enables it again. A disabled account signs in
- * nowhere, its sessions end, and its keys are refused by every instance at once (the database
- * announces the change: src/keys/access-changes.ts). Nothing it made is removed.
- */
-export async function setAccountDisabled(em: EntityManager, username: string, disabled: boolean): Promise<User> {
-  const user = await findUserByUsername(em, username);
-  if (!user) throw notFound(`There is no user named '${username}'.`);
-  if (disabled && !user.disabledAt) {
-    user.disabledAt = new Date();
-    await em.nativeDelete(Session, { user: user.id });
-  } else if (!disabled) {
-    user.disabledAt = null;
-  }
-  await em.flush();
-  return user;
-}
-
-/**
- * Gives an account a new password (the operator CLI): checked against the same policy as
- * sign-up. Every web session of the account ends, so whoever knew the old one is signed out.
- */
-export async function setPassword(
-  em: EntityManager,
-  username: string,
-  password: string,
-  checkPassword: PasswordCheck = passwordProblems,
-): Promise<User> {
-  const user = await findUserByUsername(em, username);
-  if (!user) throw notFound(`There is no user named '${username}'.`);
-  const problems = await checkPassword(password, { username: user.username, email: user.email });
-  if (problems.length)
-    throw badRequest(
-      problems.join(' '),
-      problems.map((message) => ({ path: '/password', message })),
-    );
-  user.passwordHash = await hashPassword(password);
-  await em.nativeDelete(Session, { user: user.id });
-  await em.flush();
-  return user;
 }
 
 export type ProfileUpdate = { displayName: string; bio: string; location: string; website: string; skills: string[] };

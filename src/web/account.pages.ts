@@ -20,7 +20,7 @@ import {
 } from '../sessions/sessions.service.js';
 import { cookieOptions, renewPreSession } from './web-context.js';
 import { errorList, html, page } from './views.js';
-import { ProblemError } from '../http/problem.js';
+import { ProblemError } from '../kernel/problem.js';
 import { PASSWORD_MAX, PASSWORD_MIN, type PasswordCheck } from '../users/password-policy.js';
 import { field, wrap } from './web-handler.js';
 

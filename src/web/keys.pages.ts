@@ -9,10 +9,10 @@ import { lineProblem } from '../kernel/text.js';
 import type { Request, Response } from 'express';
 import { createKey, listKeys, revokeKey } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
-import { ProblemError } from '../http/problem.js';
+import { ProblemError } from '../kernel/problem.js';
 import { html, page } from './views.js';
-import type { ScopeEntry } from '../http/contract.js';
-import { isUuid } from '../http/ids.js';
+import type { ScopeEntry } from '../kernel/contract.js';
+import { isUuid } from '../kernel/ids.js';
 import { putFlash, takeFlash } from '../sessions/flash.js';
 import { SESSION_COOKIE } from '../sessions/sessions.service.js';
 import {

@@ -4,7 +4,7 @@
  */
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { keyStatus, lastExpiryDay, MAX_KEY_DAYS } from '../keys/keys.service.js';
-import type { ScopeEntry } from '../http/contract.js';
+import type { ScopeEntry } from '../kernel/contract.js';
 import { errorList, html, raw, userText, type Html } from './views.js';
 
 export const EXPIRY_CHOICES = [

@@ -6,8 +6,8 @@ import type { Request, Response } from 'express';
 import { Post } from '../posts/post.entity.js';
 import { Comment } from '../comments/comment.entity.js';
 import { setCommentHidden, setPostHidden } from '../moderation/moderation.service.js';
-import { ProblemError } from '../http/problem.js';
-import type { Actor } from '../http/actor.js';
+import { ProblemError } from '../kernel/problem.js';
+import type { Actor } from '../kernel/actor.js';
 import { errorList, html, page, userText, type Html } from './views.js';
 
 /** How many of the newest posts and comments the page lists to act on. */

@@ -8,7 +8,7 @@ import { GithubAccount } from '../github/github.entity.js';
 import { syncGithubAccount } from '../github/github.sync.js';
 import { linkGithub, verifyGithub } from '../github/github.proof.js';
 import type { GithubClient } from '../github/github.client.js';
-import { ProblemError } from '../http/problem.js';
+import { ProblemError } from '../kernel/problem.js';
 import { errorList, html, page, userText } from './views.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');

@@ -16,12 +16,13 @@ import { moderationPages } from './moderation.pages.js';
 import { DOCS_SCRIPT, DOCS_SETUP_SCRIPT, DOCS_STYLE, docsPage, SCALAR_PATH, serveScalar } from './docs.page.js';
 import { settingsPages } from './settings.pages.js';
 import type { GithubClient } from '../github/github.client.js';
-import { ProblemError } from '../http/problem.js';
+import { ProblemError } from '../kernel/problem.js';
 import { requestTimeout } from '../http/timeout.js';
-import { databaseUnavailable, isDatabaseUnavailable } from '../http/errors.js';
+import { databaseUnavailable } from '../http/errors.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { findNul } from '../http/nul.js';
-import type { OpenApiDocument } from '../http/contract.js';
-import type { Logger } from '../http/log.js';
+import type { OpenApiDocument } from '../kernel/contract.js';
+import type { Logger } from '../kernel/logger.js';
 import type { PasswordCheck } from '../users/password-policy.js';
 
 export function webRouter(opts: {

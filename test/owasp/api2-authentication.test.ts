@@ -21,7 +21,7 @@ import { createLogger } from '../../src/http/log.js';
 import { Writable } from 'node:stream';
 import type { KeyCache } from '../../src/keys/key-cache.js';
 import { ApiKey } from '../../src/keys/api-key.entity.js';
-import { setAccountDisabled } from '../../src/users/users.service.js';
+import { setAccountDisabled } from '../../src/sessions/account-access.js';
 import { generateToken } from '../../src/keys/tokens.js';
 
 let t: TestServer;

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, uniqueName, type TestServer } from '../harness.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
-import { SCOPE_IDS } from '../../src/keys/scopes.js';
+import { SCOPE_IDS } from '../../src/kernel/scopes.js';
 import { Post } from '../../src/posts/post.entity.js';
 
 let t: TestServer;

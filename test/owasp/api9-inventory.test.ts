@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, type TestServer, type TestUser } from '../harness.js';
-import { HTTP_METHODS, listOperations, loadContract } from '../../src/http/contract.js';
+import { HTTP_METHODS, listOperations, loadContract } from '../../src/kernel/contract.js';
 import { allHandlers } from '../../src/routes.js';
 import { LocalDiskStorage } from '../../src/media/storage.js';
 import { SearchCache } from '../../src/search/search-cache.js';

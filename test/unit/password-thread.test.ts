@@ -4,7 +4,7 @@
  * ends fails what waited for it and is replaced.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ProblemError } from '../../src/http/problem.js';
+import { ProblemError } from '../../src/kernel/problem.js';
 import { startPasswordThread, type PasswordThread } from '../../src/users/password-thread.js';
 
 const account = { username: 'ada', email: 'ada@example.test' };

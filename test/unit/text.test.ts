@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isLine, isOptionalLine, LINE_PATTERN, OPTIONAL_LINE_PATTERN, presentableLine } from '../../src/kernel/text.js';
-import { loadContract } from '../../src/http/contract.js';
+import { loadContract } from '../../src/kernel/contract.js';
 import { zCompanyName, zMilestoneTitle, zProjectName } from '../../codegen/generated/api/zod.gen.js';
 
 const contract = loadContract() as any;

@@ -1,4 +1,5 @@
-import type { ScopeId } from '../keys/scopes.js';
+import type { ScopeId } from './scopes.js';
+import { isUuid } from './ids.js';
 
 /** Who is calling. An API key carries scopes and never any account role. */
 export type Actor = {
@@ -11,3 +12,6 @@ export type Actor = {
 
 /** The caller of a public operation (the spec document): no user, no scopes. */
 export const ANONYMOUS: Actor = Object.freeze({ userId: '', via: 'anonymous', scopes: [] });
+
+/** The caller's user id, or null for a caller with none (anonymous): what a typed read compares with. */
+export const actorId = (actor: Actor): string | null => (isUuid(actor.userId) ? actor.userId : null);

@@ -6,3 +6,13 @@ export const TAGS_PER_ITEM = 10;
  * before any decoding; a decode costs CPU in proportion (a 25-megapixel PNG of zeros is 39 KB).
  */
 export const IMAGE_PIXELS_MAX = 25_000_000;
+
+/** The request budgets an instance is configured with (src/config.ts). */
+export type RateLimits = {
+  requestsPerMinutePerKey: number;
+  requestsPerMinutePerUser: number;
+  failedAuthPerMinutePerAddress: number;
+  signInAttemptsPerAddress?: number;
+  /** The length of a request budget's window (one minute; tests shorten it to see a budget refill). */
+  windowMs?: number;
+};

@@ -1,4 +1,4 @@
-/** The nine scope ids of the product (product.md, fixed rule 4). Nothing implies anything else. */
+/** The nine scope ids of the product (the scope table in README.md and openapi/openapi.yaml). Nothing implies anything else. */
 export const SCOPE_IDS = [
   'content.read',
   'content.write',

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { checkIdempotencyKey, createRequestHash } from './idempotency.service.js';
+import { checkIdempotencyKey, createRequestHash } from '../idempotency/idempotency.service.js';
 
 /**
  * For every POST that creates (its contract has a 201), an optional Idempotency-Key header:

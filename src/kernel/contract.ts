@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { isScopeId, type ScopeId } from '../keys/scopes.js';
+import { isScopeId, type ScopeId } from './scopes.js';
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
 type HttpMethod = (typeof HTTP_METHODS)[number];

@@ -1,0 +1,82 @@
+/**
+ * The import rules of the house (docs/architecture.md, "Layers"), checked by `make lint`.
+ *
+ *   kernel/      problems, actor, ids, cursors, scopes, limits, the contract as data: imports nothing of ours
+ *   db/          the database: imports the kernel (and the entity registry, below)
+ *   <area>/      entity · queries · service · presenter (the core): import the kernel, db/ and other
+ *                areas' cores; never an adapter
+ *   adapters     <area>/*.routes.ts, <area>/*.tools.ts, http/, mcp/, web/, cli/, and the files at
+ *                the top of src/ (app, main, config, routes, tools): may import any core
+ *
+ * The one named exception: src/db/entities.ts, the entity registry MikroORM needs, imports every
+ * area's entity, and db/reads.ts derives the typed reads' table types from it, so db/ and the
+ * areas meet there. It is left out of the graph (options.exclude); everything else is checked.
+ */
+const AREAS = '(comments|github|idempotency|jobs|keys|media|milestones|moderation|platform|posts|projects|radar|reactions|search|sessions|users)';
+const ADAPTER_FILE = '[.](routes|tools)[.]ts$';
+const ADAPTER_FOLDERS = '^src/(http|mcp|web|cli)/';
+const ENTITY_REGISTRY = '^src/db/entities[.]ts$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'kernel-imports-nothing-of-ours',
+      comment: 'The kernel is what every layer shares: it imports no area, no adapter, no database and no framework.',
+      severity: 'error',
+      from: { path: '^src/kernel/' },
+      to: { path: '^src/', pathNot: '^src/kernel/' },
+    },
+    {
+      name: 'kernel-uses-no-framework',
+      comment: 'The kernel runs anywhere: Node built-ins only (and the generated contract types).',
+      severity: 'error',
+      from: { path: '^src/kernel/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'db-below-the-areas',
+      comment: 'db/ is under the areas: it imports the kernel and itself (and the entity registry, left out of the graph).',
+      severity: 'error',
+      from: { path: '^src/db/' },
+      to: { path: '^src/', pathNot: '^src/(db|kernel)/' },
+    },
+    {
+      name: 'core-never-imports-an-adapter',
+      comment: "An area's entity, queries, service and presenter never import http/, mcp/, web/, cli/ or a routes or tools file: adapters call areas, not the other way round.",
+      severity: 'error',
+      from: { path: `^src/${AREAS}/`, pathNot: ADAPTER_FILE },
+      to: { path: [ADAPTER_FOLDERS, ADAPTER_FILE, '^src/[^/]+[.]ts$'] },
+    },
+    {
+      name: 'core-never-imports-express',
+      comment: "The areas' core does not know about HTTP: express belongs to the adapters.",
+      severity: 'error',
+      from: { path: [`^src/${AREAS}/`, '^src/(db|kernel)/'], pathNot: ADAPTER_FILE },
+      to: { path: 'node_modules/(express|express-openapi-validator|@modelcontextprotocol)/' },
+    },
+    {
+      name: 'no-module-cycles',
+      comment: 'No file imports itself through others.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'no-folder-cycles',
+      comment:
+        'No folder imports itself through others (the entity registry, the one exception, is left out of the graph). The cycles that were there when the rule came are listed in .dependency-cruiser-known-violations.json, to be taken away, never added to.',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['^(codegen/generated|node_modules)', ENTITY_REGISTRY] },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

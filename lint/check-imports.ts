@@ -1,0 +1,70 @@
+/**
+ * `make lint`'s import check: dependency-cruiser with the house rules (.dependency-cruiser.cjs).
+ * Every file-level rule must hold. Folder cycles must hold too, except the ones listed in
+ * lint/known-folder-cycles.json: the cycles that were there when the rule came (dependency-cruiser
+ * cannot baseline folder-level violations itself). A new cycle fails, and so does a listed one
+ * that is gone, so that the list only ever shrinks.
+ *   node --import tsx lint/check-imports.ts [--write-known]
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+type Violation = {
+  type: string;
+  from: string;
+  to: string;
+  rule: { name: string; severity: string };
+  cycle?: { name: string }[];
+};
+
+const KNOWN = new URL('./known-folder-cycles.json', import.meta.url);
+const DEPCRUISE = fileURLToPath(new URL('../node_modules/.bin/depcruise', import.meta.url));
+/** The rules; the folder cruised is ./src (a test points both at a throwaway tree). */
+const config = fileURLToPath(new URL('../.dependency-cruiser.cjs', import.meta.url));
+
+function cruise(): Violation[] {
+  let out: string;
+  try {
+    out = execFileSync(DEPCRUISE, ['src', '--config', config, '--output-type', 'json'], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+  } catch (err) {
+    out = (err as { stdout?: string }).stdout ?? ''; // it exits non-zero when a rule is broken
+  }
+  return (JSON.parse(out) as { summary: { violations: Violation[] } }).summary.violations;
+}
+
+/** A cycle as one line, starting at its smallest folder so that the same cycle reads the same. */
+function cycleKey(v: Violation): string {
+  const ring = [v.from, ...(v.cycle ?? []).map((c) => c.name)];
+  ring.pop(); // the cycle ends where it started
+  const start = ring.indexOf([...ring].sort()[0]!);
+  return [...ring.slice(start), ...ring.slice(0, start)].join(' → ');
+}
+
+const violations = cruise();
+const folderCycles = [...new Set(violations.filter((v) => v.rule.name === 'no-folder-cycles').map(cycleKey))].sort();
+const others = violations.filter((v) => v.rule.name !== 'no-folder-cycles');
+
+if (process.argv.includes('--write-known')) {
+  writeFileSync(KNOWN, `${JSON.stringify(folderCycles, null, 2)}\n`);
+  process.stdout.write(`wrote ${folderCycles.length} known folder cycles\n`);
+  process.exit(0);
+}
+
+const known: string[] = JSON.parse(readFileSync(KNOWN, 'utf8'));
+const added = folderCycles.filter((c) => !known.includes(c));
+const gone = known.filter((c) => !folderCycles.includes(c));
+const lines = [
+  ...others.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`),
+  ...added.map((c) => `no-folder-cycles (new): ${c}`),
+  ...gone.map((c) => `no-folder-cycles: "${c}" is gone; take it out of lint/known-folder-cycles.json`),
+];
+if (lines.length) {
+  process.stderr.write(`import rules (.dependency-cruiser.cjs, docs/architecture.md) broken:\n  ${lines.join('\n  ')}\n`);
+  process.exit(1);
+}
+process.stdout.write(`import rules hold (${known.length} known folder cycles left to take away)\n`);
