@@ -3,13 +3,14 @@
  * checked by the same script `make lint` runs (lint/check-imports.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const SCRIPT = fileURLToPath(new URL('../../lint/check-imports.ts', import.meta.url));
+const MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
 let dir = '';
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -17,6 +18,8 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 function check(files: Record<string, string>): { code: number; out: string } {
   dir = mkdtempSync(join(tmpdir(), 'import-rules-'));
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', strict: true } }));
+  writeFileSync(join(dir, 'known.json'), '[]'); // the throwaway tree has no known cycles
+  symlinkSync(MODULES, join(dir, 'node_modules')); // so that a package import resolves as in the repository
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
@@ -26,6 +29,7 @@ function check(files: Record<string, string>): { code: number; out: string } {
       cwd: dir,
       encoding: 'utf8',
       stdio: 'pipe',
+      env: { ...process.env, KNOWN_FOLDER_CYCLES: join(dir, 'known.json') },
     });
     return { code: 0, out };
   } catch (err) {
@@ -35,6 +39,54 @@ function check(files: Record<string, string>): { code: number; out: string } {
 }
 
 describe('the import rules of make lint', { timeout: 60_000 }, () => {
+  it('passes a tree that keeps them', () => {
+    const r = check({
+      'src/kernel/ids.ts': "import { randomUUID } from 'node:crypto';\nexport const id = randomUUID;\n",
+      'src/db/reads.ts': "import { id } from '../kernel/ids.js';\nexport const r = id;\n",
+      'src/projects/projects.service.ts': "import { r } from '../db/reads.js';\nexport const s = r;\n",
+      'src/projects/projects.routes.ts':
+        "import { s } from './projects.service.js';\nimport { h } from '../http/handler.js';\nexport const x = [s, h];\n",
+      'src/http/handler.ts': "import type { Request } from 'express';\nexport const h = (r: Request) => r;\n",
+    });
+    expect(r.out).toContain('import rules hold');
+    expect(r.code).toBe(0);
+  });
+
+  it('refuses a kernel file that uses a package', () => {
+    const r = check({ 'src/kernel/ids.ts': "import * as z from 'zod';\nexport const id = z.string();\n" });
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/kernel-uses-no-framework: src\/kernel\/ids\.ts → .*node_modules\/zod\//);
+  });
+
+  it("refuses express in an area's service", () => {
+    const r = check({
+      'src/jobs/jobs.service.ts': "import type { Request } from 'express';\nexport const s = (r: Request) => r;\n",
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/core-never-imports-express: src\/jobs\/jobs\.service\.ts → .*node_modules\/express\//);
+  });
+
+  it('refuses db/ importing an area, and anyone but db/ importing the entity registry', () => {
+    const r = check({
+      'src/db/reads.ts': "import { s } from '../jobs/jobs.service.js';\nexport const r = s;\n",
+      'src/jobs/jobs.service.ts': 'export const s = 1;\n',
+      'src/db/entities.ts': 'export const entities = [];\n',
+      'src/kernel/ids.ts': "import { entities } from '../db/entities.js';\nexport const id = entities;\n",
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('db-below-the-areas: src/db/reads.ts → src/jobs/jobs.service.ts');
+    expect(r.out).toContain('only-db-imports-the-entity-registry: src/kernel/ids.ts → src/db/entities.ts');
+  });
+
+  it('refuses a file that imports itself through others', () => {
+    const r = check({
+      'src/jobs/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
+      'src/jobs/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('no-module-cycles: src/jobs/a.ts → src/jobs/b.ts');
+  });
+
   it('refuses a kernel file that imports the HTTP layer', () => {
     const r = check({
       'src/kernel/problem.ts': "import { log } from '../http/log.js';\nexport const p = log;\n",
