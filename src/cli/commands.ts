@@ -220,7 +220,7 @@ export async function githubVerify(values: Values) {
     const em = db.orm.em.fork();
     const user = await existingUser(em, username);
     const result = await verifyGithub(em, client, user.id);
-    if (!result.verified) throw new ProblemError(409, 'github-not-verified', 'Not verified', result.reason);
+    if (!result.verified) throw notVerified(result.reason);
     return { username: user.username, login: result.account.login, verified: true };
   });
 }
@@ -265,14 +265,13 @@ async function accountsToSync(em: EntityManager, username: string | undefined): 
       `${username} has no linked GitHub account; run \`shipyard github link\` first.`,
     );
   if (!account.verifiedAt)
-    throw new ProblemError(
-      409,
-      'github-not-verified',
-      'Not verified',
+    throw notVerified(
       `${account.login} is not proven to be ${username}'s yet; run \`shipyard github verify --username ${username}\` once the code is in its GitHub bio.`,
     );
   return [account];
 }
+
+const notVerified = (detail: string) => new ProblemError(409, 'github-not-verified', 'Not verified', detail);
 
 async function existingUser(em: EntityManager, username: string) {
   const user = await findUserByUsername(em, username);

@@ -7,11 +7,10 @@ import type { CommentCreate, Comment as CommentDto } from '../../codegen/generat
 import { Comment, MAX_COMMENT_DEPTH } from './comment.entity.js';
 import { Post } from '../posts/post.entity.js';
 import { User } from '../users/user.entity.js';
-import type { Actor } from '../kernel/actor.js';
+import { type Actor, actorId } from '../kernel/actor.js';
 import { conflict, forbidden, notFound, unprocessable } from '../kernel/problem.js';
 import { decodeCursor, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
 import { assertCanReadPost } from '../posts/posts.service.js';
-import { actorId } from '../kernel/actor.js';
 import { isUuid } from '../kernel/ids.js';
 import { FIRST_ID } from '../db/reads.js';
 import { presentComment, type CommentFields } from './comments.presenter.js';

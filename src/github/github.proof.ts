@@ -45,11 +45,9 @@ export async function verifyGithub(em: EntityManager, client: GithubClient, user
   const account = await em.findOne(GithubAccount, { user: userId }, { populate: ['user'] });
   if (!account) return { verified: false, reason: 'Link a GitHub login first.' };
   if (account.verifiedAt) return { verified: true, account };
-  if (!account.challenge) {
-    account.challenge = newChallenge();
-    await em.flush();
-  }
-  const code = account.challenge;
+  // Every unproven account has its code: linkGithub gives one, losing a proof gives a new one, and
+  // the migration gave the links older than the proof theirs.
+  const code = account.challenge!;
   let bio: string;
   try {
     bio = (await client.user(account.login)).bio ?? '';

@@ -11,11 +11,10 @@ import type {
   GithubSummary,
 } from '../../codegen/generated/api/types.gen.js';
 import type { GithubRepo } from './github.entity.js';
-import type { Actor } from '../kernel/actor.js';
+import { type Actor, actorId } from '../kernel/actor.js';
 import { ProblemError } from '../kernel/problem.js';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.js';
 import { accountOf, repoFigures, repoPage, weeklyCommits } from './github.queries.js';
-import { actorId } from '../kernel/actor.js';
 
 const notLinked = () =>
   new ProblemError(

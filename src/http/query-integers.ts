@@ -5,8 +5,7 @@
  * range is the schema's and the validator's to check.
  */
 import type { RequestHandler } from 'express';
-import type { OpenApiDocument } from '../kernel/contract.js';
-import { HTTP_METHODS } from '../kernel/contract.js';
+import { type OpenApiDocument, HTTP_METHODS } from '../kernel/contract.js';
 import { badRequest } from '../kernel/problem.js';
 
 const INTEGER = /^-?(0|[1-9]\d{0,14})$/;

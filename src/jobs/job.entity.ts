@@ -1,9 +1,8 @@
-import { resourceGoneTrigger } from '../db/triggers.js';
+import { resourceGoneTrigger, searchChangedTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
-import { searchChangedTrigger } from '../db/triggers.js';
 
 const REMOTE_POLICIES = ['onsite', 'hybrid', 'remote'] as const;
 const EMPLOYMENT_TYPES = ['full_time', 'part_time', 'contract', 'internship', 'freelance'] as const;

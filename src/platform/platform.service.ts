@@ -7,9 +7,8 @@ import type { Limits, ScopeList, Stats, TermCountList, Versions } from '../../co
 import { basePath, listOperations, operationCosts, type OpenApiDocument } from '../kernel/contract.js';
 import { MAX_KEY_DAYS, MAX_ACTIVE_KEYS } from '../keys/keys.service.js';
 import { MAX_COMMENT_DEPTH } from '../comments/comment.entity.js';
-import { IMAGE_PIXELS_MAX, REQUEST_BODY_BYTES, TAGS_PER_ITEM } from '../kernel/limits.js';
+import { IMAGE_PIXELS_MAX, REQUEST_BODY_BYTES, TAGS_PER_ITEM, type RateLimits } from '../kernel/limits.js';
 import { MCP_PROTOCOL_VERSIONS } from '../kernel/versions.js';
-import type { RateLimits } from '../kernel/limits.js';
 import type { MediaLimits } from '../media/media.service.js';
 import { platformCounts, skillCounts, tagCounts } from './platform.queries.js';
 

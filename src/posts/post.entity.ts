@@ -1,10 +1,9 @@
-import { resourceGoneTrigger } from '../db/triggers.js';
+import { resourceGoneTrigger, searchChangedTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { Project } from '../projects/project.entity.js';
-import { searchChangedTrigger } from '../db/triggers.js';
 
 const POST_KINDS = ['post', 'build_log'] as const;
 

@@ -1,9 +1,8 @@
-import { resourceGoneTrigger } from '../db/triggers.js';
+import { resourceGoneTrigger, searchChangedTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
-import { searchChangedTrigger } from '../db/triggers.js';
 
 const PROJECT_STAGES = ['idea', 'building', 'launched', 'paused'] as const;
 const PROJECT_VISIBILITIES = ['public', 'private'] as const;

@@ -6,9 +6,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RadarItem, RadarPage } from '../../codegen/generated/api/types.gen.js';
-import type { Actor } from '../kernel/actor.js';
+import { type Actor, actorId } from '../kernel/actor.js';
 import { languageShares } from '../github/github.service.js';
-import { actorId } from '../kernel/actor.js';
 import { jobCandidates, projectCandidates, signalRows } from './radar.queries.js';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.js';
 import { ageSignal, scoreOpportunity, type Signals } from './radar.score.js';

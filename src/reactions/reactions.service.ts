@@ -1,12 +1,11 @@
 /** Reactions: who may react is who may read the post; the counting is in reactions.queries.ts. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Reactions } from '../../codegen/generated/api/types.gen.js';
-import type { Actor } from '../kernel/actor.js';
+import { type Actor, actorId } from '../kernel/actor.js';
 import { notFound } from '../kernel/problem.js';
 import { assertCanReadPost } from '../posts/posts.service.js';
 import type { ReactionKind } from './reaction.entity.js';
 import { deleteReaction, insertReaction, reactionCounts } from './reactions.queries.js';
-import { actorId } from '../kernel/actor.js';
 
 export async function getReactions(em: EntityManager, actor: Actor, postId: string): Promise<Reactions> {
   await assertCanReadPost(em, actor, postId);

@@ -7,12 +7,11 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SearchPage, SearchResultType } from '../../codegen/generated/api/types.gen.js';
-import type { Actor } from '../kernel/actor.js';
+import { type Actor, actorId } from '../kernel/actor.js';
 import { ProblemError } from '../kernel/problem.js';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.js';
 import type { ScopeId } from '../kernel/scopes.js';
 import type { SearchCache } from './search-cache.js';
-import { actorId } from '../kernel/actor.js';
 import { cacheState, SNIPPET_MARKS, searchPage, wordCount } from './search.queries.js';
 
 /** The cache's counter, whether the caller sees only public things, and whether no counted change is in flight (search.queries.ts). */

@@ -1,8 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { TextArrayType } from '../db/text-array.js';
 import { uuidv7 } from 'uuidv7';
-import { searchChangedTrigger } from '../db/triggers.js';
-import { accessChangedTrigger } from '../db/triggers.js';
+import { searchChangedTrigger, accessChangedTrigger } from '../db/triggers.js';
 
 const UserSchema = defineEntity({
   name: 'User',
