@@ -19,6 +19,11 @@ export type FakeRepo = {
 };
 export type FakeAccount = {
   login: string;
+  /**
+   * GitHub's account id, which stays when the login is renamed and differs when a freed login is
+   * taken by someone else. Defaults to a number derived from the login.
+   */
+  id?: number;
   name?: string;
   /** The profile bio: where a user puts the code that proves the login is theirs. */
   bio?: string;
@@ -26,6 +31,14 @@ export type FakeAccount = {
   /** How many times commit_activity answers 202 before the data (per repo name). */
   statsPending?: Record<string, number>;
 };
+
+/** The account's id: its own, or one derived from the lower-cased login (as stable as GitHub's). */
+export function accountId(a: Pick<FakeAccount, 'login' | 'id'>): number {
+  if (a.id !== undefined) return a.id;
+  let h = 0;
+  for (const ch of a.login.toLowerCase()) h = (h * 31 + ch.charCodeAt(0)) % 90_000_000;
+  return 10_000_000 + h;
+}
 
 export class FakeGithub {
   readonly requests: { method: string; path: string; authorization?: string; userAgent?: string }[] = [];
@@ -144,11 +157,12 @@ export class FakeGithub {
   }
 
   private user(a: FakeAccount) {
+    const id = accountId(a);
     return {
       login: a.login,
-      id: 583231,
-      node_id: 'MDQ6VXNlcjU4MzIzMQ==',
-      avatar_url: `https://avatars.githubusercontent.com/u/583231?v=4`,
+      id,
+      node_id: Buffer.from(`04:User${id}`).toString('base64'),
+      avatar_url: `https://avatars.githubusercontent.com/u/${id}?v=4`,
       gravatar_id: '',
       url: `https://api.github.com/users/${a.login}`,
       html_url: `https://github.com/${a.login}`,
@@ -178,7 +192,7 @@ export class FakeGithub {
       name: r.name,
       full_name: `${a.login}/${r.name}`,
       private: false,
-      owner: { login: a.login, id: 583231, type: 'User', site_admin: false },
+      owner: { login: a.login, id: accountId(a), type: 'User', site_admin: false },
       html_url: `https://github.com/${a.login}/${r.name}`,
       description: `The ${r.name} project`,
       fork: r.fork ?? false,

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
-import { FakeGithub, type FakeRepo } from './fake-github.js';
+import { FakeGithub, type FakeRepo, accountId as githubAccountId } from './fake-github.js';
 import { GithubClient } from '../src/github/github.client.js';
 import { syncGithubAccount } from '../src/github/github.sync.js';
 import { linkGithub, verifyGithub } from '../src/github/github.proof.js';
 import { longestStreak } from '../src/github/github.service.js';
+import { GithubAccount, GithubRepo } from '../src/github/github.entity.js';
 
 let t: TestServer;
 let gh: FakeGithub;
@@ -35,6 +36,7 @@ async function prove(user: TestUser, login: string, code: string) {
   const result = await verifyGithub(t.db.orm.em.fork(), client, user.user.id);
   expect(result).toMatchObject({ verified: true });
 }
+const repoCount = (accountId: string) => t.db.orm.em.fork().count(GithubRepo, { account: accountId });
 const sync = (accountId: string) => syncGithubAccount(t.db.orm.em.fork(), client, accountId, fast);
 
 function defaultRepos(): FakeRepo[] {
@@ -274,6 +276,58 @@ describe("proof that a linked login is the user's", () => {
     const moved = await linkGithub(t.db.orm.em.fork(), user.user.id, other);
     expect(moved.verifiedAt).toBeNull();
     expect((await raw(t, 'GET', '/users/me', { token: user.token })).json.githubLogin).toBeNull();
+  });
+
+  it('binds the proof to the GitHub account: a freed login taken by someone else loses it at the next sync', async () => {
+    const { user, login, accountId } = await linked();
+    await sync(accountId);
+    expect(await repoCount(accountId)).toBe(5);
+    // The owner renames their GitHub account; a stranger registers the freed login.
+    gh.accounts.set(login, { login, id: 77_000_001, bio: 'Someone else entirely.', repos: defaultRepos().slice(0, 1) });
+    const before = gh.requests.length;
+    const synced = await sync(accountId);
+    expect(gh.requests.slice(before).map((r) => r.path)).toEqual([`/users/${login}`]); // no repos fetched
+    expect(synced.syncStatus).toBe('error');
+    expect(synced.syncMessage).toContain('belongs to another GitHub account');
+    expect(synced.verifiedAt).toBeNull();
+    expect(synced.challenge).toMatch(/^shipyard-verify-/);
+    expect(await repoCount(accountId)).toBe(0);
+    expect((await raw(t, 'GET', '/users/me', { token: user.token })).json.githubLogin).toBeNull();
+    expect((await raw(t, 'GET', '/github/profile', { token: user.token })).status).toBe(404);
+  });
+
+  it('takes the proof from an earlier user of the same GitHub account under its new login, and drops their data', async () => {
+    const first = await linked();
+    await sync(first.accountId);
+    const renamed = uniqueName('gh');
+    const id = githubAccountId({ login: first.login }); // GitHub keeps the id through a rename
+    gh.accounts.delete(first.login);
+    gh.accounts.set(renamed, { login: renamed, id, repos: defaultRepos() });
+    const second = await userWithKey(t);
+    const account = await linkGithub(t.db.orm.em.fork(), second.user.id, renamed);
+    await prove(second, renamed, account.challenge!);
+    expect((await raw(t, 'GET', '/users/me', { token: first.user.token })).json.githubLogin).toBeNull();
+    expect(await repoCount(first.accountId)).toBe(0);
+    const stale = await t.db.orm.em.fork().findOneOrFail(GithubAccount, { id: first.accountId });
+    expect(stale).toMatchObject({ verifiedAt: null, githubId: null });
+  });
+
+  it('lets one user prove a login when two try at once, and the database holds one proof per login', async () => {
+    const login = uniqueName('gh');
+    gh.accounts.set(login, { login, repos: [] });
+    const users = [await userWithKey(t), await userWithKey(t)];
+    const codes = [];
+    for (const u of users) codes.push((await linkGithub(t.db.orm.em.fork(), u.user.id, login)).challenge!);
+    gh.accounts.get(login)!.bio = codes.join(' ');
+    const results = await Promise.all(users.map((u) => verifyGithub(t.db.orm.em.fork(), client, u.user.id)));
+    expect(results.map((r) => r.verified)).toEqual([true, true]);
+    const proven = await t.db.orm.em.fork().find(GithubAccount, { login, verifiedAt: { $ne: null } });
+    expect(proven).toHaveLength(1);
+    // Whatever code path tries, the unique index refuses a second proof of the login.
+    const other = await t.db.orm.em.fork().findOneOrFail(GithubAccount, { login, verifiedAt: null });
+    await expect(
+      t.db.orm.em.fork().nativeUpdate(GithubAccount, { id: other.id }, { verifiedAt: new Date(), githubId: 1 }),
+    ).rejects.toThrow(/github_accounts_verified_login_key/);
   });
 
   it('says plainly when GitHub has no such user', async () => {

@@ -24,6 +24,7 @@ import { createKey } from '../src/keys/keys.service.js';
 import { User } from '../src/users/user.entity.js';
 import { linkGithub } from '../src/github/github.proof.js';
 import { GithubAccount } from '../src/github/github.entity.js';
+import { accountId } from './fake-github.js';
 import { createClient, type Client } from '../codegen/generated/api/client/index.js';
 import { SCOPE_IDS, type ScopeId } from '../src/kernel/scopes.js';
 
@@ -181,12 +182,17 @@ export async function userWithKey(
 /**
  * A fixture for tests about what a GitHub login feeds (insight, radar), not about its proof:
  * the login linked and marked proven as verifyGithub would. test/github.test.ts proves logins
- * through the fake GitHub instead.
+ * through the fake GitHub instead. The proof is for the fake GitHub's account of that login
+ * (test/fake-github.ts).
  */
 export async function linkProvenGithub(t: Pick<TestServer, 'db'>, userId: string, login: string) {
   const em = t.db.orm.em.fork();
   const account = await linkGithub(em, userId, login);
-  await em.nativeUpdate(GithubAccount, { id: account.id }, { verifiedAt: new Date(), challenge: null });
+  await em.nativeUpdate(
+    GithubAccount,
+    { id: account.id },
+    { verifiedAt: new Date(), challenge: null, githubId: accountId({ login }) },
+  );
   await em.nativeUpdate(User, { id: userId }, { githubLogin: login });
   return em.fork().findOneOrFail(GithubAccount, { id: account.id });
 }

@@ -9,6 +9,8 @@ import * as z from 'zod';
 export const GITHUB_LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
 
 const zUser = z.object({
+  /** GitHub's account id: it stays through a rename and is never given to another account. */
+  id: z.number().int().positive(),
   login: z.string(),
   name: z.string().nullable().optional(),
   avatar_url: z.string().nullable().optional(),

@@ -36,8 +36,26 @@ const GithubAccountSchema = defineEntity({
     challenge: p.string().length(40).nullable(),
     /** When the bio showed the code; until then nothing is fetched or shown from this login. */
     verifiedAt: p.datetime().nullable(),
+    /**
+     * GitHub's id of the account whose bio showed the code. A login can be renamed or freed and
+     * taken by someone else; the id cannot, so the proof holds only while the login has this id.
+     */
+    githubId: p.bigint('number').nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
+  indexes: [
+    // One Shipyard user per proven GitHub login and per GitHub account (docs/decisions/0009-github-proof.md).
+    {
+      name: 'github_accounts_verified_login_key',
+      expression:
+        'create unique index "github_accounts_verified_login_key" on "github_accounts" (lower("login")) where "verified_at" is not null',
+    },
+    {
+      name: 'github_accounts_verified_github_id_key',
+      expression:
+        'create unique index "github_accounts_verified_github_id_key" on "github_accounts" ("github_id") where "verified_at" is not null',
+    },
+  ],
 });
 export class GithubAccount extends GithubAccountSchema.class {}
 GithubAccountSchema.setClass(GithubAccount);

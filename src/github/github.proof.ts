@@ -5,11 +5,17 @@
  * public API (docs/decisions/0009-github-proof.md says why this proof and not OAuth).
  */
 import { randomBytes } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { GithubAccount, GithubRepo } from './github.entity.js';
 import { User } from '../users/user.entity.js';
 import { badRequest, notFound } from '../kernel/problem.js';
-import { GITHUB_LOGIN, type GithubClient, GithubNotFound, GithubRateLimited } from './github.client.js';
+import {
+  GITHUB_LOGIN,
+  type GithubClient,
+  GithubNotFound,
+  GithubRateLimited,
+  type GithubUser,
+} from './github.client.js';
 
 const newChallenge = () => `shipyard-verify-${randomBytes(8).toString('hex')}`;
 
@@ -38,8 +44,9 @@ export type Verification = { verified: true; account: GithubAccount } | { verifi
 
 /**
  * Reads the linked login's bio from GitHub: if it holds the account's code, the login is proven
- * and becomes the profile's. A login proven by another Shipyard user before stops being theirs,
- * since whoever controls the bio now has shown that they control the GitHub account.
+ * for the GitHub account that has it now (its id), and becomes the profile's. A login or GitHub
+ * account proven by another Shipyard user before stops being theirs, since whoever controls the
+ * bio now has shown that they control the GitHub account.
  */
 export async function verifyGithub(em: EntityManager, client: GithubClient, userId: string): Promise<Verification> {
   const account = await em.findOne(GithubAccount, { user: userId }, { populate: ['user'] });
@@ -48,36 +55,60 @@ export async function verifyGithub(em: EntityManager, client: GithubClient, user
   // Every unproven account has its code: linkGithub gives one, losing a proof gives a new one, and
   // the migration gave the links older than the proof theirs.
   const code = account.challenge!;
-  let bio: string;
+  let user: GithubUser;
   try {
-    bio = (await client.user(account.login)).bio ?? '';
+    user = await client.user(account.login);
   } catch (err) {
     return { verified: false, reason: unreachable(err, account.login) };
   }
+  const bio = user.bio ?? '';
   if (!bio.includes(code)) {
     return {
       verified: false,
       reason: `The GitHub bio of ${account.login} does not contain ${code} yet. Add it on github.com/settings/profile and try again; GitHub can take a minute to show a new bio.`,
     };
   }
-  await em.transactional(async (tem) => {
-    const others = await tem.find(GithubAccount, {
-      login: { $ilike: account.login },
-      verifiedAt: { $ne: null },
-      id: { $ne: account.id },
-    });
-    for (const other of others) {
-      other.verifiedAt = null;
-      other.challenge = newChallenge();
-      await tem.nativeUpdate(User, { id: other.user.id }, { githubLogin: null });
+  // Two users proving the same login at once: the unique indexes let one commit, and the other
+  // tries again, which makes its proof, the newer one, win.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await em.transactional((tem) => prove(tem, account.id, user.id));
+      break;
+    } catch (err) {
+      if (!(err instanceof UniqueConstraintViolationException) || attempt === 3) throw err;
     }
-    const mine = await tem.findOneOrFail(GithubAccount, { id: account.id }, { populate: ['user'] });
-    mine.verifiedAt = new Date();
-    mine.challenge = null;
-    mine.user.githubLogin = mine.login;
-  });
+  }
   em.clear();
   return { verified: true, account: await em.findOneOrFail(GithubAccount, { id: account.id }) };
+}
+
+/** Marks the account proven for GitHub account `githubId`, and takes the proof from any earlier holder. */
+async function prove(tem: EntityManager, accountId: string, githubId: number) {
+  const mine = await tem.findOneOrFail(GithubAccount, { id: accountId }, { populate: ['user'] });
+  const others = await tem.find(GithubAccount, {
+    $or: [{ login: { $ilike: mine.login } }, { githubId }],
+    verifiedAt: { $ne: null },
+    id: { $ne: mine.id },
+  });
+  for (const other of others) await loseProof(tem, other);
+  mine.verifiedAt = new Date();
+  mine.githubId = githubId;
+  mine.challenge = null;
+  mine.user.githubLogin = mine.login;
+  await tem.flush();
+}
+
+/**
+ * The account is no longer proven: its login leaves the profile, the data fetched for it goes,
+ * and it gets a fresh code so its user can prove it again. The caller flushes.
+ */
+export async function loseProof(em: EntityManager, account: GithubAccount): Promise<void> {
+  account.verifiedAt = null;
+  account.githubId = null;
+  account.challenge = newChallenge();
+  await em.nativeUpdate(User, { id: account.user.id }, { githubLogin: null });
+  await em.nativeDelete(GithubRepo, { account: account.id });
+  await em.flush(); // before another proof of the same login takes the unique index
 }
 
 function unreachable(err: unknown, login: string): string {

@@ -6,6 +6,7 @@
 import { QueryOrder, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { GithubAccount, GithubRepo, type WeeklyCommits } from './github.entity.js';
 import type { Logger } from '../kernel/logger.js';
+import { loseProof } from './github.proof.js';
 import {
   type GithubClient,
   GithubInvalidResponse,
@@ -56,6 +57,16 @@ export async function syncGithubAccount(
   account.attemptedAt = new Date();
   try {
     const user = await client.user(account.login);
+    if (user.id !== account.githubId) {
+      // Renamed away, or freed and taken: this login is now someone else's GitHub account.
+      await loseProof(em, await em.findOneOrFail(GithubAccount, { id: account.id }, { populate: ['user'] }));
+      Object.assign(account, {
+        syncStatus: 'error',
+        syncMessage: `The GitHub login ${account.login} now belongs to another GitHub account than the one that proved it, so its data is no longer shown. Link your current login and prove it again under Settings → GitHub.`,
+      });
+      await em.flush();
+      return account;
+    }
     const fetched = await fetchRepos(client, account.login, opts);
     await store(em, account, user, fetched);
     em.clear();

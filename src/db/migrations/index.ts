@@ -23,6 +23,7 @@ import { Migration20261126000000_array_null_text } from './Migration202611260000
 import { Migration20261126180000_idempotency_account } from './Migration20261126180000_idempotency_account.js';
 import { Migration20261126171820_known_devices } from './Migration20261126171820_known_devices.js';
 import { Migration20261126185938_github_proof } from './Migration20261126185938_github_proof.js';
+import { Migration20261126194926_github_proof_account_id } from './Migration20261126194926_github_proof_account_id.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -54,4 +55,5 @@ export const migrationsList = [
     class: Migration20261126180000_idempotency_account,
   },
   { name: 'Migration20261126185938_github_proof', class: Migration20261126185938_github_proof },
+  { name: 'Migration20261126194926_github_proof_account_id', class: Migration20261126194926_github_proof_account_id },
 ];
