@@ -24,6 +24,8 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { VOCABULARY } from './vocabulary.js';
 import { noisyNeighbour, type NeighbourFigures } from './noisy-neighbour.js';
+import { ANSWER_CAP_BYTES, resultBytes } from '../src/mcp/answers.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 const url = process.env.DATABASE_URL;
 if (!url)
@@ -469,23 +471,44 @@ for (const s of scenarios) {
 }
 console.log(`\nservice RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after the scenarios`);
 
-// What an agent's context pays for the MCP tools: tools/list and each list tool's default answer
-// (no limit, no detail) on the bench's largest data (bench/seed.ts: 'bench-agent'), in bytes and
-// estimated tokens (4 bytes a token).
+// What an agent's context pays for the MCP tools: tools/list, each list tool's default answer
+// (no limit, no detail) and its worst case (limit 100, detail "full") on the bench's largest data
+// (bench/seed.ts: 'bench-agent'), in bytes and estimated tokens (4 bytes a token), beside the cap
+// that no tool result may pass (src/mcp/answers.ts).
 const mcpAnswers: [string, string, object][] = [
   ['tools/list (a key with every scope)', 'tools/list', {}],
   ['get_roadmap: 100 milestones, 5,000-character descriptions', 'get_roadmap', { projectId: seed.agentProjectId }],
+  [
+    'get_roadmap worst case: limit 100, detail full',
+    'get_roadmap',
+    { projectId: seed.agentProjectId, limit: 100, detail: 'full' },
+  ],
   ['list_build_logs: 30 of 20,000 characters', 'list_build_logs', { projectId: seed.agentProjectId }],
+  [
+    'list_build_logs worst case: limit 100, detail full',
+    'list_build_logs',
+    { projectId: seed.agentProjectId, limit: 100, detail: 'full' },
+  ],
   ['list_my_projects', 'list_my_projects', {}],
+  ['list_my_projects worst case: limit 100, detail full', 'list_my_projects', { limit: 100, detail: 'full' }],
 ];
-console.log('\nMCP answer sizes (default arguments)');
+console.log(
+  `\nMCP answer sizes (a tool result may not pass ${ANSWER_CAP_BYTES.toLocaleString('en')} bytes, ~${Math.round(ANSWER_CAP_BYTES / 4).toLocaleString('en')} tokens)`,
+);
+let largestResult = 0;
 for (const [label, tool, args] of mcpAnswers) {
   const body =
     tool === 'tools/list' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) : mcpCall(tool, args);
   const answer = await fetch(`${api}/mcp`, { method: 'POST', headers: mcpHeaders, body });
-  const bytes = Buffer.byteLength(await answer.text());
+  const text = await answer.text();
+  const bytes = Buffer.byteLength(text);
+  const result = tool === 'tools/list' ? undefined : (JSON.parse(text).result as CallToolResult);
+  const items = (result?.structuredContent as { items?: unknown[] } | undefined)?.items?.length;
+  const weight = result ? resultBytes(result) : 0;
+  largestResult = Math.max(largestResult, weight);
+  const within = result ? (weight <= ANSWER_CAP_BYTES ? '  within the cap' : '  OVER THE CAP') : '';
   console.log(
-    `  ${pad(label, 56)} ${fixed(bytes, 9)} bytes  ~${fixed(Math.round(bytes / 4), 7)} tokens  (HTTP ${answer.status})`,
+    `  ${pad(label, 56)} ${fixed(bytes, 9)} bytes  ~${fixed(Math.round(bytes / 4), 7)} tokens  (HTTP ${answer.status}${items === undefined ? '' : `, ${items} items`})${within}`,
   );
 }
 
@@ -656,6 +679,11 @@ const targets: Target[] = ONLY
             ] as Target,
           ]
         : []),
+      [
+        `MCP: every tool result ≤ ${ANSWER_CAP_BYTES.toLocaleString('en')} bytes (the answer cap)`,
+        `largest ${largestResult.toLocaleString('en')} bytes`,
+        largestResult > 0 && largestResult <= ANSWER_CAP_BYTES ? 'met' : 'MISSED',
+      ],
       [
         'no failed request in any scenario (and the soak)',
         `${[...results.values()].reduce((n, r) => n + r.failed, 0) + (soakResult?.failed ?? 0)} failed`,

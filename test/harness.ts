@@ -21,8 +21,8 @@ import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
 import { startPasswordThread } from '../src/users/password-thread.js';
 import { createKey } from '../src/keys/keys.service.js';
-import { User } from '../src/users/user.entity.js';
-import { linkGithub } from '../src/github/github.proof.js';
+import type { User } from '../src/users/user.entity.js';
+import { linkGithub, recordProof } from '../src/github/github.proof.js';
 import { GithubAccount } from '../src/github/github.entity.js';
 import { accountId } from './fake-github.js';
 import { createClient, type Client } from '../codegen/generated/api/client/index.js';
@@ -188,12 +188,7 @@ export async function userWithKey(
 export async function linkProvenGithub(t: Pick<TestServer, 'db'>, userId: string, login: string) {
   const em = t.db.orm.em.fork();
   const account = await linkGithub(em, userId, login);
-  await em.nativeUpdate(
-    GithubAccount,
-    { id: account.id },
-    { verifiedAt: new Date(), challenge: null, githubId: accountId({ login }) },
-  );
-  await em.nativeUpdate(User, { id: userId }, { githubLogin: login });
+  await em.transactional((tem) => recordProof(tem, account.id, accountId({ login })));
   return em.fork().findOneOrFail(GithubAccount, { id: account.id });
 }
 

@@ -11,7 +11,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { gzipSync } from 'node:zlib';
 import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
-import { PREVIEW } from '../src/mcp/answers.js';
+import { ANSWER_CAP_BYTES, PREVIEW } from '../src/mcp/answers.js';
+import { Post } from '../src/posts/post.entity.js';
 
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 const PUBLIC = 'https://shipyard.example';
@@ -21,6 +22,11 @@ let t: TestServer;
 let owner: TestUser;
 let projectId: string;
 const LONG = 'x'.repeat(5_000);
+/** The data a list result's text block carries: one JSON object a line after the headline. */
+const dataLines = (res: { content: { text: string }[] }) =>
+  res.content[0]!.text.split('\n')
+    .slice(1)
+    .map((line) => JSON.parse(line));
 
 beforeAll(async () => {
   t = await startServer({ publicUrl: `${PUBLIC}/`, mcpAllowedOrigins: [ALLOWED] });
@@ -292,12 +298,112 @@ describe('answers sized for a model', () => {
       );
       expect(JSON.stringify(res).length).toBeLessThan(40_000);
       const text = res.content[0]!.text;
-      expect(text).toMatch(/^20 milestones\./);
-      expect(text).toMatch(/More after these: call again with cursor/);
-      expect(() => JSON.parse(text)).toThrow();
+      expect(text).toMatch(/^20 milestones, in roadmap order\. More after these: call again with cursor "[^"]+"\./);
+      expect(dataLines(res)).toEqual(data.items);
       await client.close();
     });
   }
+
+  it('puts every item and every field the detail includes in the text block, as in structuredContent', async () => {
+    const client = await connect(owner.token);
+    const logId = (await call(client, 'list_build_logs', { projectId, limit: 1 })).structuredContent.items[0].id;
+    for (const detail of ['summary', 'standard', 'full'] as const) {
+      for (const [name, args] of [
+        ['get_roadmap', { projectId, limit: 3 }],
+        ['list_build_logs', { projectId, limit: 2 }],
+        ['list_my_projects', {}],
+      ] as const) {
+        const res = await call(client, name, { ...args, detail });
+        expect(res.isError, name).toBeFalsy();
+        expect(dataLines(res), `${name} ${detail}`).toEqual(res.structuredContent.items);
+      }
+    }
+    const full = await call(client, 'list_build_logs', { projectId, postIds: [logId], detail: 'full' });
+    expect(dataLines(full)[0].body).toBe('y'.repeat(20_000)); // the whole body, in the text a model reads
+    const created = await call(client, 'create_milestone', {
+      projectId,
+      title: 'Carried',
+      description: 'In the text.',
+    });
+    const [headline, json] = created.content[0]!.text.split('\n');
+    expect(headline).toMatch(/^Created milestone 101\. \[planned\] Carried — id /);
+    expect(JSON.parse(json!)).toEqual(created.structuredContent);
+    await call(client, 'delete_milestone', { projectId, milestoneId: created.structuredContent.id });
+    await client.close();
+  });
+
+  it('keeps every answer under the cap: fewer items and a cursor, and a page walk still sees each item once', async () => {
+    const client = await connect(owner.token);
+    const seen: number[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const res = await call(client, 'get_roadmap', {
+        projectId,
+        limit: 100,
+        detail: 'full',
+        ...(cursor && { cursor }),
+      });
+      expect(res.isError).toBeFalsy();
+      expect(JSON.stringify(res).length).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+      const { items, nextCursor } = res.structuredContent;
+      expect(items[0].description).toBe(LONG); // full means whole: the answer holds fewer, not shorter
+      if (nextCursor)
+        expect(res.content[0]!.text).toMatch(/Cut from \d+ to keep this answer under 64 KB\. More after these/);
+      expect(dataLines(res)).toEqual(items);
+      seen.push(...items.map((m: { position: number }) => m.position));
+      cursor = nextCursor ?? undefined;
+      pages++;
+    } while (cursor);
+    expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(pages).toBeGreaterThan(1);
+
+    const logs = await call(client, 'list_build_logs', { projectId, limit: 100, detail: 'full' });
+    expect(JSON.stringify(logs).length).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+    expect(logs.structuredContent.items.length).toBeGreaterThan(0);
+    expect(logs.structuredContent.items.length).toBeLessThan(30);
+    expect(logs.structuredContent.nextCursor).toEqual(expect.any(String));
+    await client.close();
+  });
+
+  it('shortens one item too long for the cap, saying how long it is and where the whole is', async () => {
+    const client = await connect(owner.token);
+    const huge = 'z'.repeat(100_000);
+    const posted = await call(client, 'create_build_log', { projectId, title: 'Huge', body: huge });
+    expect(posted.isError).toBeFalsy();
+    expect(JSON.stringify(posted).length).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+    expect(posted.content[0]!.text).toMatch(/^Posted the build log "Huge" — id \S+\. Its long text is shortened here/);
+    const id = posted.structuredContent.id;
+    const read = await call(client, 'list_build_logs', { projectId, postIds: [id], detail: 'full' });
+    expect(JSON.stringify(read).length).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+    const body: string = read.structuredContent.items[0].body;
+    expect(body).toMatch(
+      new RegExp(
+        `^z+… \\[shortened to fit the answer: 100,000 characters in all; the whole text is at GET /api/v1/posts/${id}\\]$`,
+      ),
+    );
+    expect(body.length).toBeGreaterThan(20_000);
+    expect(dataLines(read)).toEqual(read.structuredContent.items);
+    await t.db.orm.em.fork().nativeDelete(Post, { id });
+    await client.close();
+  });
+
+  it('reads chosen items by id: milestoneIds and postIds, naming the ids that matched nothing', async () => {
+    const client = await connect(owner.token);
+    const roadmap = (await call(client, 'get_roadmap', { projectId, limit: 40, detail: 'summary' })).structuredContent;
+    const wanted = [roadmap.items[36].id, roadmap.items[2].id];
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const picked = await call(client, 'get_roadmap', { projectId, milestoneIds: [...wanted, unknown], detail: 'full' });
+    expect(picked.structuredContent.items.map((m: { position: number }) => m.position)).toEqual([3, 37]);
+    expect(picked.structuredContent.items[1].description).toBe(LONG);
+    expect(picked.content[0]!.text).toMatch(new RegExp(`^2 milestones, in roadmap order; no match for ${unknown}\\.`));
+    const logs = (await call(client, 'list_build_logs', { projectId, limit: 3, detail: 'summary' })).structuredContent;
+    const one = await call(client, 'list_build_logs', { projectId, postIds: [logs.items[2].id] });
+    expect(one.structuredContent.items.map((p: { id: string }) => p.id)).toEqual([logs.items[2].id]);
+    const bad = await call(client, 'get_roadmap', { projectId, milestoneIds: ['Milestone 3'] });
+    expect(bad.isError).toBe(true);
+    await client.close();
+  });
 
   it('every default answer stays under 40 KB, however long the stored text', async () => {
     const client = await connect(owner.token);

@@ -52,6 +52,21 @@ async function connect(token: string, offer?: string) {
   return { client, transport };
 }
 
+/**
+ * Each tool's hints as the MCP specification defines them: a read is read-only and idempotent; a
+ * create adds and changes nothing that was there (not destructive); an update overwrites fields
+ * (null erases) and a delete removes, both destructive, and both have no further effect when
+ * repeated. None reaches outside Shipyard (openWorldHint false).
+ */
+const ANNOTATIONS: Record<string, object> = {
+  list_my_projects: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  get_roadmap: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  list_build_logs: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  create_milestone: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  create_build_log: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  update_milestone: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  delete_milestone: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+};
 type ToolResult = { isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] };
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
   (await client.callTool({ name, arguments: args })) as ToolResult;
@@ -77,16 +92,12 @@ describe('MCP through the SDK client', () => {
       expect(tools.map((x) => x.name).sort()).toEqual(TOOL_NAMES);
       for (const tool of tools) {
         expect(tool.outputSchema, tool.name).toBeDefined();
-        expect(tool.annotations?.readOnlyHint, tool.name).toBe(
-          ['get_roadmap', 'list_build_logs', 'list_my_projects'].includes(tool.name),
-        );
+        expect(tool.annotations, tool.name).toEqual(ANNOTATIONS[tool.name]);
       }
-      expect(tools.find((x) => x.name === 'delete_milestone')!.annotations!.destructiveHint).toBe(true);
       const listed = await call(client, 'list_my_projects');
       expect(listed.isError).toBeFalsy();
       expect(listed.structuredContent.items).toBeInstanceOf(Array);
-      // The text block is a short summary; the data is in structuredContent only.
-      expect(listed.content[0]!.text).toMatch(/^\d+ projects? you own\./);
+      expect(listed.content[0]!.text).toMatch(/^\d+ projects? you own, newest first\./);
       await client.close();
     });
   }
@@ -269,7 +280,7 @@ describe('MCP through the SDK client', () => {
       run: async () => {
         throw new Error('password=hunter2 at db.internal:5432');
       },
-      summarize: () => 'never reached',
+      headline: () => 'never reached',
     });
     const res = await runTool(
       boom,
@@ -292,7 +303,7 @@ describe('MCP through the SDK client', () => {
       output: z.object({ count: z.int() }),
       annotations: {},
       run: async () => ({ count: 'many', secret: 'x' }) as never,
-      summarize: () => 'never reached',
+      headline: () => 'never reached',
     });
     const logged: unknown[] = [];
     const log = {

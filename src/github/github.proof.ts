@@ -72,7 +72,7 @@ export async function verifyGithub(em: EntityManager, client: GithubClient, user
   // tries again, which makes its proof, the newer one, win.
   for (let attempt = 1; ; attempt++) {
     try {
-      await em.transactional((tem) => prove(tem, account.id, user.id));
+      await em.transactional((tem) => recordProof(tem, account.id, user.id));
       break;
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException) || attempt === 3) throw err;
@@ -82,8 +82,11 @@ export async function verifyGithub(em: EntityManager, client: GithubClient, user
   return { verified: true, account: await em.findOneOrFail(GithubAccount, { id: account.id }) };
 }
 
-/** Marks the account proven for GitHub account `githubId`, and takes the proof from any earlier holder. */
-async function prove(tem: EntityManager, accountId: string, githubId: number) {
+/**
+ * Inside a transaction: marks the account proven for GitHub account `githubId`, and takes the
+ * proof from any earlier holder of the login or the GitHub account.
+ */
+export async function recordProof(tem: EntityManager, accountId: string, githubId: number) {
   const mine = await tem.findOneOrFail(GithubAccount, { id: accountId }, { populate: ['user'] });
   const others = await tem.find(GithubAccount, {
     $or: [{ login: { $ilike: mine.login } }, { githubId }],

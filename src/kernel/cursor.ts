@@ -33,6 +33,11 @@ export const isIdCursor = (v: unknown): v is { id: string } =>
   typeof (v as { id?: unknown }).id === 'string' &&
   isUuid((v as { id: string }).id);
 
+/** The keyset position of a list ordered by id. */
+export const idOf = (item: { id: string }) => ({ id: item.id });
+/** The cursor that continues a list ordered by id after `item`. */
+export const cursorAfterId = (item: { id: string }): string => encodeCursor(idOf(item));
+
 /** Fetch limit+1 rows, return limit and a cursor when there was more. */
 export function pageOf<R, T>(
   rows: R[],

@@ -1,16 +1,28 @@
 /**
  * Answers sized for a model's context. A list answer keeps every field but shortens long text to
  * PREVIEW characters, saying so in the text itself and how to get the whole of it; `detail:
- * "summary"` keeps only what identifies an item. The text block of a result is a short summary for
- * a person or a model to read, not a second copy of `structuredContent`.
+ * "summary"` keeps only what identifies an item.
+ *
+ * The result's text block carries the same data as `structuredContent`: a headline, then the data
+ * as compact JSON, one line per item of a list (clients that hand the model only `content` lose
+ * nothing). Both together stay under ANSWER_CAP_BYTES: a list that would pass it returns fewer
+ * items and a cursor for the rest, and a single item too long for it has its long text shortened.
  */
 import type * as z from 'zod';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Detail } from './inputs.js';
 
 /** How much of a long text field a list answer keeps. */
 export const PREVIEW = 400;
-/** How many items the text summary names before "and N more". */
-const NAMED = 10;
+
+/**
+ * The most a tool result weighs as sent (its text block and structuredContent, JSON-encoded):
+ * about 16k tokens of English at 4 bytes a token, and under 22k for scripts that take a token a
+ * character (3 bytes), below the 25k tokens that clients such as Claude Code accept.
+ */
+export const ANSWER_CAP_BYTES = 64_000;
+/** Room kept under the cap for the headline and the cursor beside the items. */
+const HEADLINE_ROOM = 1_000;
 
 /** `text` cut to `max` UTF-16 units, never inside a surrogate pair. */
 export function clip(text: string, max: number): string {
@@ -50,19 +62,136 @@ export function listedItem<S extends z.ZodObject>(item: S, keep: readonly (keyof
   return item.partial().required(required as never);
 }
 
-/** "Showing 20 milestones (…). More: call again with cursor "…"." and the first items, one line each. */
-export function listSummary(
-  what: string,
-  items: readonly unknown[],
-  nextCursor: string | null,
-  line: (item: never) => string,
+type Item = Record<string, unknown>;
+type ListData = { items: Item[]; nextCursor: string | null };
+
+/** How a tool's answer is written and kept under the cap. */
+export type AnswerShape = {
+  /**
+   * The first line of the text: what was found or changed. For a list, what its items are
+   * ("3 milestones (done)"), given the items the answer holds; how to go on follows it.
+   */
+  headline: (data: Item) => string;
+  /** Fields of an item whose long text the cap may shorten (descriptions, bodies). */
+  texts: readonly string[];
+  /** For a list: the cursor that continues after an item. */
+  cursorAfter?: (item: Item) => string;
+  /** Where the whole of an item shortened to fit can be read. */
+  wholeAt?: (item: Item) => string;
+};
+
+const isList = (data: Item): data is ListData & Item => Array.isArray(data.items);
+const bytes = (s: string) => Buffer.byteLength(s);
+/** What the result weighs as sent. */
+export const resultBytes = (result: CallToolResult) => bytes(JSON.stringify(result));
+const CAP_KB = `${Math.round(ANSWER_CAP_BYTES / 1000)} KB`;
+
+/**
+ * The result of a tool that returned `data`: the text block (headline and data) and
+ * structuredContent, under ANSWER_CAP_BYTES.
+ */
+export function answer(data: Item, shape: AnswerShape): CallToolResult {
+  const whole = render(data, shape);
+  if (resultBytes(whole) <= ANSWER_CAP_BYTES) return whole;
+  if (isList(data) && shape.cursorAfter && data.items.length > 1) {
+    const cut = fewerItems(data, shape);
+    if (cut) return cut;
+  }
+  return shortened(data, shape);
+}
+
+/** The result: the headline, then the data as JSON (a list: one item a line), and the data as structuredContent. */
+function render(data: Item, shape: AnswerShape, cut?: string): CallToolResult {
+  let lines: string[];
+  if (isList(data)) {
+    const more = data.nextCursor
+      ? ` More after these: call again with cursor "${data.nextCursor}".`
+      : data.items.length
+        ? ' That is all of them.'
+        : '';
+    const head = `${shape.headline(data)}.${cut ? ` ${cut}` : ''}${more}`;
+    lines = data.items.length
+      ? [`${head} One JSON object a line:`, ...data.items.map((item) => JSON.stringify(item))]
+      : [head];
+  } else {
+    lines = [`${shape.headline(data)}${cut ? ` ${cut}` : ''}`, JSON.stringify(data)];
+  }
+  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: data };
+}
+
+/**
+ * The longest first part of the list that fits, with a cursor after its last item; undefined when
+ * not even one item fits. An item costs its JSON twice: once in structuredContent, once as a line
+ * of the text (JSON-encoded again, with the newline before it).
+ */
+function fewerItems(data: ListData & Item, shape: AnswerShape): CallToolResult | undefined {
+  let used = resultBytes(render({ ...data, items: [] }, shape)) + HEADLINE_ROOM;
+  let fit = 0;
+  for (const item of data.items) {
+    const json = JSON.stringify(item);
+    used += bytes(json) + bytes(JSON.stringify(json)) + 1;
+    if (used > ANSWER_CAP_BYTES) break;
+    fit++;
+  }
+  for (; fit >= 1; fit--) {
+    const items = data.items.slice(0, fit);
+    const nextCursor = shape.cursorAfter!(items[fit - 1]!);
+    const cut = `Cut from ${data.items.length} to keep this answer under ${CAP_KB}.`;
+    const result = render({ ...data, items, nextCursor }, shape, cut);
+    if (resultBytes(result) <= ANSWER_CAP_BYTES) return result;
+  }
+  return undefined;
+}
+
+/**
+ * The answer with the long text of its (first) item shortened until it fits: a list keeps that one
+ * item and a cursor after it. The marker says how long the text was and where the whole is.
+ */
+function shortened(data: Item, shape: AnswerShape): CallToolResult {
+  const list = isList(data);
+  const original = list ? data.items[0]! : data;
+  const fields = shape.texts.filter((f) => typeof original[f] === 'string');
+  const nextCursor = list && data.items.length > 1 && shape.cursorAfter ? shape.cursorAfter(original) : null;
+  const cut = list
+    ? `Cut to the first item, its long text shortened, to keep this answer under ${CAP_KB}.`
+    : `Its long text is shortened here to keep this answer under ${CAP_KB}.`;
+  const build = (one: Item) =>
+    render(list ? { ...data, items: [one], nextCursor: nextCursor ?? data.nextCursor } : one, shape, cut);
+  let item: Item = original;
+  let result = build(item);
+  // Each round cuts the long texts by the share of the answer that is over the cap.
+  for (let round = 0; round < 8 && resultBytes(result) > ANSWER_CAP_BYTES; round++) {
+    const ratio = (ANSWER_CAP_BYTES - HEADLINE_ROOM) / resultBytes(result);
+    item = { ...item };
+    for (const field of fields) {
+      const whole = original[field] as string;
+      const kept = Math.floor(unmarked(item[field] as string).length * ratio);
+      const where = shape.wholeAt ? `; the whole text is at ${shape.wholeAt(original)}` : '';
+      item[field] = `${clip(whole, kept)}${MARK}${whole.length.toLocaleString('en')} characters in all${where}]`;
+    }
+    result = build(item);
+  }
+  return result;
+}
+
+const MARK = '… [shortened to fit the answer: ';
+const unmarked = (text: string) => {
+  const at = text.lastIndexOf(MARK);
+  return at === -1 ? text : text.slice(0, at);
+};
+
+/**
+ * For an answer to a selection by ids: the ids asked for that it does not hold, in a clause for
+ * the headline ("; no match for …"). Empty while more pages follow, or when all were found.
+ */
+export function unmatched(
+  asked: readonly string[] | undefined,
+  page: { items: readonly { id?: unknown }[]; nextCursor: string | null },
+  filtered: boolean,
 ): string {
-  const shown = items.slice(0, NAMED).map((i) => `- ${line(i as never)}`);
-  const rest = items.length > NAMED ? [`- … and ${items.length - NAMED} more in structuredContent`] : [];
-  const more = nextCursor
-    ? `More after these: call again with cursor "${nextCursor}".`
-    : items.length
-      ? 'That is all of them.'
-      : '';
-  return [`${items.length} ${what}.`, ...shown, ...rest, more].filter(Boolean).join('\n');
+  if (!asked || page.nextCursor) return '';
+  const found = new Set(page.items.map((i) => i.id));
+  const absent = asked.filter((id) => !found.has(id));
+  if (!absent.length) return '';
+  return `; no match${filtered ? ' under the other filters' : ''} for ${absent.join(', ')}`;
 }

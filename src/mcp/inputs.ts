@@ -18,7 +18,7 @@ export const detailInput = {
     .enum(DETAILS)
     .optional()
     .describe(
-      'summary: ids, titles, status and positions only; standard (the default): every field, long text ' +
-        'shortened; full: every field with its whole text (ask for fewer items with limit).',
+      'summary: ids, titles, status, positions; standard (default): every field, long text shortened; ' +
+        'full: whole text. Answers stay under 64 KB (fewer items, and a cursor for the rest).',
     ),
 };

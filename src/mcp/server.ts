@@ -25,6 +25,7 @@ import { createRequestHash, once } from '../idempotency/idempotency.service.js';
 import { basePath, loadContract } from '../kernel/contract.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ToolContext, ToolDef } from './tool.js';
+import { answer } from './answers.js';
 import { projectsTools } from '../projects/projects.tools.js';
 import { milestonesTools } from '../milestones/milestones.tools.js';
 import { postsTools } from '../posts/posts.tools.js';
@@ -172,10 +173,12 @@ export async function runTool(
   const { idempotencyKey, ...toolArgs } = refused.args;
   try {
     const data = await runOnce(tool, toolArgs, idempotencyKey, ctx, opts);
-    return {
-      content: [{ type: 'text', text: tool.summarize(data as never, toolArgs as never) }],
-      structuredContent: data,
-    };
+    return answer(data, {
+      headline: (shown) => tool.headline(shown as never, toolArgs as never),
+      texts: tool.texts ?? [],
+      cursorAfter: tool.cursorAfter,
+      wholeAt: tool.wholeAt && ((item) => `GET ${API_BASE}${tool.wholeAt!(item)}`),
+    });
   } catch (err) {
     if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}${nextStep(tool, err)}`);
     opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });

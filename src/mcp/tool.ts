@@ -31,8 +31,17 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
     location: (result: z.infer<O>) => string;
   };
   run: (args: z.infer<I>, ctx: ToolContext) => Promise<z.infer<O>>;
-  /** The result's text block: a short summary of what was found or changed, not the data again. */
-  summarize: (data: z.infer<O>, args: z.infer<I>) => string;
+  /**
+   * The first line of the result's text, before the data itself (src/mcp/answers.ts): what was
+   * changed, or for a list what its items are ("3 milestones (done)"), given the items sent.
+   */
+  headline: (data: z.infer<O>, args: z.infer<I>) => string;
+  /** Fields of an item whose long text may be shortened to keep the answer under its cap. */
+  texts?: readonly string[];
+  /** A list's cursor that continues after an item, for an answer cut to fit its cap. */
+  cursorAfter?: (item: Record<string, unknown>) => string;
+  /** Where the whole of an item shortened to fit can be read (a REST path). */
+  wholeAt?: (item: Record<string, unknown>) => string;
 };
 
 /** Keeps each tool's argument and result types tied to its own schemas. */

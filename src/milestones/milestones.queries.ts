@@ -34,20 +34,21 @@ export const roadmapPage = hotRead(
       .limit(v.limit),
 );
 
-/** A page of a project's roadmap with only the milestones in one of `statuses`. */
-export function roadmapPageWithStatus(
+/** A page of a project's roadmap with only the milestones in one of `statuses`, or among `ids`. */
+export function roadmapPageFiltered(
   em: EntityManager,
-  v: { projectId: string; after: number; limit: number; statuses: readonly MilestoneStatus[] },
+  v: {
+    projectId: string;
+    after: number;
+    limit: number;
+    statuses?: readonly MilestoneStatus[];
+    ids?: readonly string[];
+  },
 ) {
-  return read(
-    em,
-    milestones(reads(em))
-      .where('m.project', '=', v.projectId)
-      .where('m.status', 'in', [...v.statuses])
-      .where('m.position', '>', v.after)
-      .orderBy('m.position')
-      .limit(v.limit),
-  );
+  let query = milestones(reads(em)).where('m.project', '=', v.projectId);
+  if (v.statuses?.length) query = query.where('m.status', 'in', [...v.statuses]);
+  if (v.ids?.length) query = query.where('m.id', 'in', [...v.ids]);
+  return read(em, query.where('m.position', '>', v.after).orderBy('m.position').limit(v.limit));
 }
 
 /** One milestone of a project. */

@@ -16,7 +16,7 @@ import { Project } from '../projects/project.entity.js';
 import type { Actor } from '../kernel/actor.js';
 import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
-import { decodeCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { decodeCursor, encodeCursor, pageOf, type Page } from '../kernel/cursor.js';
 import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
@@ -24,7 +24,7 @@ import {
   lockProject,
   milestoneOf,
   roadmapPage,
-  roadmapPageWithStatus,
+  roadmapPageFiltered,
   shiftPositions,
 } from './milestones.queries.js';
 import { isUuid } from '../kernel/ids.js';
@@ -39,16 +39,21 @@ export async function listMilestones(
   em: EntityManager,
   actor: Actor,
   projectId: string,
-  query: { limit: number; cursor?: string; statuses?: readonly MilestoneStatus[] },
+  query: { limit: number; cursor?: string; statuses?: readonly MilestoneStatus[]; ids?: readonly string[] },
 ): Promise<Page<MilestoneDto>> {
   await assertCanReadProject(em, actor, projectId);
   const after = decodeCursor(query.cursor, isPositionCursor);
   const page = { projectId, after: after?.position ?? 0, limit: query.limit + 1 };
-  const rows = query.statuses?.length
-    ? await roadmapPageWithStatus(em, { ...page, statuses: query.statuses })
-    : await roadmapPage(em, page);
-  return pageOf(rows, query.limit, presentMilestone, (m) => ({ position: m.position }));
+  const rows =
+    query.statuses?.length || query.ids?.length
+      ? await roadmapPageFiltered(em, { ...page, statuses: query.statuses, ids: query.ids })
+      : await roadmapPage(em, page);
+  return pageOf(rows, query.limit, presentMilestone, positionOf);
 }
+
+const positionOf = (m: { position: number }) => ({ position: m.position });
+/** The cursor that continues a roadmap page after milestone `m`. */
+export const cursorAfterMilestone = (m: { position: number }): string => encodeCursor(positionOf(m));
 
 /** One milestone, as the roadmap lists it. */
 export async function getMilestone(

@@ -5,14 +5,16 @@ import {
   zMilestoneCreate,
   zMilestoneStatus,
   zMilestoneUpdate,
+  zId,
 } from '../../codegen/generated/api/zod.gen.js';
 import type { Milestone } from '../../codegen/generated/api/types.gen.js';
 import { defineTool } from '../mcp/tool.js';
 import { badRequest } from '../kernel/problem.js';
 import { detailInput, milestoneIdInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { listedItem, listSummary, sized } from '../mcp/answers.js';
+import { listedItem, sized, unmatched } from '../mcp/answers.js';
 import {
   createMilestone,
+  cursorAfterMilestone,
   deleteMilestone,
   listMilestones,
   MAX_MILESTONES,
@@ -21,9 +23,8 @@ import {
 import { presentMilestone } from './milestones.presenter.js';
 
 const SUMMARY = ['id', 'title', 'status', 'position'] as const;
-const line = (m: Partial<Milestone>) =>
-  `${m.position}. [${m.status}] ${m.title}${m.dueDate ? ` (due ${m.dueDate})` : ''} — id ${m.id}`;
-const one = (verb: string, m: Milestone) => `${verb} milestone ${m.position}. [${m.status}] ${m.title} — id ${m.id}`;
+const one = (verb: string, m: Milestone) => `${verb} milestone ${m.position}. [${m.status}] ${m.title} — id ${m.id}.`;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The milestone fields an agent sends, each described (the contract's own schemas and limits). */
 const milestoneFields = {
@@ -62,27 +63,31 @@ export const milestonesTools = [
           .max(4)
           .optional()
           .describe('Only milestones in one of these statuses, e.g. ["planned", "in_progress"].'),
+        milestoneIds: z
+          .array(zId)
+          .min(1)
+          .max(100)
+          .optional()
+          .describe('Only these milestones (ids from an earlier answer), e.g. to read one in full with detail "full".'),
         ...pageInput,
         ...detailInput,
       })
       .strict(),
     output: z.object({ items: z.array(listedItem(zMilestone, SUMMARY)), nextCursor: zCursor }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor }) => {
       const page = await listMilestones(em, actor, args.projectId, {
         limit: args.limit ?? 20,
         cursor: args.cursor,
         statuses: args.status,
+        ids: args.milestoneIds,
       });
       return { ...page, items: sized(page.items, args.detail ?? 'standard', 'get_roadmap', SUMMARY, ['description']) };
     },
-    summarize: (page, args) =>
-      listSummary(
-        `milestone${page.items.length === 1 ? '' : 's'}${args.status ? ` (${args.status.join(' or ')})` : ''}`,
-        page.items,
-        page.nextCursor,
-        line,
-      ),
+    headline: (page, args) =>
+      `${plural(page.items.length, 'milestone')}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.milestoneIds, page, args.status !== undefined || args.cursor !== undefined)}`,
+    texts: ['description'],
+    cursorAfter: (m) => cursorAfterMilestone(m as { position: number }),
   }),
   defineTool({
     name: 'create_milestone',
@@ -99,7 +104,7 @@ export const milestonesTools = [
     },
     run: async ({ projectId, ...input }, { em, actor }) =>
       presentMilestone(await createMilestone(em, actor, projectId, input)),
-    summarize: (m) => one('Created', m),
+    headline: (m) => one('Created', m),
   }),
   defineTool({
     name: 'update_milestone',
@@ -109,14 +114,14 @@ export const milestonesTools = [
       'Changes the fields you send on a milestone of a project you own; a field left out keeps its value, null clears description or dueDate. A new position moves it.',
     input: z.object({ ...projectIdInput, ...milestoneIdInput, ...updatedFields }).strict(),
     output: zMilestone,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async ({ projectId, milestoneId, ...changes }, { em, actor }) => {
       const fields = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
       if (Object.keys(fields).length === 0)
         throw badRequest('Nothing to change: send at least one of title, description, status, dueDate, position.');
       return presentMilestone(await updateMilestone(em, actor, projectId, milestoneId, fields));
     },
-    summarize: (m) => one('Updated', m),
+    headline: (m) => one('Updated', m),
   }),
   defineTool({
     name: 'delete_milestone',
@@ -126,11 +131,11 @@ export const milestonesTools = [
       'Deletes a milestone of a project you own, for good: it cannot be undone. The milestones after it move up.',
     input: z.object({ ...projectIdInput, ...milestoneIdInput }).strict(),
     output: z.object({ deleted: z.literal(true), milestoneId: z.string() }),
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async ({ projectId, milestoneId }, { em, actor }) => {
       await deleteMilestone(em, actor, projectId, milestoneId);
       return { deleted: true as const, milestoneId };
     },
-    summarize: (r) => `Deleted milestone ${r.milestoneId}; the milestones after it moved up.`,
+    headline: (r) => `Deleted milestone ${r.milestoneId}; the milestones after it moved up.`,
   }),
 ];

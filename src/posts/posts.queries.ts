@@ -1,5 +1,6 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
-import { type DB, filteredRead, hotRead, iso } from '../db/reads.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type DB, filteredRead, hotRead, iso, read, reads } from '../db/reads.js';
 import { projectReadable, userSummary } from '../projects/projects.queries.js';
 
 /** Any query that has a post aliased `po`. */
@@ -86,16 +87,21 @@ export const readablePosts = filteredRead(
   },
 );
 
+type BuildLogQuery = { projectId: string; userId: string | null; before: string; since: Date; limit: number };
+const buildLogs = (db: Kysely<DB>, v: BuildLogQuery) =>
+  postsWithAuthors(db)
+    .where('po.project', '=', v.projectId)
+    .where('po.kind', '=', 'build_log')
+    .where((eb) => postReadable(eb, v.userId))
+    .where('po.id', '<', v.before)
+    .where('po.createdAt', '>=', v.since)
+    .orderBy('po.id', 'desc')
+    .limit(v.limit);
+
 /** A project's build logs before `before` (for the first page, `LAST_ID`), newest first, as `userId` may read them. */
-export const buildLogPage = hotRead(
-  ['projectId', 'userId', 'before', 'since', 'limit'],
-  (db, v: { projectId: string; userId: string | null; before: string; since: Date; limit: number }) =>
-    postsWithAuthors(db)
-      .where('po.project', '=', v.projectId)
-      .where('po.kind', '=', 'build_log')
-      .where((eb) => postReadable(eb, v.userId))
-      .where('po.id', '<', v.before)
-      .where('po.createdAt', '>=', v.since)
-      .orderBy('po.id', 'desc')
-      .limit(v.limit),
-);
+export const buildLogPage = hotRead(['projectId', 'userId', 'before', 'since', 'limit'], buildLogs);
+
+/** The same page with only the build logs among `ids`. */
+export function buildLogPageAmong(em: EntityManager, v: BuildLogQuery & { ids: readonly string[] }) {
+  return read(em, buildLogs(reads(em), v).where('po.id', 'in', [...v.ids]));
+}

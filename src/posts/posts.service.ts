@@ -10,10 +10,10 @@ import { Post } from './post.entity.js';
 import { User } from '../users/user.entity.js';
 import { type Actor, actorId } from '../kernel/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
-import { decodeCursor, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { decodeCursor, idOf, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
 import { assertCanContributeToProject, assertCanReadProject } from '../projects/projects.service.js';
 import { presentPost, type PostFields } from './posts.presenter.js';
-import { buildLogPage, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
+import { buildLogPage, buildLogPageAmong, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
 import { LAST_ID } from '../db/reads.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { markAttached, ownMediaIds } from '../media/media.service.js';
@@ -137,16 +137,19 @@ export async function listBuildLogs(
   em: EntityManager,
   actor: Actor,
   projectId: string,
-  query: { limit: number; cursor?: string; since?: Date },
+  query: { limit: number; cursor?: string; since?: Date; ids?: readonly string[] },
 ): Promise<Page<PostDto>> {
   await assertCanReadProject(em, actor, projectId);
   const after = decodeCursor(query.cursor, isIdCursor);
-  const rows = await buildLogPage(em, {
+  const page = {
     projectId,
     userId: actorId(actor),
     before: after?.id ?? LAST_ID,
     since: query.since ?? EPOCH,
     limit: query.limit + 1,
-  });
-  return pageOf(rows, query.limit, presentPost, (p) => ({ id: p.id }));
+  };
+  const rows = query.ids?.length
+    ? await buildLogPageAmong(em, { ...page, ids: query.ids })
+    : await buildLogPage(em, page);
+  return pageOf(rows, query.limit, presentPost, idOf);
 }

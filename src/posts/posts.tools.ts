@@ -1,14 +1,13 @@
 import * as z from 'zod';
-import { zCursor, zPost, zPostCreate } from '../../codegen/generated/api/zod.gen.js';
-import type { Post } from '../../codegen/generated/api/types.gen.js';
+import { zCursor, zId, zPost, zPostCreate } from '../../codegen/generated/api/zod.gen.js';
 import { defineTool } from '../mcp/tool.js';
 import { detailInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { listedItem, listSummary, sized } from '../mcp/answers.js';
+import { listedItem, sized, unmatched } from '../mcp/answers.js';
+import { cursorAfterId } from '../kernel/cursor.js';
 import { createPost, listBuildLogs } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
 
 const SUMMARY = ['id', 'title', 'createdAt'] as const;
-const line = (p: Partial<Post>) => `${p.createdAt?.slice(0, 10)} ${p.title} — id ${p.id}`;
 
 export const postsTools = [
   defineTool({
@@ -26,27 +25,32 @@ export const postsTools = [
           .or(z.iso.date())
           .optional()
           .describe('Only build logs posted at or after this time (YYYY-MM-DD or an ISO 8601 date-time).'),
+        postIds: z
+          .array(zId)
+          .min(1)
+          .max(100)
+          .optional()
+          .describe('Only these build logs (ids from an earlier answer), e.g. to read one in full with detail "full".'),
         ...pageInput,
         ...detailInput,
       })
       .strict(),
     output: z.object({ items: z.array(listedItem(zPost, SUMMARY)), nextCursor: zCursor }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor }) => {
       const page = await listBuildLogs(em, actor, args.projectId, {
         limit: args.limit ?? 20,
         cursor: args.cursor,
         since: args.since === undefined ? undefined : new Date(args.since),
+        ids: args.postIds,
       });
       return { ...page, items: sized(page.items, args.detail ?? 'standard', 'list_build_logs', SUMMARY, ['body']) };
     },
-    summarize: (page, args) =>
-      listSummary(
-        `build log${page.items.length === 1 ? '' : 's'}${args.since ? ` since ${args.since}` : ''}`,
-        page.items,
-        page.nextCursor,
-        line,
-      ),
+    headline: (page, args) =>
+      `${page.items.length} build log${page.items.length === 1 ? '' : 's'}${args.since ? ` since ${args.since}` : ''}, newest first${unmatched(args.postIds, page, args.since !== undefined || args.cursor !== undefined)}`,
+    texts: ['body'],
+    cursorAfter: (p) => cursorAfterId(p as { id: string }),
+    wholeAt: (p) => `/posts/${p.id}`,
   }),
   defineTool({
     name: 'create_build_log',
@@ -63,7 +67,7 @@ export const postsTools = [
       })
       .strict(),
     output: zPost,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     creates: {
       operationId: 'createPost',
       request: ({ projectId, ...post }) => ({ params: {}, body: { kind: 'build_log', projectId, ...post } }),
@@ -71,6 +75,8 @@ export const postsTools = [
     },
     run: async ({ projectId, ...post }, { em, actor }) =>
       presentPost(await createPost(em, actor, { kind: 'build_log', projectId, ...post })),
-    summarize: (p) => `Posted the build log "${p.title}" — id ${p.id}.`,
+    headline: (p) => `Posted the build log "${p.title}" — id ${p.id}.`,
+    texts: ['body'],
+    wholeAt: (p) => `/posts/${p.id}`,
   }),
 ];

@@ -11,7 +11,7 @@ import { User } from '../users/user.entity.js';
 import { Post } from '../posts/post.entity.js';
 import { actorId, type Actor } from '../kernel/actor.js';
 import { conflict, forbidden, notFound } from '../kernel/problem.js';
-import { decodeCursor, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { decodeCursor, idOf, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { projectWithAccess, readableProjects } from './projects.queries.js';
@@ -182,7 +182,7 @@ export async function listProjects(
     before: after?.id,
     limit: query.limit + 1,
   });
-  return pageOf(rows, query.limit, presentProject, (p) => ({ id: p.id }));
+  return pageOf(rows, query.limit, presentProject, idOf);
 }
 
 /** The projects the actor owns, or (role 'member') those it is a member of (MCP list_my_projects). */

@@ -1,13 +1,12 @@
 import * as z from 'zod';
 import { zCursor, zProject } from '../../codegen/generated/api/zod.gen.js';
-import type { Project } from '../../codegen/generated/api/types.gen.js';
 import { defineTool } from '../mcp/tool.js';
 import { listMyProjects } from './projects.service.js';
 import { detailInput, pageInput } from '../mcp/inputs.js';
-import { listedItem, listSummary, sized } from '../mcp/answers.js';
+import { listedItem, sized } from '../mcp/answers.js';
+import { cursorAfterId } from '../kernel/cursor.js';
 
 const SUMMARY = ['id', 'name', 'slug'] as const;
-const line = (p: Partial<Project>) => `${p.name} (${p.slug}) — id ${p.id}`;
 
 export const projectsTools = [
   defineTool({
@@ -28,7 +27,7 @@ export const projectsTools = [
       })
       .strict(),
     output: z.object({ items: z.array(listedItem(zProject, SUMMARY)), nextCursor: zCursor }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor }) => {
       const page = await listMyProjects(em, actor, {
         limit: args.limit ?? 20,
@@ -40,12 +39,9 @@ export const projectsTools = [
         items: sized(page.items, args.detail ?? 'standard', 'list_my_projects', SUMMARY, ['description']),
       };
     },
-    summarize: (page, args) =>
-      listSummary(
-        `project${page.items.length === 1 ? '' : 's'} you ${args.role === 'member' ? 'are a member of' : 'own'}`,
-        page.items,
-        page.nextCursor,
-        line,
-      ),
+    headline: (page, args) =>
+      `${page.items.length} project${page.items.length === 1 ? '' : 's'} you ${args.role === 'member' ? 'are a member of' : 'own'}, newest first`,
+    texts: ['description'],
+    cursorAfter: (p) => cursorAfterId(p as { id: string }),
   }),
 ];
