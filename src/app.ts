@@ -119,6 +119,7 @@ export function createApp({
   const budget = requestBudget(counters, limits);
   const failedAuth = failedAuthBudget(counters, limits);
   const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000, changes);
+  const keysPage = new URL('/settings/keys', config.publicUrl ?? 'http://localhost').href;
   app.locals.keyCache = keys;
 
   app.use(chain(requestContext(orm, log), securityHeaders(), requireHost));
@@ -140,6 +141,7 @@ export function createApp({
       freeOpening: freeOpenings(counters, limits),
       failedAuth,
       keys,
+      keysPage,
       checkOutput: config.validateResponses,
       origins: mcpOrigins(config.publicUrl, config.mcpAllowedOrigins),
     }),
@@ -148,7 +150,10 @@ export function createApp({
     uploadMaxBytes: config.uploadMaxBytes,
     patternMessages: patternMessages(contract),
   });
-  app.use(base, restPipeline({ config, contract, operations, storage, limits, budget, failedAuth, keys, problems }));
+  app.use(
+    base,
+    restPipeline({ config, contract, operations, storage, limits, budget, failedAuth, keys, keysPage, problems }),
+  );
   app.use((req, _res, next) => next(notInThisApi(req.path, base)));
   app.use(problems);
   return app;
@@ -226,9 +231,10 @@ function restPipeline(p: {
   budget: RequestHandler;
   failedAuth: FailedAuth;
   keys: KeyCache;
+  keysPage: string;
   problems: ErrorRequestHandler;
 }) {
-  const { config, contract, budget, failedAuth, keys, problems } = p;
+  const { config, contract, budget, failedAuth, keys, keysPage, problems } = p;
   const deprecated = deprecation(contract);
   const answer: ErrorRequestHandler = (err, req, res, next) => {
     // A refusal the validator made before any of our stages ran still says the operation is deprecated.
@@ -237,7 +243,7 @@ function restPipeline(p: {
   };
   return chainWithErrors(
     answer,
-    ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys }),
+    ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys, keysPage }),
     refuseNul,
     idempotency(),
     dispatchOperations(

@@ -426,7 +426,7 @@ describe('answers sized for a model', () => {
     const summary = await call(client, 'get_roadmap', { projectId, detail: 'summary', limit: 100 });
     expect(summary.structuredContent.items).toHaveLength(100);
     expect(Object.keys(summary.structuredContent.items[0]).sort()).toEqual(['id', 'position', 'status', 'title']);
-    expect(summary.structuredContent.nextCursor).toBeNull();
+    expect(summary.structuredContent).not.toHaveProperty('nextCursor');
     const logs = await call(client, 'list_build_logs', { projectId, detail: 'summary' });
     expect(Object.keys(logs.structuredContent.items[0]).sort()).toEqual(['createdAt', 'id', 'title']);
     await client.close();
@@ -454,6 +454,13 @@ describe('answers sized for a model', () => {
     const client = await connect(owner.token);
     const { tools } = await client.listTools();
     expect(JSON.stringify(tools).length).toBeLessThan(16_000);
+    // Shared shapes have names an agent can read, and a value has one JSON type (Inspector --strict).
+    expect(JSON.stringify(tools)).not.toMatch(/__schema/);
+    for (const tool of tools.filter((x) => x.outputSchema?.properties?.items))
+      expect(tool.outputSchema!.properties!.nextCursor, tool.name).toEqual({
+        type: 'string',
+        description: expect.stringMatching(/Absent on the last page/),
+      });
     for (const tool of tools) {
       const properties = (tool.inputSchema.properties ?? {}) as Record<string, { description?: string }>;
       for (const [name, schema] of Object.entries(properties))
@@ -484,7 +491,7 @@ describe('tools that guide the agent', () => {
     const client = await connect(owner.token);
     const unknown = await call(client, 'get_roadmap', { projectId: '00000000-0000-4000-8000-000000000000' });
     expect(unknown.isError).toBe(true);
-    expect(unknown.content[0]!.text).toMatch(/Call list_my_projects/);
+    expect(unknown.content[0]!.text).toMatch(/No project you can see has that id\. list_my_projects gives the ids/);
     const far = await call(client, 'create_milestone', { projectId, title: 'far', position: 500 });
     expect(far.content[0]!.text).toMatch(/between 1 and 101/);
     await client.close();
@@ -498,15 +505,77 @@ describe('tools that guide the agent', () => {
     const asMember = await connect(member.token);
     const refused = await call(asMember, 'create_milestone', { projectId, title: 'mine' });
     expect(refused.isError).toBe(true);
-    expect(refused.content[0]!.text).toMatch(/Members of a project may post build logs \(create_build_log\)/);
+    expect(refused.content[0]!.text).toMatch(
+      /You are a member of this project: members post build logs \(create_build_log\); only the project's owner edits its roadmap/,
+    );
     // The member finds the project's id through MCP, and posts there.
-    expect((await call(asMember, 'list_my_projects')).structuredContent.items).toEqual([]);
+    const owned = await call(asMember, 'list_my_projects');
+    expect(owned.structuredContent.items).toEqual([]);
+    expect(owned.content[0]!.text).toBe(
+      '0 projects you own, newest first. You are a member of other projects: call list_my_projects with role "member" to list them.',
+    );
     const mine = await call(asMember, 'list_my_projects', { role: 'member', detail: 'summary' });
     expect(mine.structuredContent.items.map((p: { id: string }) => p.id)).toEqual([projectId]);
     const posted = await call(asMember, 'create_build_log', { projectId, title: 'From a member', body: 'Hello' });
     expect(posted.isError).toBeFalsy();
     expect(posted.content[0]!.text).toMatch(/^Posted the build log "From a member"/);
     await asMember.close();
+  });
+
+  it('tells a stranger, a wrong project id and a malformed date what is true for them and what to send', async () => {
+    const stranger = await userWithKey(t, ['projects.read', 'projects.write', 'content.write']);
+    const client = await connect(stranger.token);
+    const milestone = await call(client, 'create_milestone', { projectId, title: 'not mine' });
+    expect(milestone.isError).toBe(true);
+    expect(milestone.content[0]!.text).toMatch(
+      /You are neither the owner nor a member of this project, so you cannot change it/,
+    );
+    expect(milestone.content[0]!.text).not.toMatch(/Members of a project may post/);
+    const log = await call(client, 'create_build_log', { projectId, title: 'not mine', body: 'x' });
+    expect(log.content[0]!.text).toMatch(
+      /You are neither the owner nor a member of this project\. list_my_projects gives/,
+    );
+    const hidden = await call(client, 'create_build_log', {
+      projectId: '00000000-0000-4000-8000-000000000000',
+      title: 'nowhere',
+      body: 'x',
+    });
+    expect(hidden.content[0]!.text).toMatch(
+      /^Unprocessable content: There is no project .* list_my_projects gives the ids/,
+    );
+    const byName = await call(client, 'get_roadmap', { projectId: 'Big' });
+    expect(byName.content[0]!.text).toMatch(
+      /projectId is the project's id, a UUID .* not its name or slug: list_my_projects gives the ids/,
+    );
+    const since = await call(client, 'list_build_logs', { projectId, since: 'yesterday' });
+    expect(since.content[0]!.text).toMatch(/since takes a day, YYYY-MM-DD \(e\.g\. 2026-11-01\)/);
+    const none = await call(client, 'list_my_projects');
+    expect(none.content[0]!.text).toMatch(/^0 projects you own, newest first\. Create a project first/);
+    await client.close();
+  });
+
+  it('a key that stopped working is told where to make a new one, over MCP and REST', async () => {
+    const { revokeKey } = await import('../src/keys/keys.service.js');
+    const { ApiKey } = await import('../src/keys/api-key.entity.js');
+    const revoked = await userWithKey(t, ['projects.read']);
+    const expired = await userWithKey(t, ['projects.read']);
+    const em = t.db.orm.em.fork();
+    const keyOf = async (u: TestUser) => (await em.findOneOrFail(ApiKey, { user: u.user.id })).id;
+    await revokeKey(em, await keyOf(revoked));
+    await em.nativeUpdate(ApiKey, { id: await keyOf(expired) }, { expiresAt: new Date(Date.now() - 60_000) });
+    const page = `${PUBLIC}/settings/keys`;
+    for (const [who, why] of [
+      [revoked, /has been revoked/],
+      [expired, /expired at \d{4}-/],
+    ] as const) {
+      const mcp = await post(listTools, { authorization: `Bearer ${who.token}` });
+      expect(mcp.status).toBe(401);
+      expect(mcp.json.error.message).toMatch(why);
+      expect(mcp.json.error.message).toContain(`Make a new key under Settings → Manage API keys: ${page}`);
+      const rest = await fetch(`${t.apiUrl}/projects`, { headers: { authorization: `Bearer ${who.token}` } });
+      expect(rest.status).toBe(401);
+      expect((await rest.json()).detail).toContain(`Make a new key under Settings → Manage API keys: ${page}`);
+    }
   });
 
   it('a 429 reaches the agent as a JSON-RPC error saying when to retry; connecting spends one request', async () => {

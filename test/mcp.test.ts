@@ -239,7 +239,9 @@ describe('MCP through the SDK client', () => {
     expect(bad.isError).toBe(true);
     expect(bad.content[0]!.text).toMatch(/^Invalid arguments for create_milestone: .* at title$/);
     const two = await call(client, 'create_milestone', { projectId: 'nope' });
-    expect(two.content[0]!.text).toMatch(/^Invalid arguments for create_milestone: .* at projectId; .* at title$/);
+    expect(two.content[0]!.text).toMatch(
+      /^Invalid arguments for create_milestone: .* at projectId; .* at title projectId is the project's id, a UUID/,
+    );
     const nul = await call(client, 'create_milestone', { projectId: project.data!.id, title: 'a\u0000b' });
     expect(nul.isError).toBe(true);
     expect(nul.content[0]!.text).toMatch(/NUL/);
@@ -412,10 +414,20 @@ describe('MCP at the HTTP level', () => {
         error: { code: -32000, message: expect.stringMatching(/Not Acceptable/) },
       });
     }
-    const text = await rawMcp(JSON.stringify(listTools), { ...auth, 'content-type': 'text/plain' });
-    expect(text.status).toBe(415);
-    expect(text.json.error).toMatchObject({ code: -32000, message: expect.stringMatching(/Unsupported Media Type/) });
-    expect((await rawMcp(listTools, { ...auth, 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
+    // Whatever a body not declared JSON holds, its id is not read: the same answer for each.
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/vnd.api+json', 'text/json']) {
+      const text = await rawMcp(JSON.stringify(listTools), { ...auth, 'content-type': type });
+      expect(text.status, type).toBe(415);
+      expect(text.json, type).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' },
+      });
+    }
+    const ok = await rawMcp(listTools, { ...auth, 'content-type': 'application/json; charset=utf-8' });
+    expect(ok.status).toBe(200);
+    // Declared on the MCP answers as on REST ones: when the key stops working.
+    expect(new Date(ok.headers.get('shipyard-key-expiration')!).getTime()).toBeGreaterThan(Date.now());
   });
 
   it('202 with no body for notifications only; 400 -32600 for JSON that is not a JSON-RPC message', async () => {

@@ -49,7 +49,7 @@ async function sessionActor(req: Request): Promise<Actor> {
  * API key. A refused authentication is counted against the address's failed-authentication
  * budget, which may turn it into a 429 (src/http/rate-limit.ts); a valid key never meets it.
  */
-export const authenticate = (keys: KeyCache, failedAuth: FailedAuth) =>
+export const authenticate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string) =>
   async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
       const op = req.openapi?.schema;
@@ -61,7 +61,7 @@ export const authenticate = (keys: KeyCache, failedAuth: FailedAuth) =>
       req.actor =
         op['x-session-only'] === true && !hasBearer(req)
           ? await sessionActor(req)
-          : await authenticateToken(req.em, bearerToken(req), keys);
+          : await authenticateToken(req.em, bearerToken(req), keys, keysPage);
       // Like GitHub's token-expiration header: every response tells the key's expiry (unless the
       // request deadline has answered meanwhile: src/http/timeout.ts).
       if (req.actor.expiresAt && !res.headersSent)

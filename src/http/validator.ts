@@ -75,13 +75,15 @@ export type ValidatorOptions = {
   budget: RequestHandler;
   failedAuth: FailedAuth;
   keys: KeyCache;
+  /** Settings → Manage API keys, where a 401 for a key that stopped working sends its holder. */
+  keysPage: string;
 };
 
 export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions): RequestHandler[] {
   settleUrlParseWarning();
   const stages: RequestHandler[] = [
     deprecation(doc),
-    authenticate(opts.keys, opts.failedAuth) as RequestHandler,
+    authenticate(opts.keys, opts.failedAuth, opts.keysPage) as RequestHandler,
     opts.budget,
     requireScope as RequestHandler,
     strictQueryIntegers(doc),
@@ -102,7 +104,11 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
   };
   // A public operation (the spec downloads) has no security handler to run: it is nobody's,
   // and spends its address's budget once the validator has passed it.
-  const publicStages = [deprecation(doc), authenticate(opts.keys, opts.failedAuth) as RequestHandler, opts.budget];
+  const publicStages = [
+    deprecation(doc),
+    authenticate(opts.keys, opts.failedAuth, opts.keysPage) as RequestHandler,
+    opts.budget,
+  ];
   const publicOperation: RequestHandler = (req, res, next) => {
     if (req.openapi?.schema['x-public'] !== true) return next();
     run(publicStages, req, res).then(() => next(), next);

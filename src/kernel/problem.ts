@@ -6,7 +6,24 @@ import type { Problem } from '../../codegen/generated/api/types.gen.js';
 
 export const PROBLEM_BASE = 'https://shipyard.dev/problems/';
 
+/**
+ * Why a refusal happened, in a word code can rely on: the MCP server turns it into what an agent
+ * should do next (src/mcp/server.ts). Not part of the problem document; the detail says it in words.
+ */
+export type Reason =
+  /** The project does not exist, or the caller may not see it. */
+  | 'unknown-project'
+  /** A member of the project asked for what only its owner may do. */
+  | 'member-not-owner'
+  /** Someone who is neither owner nor member asked to change the project. */
+  | 'stranger-not-owner'
+  /** Someone who is neither owner nor member asked to post a build log to it. */
+  | 'not-a-contributor';
+
 export class ProblemError extends Error {
+  /** Why, as a stable code (set with `because`). */
+  reason?: Reason;
+
   constructor(
     readonly status: number,
     readonly slug: string,
@@ -16,6 +33,12 @@ export class ProblemError extends Error {
     readonly headers: Record<string, string> = {},
   ) {
     super(detail);
+  }
+
+  /** The same error, with the code of why it happened. */
+  because(reason: Reason): this {
+    this.reason = reason;
+    return this;
   }
 
   toProblem(instance?: string): Problem {

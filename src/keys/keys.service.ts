@@ -139,7 +139,12 @@ async function readKey(
  * database read; with a cache, a key seen in the last few seconds is not read again (see
  * key-cache.ts for the revocation bound). The token is never logged.
  */
-export async function authenticateToken(em: EntityManager, token: string, cache?: KeyCache): Promise<Actor> {
+export async function authenticateToken(
+  em: EntityManager,
+  token: string,
+  cache?: KeyCache,
+  keysPage?: string,
+): Promise<Actor> {
   const check = checkToken(token);
   if (!check.ok) {
     throw invalidToken(
@@ -150,11 +155,13 @@ export async function authenticateToken(em: EntityManager, token: string, cache?
   }
   const tokenHash = hashToken(token);
   const key = cache?.get(tokenHash) ?? (await readKey(em, tokenHash, cache));
-  if (!key) throw invalidToken('The API key is not known.');
+  // A key that stopped working says where to make the next one (PUBLIC_URL's Settings → Manage API keys).
+  const wayOut = keysPage ? ` Make a new key under Settings → Manage API keys: ${keysPage}` : '';
+  if (!key) throw invalidToken(`The API key is not known: check that it was copied whole.${wayOut}`);
   const now = new Date();
-  if (key.revokedAt) throw invalidToken('The API key has been revoked.');
+  if (key.revokedAt) throw invalidToken(`The API key has been revoked.${wayOut}`);
   if (key.userDisabled) throw invalidToken('The account this API key belongs to is disabled.');
-  if (key.expiresAt <= now) throw invalidToken(`The API key expired at ${key.expiresAt.toISOString()}.`);
+  if (key.expiresAt <= now) throw invalidToken(`The API key expired at ${key.expiresAt.toISOString()}.${wayOut}`);
   if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
     // Conditional, so concurrent requests write it once; no flush of anything else.
     await em.nativeUpdate(

@@ -9,6 +9,7 @@
  * items and a cursor for the rest, and a single item too long for it has its long text shortened.
  */
 import type * as z from 'zod';
+import * as zod from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Detail } from './inputs.js';
 
@@ -36,7 +37,7 @@ function shorten(text: string, tool: string): string {
 }
 
 /** Each item as `detail` asks: only `keep` for a summary, long `texts` shortened by default, whole when full. */
-export function sized<T extends Record<string, unknown>, K extends keyof T>(
+function sized<T extends Record<string, unknown>, K extends keyof T>(
   items: readonly T[],
   detail: Detail,
   tool: string,
@@ -57,13 +58,36 @@ export function sized<T extends Record<string, unknown>, K extends keyof T>(
 }
 
 /** The item schema of a list answer: `keep` always present, every other field optional (absent in a summary). */
-export function listedItem<S extends z.ZodObject>(item: S, keep: readonly (keyof S['shape'] & string)[]) {
+function listedItem<S extends z.ZodObject>(item: S, keep: readonly (keyof S['shape'] & string)[]) {
   const required = Object.fromEntries(keep.map((k) => [k, true])) as Record<string, true>;
   return item.partial().required(required as never);
 }
 
+/**
+ * A list tool's output schema: its items (`keep` always, the rest as `detail` gives them) and,
+ * while more follow, `nextCursor`, left out on the last page rather than null (one JSON type).
+ */
+export function listOutput<S extends z.ZodObject>(item: S, keep: readonly (keyof S['shape'] & string)[]) {
+  return zod.object({
+    items: zod.array(listedItem(item, keep)),
+    nextCursor: zod.string().describe('Send it as cursor for the next page. Absent on the last page.').optional(),
+  });
+}
+
+/** A page of a list tool's answer: its items sized for `detail`, and its cursor when more follow. */
+export function listed<T extends Record<string, unknown>, K extends keyof T>(
+  page: { items: T[]; nextCursor: string | null },
+  detail: Detail,
+  tool: string,
+  keep: readonly K[],
+  texts: readonly (keyof T)[],
+): { items: Partial<T>[]; nextCursor?: string } {
+  const items = sized(page.items, detail, tool, keep, texts);
+  return page.nextCursor ? { items, nextCursor: page.nextCursor } : { items };
+}
+
 type Item = Record<string, unknown>;
-type ListData = { items: Item[]; nextCursor: string | null };
+type ListData = { items: Item[]; nextCursor?: string | null };
 
 /** How a tool's answer is written and kept under the cap. */
 export type AnswerShape = {
@@ -72,6 +96,8 @@ export type AnswerShape = {
    * ("3 milestones (done)"), given the items the answer holds; how to go on follows it.
    */
   headline: (data: Item) => string;
+  /** A sentence after the headline's first line, before the data. */
+  note?: string;
   /** Fields of an item whose long text the cap may shorten (descriptions, bodies). */
   texts: readonly string[];
   /** For a list: the cursor that continues after an item. */
@@ -109,12 +135,15 @@ function render(data: Item, shape: AnswerShape, cut?: string): CallToolResult {
       : data.items.length
         ? ' That is all of them.'
         : '';
-    const head = `${shape.headline(data)}.${cut ? ` ${cut}` : ''}${more}`;
+    const head = `${shape.headline(data)}.${cut ? ` ${cut}` : ''}${more}${shape.note ? ` ${shape.note}` : ''}`;
     lines = data.items.length
       ? [`${head} One JSON object a line:`, ...data.items.map((item) => JSON.stringify(item))]
       : [head];
   } else {
-    lines = [`${shape.headline(data)}${cut ? ` ${cut}` : ''}`, JSON.stringify(data)];
+    lines = [
+      `${shape.headline(data)}${cut ? ` ${cut}` : ''}${shape.note ? ` ${shape.note}` : ''}`,
+      JSON.stringify(data),
+    ];
   }
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: data };
 }
@@ -186,7 +215,7 @@ const unmarked = (text: string) => {
  */
 export function unmatched(
   asked: readonly string[] | undefined,
-  page: { items: readonly { id?: unknown }[]; nextCursor: string | null },
+  page: { items: readonly { id?: unknown }[]; nextCursor?: string | null },
   filtered: boolean,
 ): string {
   if (!asked || page.nextCursor) return '';

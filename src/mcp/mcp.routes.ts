@@ -88,10 +88,10 @@ function budgetUnits(body: unknown, bytes: number, version: string | undefined):
   return opening ? 0 : 1;
 }
 
-const outerGate = (keys: KeyCache, failedAuth: FailedAuth) =>
+const outerGate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string) =>
   async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
-      const actor = await authenticateToken(req.em, bearerToken(req), keys);
+      const actor = await authenticateToken(req.em, bearerToken(req), keys, keysPage);
       if (!actor.scopes.some((s) => MCP_SCOPES.includes(s))) {
         return rpcError(
           res,
@@ -103,6 +103,8 @@ const outerGate = (keys: KeyCache, failedAuth: FailedAuth) =>
         );
       }
       req.actor = actor;
+      // As on every REST answer (src/http/authenticate.ts): when the key stops working.
+      if (actor.expiresAt) res.setHeader('Shipyard-Key-Expiration', actor.expiresAt.toISOString());
       next();
     } catch (err) {
       if (err instanceof ProblemError && err.status === 401) {
@@ -228,6 +230,7 @@ export function mcpRouter({
   freeOpening,
   failedAuth,
   keys,
+  keysPage,
   checkOutput,
   origins,
 }: {
@@ -237,6 +240,8 @@ export function mcpRouter({
   freeOpening: FreeOpening;
   failedAuth: FailedAuth;
   keys: KeyCache;
+  /** Settings → Manage API keys, named by a 401 for a key that stopped working. */
+  keysPage: string;
   checkOutput: boolean;
   /** The browser origins allowed to call it (./origins.ts). */
   origins: ReadonlySet<string>;
@@ -244,7 +249,15 @@ export function mcpRouter({
   const router = Router();
   router.use(originGate(origins));
   const { room, readBody, spend } = bodyAndBudget(budget, freeOpening);
-  router.post('/', outerGate(keys, failedAuth), room, readBody, spend, versionGate, answerMcp(log, checkOutput));
+  router.post(
+    '/',
+    outerGate(keys, failedAuth, keysPage),
+    room,
+    readBody,
+    spend,
+    versionGate,
+    answerMcp(log, checkOutput),
+  );
   router.all('/', (_req, res) =>
     rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, {
       Allow: 'POST',

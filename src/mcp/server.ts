@@ -19,13 +19,14 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { ProblemError } from '../kernel/problem.js';
+import { ProblemError, type Reason } from '../kernel/problem.js';
 import { findNul } from '../http/nul.js';
 import { createRequestHash, once } from '../idempotency/idempotency.service.js';
 import { basePath, loadContract } from '../kernel/contract.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ToolContext, ToolDef } from './tool.js';
 import { answer } from './answers.js';
+import { ARGUMENT_HINTS } from './inputs.js';
 import { projectsTools } from '../projects/projects.tools.js';
 import { milestonesTools } from '../milestones/milestones.tools.js';
 import { postsTools } from '../posts/posts.tools.js';
@@ -96,6 +97,44 @@ function compactEach(map: unknown, output: boolean): unknown {
   return Object.fromEntries(Object.entries(map).map(([name, schema]) => [name, compact(schema, output)]));
 }
 
+/** A definition this short is written where it is used: a reference to it would cost more than it. */
+const INLINE_BELOW = 100;
+
+/**
+ * The schema with its short definitions written in place (`{"type":"string","format":"uuid"}`
+ * rather than a reference an agent has to follow), and only the longer ones kept under
+ * `definitions`, by the names src/mcp/inputs.ts gives them.
+ */
+function inlineSmall(schema: unknown): unknown {
+  const root = schema as { definitions?: Record<string, unknown> };
+  if (!root.definitions) return schema;
+  const small = new Map(
+    Object.entries(root.definitions)
+      .filter(([, def]) => JSON.stringify(def).length < INLINE_BELOW)
+      .map(([name, def]) => [`#/definitions/${name}`, def]),
+  );
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (node === null || typeof node !== 'object') return node;
+    const { $ref, allOf, ...rest } = node as Record<string, unknown>;
+    if (typeof $ref === 'string' && small.has($ref))
+      return { ...(small.get($ref) as object), ...(walk(rest) as object) };
+    const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, walk(v)]));
+    if (typeof $ref === 'string') out.$ref = $ref;
+    if (Array.isArray(allOf)) {
+      const parts = allOf.map(walk) as Record<string, unknown>[];
+      // A lone part that is no longer a reference merges into its node (a description beside it).
+      if (parts.length === 1 && !('$ref' in parts[0]!)) return { ...parts[0], ...out };
+      out.allOf = parts;
+    }
+    return out;
+  };
+  const { definitions, ...body } = root;
+  const kept = Object.fromEntries(Object.entries(definitions).filter(([name]) => !small.has(`#/definitions/${name}`)));
+  const inlined = walk(body) as Record<string, unknown>;
+  return Object.keys(kept).length ? { ...inlined, definitions: walk(kept) } : inlined;
+}
+
 /**
  * A tool as tools/list shows it, built once: the JSON Schemas are zod's conversion, with a shape
  * used more than once written once under `definitions` and referred to.
@@ -104,10 +143,11 @@ const listed = (t: ToolDef): Tool => ({
   name: t.name,
   title: t.title,
   description: `${t.description} Needs the ${t.scope} scope.`,
-  inputSchema: compact(z.toJSONSchema(inputOf(t), { target: 'draft-7', io: 'input' }), false) as Tool['inputSchema'],
-  outputSchema: compact(
-    z.toJSONSchema(t.output, { target: 'draft-7', io: 'output', reused: 'ref' }),
-    true,
+  inputSchema: inlineSmall(
+    compact(z.toJSONSchema(inputOf(t), { target: 'draft-7', io: 'input' }), false),
+  ) as Tool['inputSchema'],
+  outputSchema: inlineSmall(
+    compact(z.toJSONSchema(t.output, { target: 'draft-7', io: 'output', reused: 'ref' }), true),
   ) as Tool['outputSchema'],
   annotations: t.annotations,
 });
@@ -134,16 +174,23 @@ const validator = new AjvJsonSchemaValidator();
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 const issues = (error: z.ZodError): string =>
   error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join('.')}` : i.message)).join('; ');
+/** What to send instead, for each refused argument that has a hint (./inputs.ts). */
+const hints = (error: z.ZodError): string => {
+  const fields = new Set(error.issues.map((i) => String(i.path[0] ?? '')));
+  return [...fields].map((f) => (ARGUMENT_HINTS[f] ? ` ${ARGUMENT_HINTS[f]}` : '')).join('');
+};
 
-/** What to do after a refusal, for the refusals an agent can act on. */
-function nextStep(tool: ToolDef, err: ProblemError): string {
-  const takesProject = 'projectId' in tool.input.shape;
-  if (err.status === 404 && takesProject && /^No project with id /.test(err.detail))
-    return ' Call list_my_projects for the ids of the projects you own (role "member" for those you were added to).';
-  if (err.status === 403 && tool.scope === 'projects.write' && /^Only the owner of project /.test(err.detail))
-    return " Members of a project may post build logs (create_build_log); only the project's owner edits its roadmap.";
-  return '';
-}
+const YOUR_PROJECTS =
+  'list_my_projects gives the ids of the projects you own, and with role "member" those you were added to.';
+/** What to do after a refusal, by its reason (src/kernel/problem.ts): what is true for this caller. */
+const NEXT_STEP: Record<Reason, string> = {
+  'unknown-project': ` No project you can see has that id. ${YOUR_PROJECTS}`,
+  'member-not-owner':
+    " You are a member of this project: members post build logs (create_build_log); only the project's owner edits its roadmap.",
+  'stranger-not-owner': ` You are neither the owner nor a member of this project, so you cannot change it. ${YOUR_PROJECTS}`,
+  'not-a-contributor': ` You are neither the owner nor a member of this project. ${YOUR_PROJECTS}`,
+};
+const nextStep = (err: ProblemError): string => (err.reason ? NEXT_STEP[err.reason] : '');
 
 /** What runTool needs besides the tool's own context. */
 export type RunOptions = {
@@ -173,14 +220,16 @@ export async function runTool(
   const { idempotencyKey, ...toolArgs } = refused.args;
   try {
     const data = await runOnce(tool, toolArgs, idempotencyKey, ctx, opts);
+    const note = await tool.followUp?.(data as never, toolArgs as never, ctx);
     return answer(data, {
       headline: (shown) => tool.headline(shown as never, toolArgs as never),
+      note,
       texts: tool.texts ?? [],
       cursorAfter: tool.cursorAfter,
       wholeAt: tool.wholeAt && ((item) => `GET ${API_BASE}${tool.wholeAt!(item)}`),
     });
   } catch (err) {
-    if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}${nextStep(tool, err)}`);
+    if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}${nextStep(err)}`);
     opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });
     return errorResult(
       err instanceof OutputMismatch
@@ -206,7 +255,7 @@ function refusal(
   if (nul !== undefined)
     return `Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`;
   const parsed = inputOf(tool).safeParse(args ?? {});
-  if (!parsed.success) return `Invalid arguments for ${tool.name}: ${issues(parsed.error)}`;
+  if (!parsed.success) return `Invalid arguments for ${tool.name}: ${issues(parsed.error)}${hints(parsed.error)}`;
   return { args: parsed.data as { idempotencyKey?: string } & Record<string, unknown> };
 }
 

@@ -137,8 +137,14 @@ function headerRefusal(req: Request): Refusal | undefined {
     const message = 'Not Acceptable: Client must accept both application/json and text/event-stream';
     return { status: 406, code: -32000, message, id };
   }
+  // A body that is not declared JSON is not read as JSON, whatever it holds: its id is unknown.
   if (!isJsonContentType(req.headers['content-type']))
-    return { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json', id };
+    return {
+      status: 415,
+      code: -32000,
+      message: 'Unsupported Media Type: Content-Type must be application/json',
+      id: null,
+    };
   return undefined;
 }
 

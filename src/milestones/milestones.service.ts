@@ -74,7 +74,8 @@ export async function getMilestone(
  * them so), so the count is the highest position.
  */
 async function lockRoadmap(tem: EntityManager, projectId: string): Promise<number> {
-  if (!(await lockProject(tem, projectId))) throw notFound(`No project with id ${projectId}.`);
+  if (!(await lockProject(tem, projectId)))
+    throw notFound(`No project with id ${projectId}.`).because('unknown-project');
   return highestPosition(tem, projectId);
 }
 

@@ -1,6 +1,5 @@
 import * as z from 'zod';
 import {
-  zCursor,
   zMilestone,
   zMilestoneCreate,
   zMilestoneStatus,
@@ -11,7 +10,7 @@ import type { Milestone } from '../../codegen/generated/api/types.gen.js';
 import { defineTool } from '../mcp/tool.js';
 import { badRequest } from '../kernel/problem.js';
 import { detailInput, milestoneIdInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { listedItem, sized, unmatched } from '../mcp/answers.js';
+import { listed, listOutput, unmatched } from '../mcp/answers.js';
 import {
   createMilestone,
   cursorAfterMilestone,
@@ -73,7 +72,7 @@ export const milestonesTools = [
         ...detailInput,
       })
       .strict(),
-    output: z.object({ items: z.array(listedItem(zMilestone, SUMMARY)), nextCursor: zCursor }),
+    output: listOutput(zMilestone, SUMMARY),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor }) => {
       const page = await listMilestones(em, actor, args.projectId, {
@@ -82,7 +81,7 @@ export const milestonesTools = [
         statuses: args.status,
         ids: args.milestoneIds,
       });
-      return { ...page, items: sized(page.items, args.detail ?? 'standard', 'get_roadmap', SUMMARY, ['description']) };
+      return listed(page, args.detail ?? 'standard', 'get_roadmap', SUMMARY, ['description']);
     },
     headline: (page, args) =>
       `${plural(page.items.length, 'milestone')}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.milestoneIds, page, args.status !== undefined || args.cursor !== undefined)}`,

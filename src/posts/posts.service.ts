@@ -64,7 +64,7 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
     } catch (err) {
       // The project is referenced from the body, not the URL: an invisible one is unprocessable, not "not found".
       if (err instanceof ProblemError && err.status === 404)
-        throw unprocessable(`There is no project with id ${input.projectId}.`);
+        throw unprocessable(`There is no project with id ${input.projectId}.`).because('unknown-project');
       throw err;
     }
   } else if (input.projectId !== undefined) {

@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { zCursor, zId, zPost, zPostCreate } from '../../codegen/generated/api/zod.gen.js';
+import { zId, zPost, zPostCreate } from '../../codegen/generated/api/zod.gen.js';
 import { defineTool } from '../mcp/tool.js';
 import { detailInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { listedItem, sized, unmatched } from '../mcp/answers.js';
+import { listed, listOutput, unmatched } from '../mcp/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
 import { createPost, listBuildLogs } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
@@ -35,7 +35,7 @@ export const postsTools = [
         ...detailInput,
       })
       .strict(),
-    output: z.object({ items: z.array(listedItem(zPost, SUMMARY)), nextCursor: zCursor }),
+    output: listOutput(zPost, SUMMARY),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor }) => {
       const page = await listBuildLogs(em, actor, args.projectId, {
@@ -44,7 +44,7 @@ export const postsTools = [
         since: args.since === undefined ? undefined : new Date(args.since),
         ids: args.postIds,
       });
-      return { ...page, items: sized(page.items, args.detail ?? 'standard', 'list_build_logs', SUMMARY, ['body']) };
+      return listed(page, args.detail ?? 'standard', 'list_build_logs', SUMMARY, ['body']);
     },
     headline: (page, args) =>
       `${page.items.length} build log${page.items.length === 1 ? '' : 's'}${args.since ? ` since ${args.since}` : ''}, newest first${unmatched(args.postIds, page, args.since !== undefined || args.cursor !== undefined)}`,

@@ -29,7 +29,7 @@ type Access<P extends ProjectFields> = { project: P; role: ProjectRole };
  */
 async function readableProject(em: EntityManager, actor: Actor, projectId: string): Promise<Access<ProjectFields>> {
   const [row] = isUuid(projectId) ? await projectWithAccess(em, { projectId, userId: actorId(actor) }) : [];
-  if (!row?.readable) throw notFound(`No project with id ${projectId}.`);
+  if (!row?.readable) throw notFound(`No project with id ${projectId}.`).because('unknown-project');
   const { readable: _, isMember, ...project } = row;
   return { project, role: project.owner.id === actor.userId ? 'owner' : isMember ? 'member' : 'none' };
 }
@@ -39,7 +39,9 @@ export const assertCanReadProject = readableProject;
 
 const ownerOnly = ({ project, role }: Access<ProjectFields>, projectId: string): ProjectFields => {
   if (role !== 'owner')
-    throw forbidden(`Only the owner of project ${projectId} (${project.owner.username}) may change it.`);
+    throw forbidden(`Only the owner of project ${projectId} (${project.owner.username}) may change it.`).because(
+      role === 'member' ? 'member-not-owner' : 'stranger-not-owner',
+    );
   return project;
 };
 
@@ -69,7 +71,10 @@ export async function assertCanContributeToProject(
   projectId: string,
 ): Promise<Project> {
   const { role } = await readableProject(em, actor, projectId);
-  if (role === 'none') throw forbidden(`Only the owner and members of project ${projectId} may post build logs to it.`);
+  if (role === 'none')
+    throw forbidden(`Only the owner and members of project ${projectId} may post build logs to it.`).because(
+      'not-a-contributor',
+    );
   return projectEntity(em, projectId);
 }
 

@@ -1,9 +1,9 @@
 import * as z from 'zod';
-import { zCursor, zProject } from '../../codegen/generated/api/zod.gen.js';
+import { zProject } from '../../codegen/generated/api/zod.gen.js';
 import { defineTool } from '../mcp/tool.js';
 import { listMyProjects } from './projects.service.js';
 import { detailInput, pageInput } from '../mcp/inputs.js';
-import { listedItem, sized } from '../mcp/answers.js';
+import { listed, listOutput } from '../mcp/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
 
 const SUMMARY = ['id', 'name', 'slug'] as const;
@@ -26,7 +26,7 @@ export const projectsTools = [
         ...detailInput,
       })
       .strict(),
-    output: z.object({ items: z.array(listedItem(zProject, SUMMARY)), nextCursor: zCursor }),
+    output: listOutput(zProject, SUMMARY),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor }) => {
       const page = await listMyProjects(em, actor, {
@@ -34,13 +34,17 @@ export const projectsTools = [
         cursor: args.cursor,
         role: args.role ?? 'owner',
       });
-      return {
-        ...page,
-        items: sized(page.items, args.detail ?? 'standard', 'list_my_projects', SUMMARY, ['description']),
-      };
+      return listed(page, args.detail ?? 'standard', 'list_my_projects', SUMMARY, ['description']);
     },
     headline: (page, args) =>
       `${page.items.length} project${page.items.length === 1 ? '' : 's'} you ${args.role === 'member' ? 'are a member of' : 'own'}, newest first`,
+    followUp: async (page, args, { em, actor }) => {
+      if (page.items.length || args.cursor || (args.role ?? 'owner') !== 'owner') return undefined;
+      const member = await listMyProjects(em, actor, { limit: 1, role: 'member' });
+      return member.items.length
+        ? 'You are a member of other projects: call list_my_projects with role "member" to list them.'
+        : 'Create a project first (POST /api/v1/projects, or on the web), or ask an owner to add you as a member.';
+    },
     texts: ['description'],
     cursorAfter: (p) => cursorAfterId(p as { id: string }),
   }),
