@@ -116,6 +116,46 @@ describe('transport: Origin (DNS rebinding)', () => {
     }
   });
 
+  it('treats the loopback names of a loopback PUBLIC_URL as its origin, compared after normalising', async () => {
+    const local = await startServer({ publicUrl: 'http://localhost:3999' });
+    try {
+      const who = await userWithKey(local, ['projects.read']);
+      const send = (origin: string) =>
+        fetch(`${local.apiUrl}/mcp`, {
+          method: 'POST',
+          headers: {
+            origin,
+            authorization: `Bearer ${who.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify(listTools),
+        });
+      for (const origin of [
+        'http://localhost:3999',
+        'http://127.0.0.1:3999',
+        'http://[::1]:3999',
+        'http://localhost:3999/',
+        'HTTP://LOCALHOST:3999',
+      ]) {
+        const res = await send(origin);
+        expect(res.status, origin).toBe(200);
+        expect(res.headers.get('access-control-allow-origin'), origin).toBe(origin);
+      }
+      for (const origin of [
+        'http://localhost:4000',
+        'https://localhost:3999',
+        'http://127.0.0.2:3999',
+        'http://localhost.evil.example:3999',
+        'null',
+        'not an origin',
+      ])
+        expect((await send(origin)).status, origin).toBe(403);
+    } finally {
+      await local.close();
+    }
+  });
+
   it('answers a preflight from an allowed origin only', async () => {
     const preflight = (origin: string) =>
       fetch(`${t.apiUrl}/mcp`, {

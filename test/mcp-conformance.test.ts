@@ -51,10 +51,13 @@ beforeAll(async () => {
     req.pipe(upstream);
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  const origin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  proxyUrl = `${origin}/mcp`;
-  // The proxy's origin is where the suite's "valid localhost" requests come from.
-  t = await startServer({ mcpAllowedOrigins: [origin] });
+  const port = (proxy.address() as AddressInfo).port;
+  proxyUrl = `http://127.0.0.1:${port}/mcp`;
+  // Configured as `make run` configures it by default (PUBLIC_URL http://localhost:PORT, no
+  // MCP_ALLOWED_ORIGINS), with the proxy standing where clients reach the service. The suite
+  // calls it through the loopback address, so its "valid localhost" requests come from
+  // http://127.0.0.1:PORT: the same origin under another loopback name.
+  t = await startServer({ publicUrl: `http://localhost:${port}` });
   token = (await userWithKey(t, ['projects.read', 'projects.write', 'content.write'])).token;
   target = new URL(`${t.apiUrl}/mcp`);
 });

@@ -9,9 +9,36 @@
 import type { RequestHandler } from 'express';
 import { rpcError } from './transport.js';
 
-/** This service's origin and the configured ones, as a browser writes an `Origin` header. */
+/** The names a browser may use for this machine; the same port on any of them is the same server. */
+const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * This service's origin and the configured ones, normalised as `URL` writes an origin. An origin
+ * on a loopback name stands for the others too: `http://localhost:3000` is also reached as
+ * `http://127.0.0.1:3000` and `http://[::1]:3000`, and it is the same process either way.
+ */
 export function mcpOrigins(publicUrl: string | undefined, allowed: readonly string[] = []): ReadonlySet<string> {
-  return new Set([...(publicUrl ? [new URL(publicUrl).origin] : []), ...allowed.map((o) => new URL(o).origin)]);
+  const origins = new Set<string>();
+  for (const configured of [...(publicUrl ? [publicUrl] : []), ...allowed]) {
+    const url = new URL(configured);
+    origins.add(url.origin);
+    if (!LOOPBACK.includes(url.hostname)) continue;
+    for (const name of LOOPBACK) {
+      url.hostname = name;
+      origins.add(url.origin);
+    }
+  }
+  return origins;
+}
+
+/** An `Origin` header as `URL` writes it (case, default port, a stray trailing slash), or undefined. */
+function normalised(origin: string): string | undefined {
+  try {
+    const url = new URL(origin);
+    return url.origin === 'null' ? undefined : url.origin;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The response headers a browser client may read: its budget, when to retry, why a key was refused, the request's id. */
@@ -28,7 +55,8 @@ export function originGate(origins: ReadonlySet<string>): RequestHandler {
   return (req, res, next) => {
     const origin = req.headers.origin;
     if (origin === undefined) return next();
-    if (!origins.has(origin)) {
+    const known = normalised(origin);
+    if (known === undefined || !origins.has(known)) {
       return rpcError(
         res,
         403,
