@@ -313,6 +313,24 @@ describe('transport: what an attacker sends', () => {
     expect(allowed.headers.get('access-control-expose-headers')).toMatch(/RateLimit, RateLimit-Policy, Retry-After/);
   });
 
+  it('refuses a cursor from another project or other filters, naming the cause', async () => {
+    const client = await connect(owner.token);
+    const first = await call(client, 'get_roadmap', { projectId, limit: 2, detail: 'summary' });
+    const other = (await api.createProject({ client: owner.client, body: { name: uniqueName('Other') } })).data!.id;
+    const { nextCursor } = first.structuredContent;
+    for (const args of [
+      { projectId: other, cursor: nextCursor },
+      { projectId, status: ['done'], cursor: nextCursor },
+    ]) {
+      const refused = await call(client, 'get_roadmap', args);
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0]!.text).toMatch(/^Invalid cursor: This cursor belongs to another list/);
+    }
+    const logs = await call(client, 'list_build_logs', { projectId, cursor: nextCursor });
+    expect(logs.content[0]!.text).toMatch(/belongs to another list/);
+    await client.close();
+  });
+
   it('refuses a tampered roadmap cursor as a bad argument, not an internal error', async () => {
     const client = await connect(owner.token);
     const cursor = Buffer.from(JSON.stringify({ position: 3_000_000_000 })).toString('base64url');

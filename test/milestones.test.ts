@@ -251,6 +251,34 @@ describe('roadmap', () => {
     ).toEqual(listed[1]);
   });
 
+  it('takes a cursor only on the list that returned it: the same project and the same filters', async () => {
+    const [a, b] = [await project(), await project()];
+    for (const p of [a, b]) for (const title of ['1', '2', '3']) await add(p, title);
+    const first = await api.listMilestones({ client: grace.client, path: { projectId: a }, query: { limit: 2 } });
+    const cursor = first.data!.nextCursor!;
+    const next = await api.listMilestones({
+      client: grace.client,
+      path: { projectId: a },
+      query: { limit: 2, cursor },
+    });
+    expect(next.data!.items.map((m) => m.title)).toEqual(['3']);
+    const mine = await raw(t, 'GET', '/projects?owner=me&limit=1', { token: ada.token });
+    for (const path of [
+      `/projects/${b}/milestones?cursor=${cursor}`, // another project
+      `/projects?cursor=${mine.json.nextCursor}&limit=1`, // other filters (everyone's, not ada's)
+    ]) {
+      const refused = await raw(t, 'GET', path, { token: ada.token });
+      expect(refused.status, path).toBe(400);
+      expect(refused.json).toMatchObject({
+        type: 'https://shipyard.dev/problems/invalid-cursor',
+        detail: expect.stringMatching(/belongs to another list/),
+      });
+    }
+    // The projects list refuses it too, as every list refuses another's cursor.
+    const foreign = await raw(t, 'GET', `/projects?cursor=${cursor}`, { token: grace.token });
+    expect(foreign.json.type).toBe('https://shipyard.dev/problems/invalid-cursor');
+  });
+
   it('refuses bad input with 400 and changes nothing', async () => {
     const p = await project();
     const m = await add(p, 'A');

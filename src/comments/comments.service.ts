@@ -9,7 +9,7 @@ import { Post } from '../posts/post.entity.js';
 import { User } from '../users/user.entity.js';
 import { type Actor, actorId } from '../kernel/actor.js';
 import { conflict, forbidden, notFound, unprocessable } from '../kernel/problem.js';
-import { decodeCursor, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { assertCanReadPost } from '../posts/posts.service.js';
 import { isUuid } from '../kernel/ids.js';
 import { FIRST_ID } from '../db/reads.js';
@@ -32,14 +32,10 @@ export async function listComments(
   query: { limit: number; cursor?: string },
 ): Promise<Page<CommentDto>> {
   await assertCanReadPost(em, actor, postId);
-  const after = decodeCursor(query.cursor, isIdCursor);
+  const list = cursorList('comments', postId);
+  const after = decodeCursor(query.cursor, isIdCursor, list);
   const rows = await commentPage(em, { postId, after: after?.id ?? FIRST_ID, limit: query.limit + 1 });
-  return pageOf(
-    rows,
-    query.limit,
-    (c) => presentComment(c, actor.userId),
-    (c) => ({ id: c.id }),
-  );
+  return pageOf(rows, query.limit, (c) => presentComment(c, actor.userId), idOf, list);
 }
 
 /** The comment if its post is readable by the actor, else 404. */

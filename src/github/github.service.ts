@@ -13,7 +13,7 @@ import type {
 import type { GithubRepo } from './github.entity.js';
 import { type Actor, actorId } from '../kernel/actor.js';
 import { ProblemError } from '../kernel/problem.js';
-import { decodeCursor, encodeCursor } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
 import { accountOf, repoFigures, repoPage, weeklyCommits } from './github.queries.js';
 
 const notLinked = () =>
@@ -66,12 +66,13 @@ export async function githubRepos(
   query: { limit: number; cursor?: string },
 ): Promise<GithubRepoPage> {
   const account = await linkedAccount(em, actor);
-  const offset = decodeCursor(query.cursor, isOffset)?.o ?? 0;
+  const list = cursorList('github-repos', account.id);
+  const offset = decodeCursor(query.cursor, isOffset, list)?.o ?? 0;
   const rows = await repoPage(em, { accountId: account.id, limit: query.limit + 1, offset });
   const more = rows.length > query.limit;
   return {
     items: rows.slice(0, query.limit),
-    nextCursor: more ? encodeCursor({ o: offset + query.limit }) : null,
+    nextCursor: more ? encodeCursor({ o: offset + query.limit }, list) : null,
   };
 }
 

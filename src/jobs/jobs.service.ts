@@ -8,7 +8,7 @@ import { Job } from './job.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../kernel/actor.js';
 import { badRequest, forbidden, notFound } from '../kernel/problem.js';
-import { decodeCursor, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { isUuid } from '../kernel/ids.js';
 import { presentJob } from './jobs.presenter.js';
@@ -143,7 +143,18 @@ export type JobListQuery = {
 };
 
 export async function listJobs(em: EntityManager, actor: Actor, query: JobListQuery): Promise<Page<JobDto>> {
-  const after = decodeCursor(query.cursor, isIdCursor);
+  const poster = query.postedBy === 'me' ? actor.userId : query.postedBy?.toLowerCase();
+  const list = cursorList(
+    'jobs',
+    query.status ?? 'open',
+    query.remotePolicy,
+    query.employmentType,
+    query.skill?.toLowerCase(),
+    query.location,
+    poster,
+    query.q,
+  );
+  const after = decodeCursor(query.cursor, isIdCursor, list);
   const now = new Date();
   if (query.q && Number((await wordCount(em, { q: query.q }))[0]?.n ?? 0) === 0) {
     throw badRequest('q has no words to search for.', [{ path: '/query/q', message: 'no searchable words' }]);
@@ -161,12 +172,7 @@ export async function listJobs(em: EntityManager, actor: Actor, query: JobListQu
     before: after?.id,
     limit: query.limit + 1,
   });
-  return pageOf(
-    rows,
-    query.limit,
-    (j) => presentJob(j, now),
-    (j) => ({ id: j.id }),
-  );
+  return pageOf(rows, query.limit, (j) => presentJob(j, now), idOf, list);
 }
 
 /** GET /jobs/{id}: the job as the list shows it. */

@@ -225,7 +225,7 @@ export async function runTool(
       headline: (shown) => tool.headline(shown as never, toolArgs as never),
       note,
       texts: tool.texts ?? [],
-      cursorAfter: tool.cursorAfter,
+      cursorAfter: tool.cursorAfter && ((item) => tool.cursorAfter!(item, toolArgs as never, ctx)),
       wholeAt: tool.wholeAt && ((item) => `GET ${API_BASE}${tool.wholeAt!(item)}`),
     });
   } catch (err) {

@@ -16,7 +16,7 @@ import { Project } from '../projects/project.entity.js';
 import type { Actor } from '../kernel/actor.js';
 import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
-import { decodeCursor, encodeCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { cursorList, type CursorList, decodeCursor, encodeCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
@@ -42,18 +42,30 @@ export async function listMilestones(
   query: { limit: number; cursor?: string; statuses?: readonly MilestoneStatus[]; ids?: readonly string[] },
 ): Promise<Page<MilestoneDto>> {
   await assertCanReadProject(em, actor, projectId);
-  const after = decodeCursor(query.cursor, isPositionCursor);
+  const after = decodeCursor(query.cursor, isPositionCursor, roadmapList(projectId, query));
   const page = { projectId, after: after?.position ?? 0, limit: query.limit + 1 };
   const rows =
     query.statuses?.length || query.ids?.length
       ? await roadmapPageFiltered(em, { ...page, statuses: query.statuses, ids: query.ids })
       : await roadmapPage(em, page);
-  return pageOf(rows, query.limit, presentMilestone, positionOf);
+  return pageOf(rows, query.limit, presentMilestone, positionOf, roadmapList(projectId, query));
 }
 
+/** The list a roadmap cursor belongs to: the project, and the statuses and ids chosen (in any order). */
+export const roadmapList = (
+  projectId: string,
+  query: { statuses?: readonly MilestoneStatus[]; ids?: readonly string[] },
+): CursorList =>
+  cursorList(
+    'roadmap',
+    projectId,
+    query.statuses?.length ? [...query.statuses].sort() : undefined,
+    query.ids ? [...query.ids].sort() : undefined,
+  );
 const positionOf = (m: { position: number }) => ({ position: m.position });
 /** The cursor that continues a roadmap page after milestone `m`. */
-export const cursorAfterMilestone = (m: { position: number }): string => encodeCursor(positionOf(m));
+export const cursorAfterMilestone = (m: { position: number }, list: CursorList): string =>
+  encodeCursor(positionOf(m), list);
 
 /** One milestone, as the roadmap lists it. */
 export async function getMilestone(

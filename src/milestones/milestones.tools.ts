@@ -14,6 +14,7 @@ import { listed, listOutput, unmatched } from '../mcp/answers.js';
 import {
   createMilestone,
   cursorAfterMilestone,
+  roadmapList,
   deleteMilestone,
   listMilestones,
   MAX_MILESTONES,
@@ -86,7 +87,11 @@ export const milestonesTools = [
     headline: (page, args) =>
       `${plural(page.items.length, 'milestone')}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.milestoneIds, page, args.status !== undefined || args.cursor !== undefined)}`,
     texts: ['description'],
-    cursorAfter: (m) => cursorAfterMilestone(m as { position: number }),
+    cursorAfter: (m, args) =>
+      cursorAfterMilestone(
+        m as { position: number },
+        roadmapList(args.projectId, { statuses: args.status, ids: args.milestoneIds }),
+      ),
   }),
   defineTool({
     name: 'create_milestone',

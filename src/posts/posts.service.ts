@@ -10,7 +10,7 @@ import { Post } from './post.entity.js';
 import { User } from '../users/user.entity.js';
 import { type Actor, actorId } from '../kernel/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
-import { decodeCursor, idOf, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { cursorList, type CursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { assertCanContributeToProject, assertCanReadProject } from '../projects/projects.service.js';
 import { presentPost, type PostFields } from './posts.presenter.js';
 import { buildLogPage, buildLogPageAmong, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
@@ -115,23 +115,31 @@ export type PostListQuery = {
 };
 
 export async function listPosts(em: EntityManager, actor: Actor, query: PostListQuery): Promise<Page<PostDto>> {
-  const after = decodeCursor(query.cursor, isIdCursor);
-  const rows = await readablePosts(em, {
-    userId: actorId(actor),
+  const filters = {
     authorId: query.author === 'me' ? actor.userId : query.authorId,
     authorName: query.author === undefined || query.author === 'me' ? undefined : query.author.toLowerCase(),
     tag: query.tag?.toLowerCase(),
     kind: query.kind,
     projectId: query.projectId,
+  };
+  const list = cursorList('posts', filters.authorId, filters.authorName, filters.tag, filters.kind, filters.projectId);
+  const after = decodeCursor(query.cursor, isIdCursor, list);
+  const rows = await readablePosts(em, {
+    userId: actorId(actor),
+    ...filters,
     before: after?.id,
     limit: query.limit + 1,
   });
-  return pageOf(rows, query.limit, presentPost, (p) => ({ id: p.id }));
+  return pageOf(rows, query.limit, presentPost, idOf, list);
 }
 
 /** A project's build logs, newest first. Hidden ones are shown only to their author. */
 /** Build logs posted at or after `since` (every one without it). */
 const EPOCH = new Date(0);
+
+/** The list a build-log cursor belongs to: the project, since, and the ids chosen (in any order). */
+export const buildLogList = (projectId: string, query: { since?: Date; ids?: readonly string[] }): CursorList =>
+  cursorList('build-logs', projectId, query.since?.toISOString(), query.ids ? [...query.ids].sort() : undefined);
 
 export async function listBuildLogs(
   em: EntityManager,
@@ -140,7 +148,7 @@ export async function listBuildLogs(
   query: { limit: number; cursor?: string; since?: Date; ids?: readonly string[] },
 ): Promise<Page<PostDto>> {
   await assertCanReadProject(em, actor, projectId);
-  const after = decodeCursor(query.cursor, isIdCursor);
+  const after = decodeCursor(query.cursor, isIdCursor, buildLogList(projectId, query));
   const page = {
     projectId,
     userId: actorId(actor),
@@ -151,5 +159,5 @@ export async function listBuildLogs(
   const rows = query.ids?.length
     ? await buildLogPageAmong(em, { ...page, ids: query.ids })
     : await buildLogPage(em, page);
-  return pageOf(rows, query.limit, presentPost, idOf);
+  return pageOf(rows, query.limit, presentPost, idOf, buildLogList(projectId, query));
 }

@@ -4,7 +4,7 @@ import { defineTool } from '../mcp/tool.js';
 import { detailInput, pageInput, projectIdInput } from '../mcp/inputs.js';
 import { listed, listOutput, unmatched } from '../mcp/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
-import { createPost, listBuildLogs } from './posts.service.js';
+import { buildLogList, createPost, listBuildLogs } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
 
 const SUMMARY = ['id', 'title', 'createdAt'] as const;
@@ -49,7 +49,14 @@ export const postsTools = [
     headline: (page, args) =>
       `${page.items.length} build log${page.items.length === 1 ? '' : 's'}${args.since ? ` since ${args.since}` : ''}, newest first${unmatched(args.postIds, page, args.since !== undefined || args.cursor !== undefined)}`,
     texts: ['body'],
-    cursorAfter: (p) => cursorAfterId(p as { id: string }),
+    cursorAfter: (p, args) =>
+      cursorAfterId(
+        p as { id: string },
+        buildLogList(args.projectId, {
+          since: args.since === undefined ? undefined : new Date(args.since),
+          ids: args.postIds,
+        }),
+      ),
     wholeAt: (p) => `/posts/${p.id}`,
   }),
   defineTool({

@@ -5,7 +5,7 @@ import { ProjectMember } from './project.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../kernel/actor.js';
 import { conflict, forbidden, notFound, unprocessable } from '../kernel/problem.js';
-import { decodeCursor, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { assertCanReadProject, projectToChange } from './projects.service.js';
 import { presentMember, presentOwnerAsMember } from './projects.presenter.js';
 import { memberPage } from './projects.queries.js';
@@ -19,11 +19,12 @@ export async function listMembers(
   query: { limit: number; cursor?: string },
 ): Promise<Page<MemberDto>> {
   const { project } = await assertCanReadProject(em, actor, projectId);
-  const after = decodeCursor(query.cursor, isIdCursor);
+  const list = cursorList('members', projectId);
+  const after = decodeCursor(query.cursor, isIdCursor, list);
   const owner = after ? [] : [presentOwnerAsMember(project)];
   const limit = query.limit - owner.length;
   const rows = await memberPage(em, { projectId, after: after?.id ?? FIRST_ID, limit: limit + 1 });
-  const page = pageOf(rows, limit, presentMember, (m) => ({ id: m.id }));
+  const page = pageOf(rows, limit, presentMember, idOf, list);
   return { items: [...owner, ...page.items], nextCursor: page.nextCursor };
 }
 

@@ -11,7 +11,7 @@ import { User } from '../users/user.entity.js';
 import { Post } from '../posts/post.entity.js';
 import { actorId, type Actor } from '../kernel/actor.js';
 import { conflict, forbidden, notFound } from '../kernel/problem.js';
-import { decodeCursor, idOf, isIdCursor, pageOf, type Page } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf, type CursorList } from '../kernel/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { projectWithAccess, readableProjects } from './projects.queries.js';
@@ -162,6 +162,10 @@ export async function deleteProject(em: EntityManager, actor: Actor, projectId: 
   });
 }
 
+/** The list a projects cursor belongs to: whose projects (owned by, or with as a member). */
+export const projectList = (ownerId: string | undefined, memberId: string | undefined): CursorList =>
+  cursorList('projects', ownerId, memberId);
+
 /** `owner` is a username or `me`; `ownerId` a user already looked up (GET /users/{username}/projects). */
 export type ProjectListQuery = { owner?: string; ownerId?: string; memberId?: string; limit: number; cursor?: string };
 
@@ -170,7 +174,6 @@ export async function listProjects(
   actor: Actor,
   query: ProjectListQuery,
 ): Promise<Page<ProjectDto>> {
-  const after = decodeCursor(query.cursor, isIdCursor);
   let ownerId = query.ownerId;
   if (query.owner !== undefined) {
     if (query.owner === 'me') ownerId = actor.userId;
@@ -180,6 +183,8 @@ export async function listProjects(
       ownerId = owner.id;
     }
   }
+  const list = projectList(ownerId, query.memberId);
+  const after = decodeCursor(query.cursor, isIdCursor, list);
   const rows = await readableProjects(em, {
     userId: actorId(actor),
     ownerId,
@@ -187,7 +192,7 @@ export async function listProjects(
     before: after?.id,
     limit: query.limit + 1,
   });
-  return pageOf(rows, query.limit, presentProject, idOf);
+  return pageOf(rows, query.limit, presentProject, idOf, list);
 }
 
 /** The projects the actor owns, or (role 'member') those it is a member of (MCP list_my_projects). */

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { zProject } from '../../codegen/generated/api/zod.gen.js';
 import { defineTool } from '../mcp/tool.js';
-import { listMyProjects } from './projects.service.js';
+import { listMyProjects, projectList } from './projects.service.js';
 import { detailInput, pageInput } from '../mcp/inputs.js';
 import { listed, listOutput } from '../mcp/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
@@ -46,6 +46,12 @@ export const projectsTools = [
         : 'Create a project first (POST /api/v1/projects, or on the web), or ask an owner to add you as a member.';
     },
     texts: ['description'],
-    cursorAfter: (p) => cursorAfterId(p as { id: string }),
+    cursorAfter: (p, args, { actor }) =>
+      cursorAfterId(
+        p as { id: string },
+        (args.role ?? 'owner') === 'owner'
+          ? projectList(actor.userId, undefined)
+          : projectList(undefined, actor.userId),
+      ),
   }),
 ];

@@ -9,7 +9,7 @@ import type { RadarItem, RadarPage } from '../../codegen/generated/api/types.gen
 import { type Actor, actorId } from '../kernel/actor.js';
 import { languageShares } from '../github/github.service.js';
 import { jobCandidates, projectCandidates, signalRows } from './radar.queries.js';
-import { decodeCursor, encodeCursor } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
 import { ageSignal, scoreOpportunity, type Signals } from './radar.score.js';
 
 /** The caller's signals: their skills and the languages of their synced repositories (forks left out by languageShares). */
@@ -87,7 +87,8 @@ export async function radar(
   query: { limit: number; cursor?: string },
   now = new Date(),
 ): Promise<RadarPage> {
-  const offset = decodeCursor(query.cursor, isOffset)?.o ?? 0;
+  const list = cursorList('radar', [...kinds].sort(), actor.userId);
+  const offset = decodeCursor(query.cursor, isOffset, list)?.o ?? 0;
   const signals = await signalsFor(em, actorId(actor));
   const terms = [...new Set([...signals.skills, ...signals.languages.keys()])];
   if (terms.length === 0) return { items: [], nextCursor: null };
@@ -100,6 +101,6 @@ export async function radar(
   const page = items.slice(offset, offset + query.limit);
   return {
     items: page.map(({ createdAt: _createdAt, ...item }) => item),
-    nextCursor: offset + query.limit < items.length ? encodeCursor({ o: offset + query.limit }) : null,
+    nextCursor: offset + query.limit < items.length ? encodeCursor({ o: offset + query.limit }, list) : null,
   };
 }

@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SearchPage, SearchResultType } from '../../codegen/generated/api/types.gen.js';
 import { type Actor, actorId } from '../kernel/actor.js';
 import { ProblemError } from '../kernel/problem.js';
-import { decodeCursor, encodeCursor } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
 import type { ScopeId } from '../kernel/scopes.js';
 import type { SearchCache } from './search-cache.js';
 import { cacheState, SNIPPET_MARKS, searchPage, wordCount } from './search.queries.js';
@@ -78,10 +78,11 @@ export async function search(
   query: SearchQuery,
   cache?: SearchCache<SearchPage>,
 ): Promise<SearchPage> {
-  const offset = decodeCursor(query.cursor, isOffsetCursor)?.o ?? 0;
   const me = actor.userId;
   const userId = actorId(actor);
   const types = kindsFor(actor, query);
+  const list = cursorList('search', types, query.q);
+  const offset = decodeCursor(query.cursor, isOffsetCursor, list)?.o ?? 0;
   if (types.length === 0) return (await hasWords(em, query.q)) ? { items: [], nextCursor: null } : noWords();
   const state = cache?.enabled ? await cacheNow(em, userId) : undefined;
   const cached = state && cache!.get(state.generation, cacheKey(state.shared, me, types, query, offset));
@@ -103,7 +104,7 @@ export async function search(
       score: Math.round(Number(r.score) * 10_000) / 10_000,
       path: r.type === 'user' ? `/api/v1/users/${r.username}` : `/api/v1/${r.type}s/${r.id}`,
     })),
-    nextCursor: more && next <= MAX_OFFSET ? encodeCursor({ o: next }) : null,
+    nextCursor: more && next <= MAX_OFFSET ? encodeCursor({ o: next }, list) : null,
   };
   // Kept only when the page is known to hold every change counted under this value: the search
   // ran after a quiet point (the state's) and the counter did not move meanwhile (an empty page

@@ -864,7 +864,7 @@ export type Versions = {
 export type CommentId = string;
 
 /**
- * The `nextCursor` of the previous page.
+ * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
  */
 export type Cursor2 = string;
 
@@ -1021,7 +1021,7 @@ export type ListUserProjectsData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -1084,7 +1084,7 @@ export type ListUserPostsData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -1170,7 +1170,7 @@ export type ListJobsData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -1519,7 +1519,7 @@ export type ListProjectsData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -1819,7 +1819,7 @@ export type ListProjectMembersData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -2020,7 +2020,7 @@ export type ListBuildLogsData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -2083,7 +2083,7 @@ export type ListMilestonesData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -2485,7 +2485,7 @@ export type ListPostsData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -2785,7 +2785,7 @@ export type ListCommentsData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -3334,7 +3334,7 @@ export type ListGithubReposData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -3539,7 +3539,7 @@ export type ListRadarData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -3593,7 +3593,7 @@ export type ListRadarJobsData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -3647,7 +3647,7 @@ export type ListRadarProjectsData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };
@@ -3890,7 +3890,7 @@ export type SearchData = {
          */
         limit?: number;
         /**
-         * The `nextCursor` of the previous page.
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
          */
         cursor?: string;
     };

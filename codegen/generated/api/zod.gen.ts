@@ -685,7 +685,7 @@ export const zVersions = z.object({
 export const zCommentId = z.uuid().max(36);
 
 /**
- * The `nextCursor` of the previous page.
+ * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
  */
 export const zCursor2 = z.string().min(1).max(200);
 
