@@ -331,6 +331,41 @@ describe('transport: what an attacker sends', () => {
     await client.close();
   });
 
+  it('walks a roadmap page by page under concurrent moves: no milestone twice, none left out', async () => {
+    const client = await connect(owner.token);
+    const project = (await api.createProject({ client: owner.client, body: { name: uniqueName('Moving') } })).data!.id;
+    const all: string[] = [];
+    for (let i = 1; i <= 30; i++)
+      all.push((await call(client, 'create_milestone', { projectId: project, title: `M${i}` })).structuredContent.id);
+    const move = (milestoneId: string, position: number) =>
+      call(client, 'update_milestone', { projectId: project, milestoneId, position });
+    let walking = true;
+    const mover = (async () => {
+      for (let i = 0; walking; i++) await move(all[(i * 7) % all.length]!, ((i * 13) % all.length) + 1);
+    })();
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await call(client, 'get_roadmap', {
+        projectId: project,
+        limit: 6,
+        detail: 'summary',
+        ...(cursor && { cursor }),
+      });
+      expect(page.isError, page.content[0]!.text).toBeFalsy();
+      const ids = page.structuredContent.items.map((m: { id: string }) => m.id);
+      seen.push(...ids);
+      if (ids.length) await move(ids.at(-1), all.length);
+      await move(all[seen.length % all.length]!, 1);
+      cursor = page.structuredContent.nextCursor;
+    } while (cursor);
+    walking = false;
+    await mover;
+    expect(new Set(seen).size).toBe(seen.length);
+    expect([...seen].sort()).toEqual([...all].sort());
+    await client.close();
+  });
+
   it('refuses a tampered roadmap cursor as a bad argument, not an internal error', async () => {
     const client = await connect(owner.token);
     const cursor = Buffer.from(JSON.stringify({ position: 3_000_000_000 })).toString('base64url');

@@ -279,6 +279,51 @@ describe('roadmap', () => {
     expect(foreign.json.type).toBe('https://shipyard.dev/problems/invalid-cursor');
   });
 
+  it('walks the roadmap page by page under concurrent moves: no milestone twice, none left out', async () => {
+    const p = await project();
+    const all: string[] = [];
+    for (let i = 1; i <= 40; i++) all.push((await add(p, `M${i}`)).id);
+    const move = (id: string, position: number) =>
+      api.updateMilestone({ client: ada.client, path: { projectId: p, milestoneId: id }, body: { position } });
+    // Someone else keeps reordering for the whole walk.
+    let walking = true;
+    const mover = (async () => {
+      for (let i = 0; walking; i++) await move(all[(i * 7) % all.length]!, ((i * 13) % all.length) + 1);
+    })();
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await api.listMilestones({
+        client: grace.client,
+        path: { projectId: p },
+        query: { limit: 7, cursor },
+      });
+      expect(page.response?.status).toBe(200);
+      const ids = page.data!.items.map((m) => m.id);
+      seen.push(...ids);
+      // The moves that broke position cursors: a served one sent to the end, the last one to the top.
+      if (ids.length) await move(ids.at(-1)!, all.length);
+      await move(all[(pages * 11) % all.length]!, 1);
+      if (pages === 1) {
+        // A retry of this page serves the same milestones.
+        const again = await api.listMilestones({
+          client: grace.client,
+          path: { projectId: p },
+          query: { limit: 7, cursor },
+        });
+        expect(again.data!.items.map((m) => m.id)).toEqual(ids);
+      }
+      cursor = page.data!.nextCursor ?? undefined;
+      pages++;
+    } while (cursor);
+    walking = false;
+    await mover;
+    expect(new Set(seen).size).toBe(seen.length); // none twice
+    expect([...seen].sort()).toEqual([...all].sort()); // none left out
+    expect(pages).toBeGreaterThanOrEqual(6);
+  });
+
   it('refuses bad input with 400 and changes nothing', async () => {
     const p = await project();
     const m = await add(p, 'A');

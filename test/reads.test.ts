@@ -14,6 +14,7 @@ import { User } from '../src/users/user.entity.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
 import { Project, ProjectMember } from '../src/projects/project.entity.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
+import { RoadmapWalk } from '../src/milestones/roadmap-walk.entity.js';
 import { Post } from '../src/posts/post.entity.js';
 import { Comment } from '../src/comments/comment.entity.js';
 import { Media } from '../src/media/media.entity.js';
@@ -68,6 +69,7 @@ const tables = {
   Project,
   ProjectMember,
   Milestone,
+  RoadmapWalk,
   Post,
   Comment,
   Media,

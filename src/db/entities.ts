@@ -3,6 +3,7 @@ import { User } from '../users/user.entity.js';
 import { ApiKey } from '../keys/api-key.entity.js';
 import { Project, ProjectMember } from '../projects/project.entity.js';
 import { Milestone } from '../milestones/milestone.entity.js';
+import { RoadmapWalk } from '../milestones/roadmap-walk.entity.js';
 import { Post } from '../posts/post.entity.js';
 import { Comment } from '../comments/comment.entity.js';
 import { Media } from '../media/media.entity.js';
@@ -19,6 +20,7 @@ export const entities = [
   Project,
   ProjectMember,
   Milestone,
+  RoadmapWalk,
   Post,
   Comment,
   Media,

@@ -100,8 +100,8 @@ export type AnswerShape = {
   note?: string;
   /** Fields of an item whose long text the cap may shorten (descriptions, bodies). */
   texts: readonly string[];
-  /** For a list: the cursor that continues after an item. */
-  cursorAfter?: (item: Item) => string;
+  /** For a list: the cursor that continues after `kept`, the first items of the page. */
+  cursorAfter?: (kept: Item[]) => Promise<string>;
   /** Where the whole of an item shortened to fit can be read. */
   wholeAt?: (item: Item) => string;
 };
@@ -116,11 +116,11 @@ const CAP_KB = `${Math.round(ANSWER_CAP_BYTES / 1000)} KB`;
  * The result of a tool that returned `data`: the text block (headline and data) and
  * structuredContent, under ANSWER_CAP_BYTES.
  */
-export function answer(data: Item, shape: AnswerShape): CallToolResult {
+export async function answer(data: Item, shape: AnswerShape): Promise<CallToolResult> {
   const whole = render(data, shape);
   if (resultBytes(whole) <= ANSWER_CAP_BYTES) return whole;
   if (isList(data) && shape.cursorAfter && data.items.length > 1) {
-    const cut = fewerItems(data, shape);
+    const cut = await fewerItems(data, shape);
     if (cut) return cut;
   }
   return shortened(data, shape);
@@ -153,7 +153,7 @@ function render(data: Item, shape: AnswerShape, cut?: string): CallToolResult {
  * not even one item fits. An item costs its JSON twice: once in structuredContent, once as a line
  * of the text (JSON-encoded again, with the newline before it).
  */
-function fewerItems(data: ListData & Item, shape: AnswerShape): CallToolResult | undefined {
+async function fewerItems(data: ListData & Item, shape: AnswerShape): Promise<CallToolResult | undefined> {
   let used = resultBytes(render({ ...data, items: [] }, shape)) + HEADLINE_ROOM;
   let fit = 0;
   for (const item of data.items) {
@@ -164,7 +164,7 @@ function fewerItems(data: ListData & Item, shape: AnswerShape): CallToolResult |
   }
   for (; fit >= 1; fit--) {
     const items = data.items.slice(0, fit);
-    const nextCursor = shape.cursorAfter!(items[fit - 1]!);
+    const nextCursor = await shape.cursorAfter!(items);
     const cut = `Cut from ${data.items.length} to keep this answer under ${CAP_KB}.`;
     const result = render({ ...data, items, nextCursor }, shape, cut);
     if (resultBytes(result) <= ANSWER_CAP_BYTES) return result;
@@ -176,11 +176,11 @@ function fewerItems(data: ListData & Item, shape: AnswerShape): CallToolResult |
  * The answer with the long text of its (first) item shortened until it fits: a list keeps that one
  * item and a cursor after it. The marker says how long the text was and where the whole is.
  */
-function shortened(data: Item, shape: AnswerShape): CallToolResult {
+async function shortened(data: Item, shape: AnswerShape): Promise<CallToolResult> {
   const list = isList(data);
   const original = list ? data.items[0]! : data;
   const fields = shape.texts.filter((f) => typeof original[f] === 'string');
-  const nextCursor = list && data.items.length > 1 && shape.cursorAfter ? shape.cursorAfter(original) : null;
+  const nextCursor = list && data.items.length > 1 && shape.cursorAfter ? await shape.cursorAfter([original]) : null;
   const cut = list
     ? `Cut to the first item, its long text shortened, to keep this answer under ${CAP_KB}.`
     : `Its long text is shortened here to keep this answer under ${CAP_KB}.`;

@@ -221,11 +221,11 @@ export async function runTool(
   try {
     const data = await runOnce(tool, toolArgs, idempotencyKey, ctx, opts);
     const note = await tool.followUp?.(data as never, toolArgs as never, ctx);
-    return answer(data, {
+    return await answer(data, {
       headline: (shown) => tool.headline(shown as never, toolArgs as never),
       note,
       texts: tool.texts ?? [],
-      cursorAfter: tool.cursorAfter && ((item) => tool.cursorAfter!(item, toolArgs as never, ctx)),
+      cursorAfter: tool.cursorAfter && ((kept) => tool.cursorAfter!(kept, data as never, toolArgs as never, ctx)),
       wholeAt: tool.wholeAt && ((item) => `GET ${API_BASE}${tool.wholeAt!(item)}`),
     });
   } catch (err) {

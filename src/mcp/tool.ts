@@ -40,8 +40,16 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
   followUp?: (data: z.infer<O>, args: z.infer<I>, ctx: ToolContext) => Promise<string | undefined>;
   /** Fields of an item whose long text may be shortened to keep the answer under its cap. */
   texts?: readonly string[];
-  /** A list's cursor that continues after an item (of the list these arguments chose), for an answer cut to fit its cap. */
-  cursorAfter?: (item: Record<string, unknown>, args: z.infer<I>, ctx: ToolContext) => string;
+  /**
+   * For a list: the cursor that continues after `kept`, the first items of this page, when its
+   * answer is cut to fit its cap (`page` is the answer as it was, with its own nextCursor).
+   */
+  cursorAfter?: (
+    kept: readonly Record<string, unknown>[],
+    page: z.infer<O>,
+    args: z.infer<I>,
+    ctx: ToolContext,
+  ) => Promise<string>;
   /** Where the whole of an item shortened to fit can be read (a REST path). */
   wholeAt?: (item: Record<string, unknown>) => string;
 };

@@ -34,21 +34,44 @@ export const roadmapPage = hotRead(
       .limit(v.limit),
 );
 
+/** What chooses a roadmap list's milestones besides its project: statuses, ids (both optional). */
+export type RoadmapFilters = { statuses?: readonly MilestoneStatus[]; ids?: readonly string[] };
+
+const filtered = (em: EntityManager, projectId: string, f: RoadmapFilters) => {
+  let query = milestones(reads(em)).where('m.project', '=', projectId);
+  if (f.statuses?.length) query = query.where('m.status', 'in', [...f.statuses]);
+  if (f.ids?.length) query = query.where('m.id', 'in', [...f.ids]);
+  return query;
+};
+
 /** A page of a project's roadmap with only the milestones in one of `statuses`, or among `ids`. */
 export function roadmapPageFiltered(
   em: EntityManager,
-  v: {
-    projectId: string;
-    after: number;
-    limit: number;
-    statuses?: readonly MilestoneStatus[];
-    ids?: readonly string[];
-  },
+  v: { projectId: string; after: number; limit: number } & RoadmapFilters,
 ) {
-  let query = milestones(reads(em)).where('m.project', '=', v.projectId);
-  if (v.statuses?.length) query = query.where('m.status', 'in', [...v.statuses]);
-  if (v.ids?.length) query = query.where('m.id', 'in', [...v.ids]);
-  return read(em, query.where('m.position', '>', v.after).orderBy('m.position').limit(v.limit));
+  return read(em, filtered(em, v.projectId, v).where('m.position', '>', v.after).orderBy('m.position').limit(v.limit));
+}
+
+/** The first `limit` milestones of the filtered roadmap, in order, leaving out those in `served`. */
+export function roadmapUnserved(
+  em: EntityManager,
+  v: { projectId: string; limit: number; served: readonly string[] } & RoadmapFilters,
+) {
+  return read(
+    em,
+    filtered(em, v.projectId, v)
+      .where((eb) => eb.not(eb('m.id', '=', eb.fn.any(eb.val([...v.served])))))
+      .orderBy('m.position')
+      .limit(v.limit),
+  );
+}
+
+/** The milestones among `ids` that the filtered roadmap still holds (any order). */
+export async function roadmapAmong(
+  em: EntityManager,
+  v: { projectId: string; among: readonly string[] } & RoadmapFilters,
+) {
+  return v.among.length ? read(em, filtered(em, v.projectId, v).where('m.id', 'in', [...v.among])) : [];
 }
 
 /** One milestone of a project. */

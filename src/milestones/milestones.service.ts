@@ -9,63 +9,90 @@ import type {
   MilestoneCreate,
   MilestoneUpdate,
   Milestone as MilestoneDto,
-  MilestoneStatus,
 } from '../../codegen/generated/api/types.gen.js';
 import { Milestone } from './milestone.entity.js';
 import { Project } from '../projects/project.entity.js';
 import type { Actor } from '../kernel/actor.js';
 import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
-import { cursorList, type CursorList, decodeCursor, encodeCursor, type Page, pageOf } from '../kernel/cursor.js';
+import { cursorList, type CursorList, decodeCursor, type Page } from '../kernel/cursor.js';
+import { isWalkCursor, servedOnly, startWalk, walkPage } from './roadmap-walks.js';
 import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
   highestPosition,
   lockProject,
   milestoneOf,
+  type RoadmapFilters,
   roadmapPage,
   roadmapPageFiltered,
   shiftPositions,
 } from './milestones.queries.js';
 import { isUuid } from '../kernel/ids.js';
 
-/** A roadmap cursor: a position the column can hold (a larger one is a tampered cursor, a 400). */
-const isPositionCursor = (v: unknown): v is { position: number } => {
-  const position = (v as { position?: unknown } | null)?.position;
-  return Number.isInteger(position) && (position as number) >= 0 && (position as number) <= 2 ** 31 - 1;
-};
-
+/**
+ * A page of the roadmap in display order. A first page that leaves milestones for later starts a
+ * walk (./roadmap-walks.ts): its cursor serves each milestone once, whatever moves meanwhile.
+ */
 export async function listMilestones(
   em: EntityManager,
   actor: Actor,
   projectId: string,
-  query: { limit: number; cursor?: string; statuses?: readonly MilestoneStatus[]; ids?: readonly string[] },
+  query: { limit: number; cursor?: string } & RoadmapFilters,
 ): Promise<Page<MilestoneDto>> {
   await assertCanReadProject(em, actor, projectId);
-  const after = decodeCursor(query.cursor, isPositionCursor, roadmapList(projectId, query));
-  const page = { projectId, after: after?.position ?? 0, limit: query.limit + 1 };
+  const list = roadmapList(projectId, query);
+  const at = decodeCursor(query.cursor, isWalkCursor, list);
+  if (at) {
+    const { rows, nextCursor } = await walkPage(em, { ...query, projectId, list, at });
+    return { items: rows.map(presentMilestone), nextCursor };
+  }
+  const first = { projectId, after: 0, limit: query.limit + 1 };
   const rows =
     query.statuses?.length || query.ids?.length
-      ? await roadmapPageFiltered(em, { ...page, statuses: query.statuses, ids: query.ids })
-      : await roadmapPage(em, page);
-  return pageOf(rows, query.limit, presentMilestone, positionOf, roadmapList(projectId, query));
+      ? await roadmapPageFiltered(em, { ...first, statuses: query.statuses, ids: query.ids })
+      : await roadmapPage(em, first);
+  if (rows.length <= query.limit) return { items: rows.map(presentMilestone), nextCursor: null };
+  const served = rows.slice(0, query.limit);
+  return {
+    items: served.map(presentMilestone),
+    nextCursor: await startWalk(
+      em,
+      projectId,
+      list,
+      served.map((m) => m.id),
+    ),
+  };
 }
 
 /** The list a roadmap cursor belongs to: the project, and the statuses and ids chosen (in any order). */
-export const roadmapList = (
-  projectId: string,
-  query: { statuses?: readonly MilestoneStatus[]; ids?: readonly string[] },
-): CursorList =>
+const roadmapList = (projectId: string, query: RoadmapFilters): CursorList =>
   cursorList(
     'roadmap',
     projectId,
     query.statuses?.length ? [...query.statuses].sort() : undefined,
     query.ids ? [...query.ids].sort() : undefined,
   );
-const positionOf = (m: { position: number }) => ({ position: m.position });
-/** The cursor that continues a roadmap page after milestone `m`. */
-export const cursorAfterMilestone = (m: { position: number }, list: CursorList): string =>
-  encodeCursor(positionOf(m), list);
+
+/**
+ * The cursor after the first `ids` of a page that served only those (an MCP answer cut to fit):
+ * the page asked for by `cursor` (none: the first), whose full answer carried `nextCursor`.
+ */
+export function cursorAfterServed(
+  em: EntityManager,
+  projectId: string,
+  query: { cursor?: string; nextCursor?: string } & RoadmapFilters,
+  ids: readonly string[],
+): Promise<string> {
+  const list = roadmapList(projectId, query);
+  return servedOnly(em, {
+    projectId,
+    list,
+    at: decodeCursor(query.cursor, isWalkCursor, list),
+    next: decodeCursor(query.nextCursor, isWalkCursor, list),
+    ids,
+  });
+}
 
 /** One milestone, as the roadmap lists it. */
 export async function getMilestone(

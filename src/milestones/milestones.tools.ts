@@ -13,8 +13,7 @@ import { detailInput, milestoneIdInput, pageInput, projectIdInput } from '../mcp
 import { listed, listOutput, unmatched } from '../mcp/answers.js';
 import {
   createMilestone,
-  cursorAfterMilestone,
-  roadmapList,
+  cursorAfterServed,
   deleteMilestone,
   listMilestones,
   MAX_MILESTONES,
@@ -87,10 +86,12 @@ export const milestonesTools = [
     headline: (page, args) =>
       `${plural(page.items.length, 'milestone')}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.milestoneIds, page, args.status !== undefined || args.cursor !== undefined)}`,
     texts: ['description'],
-    cursorAfter: (m, args) =>
-      cursorAfterMilestone(
-        m as { position: number },
-        roadmapList(args.projectId, { statuses: args.status, ids: args.milestoneIds }),
+    cursorAfter: (kept, page, args, { em }) =>
+      cursorAfterServed(
+        em,
+        args.projectId,
+        { cursor: args.cursor, nextCursor: page.nextCursor, statuses: args.status, ids: args.milestoneIds },
+        kept.map((m) => m.id as string),
       ),
   }),
   defineTool({

@@ -49,9 +49,9 @@ export const postsTools = [
     headline: (page, args) =>
       `${page.items.length} build log${page.items.length === 1 ? '' : 's'}${args.since ? ` since ${args.since}` : ''}, newest first${unmatched(args.postIds, page, args.since !== undefined || args.cursor !== undefined)}`,
     texts: ['body'],
-    cursorAfter: (p, args) =>
+    cursorAfter: async (kept, _page, args) =>
       cursorAfterId(
-        p as { id: string },
+        kept.at(-1) as { id: string },
         buildLogList(args.projectId, {
           since: args.since === undefined ? undefined : new Date(args.since),
           ids: args.postIds,

@@ -46,9 +46,9 @@ export const projectsTools = [
         : 'Create a project first (POST /api/v1/projects, or on the web), or ask an owner to add you as a member.';
     },
     texts: ['description'],
-    cursorAfter: (p, args, { actor }) =>
+    cursorAfter: async (kept, _page, args, { actor }) =>
       cursorAfterId(
-        p as { id: string },
+        kept.at(-1) as { id: string },
         (args.role ?? 'owner') === 'owner'
           ? projectList(actor.userId, undefined)
           : projectList(undefined, actor.userId),

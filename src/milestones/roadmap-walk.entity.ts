@@ -1,0 +1,28 @@
+import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import { Project } from '../projects/project.entity.js';
+
+/**
+ * A walk through a roadmap by pages (src/milestones/roadmap-walks.ts): which milestones each page
+ * served, so that the next page serves the first ones not served yet, whatever moved meanwhile,
+ * and a page asked for again serves the same milestones. Kept a day.
+ */
+const RoadmapWalkSchema = defineEntity({
+  name: 'RoadmapWalk',
+  tableName: 'roadmap_walks',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
+    project: () => p.manyToOne(Project).deleteRule('cascade'),
+    /** The list the walk belongs to (src/kernel/cursor.ts): the project and its filters. */
+    list: p.string().length(16),
+    /** The milestone ids each page served, first page first. */
+    pages: p.json<string[][]>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+  indexes: [{ name: 'roadmap_walks_created_at_idx', properties: ['createdAt'] }],
+});
+export class RoadmapWalk extends RoadmapWalkSchema.class {}
+RoadmapWalkSchema.setClass(RoadmapWalk);
