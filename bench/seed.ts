@@ -7,6 +7,8 @@
 import { openDatabase } from '../src/db/database.js';
 import { createKey } from '../src/keys/keys.service.js';
 import { SCOPE_IDS } from '../src/kernel/scopes.js';
+import { cursorAfterId } from '../src/kernel/cursor.js';
+import { projectList } from '../src/projects/projects.service.js';
 import { User } from '../src/users/user.entity.js';
 import { VOCABULARY } from './vocabulary.js';
 
@@ -211,7 +213,8 @@ process.stdout.write(
     writeProjectId,
     baselineWriteProjectId,
     agentProjectId,
-    page1000Cursor: Buffer.from(JSON.stringify({ id: page1000!.id })).toString('base64url'),
+    // The cursor GET /projects (no filters) would give after that project.
+    page1000Cursor: cursorAfterId(page1000!, projectList(undefined, undefined)),
     postId,
     commentId: comment!.id,
     jobId: job!.id,

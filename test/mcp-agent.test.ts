@@ -22,6 +22,8 @@ let t: TestServer;
 let owner: TestUser;
 let projectId: string;
 const LONG = 'x'.repeat(5_000);
+/** What a result weighs as sent: its JSON in UTF-8 bytes. */
+const weight = (result: unknown) => Buffer.byteLength(JSON.stringify(result));
 /** The data a list result's text block carries: one JSON object a line after the headline. */
 const dataLines = (res: { content: { text: string }[] }) =>
   res.content[0]!.text.split('\n')
@@ -389,7 +391,7 @@ describe('answers sized for a model', () => {
       expect(data.items[0].description).toMatch(
         /shortened: 5,000 characters in all; call get_roadmap with detail "full"/,
       );
-      expect(JSON.stringify(res).length).toBeLessThan(40_000);
+      expect(weight(res)).toBeLessThan(40_000);
       const text = res.content[0]!.text;
       expect(text).toMatch(/^20 milestones, in roadmap order\. More after these: call again with cursor "[^"]+"\./);
       expect(dataLines(res)).toEqual(data.items);
@@ -438,7 +440,7 @@ describe('answers sized for a model', () => {
         ...(cursor && { cursor }),
       });
       expect(res.isError).toBeFalsy();
-      expect(JSON.stringify(res).length).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+      expect(weight(res)).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
       const { items, nextCursor } = res.structuredContent;
       expect(items[0].description).toBe(LONG); // full means whole: the answer holds fewer, not shorter
       if (nextCursor)
@@ -452,7 +454,7 @@ describe('answers sized for a model', () => {
     expect(pages).toBeGreaterThan(1);
 
     const logs = await call(client, 'list_build_logs', { projectId, limit: 100, detail: 'full' });
-    expect(JSON.stringify(logs).length).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+    expect(weight(logs)).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
     expect(logs.structuredContent.items.length).toBeGreaterThan(0);
     expect(logs.structuredContent.items.length).toBeLessThan(30);
     expect(logs.structuredContent.nextCursor).toEqual(expect.any(String));
@@ -464,11 +466,11 @@ describe('answers sized for a model', () => {
     const huge = 'z'.repeat(100_000);
     const posted = await call(client, 'create_build_log', { projectId, title: 'Huge', body: huge });
     expect(posted.isError).toBeFalsy();
-    expect(JSON.stringify(posted).length).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+    expect(weight(posted)).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
     expect(posted.content[0]!.text).toMatch(/^Posted the build log "Huge" — id \S+\. Its long text is shortened here/);
     const id = posted.structuredContent.id;
     const read = await call(client, 'list_build_logs', { projectId, postIds: [id], detail: 'full' });
-    expect(JSON.stringify(read).length).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+    expect(weight(read)).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
     const body: string = read.structuredContent.items[0].body;
     expect(body).toMatch(
       new RegExp(
@@ -478,6 +480,61 @@ describe('answers sized for a model', () => {
     expect(body.length).toBeGreaterThan(20_000);
     expect(dataLines(read)).toEqual(read.structuredContent.items);
     await t.db.orm.em.fork().nativeDelete(Post, { id });
+    await client.close();
+  });
+
+  it('keeps to the cap in bytes when the text is made of characters JSON escapes', async () => {
+    const client = await connect(owner.token);
+    const escaped = '"\\'.repeat(30_000); // 60,000 characters, each two bytes or more once escaped, four in the text
+    const posted = await call(client, 'create_build_log', { projectId, title: 'Quotes', body: escaped });
+    expect(posted.isError, posted.content[0]!.text).toBeFalsy();
+    expect(weight(posted)).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+    expect(weight(posted)).toBeGreaterThan(ANSWER_CAP_BYTES * 0.9); // shortened no more than it must
+    const id = posted.structuredContent.id;
+    const read = await call(client, 'list_build_logs', { projectId, postIds: [id], detail: 'full' });
+    expect(weight(read)).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+    expect(read.structuredContent.items[0].body).toMatch(/… \[shortened to fit the answer: 60,000 characters in all; /);
+    expect(dataLines(read)).toEqual(read.structuredContent.items);
+    const milestone = await call(client, 'create_milestone', {
+      projectId,
+      title: 'Quotes',
+      description: '"'.repeat(5_000),
+    });
+    expect(weight(milestone)).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
+    await call(client, 'delete_milestone', { projectId, milestoneId: milestone.structuredContent.id });
+    await t.db.orm.em.fork().nativeDelete(Post, { id });
+    await client.close();
+  });
+
+  it('a cut answer to a page read again goes on within that page, and the walk is unchanged', async () => {
+    const client = await connect(owner.token);
+    const page = (args: Record<string, unknown>) => call(client, 'get_roadmap', { projectId, ...args });
+    const ids = (res: Result) => res.structuredContent.items.map((m: { id: string }) => m.id);
+    const first = await page({ limit: 20, detail: 'summary' });
+    const second = await page({ limit: 20, detail: 'summary', cursor: first.structuredContent.nextCursor });
+    // Read page 2 again in full: cut to fit, then on from where the cut was.
+    const again: string[] = [];
+    let cursor = first.structuredContent.nextCursor;
+    let third: string | undefined;
+    while (again.length < 20) {
+      const res = await page({ limit: 20, detail: again.length ? 'summary' : 'full', cursor });
+      expect(res.isError, res.content[0]!.text).toBeFalsy();
+      if (!again.length) expect(res.content[0]!.text).toMatch(/Cut from 20 to keep this answer under 64 KB/);
+      again.push(...ids(res));
+      cursor = res.structuredContent.nextCursor;
+      third = cursor;
+    }
+    expect(again).toEqual(ids(second));
+    // The walk goes on as it was: the other 60, each once.
+    const rest: string[] = [];
+    for (let c: string | undefined = third; c; ) {
+      const res = await page({ limit: 20, detail: 'summary', cursor: c });
+      rest.push(...ids(res));
+      c = res.structuredContent.nextCursor;
+    }
+    const all = [...ids(first), ...ids(second), ...rest];
+    expect(new Set(all).size).toBe(100);
+    expect(all).toHaveLength(100);
     await client.close();
   });
 
@@ -507,7 +564,7 @@ describe('answers sized for a model', () => {
     ] as const) {
       const res = await call(client, name, args);
       expect(res.isError, name).toBeFalsy();
-      expect(JSON.stringify(res).length, name).toBeLessThan(40_000);
+      expect(weight(res), name).toBeLessThan(40_000);
     }
     await client.close();
   });

@@ -69,10 +69,11 @@ export async function verifyGithub(em: EntityManager, client: GithubClient, user
     };
   }
   // Two users proving the same login at once: the unique indexes let one commit, and the other
-  // tries again, which makes its proof, the newer one, win.
+  // tries again, which makes its proof, the newer one, win. Each attempt starts from a fresh
+  // fork: the failed one left its entities changed but unwritten.
   for (let attempt = 1; ; attempt++) {
     try {
-      await em.transactional((tem) => recordProof(tem, account.id, user.id));
+      await em.fork().transactional((tem) => recordProof(tem, account.id, user.id));
       break;
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException) || attempt === 3) throw err;

@@ -13,7 +13,7 @@ import type {
 import type { GithubRepo } from './github.entity.js';
 import { type Actor, actorId } from '../kernel/actor.js';
 import { ProblemError } from '../kernel/problem.js';
-import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, encodeCursor, isOffsetUpTo } from '../kernel/cursor.js';
 import { accountOf, repoFigures, repoPage, weeklyCommits } from './github.queries.js';
 
 const notLinked = () =>
@@ -57,8 +57,8 @@ export function presentGithubProfile(a: LinkedAccount): GithubProfile {
   };
 }
 
-const isOffset = (v: unknown): v is { o: number } =>
-  typeof v === 'object' && v !== null && Number.isInteger((v as { o?: unknown }).o) && (v as { o: number }).o > 0;
+/** Past this, a cursor was not one this list gave (a list this long is not paged through). */
+const isOffset = isOffsetUpTo(100_000);
 
 export async function githubRepos(
   em: EntityManager,

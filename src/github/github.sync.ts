@@ -59,13 +59,17 @@ export async function syncGithubAccount(
     const user = await client.user(account.login);
     if (user.id !== account.githubId) {
       // Renamed away, or freed and taken: this login is now someone else's GitHub account.
-      await loseProof(em, await em.findOneOrFail(GithubAccount, { id: account.id }, { populate: ['user'] }));
-      Object.assign(account, {
-        syncStatus: 'error',
-        syncMessage: `The GitHub login ${account.login} now belongs to another GitHub account than the one that proved it, so its data is no longer shown. Link your current login and prove it again under Settings → GitHub.`,
+      await em.fork().transactional(async (tem) => {
+        const lost = await tem.findOneOrFail(GithubAccount, { id: account.id }, { populate: ['user'] });
+        await loseProof(tem, lost);
+        Object.assign(lost, {
+          attemptedAt: account.attemptedAt,
+          syncStatus: 'error',
+          syncMessage: `The GitHub login ${account.login} now belongs to another GitHub account than the one that proved it, so its data is no longer shown. Link your current login and prove it again under Settings → GitHub.`,
+        });
       });
-      await em.flush();
-      return account;
+      em.clear();
+      return await em.findOneOrFail(GithubAccount, { id: account.id });
     }
     const fetched = await fetchRepos(client, account.login, opts);
     await store(em, account, user, fetched);

@@ -57,6 +57,14 @@ export const isIdCursor = (v: unknown): v is { id: string } =>
   typeof (v as { id?: unknown }).id === 'string' &&
   isUuid((v as { id: string }).id);
 
+/** An offset cursor's check: a position after the first page, and no further than `max`. */
+export const isOffsetUpTo =
+  (max: number) =>
+  (v: unknown): v is { o: number } => {
+    const o = (v as { o?: unknown } | null)?.o;
+    return Number.isInteger(o) && (o as number) > 0 && (o as number) <= max;
+  };
+
 /** The keyset position of a list ordered by id. */
 export const idOf = (item: { id: string }) => ({ id: item.id });
 /** The cursor that continues a list ordered by id after `item`. */

@@ -186,28 +186,33 @@ async function shortened(data: Item, shape: AnswerShape): Promise<CallToolResult
     : `Its long text is shortened here to keep this answer under ${CAP_KB}.`;
   const build = (one: Item) =>
     render(list ? { ...data, items: [one], nextCursor: nextCursor ?? data.nextCursor } : one, shape, cut);
-  let item: Item = original;
-  let result = build(item);
-  // Each round cuts the long texts by the share of the answer that is over the cap.
-  for (let round = 0; round < 8 && resultBytes(result) > ANSWER_CAP_BYTES; round++) {
-    const ratio = (ANSWER_CAP_BYTES - HEADLINE_ROOM) / resultBytes(result);
-    item = { ...item };
+  const where = shape.wholeAt ? `; the whole text is at ${shape.wholeAt(original)}` : '';
+  /** The item with each long text cut to `share` of its length (0 to 1), and marked. */
+  const keeping = (share: number): Item => {
+    const item: Item = { ...original };
     for (const field of fields) {
       const whole = original[field] as string;
-      const kept = Math.floor(unmarked(item[field] as string).length * ratio);
-      const where = shape.wholeAt ? `; the whole text is at ${shape.wholeAt(original)}` : '';
-      item[field] = `${clip(whole, kept)}${MARK}${whole.length.toLocaleString('en')} characters in all${where}]`;
+      item[field] =
+        `${clip(whole, Math.floor(whole.length * share))}${MARK}${whole.length.toLocaleString('en')} characters in all${where}]`;
     }
-    result = build(item);
+    return item;
+  };
+  const whole = build(original);
+  if (resultBytes(whole) <= ANSWER_CAP_BYTES) return whole;
+  // The largest share that fits, measured in bytes as sent: characters that JSON escapes (control
+  // characters, quotes) weigh several bytes each, so a share of characters is only a first guess.
+  let fits = build(keeping(0));
+  let [low, high] = [0, 1];
+  for (let round = 0; round < 20; round++) {
+    const share = (low + high) / 2;
+    const tried = build(keeping(share));
+    if (resultBytes(tried) <= ANSWER_CAP_BYTES) [low, fits] = [share, tried];
+    else high = share;
   }
-  return result;
+  return fits;
 }
 
 const MARK = '… [shortened to fit the answer: ';
-const unmarked = (text: string) => {
-  const at = text.lastIndexOf(MARK);
-  return at === -1 ? text : text.slice(0, at);
-};
 
 /**
  * For an answer to a selection by ids: the ids asked for that it does not hold, in a clause for

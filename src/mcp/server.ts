@@ -25,7 +25,7 @@ import { createRequestHash, once } from '../idempotency/idempotency.service.js';
 import { basePath, loadContract } from '../kernel/contract.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ToolContext, ToolDef } from './tool.js';
-import { answer } from './answers.js';
+import { answer, clip } from './answers.js';
 import { ARGUMENT_HINTS } from './inputs.js';
 import { projectsTools } from '../projects/projects.tools.js';
 import { milestonesTools } from '../milestones/milestones.tools.js';
@@ -118,7 +118,7 @@ function inlineSmall(schema: unknown): unknown {
     if (node === null || typeof node !== 'object') return node;
     const { $ref, allOf, ...rest } = node as Record<string, unknown>;
     if (typeof $ref === 'string' && small.has($ref))
-      return { ...(small.get($ref) as object), ...(walk(rest) as object) };
+      return { ...(walk(small.get($ref)) as object), ...(walk(rest) as object) };
     const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, walk(v)]));
     if (typeof $ref === 'string') out.$ref = $ref;
     if (Array.isArray(allOf)) {
@@ -171,7 +171,11 @@ function toolsFor(scopes: readonly string[]): { tools: Tool[] } {
 /** One for every server: the SDK builds a new Ajv for each server that is not given one. */
 const validator = new AjvJsonSchemaValidator();
 
-const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+/** A refusal's text, however much of the arguments it repeats, well under the answer cap. */
+const errorResult = (text: string): CallToolResult => ({
+  isError: true,
+  content: [{ type: 'text', text: text.length > 4_000 ? `${clip(text, 4_000)}…` : text }],
+});
 const issues = (error: z.ZodError): string =>
   error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join('.')}` : i.message)).join('; ');
 /** What to send instead, for each refused argument that has a hint (./inputs.ts). */

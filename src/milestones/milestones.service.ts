@@ -16,7 +16,7 @@ import type { Actor } from '../kernel/actor.js';
 import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
 import { cursorList, type CursorList, decodeCursor, type Page } from '../kernel/cursor.js';
-import { isWalkCursor, servedOnly, startWalk, walkPage } from './roadmap-walks.js';
+import { cursorWithin, isWalkCursor, startWalk, walkPage } from './roadmap-walks.js';
 import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
@@ -75,22 +75,24 @@ const roadmapList = (projectId: string, query: RoadmapFilters): CursorList =>
   );
 
 /**
- * The cursor after the first `ids` of a page that served only those (an MCP answer cut to fit):
- * the page asked for by `cursor` (none: the first), whose full answer carried `nextCursor`.
+ * The cursor after the first `kept` milestones of a page whose answer served only those (an MCP
+ * answer cut to fit): the page asked for by `cursor` (none: the first), whose whole answer held
+ * `pageIds` and carried `nextCursor`.
  */
 export function cursorAfterServed(
   em: EntityManager,
   projectId: string,
   query: { cursor?: string; nextCursor?: string } & RoadmapFilters,
-  ids: readonly string[],
+  page: { ids: readonly string[]; kept: number },
 ): Promise<string> {
   const list = roadmapList(projectId, query);
-  return servedOnly(em, {
+  return cursorWithin(em, {
     projectId,
     list,
     at: decodeCursor(query.cursor, isWalkCursor, list),
     next: decodeCursor(query.nextCursor, isWalkCursor, list),
-    ids,
+    pageIds: page.ids,
+    kept: page.kept,
   });
 }
 

@@ -84,14 +84,14 @@ export const milestonesTools = [
       return listed(page, args.detail ?? 'standard', 'get_roadmap', SUMMARY, ['description']);
     },
     headline: (page, args) =>
-      `${plural(page.items.length, 'milestone')}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.milestoneIds, page, args.status !== undefined || args.cursor !== undefined)}`,
+      `${plural(page.items.length, 'milestone')}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.cursor ? undefined : args.milestoneIds, page, args.status !== undefined)}`,
     texts: ['description'],
     cursorAfter: (kept, page, args, { em }) =>
       cursorAfterServed(
         em,
         args.projectId,
         { cursor: args.cursor, nextCursor: page.nextCursor, statuses: args.status, ids: args.milestoneIds },
-        kept.map((m) => m.id as string),
+        { ids: page.items.map((m) => m.id as string), kept: kept.length },
       ),
   }),
   defineTool({
@@ -110,6 +110,7 @@ export const milestonesTools = [
     run: async ({ projectId, ...input }, { em, actor }) =>
       presentMilestone(await createMilestone(em, actor, projectId, input)),
     headline: (m) => one('Created', m),
+    texts: ['description'],
   }),
   defineTool({
     name: 'update_milestone',
@@ -127,6 +128,7 @@ export const milestonesTools = [
       return presentMilestone(await updateMilestone(em, actor, projectId, milestoneId, fields));
     },
     headline: (m) => one('Updated', m),
+    texts: ['description'],
   }),
   defineTool({
     name: 'delete_milestone',

@@ -22,7 +22,11 @@ const RoadmapWalkSchema = defineEntity({
     pages: p.json<string[][]>(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
-  indexes: [{ name: 'roadmap_walks_created_at_idx', properties: ['createdAt'] }],
+  indexes: [
+    { name: 'roadmap_walks_created_at_idx', properties: ['createdAt'] },
+    // A project's deletion removes its walks: found by this index, not by a scan.
+    { name: 'roadmap_walks_project_idx', properties: ['project'] },
+  ],
 });
 export class RoadmapWalk extends RoadmapWalkSchema.class {}
 RoadmapWalkSchema.setClass(RoadmapWalk);

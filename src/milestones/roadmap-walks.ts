@@ -21,14 +21,25 @@ import { type RoadmapFilters, roadmapAmong, roadmapUnserved } from './milestones
 /** How long a walk's cursors work. */
 const WALK_HOURS = 24;
 
-/** A walk cursor: the walk, and the page it asks for (2 for the second page). */
-export type WalkAt = { w: string; n: number };
+/**
+ * A walk cursor: the walk, the page it asks for (2 for the second page), and how many of that
+ * page's milestones were served already (an answer cut short; none when left out).
+ */
+export type WalkAt = { w: string; n: number; s?: number };
+const upTo = (v: unknown, max: number) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= max;
 export const isWalkCursor = (v: unknown): v is WalkAt => {
-  const { w, n } = (v ?? {}) as { w?: unknown; n?: unknown };
-  return typeof w === 'string' && isUuid(w) && Number.isInteger(n) && (n as number) >= 2 && (n as number) <= 100_000;
+  const { w, n, s } = (v ?? {}) as { w?: unknown; n?: unknown; s?: unknown };
+  return (
+    typeof w === 'string' &&
+    isUuid(w) &&
+    upTo(n, 100_000) &&
+    (n as number) >= 1 &&
+    (s === undefined || upTo(s, 100_000))
+  );
 };
 
-const cursorFor = (walkId: string, page: number, list: CursorList) => encodeCursor({ w: walkId, n: page }, list);
+const cursorFor = (walkId: string, page: number, list: CursorList, skip = 0) =>
+  encodeCursor(skip ? { w: walkId, n: page, s: skip } : { w: walkId, n: page }, list);
 
 const expired = () =>
   new ProblemError(
@@ -39,17 +50,22 @@ const expired = () =>
     { errors: [{ path: '/query/cursor', message: 'an expired roadmap walk' }] },
   );
 
-/** Starts a walk whose first page served `ids`; the cursor for its second page. Old walks go meanwhile. */
+/** A new walk whose first page served `ids`. Old walks go meanwhile. */
+async function createWalk(em: EntityManager, projectId: string, list: CursorList, ids: readonly string[]) {
+  await em.nativeDelete(RoadmapWalk, { createdAt: { $lt: new Date(Date.now() - WALK_HOURS * 3_600_000) } });
+  const walk = em.create(RoadmapWalk, { project: em.getReference(Project, projectId), list, pages: [[...ids]] });
+  await em.flush();
+  return walk.id;
+}
+
+/** Starts a walk whose first page served `ids`; the cursor for its second page. */
 export async function startWalk(
   em: EntityManager,
   projectId: string,
   list: CursorList,
   ids: readonly string[],
 ): Promise<string> {
-  await em.nativeDelete(RoadmapWalk, { createdAt: { $lt: new Date(Date.now() - WALK_HOURS * 3_600_000) } });
-  const walk = em.create(RoadmapWalk, { project: em.getReference(Project, projectId), list, pages: [[...ids]] });
-  await em.flush();
-  return cursorFor(walk.id, 2, list);
+  return cursorFor(await createWalk(em, projectId, list, ids), 2, list);
 }
 
 /** The walk the cursor names, locked for this transaction, if it is this list's and not over. */
@@ -59,21 +75,20 @@ async function lockedWalk(tem: EntityManager, projectId: string, list: CursorLis
     { id: at.w, project: projectId, list, createdAt: { $gte: new Date(Date.now() - WALK_HOURS * 3_600_000) } },
     { lockMode: LockMode.PESSIMISTIC_WRITE },
   );
-  // A page after the next one was never offered: the cursor was made up.
-  if (!walk || at.n > walk.pages.length + 1) throw expired();
+  // A page after the next one was never offered, nor a part of a page not served yet: made up.
+  if (!walk || at.n > walk.pages.length + 1 || (at.n === walk.pages.length + 1 && at.s)) throw expired();
   return walk;
 }
 
-type Row = Awaited<ReturnType<typeof roadmapUnserved>>[number];
-
 /**
- * Page `at.n` of the walk: the milestones it served before when asked again, else the first
- * `limit` not served yet. With the cursor of the page after it, when the roadmap holds more.
+ * Page `at.n` of the walk (from its `at.s`th milestone): the milestones it served before when
+ * asked again, else the first `limit` not served yet. With the cursor that goes on, when the
+ * roadmap holds more. A walk's past pages are never rewritten.
  */
 export async function walkPage(
   em: EntityManager,
   v: { projectId: string; list: CursorList; at: WalkAt; limit: number } & RoadmapFilters,
-): Promise<{ rows: Row[]; nextCursor: string | null }> {
+) {
   return em.transactional(async (tem) => {
     const walk = await lockedWalk(tem, v.projectId, v.list, v.at);
     const index = v.at.n - 1;
@@ -84,10 +99,13 @@ export async function walkPage(
       walk.pages = [...walk.pages, rows.map((r) => r.id)];
       return { rows, nextCursor: found.length > v.limit ? cursorFor(walk.id, v.at.n + 1, v.list) : null };
     }
-    // A page served before: the same milestones, as they are now.
-    const ids = walk.pages[index]!;
+    // A page served before: the same milestones, as they are now, from where the cursor says.
+    const page = walk.pages[index]!;
+    const skip = v.at.s ?? 0;
+    const ids = page.slice(skip, skip + v.limit);
     const found = new Map((await roadmapAmong(tem, { ...v, among: ids })).map((r) => [r.id, r]));
     const rows = ids.flatMap((id) => found.get(id) ?? []);
+    if (skip + v.limit < page.length) return { rows, nextCursor: cursorFor(walk.id, v.at.n, v.list, skip + v.limit) };
     const more =
       walk.pages.length > v.at.n ||
       (await roadmapUnserved(tem, { ...v, limit: 1, served: walk.pages.flat() })).length > 0;
@@ -96,21 +114,16 @@ export async function walkPage(
 }
 
 /**
- * A page that served only the first of its milestones (an MCP answer cut to fit its cap): the
- * walk records just those, so the next page starts with the rest. `at` is the page the request
- * asked for (none for a first page), `next` the cursor its answer would have carried.
+ * The cursor after the first `kept` milestones of a page whose answer served only those (an MCP
+ * answer cut to fit its cap): the same page, from the next one. `at` is the cursor the request
+ * sent (none for a first page), `next` the one its whole answer carried, `pageIds` its ids.
  */
-export async function servedOnly(
+export async function cursorWithin(
   em: EntityManager,
-  v: { projectId: string; list: CursorList; at?: WalkAt; next?: WalkAt; ids: readonly string[] },
+  v: { projectId: string; list: CursorList; at?: WalkAt; next?: WalkAt; pageIds: readonly string[]; kept: number },
 ): Promise<string> {
-  const page = v.next ? { w: v.next.w, n: v.next.n - 1 } : v.at;
-  if (!page) return startWalk(em, v.projectId, v.list, v.ids);
-  return em.transactional(async (tem) => {
-    const walk = await tem.findOneOrFail(RoadmapWalk, { id: page.w }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    const pages = walk.pages.slice(0, page.n);
-    pages[page.n - 1] = [...v.ids];
-    walk.pages = pages;
-    return cursorFor(walk.id, page.n + 1, v.list);
-  });
+  if (v.at) return cursorFor(v.at.w, v.at.n, v.list, (v.at.s ?? 0) + v.kept);
+  // A first page: its walk, or one started now if the page held the whole list.
+  const walkId = v.next?.w ?? (await createWalk(em, v.projectId, v.list, v.pageIds));
+  return cursorFor(walkId, 1, v.list, v.kept);
 }

@@ -47,7 +47,7 @@ export const postsTools = [
       return listed(page, args.detail ?? 'standard', 'list_build_logs', SUMMARY, ['body']);
     },
     headline: (page, args) =>
-      `${page.items.length} build log${page.items.length === 1 ? '' : 's'}${args.since ? ` since ${args.since}` : ''}, newest first${unmatched(args.postIds, page, args.since !== undefined || args.cursor !== undefined)}`,
+      `${page.items.length} build log${page.items.length === 1 ? '' : 's'}${args.since ? ` since ${args.since}` : ''}, newest first${unmatched(args.cursor ? undefined : args.postIds, page, args.since !== undefined)}`,
     texts: ['body'],
     cursorAfter: async (kept, _page, args) =>
       cursorAfterId(

@@ -9,7 +9,7 @@ import type { RadarItem, RadarPage } from '../../codegen/generated/api/types.gen
 import { type Actor, actorId } from '../kernel/actor.js';
 import { languageShares } from '../github/github.service.js';
 import { jobCandidates, projectCandidates, signalRows } from './radar.queries.js';
-import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, encodeCursor, isOffsetUpTo } from '../kernel/cursor.js';
 import { ageSignal, scoreOpportunity, type Signals } from './radar.score.js';
 
 /** The caller's signals: their skills and the languages of their synced repositories (forks left out by languageShares). */
@@ -77,8 +77,8 @@ async function projectItems(
   });
 }
 
-const isOffset = (v: unknown): v is { o: number } =>
-  typeof v === 'object' && v !== null && Number.isInteger((v as { o?: unknown }).o) && (v as { o: number }).o > 0;
+/** Past this, a cursor was not one this list gave (a list this long is not paged through). */
+const isOffset = isOffsetUpTo(100_000);
 
 export async function radar(
   em: EntityManager,

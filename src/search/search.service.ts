@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SearchPage, SearchResultType } from '../../codegen/generated/api/types.gen.js';
 import { type Actor, actorId } from '../kernel/actor.js';
 import { ProblemError } from '../kernel/problem.js';
-import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, encodeCursor, isOffsetUpTo } from '../kernel/cursor.js';
 import type { ScopeId } from '../kernel/scopes.js';
 import type { SearchCache } from './search-cache.js';
 import { cacheState, SNIPPET_MARKS, searchPage, wordCount } from './search.queries.js';
@@ -22,12 +22,7 @@ async function cacheNow(em: EntityManager, userId: string | null) {
 
 const MAX_OFFSET = 10_000;
 
-const isOffsetCursor = (v: unknown): v is { o: number } =>
-  typeof v === 'object' &&
-  v !== null &&
-  Number.isInteger((v as { o?: unknown }).o) &&
-  (v as { o: number }).o > 0 &&
-  (v as { o: number }).o <= MAX_OFFSET;
+const isOffsetCursor = isOffsetUpTo(MAX_OFFSET);
 
 const escapeHtml = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');

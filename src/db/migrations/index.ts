@@ -25,6 +25,7 @@ import { Migration20261126171820_known_devices } from './Migration20261126171820
 import { Migration20261126185938_github_proof } from './Migration20261126185938_github_proof.js';
 import { Migration20261126194926_github_proof_account_id } from './Migration20261126194926_github_proof_account_id.js';
 import { Migration20261126203122_roadmap_walks } from './Migration20261126203122_roadmap_walks.js';
+import { Migration20261126205455_roadmap_walks_project_index } from './Migration20261126205455_roadmap_walks_project_index.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -58,4 +59,5 @@ export const migrationsList = [
   { name: 'Migration20261126185938_github_proof', class: Migration20261126185938_github_proof },
   { name: 'Migration20261126194926_github_proof_account_id', class: Migration20261126194926_github_proof_account_id },
   { name: 'Migration20261126203122_roadmap_walks', class: Migration20261126203122_roadmap_walks },
+  { name: 'Migration20261126205455_roadmap_walks_project_index', class: Migration20261126205455_roadmap_walks_project_index },
 ];
