@@ -7,8 +7,8 @@
  *   walk is left out (one added meanwhile may be served too);
  * - a page asked for again (a retry) serves the same milestones, as they are now, less those
  *   deleted or no longer matching the filters.
- * A walk starts only when a first page leaves milestones for later, and its cursors work for
- * WALK_HOURS (docs/mcp.md, Stable pages).
+ * A walk starts only when a first page leaves milestones for later (or its MCP answer was cut
+ * short to fit its cap), and its cursors work for WALK_HOURS (docs/decisions/0010-roadmap-walks.md).
  */
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { RoadmapWalk } from './roadmap-walk.entity.js';
