@@ -8,8 +8,7 @@
  * nothing). Both together stay under ANSWER_CAP_BYTES: a list that would pass it returns fewer
  * items and a cursor for the rest, and a single item too long for it has its long text shortened.
  */
-import type * as z from 'zod';
-import * as zod from 'zod';
+import * as z from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Detail } from './inputs.js';
 
@@ -68,9 +67,9 @@ function listedItem<S extends z.ZodObject>(item: S, keep: readonly (keyof S['sha
  * while more follow, `nextCursor`, left out on the last page rather than null (one JSON type).
  */
 export function listOutput<S extends z.ZodObject>(item: S, keep: readonly (keyof S['shape'] & string)[]) {
-  return zod.object({
-    items: zod.array(listedItem(item, keep)),
-    nextCursor: zod.string().describe('Send it as cursor for the next page. Absent on the last page.').optional(),
+  return z.object({
+    items: z.array(listedItem(item, keep)),
+    nextCursor: z.string().describe('Send it as cursor for the next page. Absent on the last page.').optional(),
   });
 }
 
@@ -213,6 +212,9 @@ async function shortened(data: Item, shape: AnswerShape): Promise<CallToolResult
 }
 
 const MARK = '… [shortened to fit the answer: ';
+
+/** "1 milestone", "3 milestones": a count and its word, for a list's headline. */
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * For an answer to a selection by ids: the ids asked for that it does not hold, in a clause for

@@ -10,7 +10,7 @@ import type { Milestone } from '../../codegen/generated/api/types.gen.js';
 import { defineTool } from '../mcp/tool.js';
 import { badRequest } from '../kernel/problem.js';
 import { detailInput, milestoneIdInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { listed, listOutput, unmatched } from '../mcp/answers.js';
+import { listed, listOutput, plural, unmatched } from '../mcp/answers.js';
 import {
   createMilestone,
   cursorAfterServed,
@@ -23,7 +23,6 @@ import { presentMilestone } from './milestones.presenter.js';
 
 const SUMMARY = ['id', 'title', 'status', 'position'] as const;
 const one = (verb: string, m: Milestone) => `${verb} milestone ${m.position}. [${m.status}] ${m.title} — id ${m.id}.`;
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The milestone fields an agent sends, each described (the contract's own schemas and limits). */
 const milestoneFields = {

@@ -2,12 +2,14 @@ import * as z from 'zod';
 import { zId, zPost, zPostCreate } from '../../codegen/generated/api/zod.gen.js';
 import { defineTool } from '../mcp/tool.js';
 import { detailInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { listed, listOutput, unmatched } from '../mcp/answers.js';
+import { listed, listOutput, plural, unmatched } from '../mcp/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
 import { buildLogList, createPost, listBuildLogs } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
 
 const SUMMARY = ['id', 'title', 'createdAt'] as const;
+/** The `since` argument as the service takes it. */
+const sinceOf = (since: string | undefined) => (since === undefined ? undefined : new Date(since));
 
 export const postsTools = [
   defineTool({
@@ -41,21 +43,18 @@ export const postsTools = [
       const page = await listBuildLogs(em, actor, args.projectId, {
         limit: args.limit ?? 20,
         cursor: args.cursor,
-        since: args.since === undefined ? undefined : new Date(args.since),
+        since: sinceOf(args.since),
         ids: args.postIds,
       });
       return listed(page, args.detail ?? 'standard', 'list_build_logs', SUMMARY, ['body']);
     },
     headline: (page, args) =>
-      `${page.items.length} build log${page.items.length === 1 ? '' : 's'}${args.since ? ` since ${args.since}` : ''}, newest first${unmatched(args.cursor ? undefined : args.postIds, page, args.since !== undefined)}`,
+      `${plural(page.items.length, 'build log')}${args.since ? ` since ${args.since}` : ''}, newest first${unmatched(args.cursor ? undefined : args.postIds, page, args.since !== undefined)}`,
     texts: ['body'],
     cursorAfter: async (kept, _page, args) =>
       cursorAfterId(
         kept.at(-1) as { id: string },
-        buildLogList(args.projectId, {
-          since: args.since === undefined ? undefined : new Date(args.since),
-          ids: args.postIds,
-        }),
+        buildLogList(args.projectId, { since: sinceOf(args.since), ids: args.postIds }),
       ),
     wholeAt: (p) => `/posts/${p.id}`,
   }),

@@ -202,5 +202,15 @@ export async function listMyProjects(
   query: { limit: number; cursor?: string; role: 'owner' | 'member' },
 ): Promise<Page<ProjectDto>> {
   const { role, ...page } = query;
-  return listProjects(em, actor, role === 'owner' ? { ...page, owner: 'me' } : { ...page, memberId: actor.userId });
+  return listProjects(em, actor, { ...page, ...mine(actor, role) });
 }
+
+/** Whose projects list_my_projects reads: those the actor owns, or those it was added to. */
+const mine = (actor: Actor, role: 'owner' | 'member'): { ownerId?: string; memberId?: string } =>
+  role === 'owner' ? { ownerId: actor.userId } : { memberId: actor.userId };
+
+/** The list a list_my_projects cursor belongs to. */
+export const myProjectList = (actor: Actor, role: 'owner' | 'member'): CursorList => {
+  const { ownerId, memberId } = mine(actor, role);
+  return projectList(ownerId, memberId);
+};

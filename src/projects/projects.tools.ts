@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import { zProject } from '../../codegen/generated/api/zod.gen.js';
 import { defineTool } from '../mcp/tool.js';
-import { listMyProjects, projectList } from './projects.service.js';
+import { listMyProjects, myProjectList } from './projects.service.js';
 import { detailInput, pageInput } from '../mcp/inputs.js';
-import { listed, listOutput } from '../mcp/answers.js';
+import { listed, listOutput, plural } from '../mcp/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
 
 const SUMMARY = ['id', 'name', 'slug'] as const;
@@ -37,7 +37,7 @@ export const projectsTools = [
       return listed(page, args.detail ?? 'standard', 'list_my_projects', SUMMARY, ['description']);
     },
     headline: (page, args) =>
-      `${page.items.length} project${page.items.length === 1 ? '' : 's'} you ${args.role === 'member' ? 'are a member of' : 'own'}, newest first`,
+      `${plural(page.items.length, 'project')} you ${args.role === 'member' ? 'are a member of' : 'own'}, newest first`,
     followUp: async (page, args, { em, actor }) => {
       if (page.items.length || args.cursor || (args.role ?? 'owner') !== 'owner') return undefined;
       const member = await listMyProjects(em, actor, { limit: 1, role: 'member' });
@@ -47,11 +47,6 @@ export const projectsTools = [
     },
     texts: ['description'],
     cursorAfter: async (kept, _page, args, { actor }) =>
-      cursorAfterId(
-        kept.at(-1) as { id: string },
-        (args.role ?? 'owner') === 'owner'
-          ? projectList(actor.userId, undefined)
-          : projectList(undefined, actor.userId),
-      ),
+      cursorAfterId(kept.at(-1) as { id: string }, myProjectList(actor, args.role ?? 'owner')),
   }),
 ];
