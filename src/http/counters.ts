@@ -152,6 +152,34 @@ const REDIS_TIMEOUT_MS = 150;
 const REDIS_RETRY_MS = 2000;
 /** How often the seeds Redis's answers leave in this process are swept, once their windows end. */
 const SEED_SWEEP_MS = 60_000;
+/** How many times a wait starts over because this process's thread was busy, at most. */
+const BUSY_RESTARTS = 3;
+
+/**
+ * Calls `expire` once `ms` have passed in which this process's thread was free. A timer that fires
+ * late by more than half its length means the thread was held (the client's queued writes and the
+ * answers waiting to be read were held with it), so the wait starts over, a bounded number of times.
+ * When it does expire, it does so after one more turn of the event loop's I/O poll (setImmediate
+ * runs after it), so that an answer that arrived meanwhile is read first.
+ */
+function lagAwareTimeout(ms: number, expire: () => void): { cancel(): void } {
+  let timeout: NodeJS.Timeout | undefined;
+  let immediate: NodeJS.Immediate | undefined;
+  const arm = (restarts: number) => {
+    const due = performance.now() + ms;
+    timeout = setTimeout(() => {
+      if (performance.now() - due > ms / 2 && restarts < BUSY_RESTARTS) return arm(restarts + 1);
+      immediate = setImmediate(expire);
+    }, ms);
+  };
+  arm(0);
+  return {
+    cancel() {
+      clearTimeout(timeout);
+      clearImmediate(immediate);
+    },
+  };
+}
 
 /**
  * The room a request needs in each budget: its units (one at least), but never more than the
@@ -316,23 +344,19 @@ export class RedisCounters implements Counters {
       ...args.map(String),
       ...text,
     ]);
-    // A frozen Redis keeps its connection open and never answers: the wait is ours to bound. The
-    // bound is given up only after the event loop has read what arrived meanwhile (setImmediate
-    // runs after the I/O poll): when this process's own thread was busy (an upload's decoding, a
-    // burst of requests), an answer Redis sent in time is taken, and CPU load alone never opens
-    // the circuit.
-    let timer: NodeJS.Timeout | undefined;
+    // A frozen Redis keeps its connection open and never answers: the wait is ours to bound. Only
+    // time in which this process could read counts against the bound: when its own thread was busy
+    // (an upload's decoding, a burst of requests), the client may not even have written the command
+    // yet, so CPU load alone never opens the circuit.
+    let timer: { cancel(): void } | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => setImmediate(() => reject(new Error(`no answer within ${REDIS_TIMEOUT_MS} ms`))),
-        REDIS_TIMEOUT_MS,
-      );
+      timer = lagAwareTimeout(REDIS_TIMEOUT_MS, () => reject(new Error(`no answer within ${REDIS_TIMEOUT_MS} ms`)));
     });
     command.catch(() => undefined); // answered after the timeout: nobody is waiting any more
     try {
       return (await Promise.race([command, late])).map(Number);
     } finally {
-      clearTimeout(timer);
+      timer?.cancel();
     }
   }
 }
