@@ -34,6 +34,7 @@ import { chain, chainWithErrors } from './http/chain.js';
 import { problemHandler } from './http/errors.js';
 import { notFound, type ProblemError } from './kernel/problem.js';
 import { refuseNul } from './http/nul.js';
+import { formEncodedQuery } from './http/form-query.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseReady } from './db/ready.js';
 import { idempotency } from './http/idempotency.js';
@@ -243,6 +244,7 @@ function restPipeline(p: {
   };
   return chainWithErrors(
     answer,
+    formEncodedQuery,
     ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys, keysPage }),
     refuseNul,
     idempotency(),
