@@ -23,31 +23,115 @@ export type Accepted = { action: string; pattern: string; reason: string };
 
 const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Every change between the two contracts' operations, with the JSON Pointer of where it is. */
+/**
+ * Every change between the two contracts that is not documentation alone, with the JSON Pointer
+ * of where it is and its class: `breaking`, `non-breaking`, `deprecated` or `unclassified`.
+ * Component schemas, responses, parameters and headers are judged where an operation uses them
+ * (api-smart-diff resolves references), so they are not counted twice.
+ */
 export function changes(released: Doc, current: Doc): Change[] {
   const { diffs } = apiCompare(released, current);
   return diffs
-    .filter((d) => d.path[0] === 'paths' && d.type !== 'annotation' && d.type !== 'unclassified')
+    .filter((d) => !(d.path[0] === 'components' && d.path[1] !== 'securitySchemes'))
     .map((d) => ({
       action: d.action,
-      type: d.type,
+      type: classify(d, current),
       pointer: `/${d.path.map((s) => escapePointer(String(s))).join('/')}`,
       description: d.description ?? '',
-    }));
+    }))
+    .filter((c) => c.type !== 'annotation');
 }
 
-/** The "Breaking" entries of a version's section of the changelog. */
-export function acceptedIn(changelog: string, version: string): { found: boolean; accepted: Accepted[] } {
+type Diff = { action: string; type: string; path: (string | number)[] };
+
+/**
+ * This API's rules where api-smart-diff's classification falls short: it reads the document's
+ * top level and the `x-` extensions as documentation, and a type replaced in a response as
+ * compatible.
+ */
+function classify(d: Diff, current: Doc): string {
+  const last = String(d.path.at(-1));
+  const whole = d.path.length === 2 + Number(d.path[0] === 'components');
+  if (last === 'description' || last === 'summary') return d.type;
+  switch (d.path[0]) {
+    // Where clients send their requests, and how they authenticate: a new alternative is
+    // compatible, any other change sends a working client elsewhere or refuses its key.
+    case 'servers':
+    case 'security':
+    case 'components':
+      return d.action === 'add' && whole ? 'non-breaking' : 'breaking';
+    case 'paths':
+    case 'webhooks':
+      break;
+    default:
+      return d.type;
+  }
+  if (last in EXTENSIONS) return EXTENSIONS[last]!(d.action);
+  // The SDK's method is named after the operationId.
+  if (last === 'operationId') return d.action === 'add' ? 'non-breaking' : 'breaking';
+  if (last === 'type' && d.action === 'replace') return 'breaking';
+  // A value a client has never seen, in an answer: breaking unless the enum says it will grow.
+  if (d.action === 'add' && d.path.at(-2) === 'enum' && d.path.includes('responses'))
+    return schemaAt(current, d.path.slice(0, -2))?.['x-open-enum'] === true ? 'non-breaking' : 'breaking';
+  return d.type;
+}
+
+/** How a change to each of the contract's own extensions on an operation is classed. */
+const EXTENSIONS: Record<string, (action: string) => string> = {
+  // A key that was enough is refused (403), or one that was not is taken: either changes who may call.
+  'x-required-scope': () => 'breaking',
+  'x-session-only': (action) => (action === 'remove' ? 'non-breaking' : 'breaking'),
+  'x-public': (action) => (action === 'add' ? 'non-breaking' : 'breaking'),
+};
+
+/** The node at `path` in `doc`, following local references on the way (as api-smart-diff resolves them). */
+function schemaAt(doc: Doc, path: (string | number)[]): Record<string, unknown> | undefined {
+  let node: unknown = doc;
+  for (const segment of path) {
+    node = deref(doc, node);
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string | number, unknown>)[segment];
+  }
+  return deref(doc, node) as Record<string, unknown> | undefined;
+}
+
+function deref(doc: Doc, node: unknown): unknown {
+  for (let hops = 0; hops < 32; hops++) {
+    const ref = (node as { $ref?: unknown } | null)?.$ref;
+    if (typeof ref !== 'string' || !ref.startsWith('#/')) return node;
+    node = ref
+      .slice(2)
+      .split('/')
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<unknown>((n, s) => (n as Record<string, unknown> | undefined)?.[s], doc);
+  }
+  return node;
+}
+
+/**
+ * The "Breaking" entries of a version's section of the changelog, and its "Deprecated" ones
+ * (`deprecate <pattern>` followed by what to use instead).
+ */
+export function acceptedIn(
+  changelog: string,
+  version: string,
+): { found: boolean; accepted: Accepted[]; deprecations: Accepted[] } {
   const sections = changelog.split(/^## /m).slice(1);
   const section = sections.find((s) => s.startsWith(`${version} `) || s.startsWith(`${version}\n`));
-  if (!section) return { found: false, accepted: [] };
-  const breaking = section.split(/^### /m).find((s) => /^Breaking/.test(s)) ?? '';
-  const accepted = [...breaking.matchAll(/^- `(add|remove|replace|rename) ([^`]+)`\s*[—–-]\s*(.+)$/gm)].map((m) => ({
-    action: m[1]!,
-    pattern: m[2]!,
-    reason: m[3]!.trim(),
-  }));
-  return { found: true, accepted };
+  if (!section) return { found: false, accepted: [], deprecations: [] };
+  const entries = (heading: RegExp, actions: string) => {
+    const list = section.split(/^### /m).find((s) => heading.test(s)) ?? '';
+    return [...list.matchAll(new RegExp(`^- \`(${actions}) ([^\`]+)\`\\s*[—–-]\\s*(.+)$`, 'gm'))].map((m) => ({
+      action: m[1]!,
+      pattern: m[2]!,
+      reason: m[3]!.trim(),
+    }));
+  };
+  return {
+    found: true,
+    accepted: entries(/^Breaking/, 'add|remove|replace|rename'),
+    deprecations: entries(/^Deprecated/, 'deprecate'),
+  };
 }
 
 function patternRegExp(pattern: string): RegExp {
@@ -76,7 +160,7 @@ export function gate(released: Doc, current: Doc, changelog: string): string[] {
     problems.push(
       `the contract changed but info.version is still ${version} (released: ${released.info.version}): move it on, by semver`,
     );
-  const { found, accepted } = acceptedIn(changelog, version);
+  const { found, accepted, deprecations } = acceptedIn(changelog, version);
   if (!found) problems.push(`docs/api-changes.md has no section "## ${version} — <date>" for this contract`);
   const used = new Set<Accepted>();
   for (const change of all.filter((c) => c.type === 'breaking')) {
@@ -87,9 +171,19 @@ export function gate(released: Doc, current: Doc, changelog: string): string[] {
         `breaking, not accepted in the changelog: ${change.action} ${change.pointer} (${change.description || 'no description'})`,
       );
   }
-  for (const a of accepted)
+  // A deprecation is a promise with a date: the changelog says what to use instead.
+  for (const change of all.filter((c) => c.type === 'deprecated' && c.action !== 'remove')) {
+    const what = change.pointer.replace(/\/deprecated$/, '');
+    const match = deprecations.find((a) => patternRegExp(a.pattern).test(what));
+    if (match) used.add(match);
+    else
+      problems.push(
+        `deprecated, with no entry in the changelog: add "- \`deprecate ${what}\` — what to use instead" under "### Deprecated"`,
+      );
+  }
+  for (const a of [...accepted, ...deprecations])
     if (!used.has(a))
-      problems.push(`the changelog accepts \`${a.action} ${a.pattern}\`, which matches no breaking change: remove it`);
+      problems.push(`the changelog lists \`${a.action} ${a.pattern}\`, which matches no change of its kind: remove it`);
   return problems;
 }
 

@@ -24,7 +24,7 @@ export const formEncodedQuery: RequestHandler = function formEncodedQuery(req, _
 };
 
 /** The query `query` (without its `?`) with every name and value in one percent-encoded spelling. */
-export function canonicalQuery(query: string): string {
+function canonicalQuery(query: string): string {
   return query
     .split('&')
     .map((pair) => {

@@ -1,8 +1,16 @@
 /** The breaking-change gate (codegen/check-breaking.ts) on small contracts: what it lets through and what it stops. */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { gate } from '../../codegen/check-breaking.js';
 
-const contract = (version: string, paths: object) => ({ openapi: '3.1.0', info: { title: 't', version }, paths });
+const contract = (version: string, paths: object) => ({
+  openapi: '3.1.0',
+  info: { title: 't', version },
+  servers: [{ url: '/api/v1' }],
+  security: [{ bearerAuth: [] }] as Record<string, string[]>[],
+  components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } as Record<string, object> },
+  paths,
+});
 const op = (extra: object = {}) => ({
   operationId: 'getThing',
   parameters: [{ name: 'q', in: 'query', required: false, schema: { type: 'string', ...extra } }],
@@ -63,7 +71,157 @@ describe('check-breaking', () => {
       '/others': { get: { ...op(), operationId: 'getOthers' } },
     });
     expect(gate(released, grown, log('1.1.0', '- `remove /paths/~1gone` — was never there')).join('\n')).toMatch(
-      /matches no breaking change/,
+      /matches no change of its kind/,
     );
+  });
+});
+
+/** A small contract of the shape this API's is: a scope per operation, shared headers, a response enum. */
+function realistic() {
+  const doc = contract('1.0.0', {
+    '/projects/{projectId}': {
+      get: {
+        operationId: 'getProject',
+        'x-required-scope': 'projects.read',
+        parameters: [{ name: 'projectId', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: {
+          '200': {
+            description: 'ok',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Project' } } },
+          },
+          '400': { $ref: '#/components/responses/BadRequest' },
+        },
+      },
+    },
+  }) as ReturnType<typeof contract> & { components: Record<string, any>; paths: Record<string, any> };
+  doc.components.schemas = {
+    Project: {
+      type: 'object',
+      properties: {
+        id: { type: 'string' },
+        tagline: { type: 'string' },
+        stage: { $ref: '#/components/schemas/Stage' },
+        scopes: { type: 'array', items: { $ref: '#/components/schemas/ScopeId' } },
+      },
+    },
+    Stage: { type: 'string', enum: ['idea', 'building'] },
+    ScopeId: { type: 'string', enum: ['projects.read', 'projects.write'], 'x-open-enum': true },
+  };
+  doc.components.headers = { XRequestId: { schema: { type: 'string' } } };
+  doc.components.responses = {
+    BadRequest: {
+      description: 'bad',
+      headers: { 'X-Request-Id': { $ref: '#/components/headers/XRequestId' } },
+      content: { 'application/problem+json': { schema: { type: 'object' } } },
+    },
+  };
+  return doc;
+}
+
+describe('check-breaking catches what a client notices', () => {
+  const before = realistic();
+  /** The gate's answer for `before` changed by `change`, under a new version with an empty changelog entry. */
+  const judge = (change: (doc: ReturnType<typeof realistic>) => void, changelog = log('1.1.0')) => {
+    const after = structuredClone(before);
+    change(after);
+    after.info.version = '1.1.0';
+    return gate(before, after, changelog).join('\n');
+  };
+  const get = (doc: ReturnType<typeof realistic>) => doc.paths['/projects/{projectId}'].get;
+
+  it.each([
+    [
+      'a field changes type',
+      (d) => (d.components.schemas.Project.properties.tagline = { type: 'integer' }),
+      /tagline\/type/,
+    ],
+    ['an operationId is renamed (the SDK method with it)', (d) => (get(d).operationId = 'fetchProject'), /operationId/],
+    ['an operation needs another scope', (d) => (get(d)['x-required-scope'] = 'projects.write'), /x-required-scope/],
+    [
+      'the security scheme changes',
+      (d) => {
+        d.components.securitySchemes = { apiKey: { type: 'apiKey', in: 'header', name: 'X-Key' } };
+        d.security = [{ apiKey: [] }];
+      },
+      /securitySchemes|\/security\//,
+    ],
+    ['the base path moves', (d) => (d.servers = [{ url: '/api/v2' }]), /\/servers\/0\/url/],
+    [
+      'a response header goes',
+      (d) => delete d.components.responses.BadRequest.headers['X-Request-Id'],
+      /remove .*\/responses\/400\/headers\/X-Request-Id/,
+    ],
+    ['a closed response enum grows', (d) => d.components.schemas.Stage.enum.push('launched'), /stage\/enum/],
+  ] as [string, (d: ReturnType<typeof realistic>) => void, RegExp][])('stops a break: %s', (_, change, where) => {
+    const problems = judge(change);
+    expect(problems).toMatch(/breaking, not accepted in the changelog/);
+    expect(problems).toMatch(where);
+  });
+
+  it('stops a deprecation without its changelog entry, and takes it with one', () => {
+    const deprecate = (d: ReturnType<typeof realistic>) => (get(d).deprecated = true);
+    expect(judge(deprecate)).toMatch(
+      /deprecated, with no entry in the changelog: add "- `deprecate \/paths\/~1projects~1\{projectId\}\/get`/,
+    );
+    const entry = `${log('1.1.0')}\n### Deprecated\n- \`deprecate /paths/~1projects~1{projectId}/get\` — use listProjects\n`;
+    expect(judge(deprecate, entry)).toBe('');
+  });
+
+  it('lets through what no client notices', () => {
+    expect(judge((d) => d.components.schemas.ScopeId.enum.push('billing.read'))).toBe('');
+    expect(judge((d) => (d.components.schemas.Project.properties.name = { type: 'string' }))).toBe('');
+    expect(judge((d) => (get(d).description = 'One project.'))).toBe('');
+    expect(judge((d) => d.servers.push({ url: 'https://eu.example.com/api/v1' }))).toBe('');
+    expect(judge((d) => (d.components.schemas.Project.properties.id.description = 'The id.'))).toBe('');
+  });
+
+  it('takes a break once the changelog accepts it', () => {
+    const rename = (d: ReturnType<typeof realistic>) => (get(d).operationId = 'fetchProject');
+    const accepted = log('1.1.0', '- `replace /paths/~1projects~1{projectId}/get/operationId` — announced 2026-05-01');
+    expect(judge(rename, accepted)).toBe('');
+  });
+});
+
+describe('check-breaking on this API contract', () => {
+  const served = JSON.parse(readFileSync('codegen/generated/openapi.json', 'utf8'));
+  const judge = (change: (doc: any) => void) => {
+    const after = structuredClone(served);
+    change(after);
+    after.info.version = '99.0.0';
+    return gate(served, after, log('99.0.0')).join('\n');
+  };
+  const getProject = (d: any) => d.paths['/projects/{projectId}'].get;
+
+  it.each([
+    [
+      'Project.tagline becomes an integer',
+      (d: any) => (d.components.schemas.Project.properties.tagline = { type: 'integer' }),
+    ],
+    ['getProject is renamed', (d: any) => (getProject(d).operationId = 'fetchProject')],
+    ["getProject's scope changes", (d: any) => (getProject(d)['x-required-scope'] = 'projects.write')],
+    [
+      'the global security scheme changes',
+      (d: any) => {
+        d.components.securitySchemes = { apiKey: { type: 'apiKey', in: 'header', name: 'X-Key' } };
+        d.security = [{ apiKey: [] }];
+      },
+    ],
+    ['the servers move to /api/v2', (d: any) => (d.servers = [{ url: '/api/v2' }])],
+    [
+      'X-Request-Id leaves every 400',
+      (d: any) => {
+        for (const item of Object.values<any>(d.paths))
+          for (const op of Object.values<any>(item)) delete op?.responses?.['400']?.headers?.['X-Request-Id'];
+        delete d.components.responses.BadRequest.headers['X-Request-Id'];
+      },
+    ],
+    ['a milestone status nobody knows', (d: any) => d.components.schemas.MilestoneStatus.enum.push('blocked')],
+  ])('stops it: %s', (_, change) => {
+    expect(judge(change)).toMatch(/breaking, not accepted in the changelog/);
+  });
+
+  it('stops an unannounced deprecation, and takes a new scope', () => {
+    expect(judge((d) => (getProject(d).deprecated = true))).toMatch(/deprecated, with no entry/);
+    expect(judge((d) => d.components.schemas.ScopeId.enum.push('billing.read'))).toBe('');
   });
 });

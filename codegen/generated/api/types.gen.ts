@@ -716,6 +716,9 @@ export type Reactions = {
 
 export type RemotePolicy = 'onsite' | 'hybrid' | 'remote';
 
+/**
+ * A scope a key may carry. The list is open: new scopes may be added, and a client must accept a value it does not know.
+ */
 export type ScopeId = 'content.read' | 'content.write' | 'jobs.read' | 'jobs.write' | 'profile.read' | 'projects.read' | 'projects.write' | 'github.read' | 'radar.read';
 
 export type ScopeInfo = {

@@ -322,6 +322,9 @@ export const zRemotePolicy = z.enum([
     'remote'
 ]);
 
+/**
+ * A scope a key may carry. The list is open: new scopes may be added, and a client must accept a value it does not know.
+ */
 export const zScopeId = z.enum([
     'content.read',
     'content.write',
