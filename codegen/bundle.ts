@@ -131,12 +131,23 @@ function declareResponseHeaders(doc: JsonObject): void {
   }
 }
 
+/** The OAuth scheme's scopes are the contract's scopes (x-scopes), each with its label: one list, not two. */
+function oauthScopesFromXScopes(doc: JsonObject): void {
+  const flows = (((doc.components as JsonObject).securitySchemes as JsonObject).oauth2 as JsonObject | undefined)
+    ?.flows as JsonObject | undefined;
+  const code = flows?.authorizationCode as JsonObject | undefined;
+  if (!code) return;
+  const scopes = doc['x-scopes'] as { id: string; label: string }[];
+  code.scopes = Object.fromEntries(scopes.map((s) => [s.id, s.label]));
+}
+
 export function bundleSpec(): JsonObject {
   fileCache.clear();
   used.clear();
   const rootFile = resolve(specDir, 'openapi.yaml');
   const doc = resolveObject(load(rootFile) as JsonObject, rootFile);
   declareResponseHeaders(doc);
+  oauthScopesFromXScopes(doc);
   const components = (doc.components ?? {}) as JsonObject;
   // Carry over every component a reference reached, following references between components.
   const done = new Set<string>();

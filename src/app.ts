@@ -46,6 +46,7 @@ import type { Logger } from './kernel/logger.js';
 import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
 import { mcpOrigins } from './mcp/origins.js';
+import { oauthRouter, oauthSite } from './oauth/oauth.routes.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { DEFAULT_MEDIA_QUOTA_BYTES } from './media/media.service.js';
 import { failedAuthBudget, freeOpenings, requestBudget, signInBudget, type FailedAuth } from './http/rate-limit.js';
@@ -79,6 +80,8 @@ export type AppDeps = {
       signInAttemptsPer15Minutes?: number;
       githubApiUrl?: string;
       githubToken?: string;
+      /** OAuth client registrations one address may make an hour (20). */
+      oauthRegistrationsPerHour?: number;
     };
   log?: Logger;
   contract?: OpenApiDocument;
@@ -125,10 +128,21 @@ export function createApp({
 
   app.use(chain(requestContext(orm, log), securityHeaders(), requireHost));
   app.use(base, cors(contract, { except: '/mcp' }));
+  // OAuth sign-in for MCP clients: its metadata and endpoints sit at the root of the origin.
+  const site = config.publicUrl ? oauthSite(config.publicUrl, base) : { off: 'no PUBLIC_URL is set' };
+  const oauth = 'off' in site ? undefined : site;
+  if (oauth)
+    app.use(oauthRouter({ orm, site: oauth, log, registrationsPerHour: config.oauthRegistrationsPerHour ?? 20 }));
+  else if ('off' in site) log.info('OAuth sign-in is off', { reason: site.off });
   app.get('/healthz', liveness);
   app.get('/readyz', readiness(orm, counters, redis !== undefined));
   // The web application (sign-in, Settings → Manage API keys, moderation, /docs): everything outside the API.
-  const web = webApplication(config, contract, { accountLimits: signInBudget(counters, limits), checkPassword }, log);
+  const web = webApplication(
+    config,
+    contract,
+    { accountLimits: signInBudget(counters, limits), checkPassword, oauthIssuer: oauth?.issuer },
+    log,
+  );
   // One case policy: paths are matched whatever their case, the base path too (/API/V1/projects is
   // /api/v1/projects), as the contract validator matches the rest. Every path under /api/ is the
   // API's, and whatever of it matches no operation is a 404 problem, never the web's HTML page.
@@ -145,11 +159,13 @@ export function createApp({
       keysPage,
       checkOutput: config.validateResponses,
       origins: mcpOrigins(config.publicUrl, config.mcpAllowedOrigins),
+      resourceMetadata: oauth?.mcpResourceMetadata,
     }),
   );
   const problems = problemHandler(log, {
     uploadMaxBytes: config.uploadMaxBytes,
     patternMessages: patternMessages(contract),
+    resourceMetadata: oauth?.apiResourceMetadata,
   });
   app.use(
     base,
@@ -205,7 +221,7 @@ function readiness(orm: MikroORM, counters: Counters, withRedis: boolean): Reque
 function webApplication(
   config: AppDeps['config'],
   contract: OpenApiDocument,
-  accounts: { accountLimits: AccountLimits; checkPassword: PasswordCheck },
+  accounts: { accountLimits: AccountLimits; checkPassword: PasswordCheck; oauthIssuer?: string },
   log: Logger,
 ) {
   const github = new GithubClient({

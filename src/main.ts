@@ -15,6 +15,7 @@ import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';
 import { loadImageDecoder, sweepUnattachedMedia } from './media/media.service.js';
 import { sweepIdempotencyRecords } from './idempotency/idempotency.service.js';
+import { sweepOAuth } from './oauth/oauth.service.js';
 import { LocalDiskStorage } from './media/storage.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { startPasswordThread } from './users/password-thread.js';
@@ -74,6 +75,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
         ? sweepUnattachedMedia(em, storage, new Date(Date.now() - config.mediaUnattachedHours * 3_600_000))
         : Promise.resolve(0),
     'idempotency records expired': (em) => sweepIdempotencyRecords(em),
+    'OAuth grants and unused client registrations removed': (em) => sweepOAuth(em),
   });
   stopGracefully(server, log, {
     launcherGone,

@@ -56,6 +56,8 @@ export type ServerOptions = {
   trustProxy?: number | string[];
   countsCacheSeconds?: number;
   publicUrl?: string;
+  /** PUBLIC_URL http://localhost:<the port it listens on>, as `make run` sets it (OAuth's issuer is that origin). */
+  publicUrlAtItsPort?: boolean;
   mcpAllowedOrigins?: string[];
   /** The bytes of images one account may keep. */
   mediaQuotaBytes?: number;
@@ -64,11 +66,12 @@ export type ServerOptions = {
 };
 
 /** The app, or (when it cannot be made: a contract a test bent too far) the thread stopped and the error thrown. */
-function tryOrStop<T>(thread: { stop: () => Promise<void> }, make: () => T): T {
+function tryOrStop<T>(thread: { stop: () => Promise<void> }, server: Server, make: () => T): T {
   try {
     return make();
   } catch (err) {
     void thread.stop();
+    server.close();
     throw err;
   }
 }
@@ -83,7 +86,17 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   const storage = new LocalDiskStorage(mediaDir);
   // The password policy on its own thread, as the server runs it.
   const passwords = startPasswordThread({ maxWaiting: opts.passwordChecksWaiting });
-  const app = tryOrStop(passwords, () =>
+  let app!: ReturnType<typeof createApp>;
+  let headers!: ReturnType<typeof headerChecker>;
+  const server: Server = await new Promise((resolve) => {
+    const s = httpServer((req, res) => {
+      res.on('finish', () => headers.check(req, res));
+      app(req, res);
+    }).listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  const publicUrl = opts.publicUrlAtItsPort ? `http://localhost:${port}` : opts.publicUrl;
+  app = tryOrStop(passwords, server, () =>
     createApp({
       orm: db.orm,
       config: {
@@ -103,8 +116,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
         countsCacheSeconds: opts.countsCacheSeconds ?? 0,
         // Nothing leaves loopback: without a fake, GitHub is a closed local port.
         githubApiUrl: opts.githubApiUrl ?? 'http://127.0.0.1:9',
-        publicUrl: opts.publicUrl,
+        publicUrl,
         mcpAllowedOrigins: opts.mcpAllowedOrigins,
+        oauthRegistrationsPerHour: TEST_RATE_LIMIT,
       },
       log,
       storage,
@@ -113,14 +127,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       checkPassword: passwords.check,
     }),
   );
-  const headers = headerChecker(opts.contract ?? loadContract());
-  const server: Server = await new Promise((resolve) => {
-    const s = httpServer((req, res) => {
-      res.on('finish', () => headers.check(req, res));
-      app(req, res);
-    }).listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const { port } = server.address() as AddressInfo;
+  headers = headerChecker(opts.contract ?? loadContract());
   const baseUrl = `http://127.0.0.1:${port}`;
   return {
     baseUrl,

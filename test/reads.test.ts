@@ -11,6 +11,8 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { type DB, hotRead, reads } from '../src/db/reads.js';
 import { loadConfig } from '../src/config.js';
 import { User } from '../src/users/user.entity.js';
+import { OAuthClient } from '../src/oauth/oauth-client.entity.js';
+import { OAuthGrant } from '../src/oauth/oauth-grant.entity.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
 import { Project, ProjectMember } from '../src/projects/project.entity.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
@@ -80,6 +82,8 @@ const tables = {
   IdempotencyRecord,
   Session,
   KnownDevice,
+  OAuthClient,
+  OAuthGrant,
 };
 
 describe('typed reads', () => {

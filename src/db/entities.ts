@@ -13,6 +13,8 @@ import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 import { IdempotencyRecord } from '../idempotency/idempotency.entity.js';
 import { Session } from '../sessions/session.entity.js';
 import { KnownDevice } from '../sessions/known-device.entity.js';
+import { OAuthClient } from '../oauth/oauth-client.entity.js';
+import { OAuthGrant } from '../oauth/oauth-grant.entity.js';
 
 export const entities = [
   User,
@@ -31,4 +33,6 @@ export const entities = [
   IdempotencyRecord,
   Session,
   KnownDevice,
+  OAuthClient,
+  OAuthGrant,
 ];

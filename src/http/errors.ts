@@ -3,6 +3,7 @@
  * get their 4xx with what was wrong; anything else is logged and answered with a 500 that
  * never carries internal details.
  */
+import { withResourceMetadata } from './challenge.js';
 import type { ErrorRequestHandler, Request } from 'express';
 import { ProblemError, PROBLEM_BASE } from '../kernel/problem.js';
 import type { Logger } from '../kernel/logger.js';
@@ -27,6 +28,8 @@ const EOV_KINDS: Record<number, [slug: string, title: string]> = {
 
 export type ProblemOptions = {
   uploadMaxBytes: number;
+  /** This API's protected resource metadata, named in each Bearer challenge when OAuth sign-in is on. */
+  resourceMetadata?: string;
   /** The contract's patterns, each with what it means in words (src/kernel/contract.ts). */
   patternMessages?: Map<string, string>;
 };
@@ -112,7 +115,7 @@ export function problemHandler(log: Logger, limits: ProblemOptions): ErrorReques
       return;
     }
     if (problem) {
-      res.set(problem.headers);
+      res.set(withResourceMetadata(problem.headers, limits.resourceMetadata));
       res
         .status(problem.status)
         .type('application/problem+json')

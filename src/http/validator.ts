@@ -127,7 +127,7 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
         fileUploader: { limits: { fileSize: opts.uploadMaxBytes, files: 1, fields: 0, parts: 1 } },
       }) as unknown as RequestHandler[]),
     );
-  return [readCookies, byPart(doc, validatorFor), publicOperation];
+  return [readCookies, byPart(withoutOAuthAlternative(doc), validatorFor), publicOperation];
 }
 
 /**
@@ -207,4 +207,20 @@ export async function validatorProblem(err: unknown, req: Request, failedAuth: F
     return badRequest('The multipart/form-data body could not be read: it is malformed or cut short.');
   }
   return err;
+}
+
+/**
+ * The contract offers the OAuth scheme beside the bearer one; the token it gives is an ordinary
+ * key, which the bearer scheme's handler authenticates. The validator is shown the bearer scheme
+ * alone (its copy of the contract has no OAuth scheme), so that a refused key is counted and
+ * answered once, not once per scheme.
+ */
+function withoutOAuthAlternative(doc: OpenApiDocument): OpenApiDocument {
+  const copy = structuredClone(doc) as OpenApiDocument & {
+    security?: Record<string, string[]>[];
+    components?: { securitySchemes?: Record<string, unknown> };
+  };
+  copy.security = copy.security?.filter((requirement) => !('oauth2' in requirement));
+  delete copy.components?.securitySchemes?.oauth2;
+  return copy;
 }

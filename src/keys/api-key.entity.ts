@@ -23,6 +23,8 @@ const ApiKeySchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
+    /** The OAuth client the key was handed to, when it was made through OAuth sign-in. */
+    oauthClientId: p.string().length(2000).nullable(),
   },
   indexes: [{ name: 'api_keys_user_idx', properties: ['user'] }],
   triggers: [accessChangedTrigger('api_keys', 'id, token_hash, revoked_at, expires_at, scopes, user_id')],

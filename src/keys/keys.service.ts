@@ -18,10 +18,13 @@ export const MAX_ACTIVE_KEYS = 50;
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** An expiry is required: a number of days, or a moment at most MAX_KEY_DAYS ahead. */
-export type NewKey = { userId: string; name: string; scopes: string[] } & (
-  | { expiresInDays: number }
-  | { expiresAt: Date }
-);
+export type NewKey = {
+  userId: string;
+  name: string;
+  scopes: string[];
+  /** The OAuth client the key is handed to, when it is made through OAuth sign-in. */
+  oauthClientId?: string;
+} & ({ expiresInDays: number } | { expiresAt: Date });
 export type CreatedKey = { key: ApiKey; token: string };
 
 function parseScopes(scopes: string[]): ScopeId[] {
@@ -83,6 +86,7 @@ export async function createKey(em: EntityManager, input: NewKey): Promise<Creat
       last4: token.slice(-4),
       scopes,
       expiresAt,
+      oauthClientId: input.oauthClientId ?? null,
     });
     await tem.flush();
     return created;

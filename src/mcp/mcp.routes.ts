@@ -25,6 +25,7 @@ import { authenticateToken } from '../keys/keys.service.js';
 import type { KeyCache } from '../keys/key-cache.js';
 import { bearerToken } from '../http/bearer.js';
 import { ProblemError } from '../kernel/problem.js';
+import { withResourceMetadata } from '../http/challenge.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { MCP_SCOPES } from '../kernel/scopes.js';
 import { jsonBody } from '../http/json-body.js';
@@ -88,7 +89,7 @@ function budgetUnits(body: unknown, bytes: number, version: string | undefined):
   return opening ? 0 : 1;
 }
 
-const outerGate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string) =>
+const outerGate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string, resourceMetadata: string | undefined) =>
   async function outerGate(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
       const actor = await authenticateToken(req.em, bearerToken(req), keys, keysPage);
@@ -99,7 +100,10 @@ const outerGate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string) =>
           -32001,
           `Forbidden: the MCP server needs a key with at least one of ${MCP_SCOPES.join(', ')}; this key has ${actor.scopes.join(', ')}.`,
           null,
-          { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${MCP_SCOPES.join(' ')}"` },
+          withResourceMetadata(
+            { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${MCP_SCOPES.join(' ')}"` },
+            resourceMetadata,
+          ),
         );
       }
       req.actor = actor;
@@ -110,7 +114,14 @@ const outerGate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string) =>
       if (err instanceof ProblemError && err.status === 401) {
         const refusal = await failedAuth(req, err).catch(() => err);
         if (refusal.status === 429) return next(refusal);
-        return rpcError(res, 401, -32001, `Unauthorized: ${err.detail}`, null, err.headers);
+        return rpcError(
+          res,
+          401,
+          -32001,
+          `Unauthorized: ${err.detail}`,
+          null,
+          withResourceMetadata(err.headers, resourceMetadata),
+        );
       }
       if (err instanceof ProblemError && err.status === 400) {
         const refusal = await failedAuth(req, err).catch(() => err);
@@ -233,6 +244,7 @@ export function mcpRouter({
   keysPage,
   checkOutput,
   origins,
+  resourceMetadata,
 }: {
   log: Logger;
   budget: RequestHandler;
@@ -245,13 +257,15 @@ export function mcpRouter({
   checkOutput: boolean;
   /** The browser origins allowed to call it (./origins.ts). */
   origins: ReadonlySet<string>;
+  /** Its protected resource metadata (RFC 9728), named in each Bearer challenge when OAuth sign-in is on. */
+  resourceMetadata?: string;
 }): Router {
   const router = Router();
   router.use(originGate(origins));
   const { room, readBody, spend } = bodyAndBudget(budget, freeOpening);
   router.post(
     '/',
-    outerGate(keys, failedAuth, keysPage),
+    outerGate(keys, failedAuth, keysPage, resourceMetadata),
     room,
     readBody,
     spend,

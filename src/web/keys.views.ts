@@ -58,6 +58,12 @@ export function keysList(keys: ApiKey[], label: Label, notice: string | undefine
       }`;
 }
 
+/** A key's name, and for a key an app was given through OAuth sign-in, that it was. */
+const keyName = (key: ApiKey) =>
+  key.oauthClientId
+    ? html`${userText(key.name)} <span class="hint">connected through OAuth</span>`
+    : userText(key.name);
+
 function activeRow(key: ApiKey, label: Label, now: Date): Html {
   const daysLeft = Math.ceil((key.expiresAt.getTime() - now.getTime()) / DAY_MS);
   const soon =
@@ -65,7 +71,7 @@ function activeRow(key: ApiKey, label: Label, now: Date): Html {
       ? html` <span class="soon">expires ${daysLeft <= 1 ? 'within a day' : `in ${daysLeft} days`}</span>`
       : '';
   return html`<tr>
-      <td data-label="Name">${userText(key.name)}</td>
+      <td data-label="Name">${keyName(key)}</td>
       <td data-label="Scopes">${scopeList(key, label)}</td>
       <td data-label="Created">${when(day(key.createdAt))}</td>
       <td data-label="Expires">${when(day(key.expiresAt))}${soon}</td>
@@ -80,7 +86,7 @@ function inactiveRow(key: ApiKey, label: Label, now: Date): Html {
   const ended =
     status === 'revoked' ? html`revoked ${when(dateTime(key.revokedAt))}` : html`expired ${when(day(key.expiresAt))}`;
   return html`<tr>
-      <td data-label="Name">${userText(key.name)}</td>
+      <td data-label="Name">${keyName(key)}</td>
       <td data-label="Scopes">${scopeList(key, label)}</td>
       <td data-label="Created">${when(day(key.createdAt))}</td>
       <td data-label="Ended"><span class="status-${status}">${ended}</span></td>

@@ -54,6 +54,10 @@ body > header nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: no
 :where(.page) fieldset label { font-weight: 400; display: flex; gap: .5rem; align-items: baseline; margin: .25rem 0; }
 :where(.page) :is(button, .button) { display: inline-block; padding: .5rem 1rem; font: inherit; border-radius: 6px; border: 1px solid var(--button); background: var(--button); color: #fff; cursor: pointer; text-decoration: none; }
 :where(.page) button.danger { background: var(--button-bad); border-color: var(--button-bad); }
+:where(.page) button.secondary { background: var(--bg); color: var(--fg); border-color: var(--line); }
+:where(.page) dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
+:where(.page) dl.facts :is(dt, dd) { margin: 0; overflow-wrap: anywhere; }
+:where(.page) dl.facts dt { font-weight: 600; }
 :where(.page) textarea.wide { width: 100%; max-width: 28rem; }
 :where(body > header) button.link { font: inherit; cursor: pointer; background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
 :where(.page) .hint, .reference-intro { color: var(--muted); font-size: .9rem; margin: .25rem 0; }

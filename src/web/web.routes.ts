@@ -15,6 +15,7 @@ import { type Handler, wrap } from './web-handler.js';
 import { moderationPages } from './moderation.pages.js';
 import { DOCS_SCRIPT, DOCS_SETUP_SCRIPT, DOCS_STYLE, docsPage, SCALAR_PATH, serveScalar } from './docs.page.js';
 import { settingsPages } from './settings.pages.js';
+import { consentPages } from './consent.pages.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../kernel/problem.js';
 import { requestTimeout } from '../http/timeout.js';
@@ -35,6 +36,8 @@ export function webRouter(opts: {
   github: GithubClient;
   /** The answer deadline every page and form shares with the API (503 page after it). */
   timeoutMs: number;
+  /** The OAuth issuer, when OAuth sign-in is on: the consent screen is served. */
+  oauthIssuer?: string;
 }): Router {
   const secure = opts.publicUrl.startsWith('https://');
   const publicOrigin = new URL(opts.publicUrl).origin;
@@ -84,6 +87,11 @@ export function webRouter(opts: {
   router.get('/admin/moderation', signedIn(moderation.show));
   router.post('/admin/moderation', signedIn(moderation.act));
   router.get('/docs', wrap(docsPage));
+  if (opts.oauthIssuer) {
+    const consent = consentPages(opts.contract['x-scopes'], opts.oauthIssuer);
+    router.get('/oauth/consent', signedIn(consent.show));
+    router.post('/oauth/consent', signedIn(consent.answer));
+  }
 
   router.use(notFoundPage);
   router.use(errorPage(opts.log));

@@ -26,7 +26,15 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * Required scope: `profile.read`
  */
 export const getCurrentUser = <ThrowOnError extends boolean = false>(options?: Options<GetCurrentUserData, ThrowOnError>): RequestResult<GetCurrentUserResponses, GetCurrentUserErrors, ThrowOnError> => (options?.client ?? client).get<GetCurrentUserResponses, GetCurrentUserErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/users/me',
     ...options
 });
@@ -39,7 +47,15 @@ export const getCurrentUser = <ThrowOnError extends boolean = false>(options?: O
  * Required scope: `profile.read`
  */
 export const getUser = <ThrowOnError extends boolean = false>(options: Options<GetUserData, ThrowOnError>): RequestResult<GetUserResponses, GetUserErrors, ThrowOnError> => (options.client ?? client).get<GetUserResponses, GetUserErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/users/{username}',
     ...options
 });
@@ -52,7 +68,15 @@ export const getUser = <ThrowOnError extends boolean = false>(options: Options<G
  * Required scope: `profile.read`
  */
 export const listUserProjects = <ThrowOnError extends boolean = false>(options: Options<ListUserProjectsData, ThrowOnError>): RequestResult<ListUserProjectsResponses, ListUserProjectsErrors, ThrowOnError> => (options.client ?? client).get<ListUserProjectsResponses, ListUserProjectsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/users/{username}/projects',
     ...options
 });
@@ -65,7 +89,15 @@ export const listUserProjects = <ThrowOnError extends boolean = false>(options: 
  * Required scope: `profile.read`
  */
 export const listUserPosts = <ThrowOnError extends boolean = false>(options: Options<ListUserPostsData, ThrowOnError>): RequestResult<ListUserPostsResponses, ListUserPostsErrors, ThrowOnError> => (options.client ?? client).get<ListUserPostsResponses, ListUserPostsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/users/{username}/posts',
     ...options
 });
@@ -78,7 +110,15 @@ export const listUserPosts = <ThrowOnError extends boolean = false>(options: Opt
  * Required scope: `jobs.read`
  */
 export const listJobs = <ThrowOnError extends boolean = false>(options?: Options<ListJobsData, ThrowOnError>): RequestResult<ListJobsResponses, ListJobsErrors, ThrowOnError> => (options?.client ?? client).get<ListJobsResponses, ListJobsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/jobs',
     ...options
 });
@@ -91,7 +131,15 @@ export const listJobs = <ThrowOnError extends boolean = false>(options?: Options
  * Required scope: `jobs.write`
  */
 export const createJob = <ThrowOnError extends boolean = false>(options: Options<CreateJobData, ThrowOnError>): RequestResult<CreateJobResponses, CreateJobErrors, ThrowOnError> => (options.client ?? client).post<CreateJobResponses, CreateJobErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/jobs',
     ...options,
     headers: {
@@ -108,7 +156,15 @@ export const createJob = <ThrowOnError extends boolean = false>(options: Options
  * Required scope: `jobs.write`
  */
 export const deleteJob = <ThrowOnError extends boolean = false>(options: Options<DeleteJobData, ThrowOnError>): RequestResult<DeleteJobResponses, DeleteJobErrors, ThrowOnError> => (options.client ?? client).delete<DeleteJobResponses, DeleteJobErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/jobs/{jobId}',
     ...options
 });
@@ -121,7 +177,15 @@ export const deleteJob = <ThrowOnError extends boolean = false>(options: Options
  * Required scope: `jobs.read`
  */
 export const getJob = <ThrowOnError extends boolean = false>(options: Options<GetJobData, ThrowOnError>): RequestResult<GetJobResponses, GetJobErrors, ThrowOnError> => (options.client ?? client).get<GetJobResponses, GetJobErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/jobs/{jobId}',
     ...options
 });
@@ -134,7 +198,15 @@ export const getJob = <ThrowOnError extends boolean = false>(options: Options<Ge
  * Required scope: `jobs.write`
  */
 export const updateJob = <ThrowOnError extends boolean = false>(options: Options<UpdateJobData, ThrowOnError>): RequestResult<UpdateJobResponses, UpdateJobErrors, ThrowOnError> => (options.client ?? client).patch<UpdateJobResponses, UpdateJobErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/jobs/{jobId}',
     ...options,
     headers: {
@@ -151,7 +223,15 @@ export const updateJob = <ThrowOnError extends boolean = false>(options: Options
  * Required scope: `jobs.write`
  */
 export const closeJob = <ThrowOnError extends boolean = false>(options: Options<CloseJobData, ThrowOnError>): RequestResult<CloseJobResponses, CloseJobErrors, ThrowOnError> => (options.client ?? client).post<CloseJobResponses, CloseJobErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/jobs/{jobId}/close',
     ...options
 });
@@ -164,7 +244,15 @@ export const closeJob = <ThrowOnError extends boolean = false>(options: Options<
  * Required scope: `projects.read`
  */
 export const listProjects = <ThrowOnError extends boolean = false>(options?: Options<ListProjectsData, ThrowOnError>): RequestResult<ListProjectsResponses, ListProjectsErrors, ThrowOnError> => (options?.client ?? client).get<ListProjectsResponses, ListProjectsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects',
     ...options
 });
@@ -177,7 +265,15 @@ export const listProjects = <ThrowOnError extends boolean = false>(options?: Opt
  * Required scope: `projects.write`
  */
 export const createProject = <ThrowOnError extends boolean = false>(options: Options<CreateProjectData, ThrowOnError>): RequestResult<CreateProjectResponses, CreateProjectErrors, ThrowOnError> => (options.client ?? client).post<CreateProjectResponses, CreateProjectErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects',
     ...options,
     headers: {
@@ -194,7 +290,15 @@ export const createProject = <ThrowOnError extends boolean = false>(options: Opt
  * Required scope: `projects.write`
  */
 export const deleteProject = <ThrowOnError extends boolean = false>(options: Options<DeleteProjectData, ThrowOnError>): RequestResult<DeleteProjectResponses, DeleteProjectErrors, ThrowOnError> => (options.client ?? client).delete<DeleteProjectResponses, DeleteProjectErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}',
     ...options
 });
@@ -207,7 +311,15 @@ export const deleteProject = <ThrowOnError extends boolean = false>(options: Opt
  * Required scope: `projects.read`
  */
 export const getProject = <ThrowOnError extends boolean = false>(options: Options<GetProjectData, ThrowOnError>): RequestResult<GetProjectResponses, GetProjectErrors, ThrowOnError> => (options.client ?? client).get<GetProjectResponses, GetProjectErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}',
     ...options
 });
@@ -220,7 +332,15 @@ export const getProject = <ThrowOnError extends boolean = false>(options: Option
  * Required scope: `projects.write`
  */
 export const updateProject = <ThrowOnError extends boolean = false>(options: Options<UpdateProjectData, ThrowOnError>): RequestResult<UpdateProjectResponses, UpdateProjectErrors, ThrowOnError> => (options.client ?? client).patch<UpdateProjectResponses, UpdateProjectErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}',
     ...options,
     headers: {
@@ -237,7 +357,15 @@ export const updateProject = <ThrowOnError extends boolean = false>(options: Opt
  * Required scope: `projects.read`
  */
 export const listProjectMembers = <ThrowOnError extends boolean = false>(options: Options<ListProjectMembersData, ThrowOnError>): RequestResult<ListProjectMembersResponses, ListProjectMembersErrors, ThrowOnError> => (options.client ?? client).get<ListProjectMembersResponses, ListProjectMembersErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/members',
     ...options
 });
@@ -250,7 +378,15 @@ export const listProjectMembers = <ThrowOnError extends boolean = false>(options
  * Required scope: `projects.write`
  */
 export const addProjectMember = <ThrowOnError extends boolean = false>(options: Options<AddProjectMemberData, ThrowOnError>): RequestResult<AddProjectMemberResponses, AddProjectMemberErrors, ThrowOnError> => (options.client ?? client).post<AddProjectMemberResponses, AddProjectMemberErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/members',
     ...options,
     headers: {
@@ -267,7 +403,15 @@ export const addProjectMember = <ThrowOnError extends boolean = false>(options: 
  * Required scope: `projects.write`
  */
 export const removeProjectMember = <ThrowOnError extends boolean = false>(options: Options<RemoveProjectMemberData, ThrowOnError>): RequestResult<RemoveProjectMemberResponses, RemoveProjectMemberErrors, ThrowOnError> => (options.client ?? client).delete<RemoveProjectMemberResponses, RemoveProjectMemberErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/members/{username}',
     ...options
 });
@@ -280,7 +424,15 @@ export const removeProjectMember = <ThrowOnError extends boolean = false>(option
  * Required scope: `projects.read`
  */
 export const listBuildLogs = <ThrowOnError extends boolean = false>(options: Options<ListBuildLogsData, ThrowOnError>): RequestResult<ListBuildLogsResponses, ListBuildLogsErrors, ThrowOnError> => (options.client ?? client).get<ListBuildLogsResponses, ListBuildLogsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/build-logs',
     ...options
 });
@@ -293,7 +445,15 @@ export const listBuildLogs = <ThrowOnError extends boolean = false>(options: Opt
  * Required scope: `projects.read`
  */
 export const listMilestones = <ThrowOnError extends boolean = false>(options: Options<ListMilestonesData, ThrowOnError>): RequestResult<ListMilestonesResponses, ListMilestonesErrors, ThrowOnError> => (options.client ?? client).get<ListMilestonesResponses, ListMilestonesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/milestones',
     ...options
 });
@@ -306,7 +466,15 @@ export const listMilestones = <ThrowOnError extends boolean = false>(options: Op
  * Required scope: `projects.write`
  */
 export const createMilestone = <ThrowOnError extends boolean = false>(options: Options<CreateMilestoneData, ThrowOnError>): RequestResult<CreateMilestoneResponses, CreateMilestoneErrors, ThrowOnError> => (options.client ?? client).post<CreateMilestoneResponses, CreateMilestoneErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/milestones',
     ...options,
     headers: {
@@ -323,7 +491,15 @@ export const createMilestone = <ThrowOnError extends boolean = false>(options: O
  * Required scope: `projects.write`
  */
 export const reorderMilestones = <ThrowOnError extends boolean = false>(options: Options<ReorderMilestonesData, ThrowOnError>): RequestResult<ReorderMilestonesResponses, ReorderMilestonesErrors, ThrowOnError> => (options.client ?? client).post<ReorderMilestonesResponses, ReorderMilestonesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/milestones/reorder',
     ...options,
     headers: {
@@ -340,7 +516,15 @@ export const reorderMilestones = <ThrowOnError extends boolean = false>(options:
  * Required scope: `projects.write`
  */
 export const deleteMilestone = <ThrowOnError extends boolean = false>(options: Options<DeleteMilestoneData, ThrowOnError>): RequestResult<DeleteMilestoneResponses, DeleteMilestoneErrors, ThrowOnError> => (options.client ?? client).delete<DeleteMilestoneResponses, DeleteMilestoneErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/milestones/{milestoneId}',
     ...options
 });
@@ -353,7 +537,15 @@ export const deleteMilestone = <ThrowOnError extends boolean = false>(options: O
  * Required scope: `projects.read`
  */
 export const getMilestone = <ThrowOnError extends boolean = false>(options: Options<GetMilestoneData, ThrowOnError>): RequestResult<GetMilestoneResponses, GetMilestoneErrors, ThrowOnError> => (options.client ?? client).get<GetMilestoneResponses, GetMilestoneErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/milestones/{milestoneId}',
     ...options
 });
@@ -366,7 +558,15 @@ export const getMilestone = <ThrowOnError extends boolean = false>(options: Opti
  * Required scope: `projects.write`
  */
 export const updateMilestone = <ThrowOnError extends boolean = false>(options: Options<UpdateMilestoneData, ThrowOnError>): RequestResult<UpdateMilestoneResponses, UpdateMilestoneErrors, ThrowOnError> => (options.client ?? client).patch<UpdateMilestoneResponses, UpdateMilestoneErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/projects/{projectId}/milestones/{milestoneId}',
     ...options,
     headers: {
@@ -383,7 +583,15 @@ export const updateMilestone = <ThrowOnError extends boolean = false>(options: O
  * Required scope: `content.read`
  */
 export const listPosts = <ThrowOnError extends boolean = false>(options?: Options<ListPostsData, ThrowOnError>): RequestResult<ListPostsResponses, ListPostsErrors, ThrowOnError> => (options?.client ?? client).get<ListPostsResponses, ListPostsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts',
     ...options
 });
@@ -396,7 +604,15 @@ export const listPosts = <ThrowOnError extends boolean = false>(options?: Option
  * Required scope: `content.write`
  */
 export const createPost = <ThrowOnError extends boolean = false>(options: Options<CreatePostData, ThrowOnError>): RequestResult<CreatePostResponses, CreatePostErrors, ThrowOnError> => (options.client ?? client).post<CreatePostResponses, CreatePostErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts',
     ...options,
     headers: {
@@ -413,7 +629,15 @@ export const createPost = <ThrowOnError extends boolean = false>(options: Option
  * Required scope: `content.write`
  */
 export const deletePost = <ThrowOnError extends boolean = false>(options: Options<DeletePostData, ThrowOnError>): RequestResult<DeletePostResponses, DeletePostErrors, ThrowOnError> => (options.client ?? client).delete<DeletePostResponses, DeletePostErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts/{postId}',
     ...options
 });
@@ -426,7 +650,15 @@ export const deletePost = <ThrowOnError extends boolean = false>(options: Option
  * Required scope: `content.read`
  */
 export const getPost = <ThrowOnError extends boolean = false>(options: Options<GetPostData, ThrowOnError>): RequestResult<GetPostResponses, GetPostErrors, ThrowOnError> => (options.client ?? client).get<GetPostResponses, GetPostErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts/{postId}',
     ...options
 });
@@ -439,7 +671,15 @@ export const getPost = <ThrowOnError extends boolean = false>(options: Options<G
  * Required scope: `content.write`
  */
 export const updatePost = <ThrowOnError extends boolean = false>(options: Options<UpdatePostData, ThrowOnError>): RequestResult<UpdatePostResponses, UpdatePostErrors, ThrowOnError> => (options.client ?? client).patch<UpdatePostResponses, UpdatePostErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts/{postId}',
     ...options,
     headers: {
@@ -456,7 +696,15 @@ export const updatePost = <ThrowOnError extends boolean = false>(options: Option
  * Required scope: `content.read`
  */
 export const listComments = <ThrowOnError extends boolean = false>(options: Options<ListCommentsData, ThrowOnError>): RequestResult<ListCommentsResponses, ListCommentsErrors, ThrowOnError> => (options.client ?? client).get<ListCommentsResponses, ListCommentsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts/{postId}/comments',
     ...options
 });
@@ -469,7 +717,15 @@ export const listComments = <ThrowOnError extends boolean = false>(options: Opti
  * Required scope: `content.write`
  */
 export const createComment = <ThrowOnError extends boolean = false>(options: Options<CreateCommentData, ThrowOnError>): RequestResult<CreateCommentResponses, CreateCommentErrors, ThrowOnError> => (options.client ?? client).post<CreateCommentResponses, CreateCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts/{postId}/comments',
     ...options,
     headers: {
@@ -486,7 +742,15 @@ export const createComment = <ThrowOnError extends boolean = false>(options: Opt
  * Required scope: `content.read`
  */
 export const getReactions = <ThrowOnError extends boolean = false>(options: Options<GetReactionsData, ThrowOnError>): RequestResult<GetReactionsResponses, GetReactionsErrors, ThrowOnError> => (options.client ?? client).get<GetReactionsResponses, GetReactionsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts/{postId}/reactions',
     ...options
 });
@@ -499,7 +763,15 @@ export const getReactions = <ThrowOnError extends boolean = false>(options: Opti
  * Required scope: `content.write`
  */
 export const addReaction = <ThrowOnError extends boolean = false>(options: Options<AddReactionData, ThrowOnError>): RequestResult<AddReactionResponses, AddReactionErrors, ThrowOnError> => (options.client ?? client).post<AddReactionResponses, AddReactionErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts/{postId}/reactions',
     ...options,
     headers: {
@@ -516,7 +788,15 @@ export const addReaction = <ThrowOnError extends boolean = false>(options: Optio
  * Required scope: `content.write`
  */
 export const removeReaction = <ThrowOnError extends boolean = false>(options: Options<RemoveReactionData, ThrowOnError>): RequestResult<RemoveReactionResponses, RemoveReactionErrors, ThrowOnError> => (options.client ?? client).delete<RemoveReactionResponses, RemoveReactionErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/posts/{postId}/reactions/{kind}',
     ...options
 });
@@ -529,7 +809,15 @@ export const removeReaction = <ThrowOnError extends boolean = false>(options: Op
  * Required scope: `content.write`
  */
 export const deleteComment = <ThrowOnError extends boolean = false>(options: Options<DeleteCommentData, ThrowOnError>): RequestResult<DeleteCommentResponses, DeleteCommentErrors, ThrowOnError> => (options.client ?? client).delete<DeleteCommentResponses, DeleteCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/comments/{commentId}',
     ...options
 });
@@ -542,7 +830,15 @@ export const deleteComment = <ThrowOnError extends boolean = false>(options: Opt
  * Required scope: `content.read`
  */
 export const getComment = <ThrowOnError extends boolean = false>(options: Options<GetCommentData, ThrowOnError>): RequestResult<GetCommentResponses, GetCommentErrors, ThrowOnError> => (options.client ?? client).get<GetCommentResponses, GetCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/comments/{commentId}',
     ...options
 });
@@ -555,7 +851,15 @@ export const getComment = <ThrowOnError extends boolean = false>(options: Option
  * Required scope: `content.write`
  */
 export const updateComment = <ThrowOnError extends boolean = false>(options: Options<UpdateCommentData, ThrowOnError>): RequestResult<UpdateCommentResponses, UpdateCommentErrors, ThrowOnError> => (options.client ?? client).patch<UpdateCommentResponses, UpdateCommentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/comments/{commentId}',
     ...options,
     headers: {
@@ -572,7 +876,15 @@ export const updateComment = <ThrowOnError extends boolean = false>(options: Opt
  * Required scope: `github.read`
  */
 export const getGithubProfile = <ThrowOnError extends boolean = false>(options?: Options<GetGithubProfileData, ThrowOnError>): RequestResult<GetGithubProfileResponses, GetGithubProfileErrors, ThrowOnError> => (options?.client ?? client).get<GetGithubProfileResponses, GetGithubProfileErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/github/profile',
     ...options
 });
@@ -585,7 +897,15 @@ export const getGithubProfile = <ThrowOnError extends boolean = false>(options?:
  * Required scope: `github.read`
  */
 export const listGithubRepos = <ThrowOnError extends boolean = false>(options?: Options<ListGithubReposData, ThrowOnError>): RequestResult<ListGithubReposResponses, ListGithubReposErrors, ThrowOnError> => (options?.client ?? client).get<ListGithubReposResponses, ListGithubReposErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/github/repos',
     ...options
 });
@@ -598,7 +918,15 @@ export const listGithubRepos = <ThrowOnError extends boolean = false>(options?: 
  * Required scope: `github.read`
  */
 export const getGithubLanguages = <ThrowOnError extends boolean = false>(options?: Options<GetGithubLanguagesData, ThrowOnError>): RequestResult<GetGithubLanguagesResponses, GetGithubLanguagesErrors, ThrowOnError> => (options?.client ?? client).get<GetGithubLanguagesResponses, GetGithubLanguagesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/github/languages',
     ...options
 });
@@ -611,7 +939,15 @@ export const getGithubLanguages = <ThrowOnError extends boolean = false>(options
  * Required scope: `github.read`
  */
 export const getGithubActivity = <ThrowOnError extends boolean = false>(options?: Options<GetGithubActivityData, ThrowOnError>): RequestResult<GetGithubActivityResponses, GetGithubActivityErrors, ThrowOnError> => (options?.client ?? client).get<GetGithubActivityResponses, GetGithubActivityErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/github/activity',
     ...options
 });
@@ -624,7 +960,15 @@ export const getGithubActivity = <ThrowOnError extends boolean = false>(options?
  * Required scope: `github.read`
  */
 export const getGithubSummary = <ThrowOnError extends boolean = false>(options?: Options<GetGithubSummaryData, ThrowOnError>): RequestResult<GetGithubSummaryResponses, GetGithubSummaryErrors, ThrowOnError> => (options?.client ?? client).get<GetGithubSummaryResponses, GetGithubSummaryErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/github/summary',
     ...options
 });
@@ -637,7 +981,15 @@ export const getGithubSummary = <ThrowOnError extends boolean = false>(options?:
  * Required scope: `radar.read`
  */
 export const listRadar = <ThrowOnError extends boolean = false>(options?: Options<ListRadarData, ThrowOnError>): RequestResult<ListRadarResponses, ListRadarErrors, ThrowOnError> => (options?.client ?? client).get<ListRadarResponses, ListRadarErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/radar',
     ...options
 });
@@ -650,7 +1002,15 @@ export const listRadar = <ThrowOnError extends boolean = false>(options?: Option
  * Required scope: `radar.read`
  */
 export const listRadarJobs = <ThrowOnError extends boolean = false>(options?: Options<ListRadarJobsData, ThrowOnError>): RequestResult<ListRadarJobsResponses, ListRadarJobsErrors, ThrowOnError> => (options?.client ?? client).get<ListRadarJobsResponses, ListRadarJobsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/radar/jobs',
     ...options
 });
@@ -663,7 +1023,15 @@ export const listRadarJobs = <ThrowOnError extends boolean = false>(options?: Op
  * Required scope: `radar.read`
  */
 export const listRadarProjects = <ThrowOnError extends boolean = false>(options?: Options<ListRadarProjectsData, ThrowOnError>): RequestResult<ListRadarProjectsResponses, ListRadarProjectsErrors, ThrowOnError> => (options?.client ?? client).get<ListRadarProjectsResponses, ListRadarProjectsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/radar/projects',
     ...options
 });
@@ -677,7 +1045,15 @@ export const listRadarProjects = <ThrowOnError extends boolean = false>(options?
  */
 export const uploadMedia = <ThrowOnError extends boolean = false>(options: Options<UploadMediaData, ThrowOnError>): RequestResult<UploadMediaResponses, UploadMediaErrors, ThrowOnError> => (options.client ?? client).post<UploadMediaResponses, UploadMediaErrors, ThrowOnError>({
     ...formDataBodySerializer,
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/media',
     ...options,
     headers: {
@@ -694,7 +1070,15 @@ export const uploadMedia = <ThrowOnError extends boolean = false>(options: Optio
  * Required scope: `content.read`
  */
 export const getMedia = <ThrowOnError extends boolean = false>(options: Options<GetMediaData, ThrowOnError>): RequestResult<GetMediaResponses, GetMediaErrors, ThrowOnError> => (options.client ?? client).get<GetMediaResponses, GetMediaErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/media/{mediaId}',
     ...options
 });
@@ -707,7 +1091,15 @@ export const getMedia = <ThrowOnError extends boolean = false>(options: Options<
  * Required scope: `content.read`
  */
 export const getMediaContent = <ThrowOnError extends boolean = false>(options: Options<GetMediaContentData, ThrowOnError>): RequestResult<GetMediaContentResponses, GetMediaContentErrors, ThrowOnError> => (options.client ?? client).get<GetMediaContentResponses, GetMediaContentErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/media/{mediaId}/content',
     ...options
 });
@@ -720,7 +1112,15 @@ export const getMediaContent = <ThrowOnError extends boolean = false>(options: O
  * Required scope: `content.read`
  */
 export const search = <ThrowOnError extends boolean = false>(options: Options<SearchData, ThrowOnError>): RequestResult<SearchResponses, SearchErrors, ThrowOnError> => (options.client ?? client).get<SearchResponses, SearchErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/search',
     ...options
 });
@@ -733,7 +1133,15 @@ export const search = <ThrowOnError extends boolean = false>(options: Options<Se
  * Required scope: `content.read`
  */
 export const listScopes = <ThrowOnError extends boolean = false>(options?: Options<ListScopesData, ThrowOnError>): RequestResult<ListScopesResponses, ListScopesErrors, ThrowOnError> => (options?.client ?? client).get<ListScopesResponses, ListScopesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/platform/scopes',
     ...options
 });
@@ -746,7 +1154,15 @@ export const listScopes = <ThrowOnError extends boolean = false>(options?: Optio
  * Required scope: `content.read`
  */
 export const getLimits = <ThrowOnError extends boolean = false>(options?: Options<GetLimitsData, ThrowOnError>): RequestResult<GetLimitsResponses, GetLimitsErrors, ThrowOnError> => (options?.client ?? client).get<GetLimitsResponses, GetLimitsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/platform/limits',
     ...options
 });
@@ -759,7 +1175,15 @@ export const getLimits = <ThrowOnError extends boolean = false>(options?: Option
  * Required scope: `content.read`
  */
 export const getVersions = <ThrowOnError extends boolean = false>(options?: Options<GetVersionsData, ThrowOnError>): RequestResult<GetVersionsResponses, GetVersionsErrors, ThrowOnError> => (options?.client ?? client).get<GetVersionsResponses, GetVersionsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/platform/versions',
     ...options
 });
@@ -772,7 +1196,15 @@ export const getVersions = <ThrowOnError extends boolean = false>(options?: Opti
  * Required scope: `content.read`
  */
 export const listPopularTags = <ThrowOnError extends boolean = false>(options?: Options<ListPopularTagsData, ThrowOnError>): RequestResult<ListPopularTagsResponses, ListPopularTagsErrors, ThrowOnError> => (options?.client ?? client).get<ListPopularTagsResponses, ListPopularTagsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/platform/tags',
     ...options
 });
@@ -785,7 +1217,15 @@ export const listPopularTags = <ThrowOnError extends boolean = false>(options?: 
  * Required scope: `content.read`
  */
 export const listPopularSkills = <ThrowOnError extends boolean = false>(options?: Options<ListPopularSkillsData, ThrowOnError>): RequestResult<ListPopularSkillsResponses, ListPopularSkillsErrors, ThrowOnError> => (options?.client ?? client).get<ListPopularSkillsResponses, ListPopularSkillsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/platform/skills',
     ...options
 });
@@ -798,7 +1238,15 @@ export const listPopularSkills = <ThrowOnError extends boolean = false>(options?
  * Required scope: `content.read`
  */
 export const getStats = <ThrowOnError extends boolean = false>(options?: Options<GetStatsData, ThrowOnError>): RequestResult<GetStatsResponses, GetStatsErrors, ThrowOnError> => (options?.client ?? client).get<GetStatsResponses, GetStatsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/platform/stats',
     ...options
 });
@@ -877,7 +1325,15 @@ export const unhideComment = <ThrowOnError extends boolean = false>(options: Opt
  * The Model Context Protocol endpoint: stateless Streamable HTTP with plain JSON responses (no sessions, no SSE), protocol versions 2025-11-25, 2025-06-18 and 2025-03-26. The key must hold at least one of projects.read, projects.write and content.write (else 403); each of the seven tools then checks its own scope and answers a tool error without it. Errors at this level are JSON-RPC error objects, not problem documents. Clients send `Accept: application/json, text/event-stream`. GET and DELETE answer 405: there is no stream to open and no session to end.
  */
 export const mcpRequest = <ThrowOnError extends boolean = false>(options: Options<McpRequestData, ThrowOnError>): RequestResult<McpRequestResponses, McpRequestErrors, ThrowOnError> => (options.client ?? client).post<McpRequestResponses, McpRequestErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/mcp',
     ...options,
     headers: {

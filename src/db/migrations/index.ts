@@ -26,6 +26,7 @@ import { Migration20261126185938_github_proof } from './Migration20261126185938_
 import { Migration20261126194926_github_proof_account_id } from './Migration20261126194926_github_proof_account_id.js';
 import { Migration20261126203122_roadmap_walks } from './Migration20261126203122_roadmap_walks.js';
 import { Migration20261126205455_roadmap_walks_project_index } from './Migration20261126205455_roadmap_walks_project_index.js';
+import { Migration20261126233332_oauth } from './Migration20261126233332_oauth.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -60,4 +61,5 @@ export const migrationsList = [
   { name: 'Migration20261126194926_github_proof_account_id', class: Migration20261126194926_github_proof_account_id },
   { name: 'Migration20261126203122_roadmap_walks', class: Migration20261126203122_roadmap_walks },
   { name: 'Migration20261126205455_roadmap_walks_project_index', class: Migration20261126205455_roadmap_walks_project_index },
+  { name: 'Migration20261126233332_oauth', class: Migration20261126233332_oauth },
 ];

@@ -1,0 +1,45 @@
+import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import { TextArrayType } from '../db/text-array.js';
+import { User } from '../users/user.entity.js';
+import { ApiKey } from '../keys/api-key.entity.js';
+
+/**
+ * One sign-in through OAuth, from the client's authorization request to the key it was given:
+ * asked (client, redirect, PKCE challenge, resource, scopes), then approved by a signed-in person
+ * (the scopes they ticked, the expiry they chose, a one-time code), then exchanged once for an
+ * ordinary API key. Kept a day, so that a code used twice still finds the key to revoke.
+ */
+const OAuthGrantSchema = defineEntity({
+  name: 'OAuthGrant',
+  tableName: 'oauth_grants',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
+    /** A registered client's id, or the URL of its metadata document. */
+    clientId: p.string().length(2000),
+    clientName: p.string().length(100),
+    redirectUri: p.string().length(2000),
+    codeChallenge: p.string().length(128),
+    /** The resource (RFC 8707) the key is for: this server's MCP endpoint or API. */
+    resource: p.string().length(2000),
+    state: p.string().length(1000).nullable(),
+    requestedScopes: p.type(TextArrayType),
+    /** Until when the person may approve or deny it. */
+    expiresAt: p.datetime(),
+    user: () => p.manyToOne(User).deleteRule('cascade').nullable(),
+    grantedScopes: p.type(TextArrayType).nullable(),
+    keyExpiresAt: p.datetime().nullable(),
+    /** SHA-256 of the one-time code, hex. The code itself is never stored. */
+    codeHash: p.string().length(64).unique().nullable(),
+    codeExpiresAt: p.datetime().nullable(),
+    usedAt: p.datetime().nullable(),
+    key: () => p.manyToOne(ApiKey).deleteRule('set null').nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+  indexes: [{ name: 'oauth_grants_created_at_idx', properties: ['createdAt'] }],
+});
+export class OAuthGrant extends OAuthGrantSchema.class {}
+OAuthGrantSchema.setClass(OAuthGrant);

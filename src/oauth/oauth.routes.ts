@@ -1,0 +1,202 @@
+/**
+ * The OAuth 2.1 authorization server for MCP clients, at the root of this origin
+ * (docs/decisions/0011-oauth-sign-in.md): the metadata (RFC 8414, RFC 9728), registration
+ * (RFC 7591), /authorize, /token and /revoke (RFC 7009). The MCP SDK's handlers parse and answer
+ * the protocol messages (PKCE S256 included); the provider below answers them with this
+ * service's rules (src/oauth/oauth.service.ts). The person's consent is a page of the web
+ * application (src/web/consent.pages.ts): /authorize records the request and sends the browser there.
+ */
+import { Router } from 'express';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
+import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
+import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
+import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
+import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
+import {
+  InvalidGrantError,
+  InvalidTokenError,
+  OAUTH_ERRORS,
+  TemporarilyUnavailableError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
+import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { SCOPE_IDS } from '../kernel/scopes.js';
+import { ProblemError } from '../kernel/problem.js';
+import type { Logger } from '../kernel/logger.js';
+import { hashToken } from '../keys/tokens.js';
+import { ApiKey } from '../keys/api-key.entity.js';
+import { keyStatus } from '../keys/keys.service.js';
+import {
+  beginGrant,
+  codeChallenge,
+  exchangeCode,
+  findClient,
+  OAuthRefusal,
+  registerClient,
+  revokeClientKey,
+} from './oauth.service.js';
+
+/** Where this server's OAuth lives, derived from PUBLIC_URL. */
+export type OAuthSite = {
+  /** The authorization server's issuer: the bare origin. */
+  issuer: string;
+  /** The MCP endpoint, the resource MCP clients ask a key for. */
+  mcpUrl: string;
+  /** The metadata (RFC 9728) each kind of 401 names in `resource_metadata`. */
+  mcpResourceMetadata: string;
+  apiResourceMetadata: string;
+  /** Every resource (RFC 8707) a key may be asked for: it is one key for the MCP endpoint and the API. */
+  resources: string[];
+  /** The consent page of the web application. */
+  consentPath: string;
+};
+
+/**
+ * The site, or why OAuth sign-in is off: an issuer must be https (a loopback address may be
+ * http, for development), at the root of its origin (the metadata lives at the root).
+ */
+export function oauthSite(publicUrl: string, apiBase: string): OAuthSite | { off: string } {
+  const url = new URL(publicUrl);
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !loopback)
+    return {
+      off: `PUBLIC_URL is ${url.protocol} to another machine; OAuth needs https (a loopback address may be http)`,
+    };
+  if (url.pathname !== '/')
+    return { off: 'PUBLIC_URL has a path; OAuth metadata must be served at the root of the origin' };
+  const issuer = url.origin;
+  const mcpUrl = `${issuer}${apiBase}/mcp`;
+  return {
+    issuer,
+    mcpUrl,
+    mcpResourceMetadata: `${issuer}/.well-known/oauth-protected-resource${apiBase}/mcp`,
+    apiResourceMetadata: `${issuer}/.well-known/oauth-protected-resource`,
+    resources: [mcpUrl, `${issuer}${apiBase}`, issuer],
+    consentPath: '/oauth/consent',
+  };
+}
+
+/** An OAuthRefusal or ProblemError as the OAuth error the SDK's handlers answer with. */
+async function inOAuthTerms<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof OAuthRefusal) {
+      const Kind = OAUTH_ERRORS[err.code];
+      throw Kind ? new Kind(err.message) : new InvalidGrantError(err.message);
+    }
+    if (err instanceof ProblemError && err.status === 503) throw new TemporarilyUnavailableError(err.detail);
+    throw err;
+  }
+}
+
+export function oauthRouter(deps: {
+  orm: MikroORM;
+  site: OAuthSite;
+  log: Logger;
+  /** Registrations one address may make an hour; the SDK's handlers bound the other endpoints per address too. */
+  registrationsPerHour: number;
+}): Router {
+  const { orm, site, log } = deps;
+  const em = () => orm.em.fork();
+  const scopes = [...SCOPE_IDS];
+
+  const provider: OAuthServerProvider = {
+    clientsStore: {
+      getClient: async (id) => (await findClient(em(), id)) as OAuthClientInformationFull | undefined,
+      registerClient: (client) =>
+        inOAuthTerms(async () => (await registerClient(em(), client)) as OAuthClientInformationFull),
+    },
+    async authorize(client, params, res) {
+      const id = await inOAuthTerms(() =>
+        beginGrant(
+          em(),
+          {
+            client: client as Parameters<typeof beginGrant>[1]['client'],
+            redirectUri: params.redirectUri,
+            codeChallenge: params.codeChallenge,
+            scopes: params.scopes ?? [],
+            state: params.state,
+            resource: params.resource,
+          },
+          site.resources,
+        ),
+      );
+      res.redirect(302, `${site.consentPath}?request=${id}`);
+    },
+    challengeForAuthorizationCode: (client, code) => inOAuthTerms(() => codeChallenge(em(), client.client_id, code)),
+    async exchangeAuthorizationCode(client, code, _verifier, redirectUri, resource) {
+      const key = await inOAuthTerms(() =>
+        exchangeCode(em(), { clientId: client.client_id, code, redirectUri, resource }),
+      );
+      log.info('key issued through OAuth', { clientId: client.client_id, scopes: key.scopes });
+      return {
+        access_token: key.token,
+        token_type: 'Bearer',
+        expires_in: Math.max(0, Math.floor((key.expiresAt.getTime() - Date.now()) / 1000)),
+        scope: key.scopes.join(' '),
+      };
+    },
+    async exchangeRefreshToken() {
+      throw new InvalidGrantError(
+        'This server issues no refresh tokens: each key lasts as long as its person chose. Sign in again when it expires.',
+      );
+    },
+    // The MCP endpoint and the API authenticate keys themselves (src/http/authenticate.ts); this
+    // answers the same question for anything that asks through the SDK's interface.
+    async verifyAccessToken(token) {
+      const key = token.length <= 200 ? await em().findOne(ApiKey, { tokenHash: hashToken(token) }) : null;
+      if (!key || keyStatus(key) !== 'active') throw new InvalidTokenError('This key is not valid.');
+      return {
+        token,
+        clientId: key.oauthClientId ?? `key:${key.id}`,
+        scopes: key.scopes,
+        expiresAt: Math.floor(key.expiresAt.getTime() / 1000),
+        resource: new URL(site.mcpUrl),
+      };
+    },
+    revokeToken: (client, request) => inOAuthTerms(() => revokeClientKey(em(), client.client_id, request.token)),
+  };
+
+  const metadata = {
+    issuer: site.issuer,
+    authorization_endpoint: `${site.issuer}/authorize`,
+    token_endpoint: `${site.issuer}/token`,
+    registration_endpoint: `${site.issuer}/register`,
+    revocation_endpoint: `${site.issuer}/revoke`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none'],
+    revocation_endpoint_auth_methods_supported: ['none'],
+    scopes_supported: scopes,
+    authorization_response_iss_parameter_supported: true,
+    service_documentation: `${site.issuer}/docs`,
+  };
+  const resource = (url: string) => ({
+    resource: url,
+    authorization_servers: [site.issuer],
+    scopes_supported: scopes,
+    bearer_methods_supported: ['header'],
+    resource_name: 'Shipyard',
+    resource_documentation: `${site.issuer}/docs`,
+  });
+
+  const router = Router();
+  router.use('/.well-known/oauth-authorization-server', metadataHandler(metadata));
+  router.use(new URL(site.mcpResourceMetadata).pathname, metadataHandler(resource(site.mcpUrl)));
+  router.use(new URL(site.apiResourceMetadata).pathname, metadataHandler(resource(site.issuer)));
+  router.use('/authorize', authorizationHandler({ provider }));
+  router.use('/token', tokenHandler({ provider }));
+  router.use(
+    '/register',
+    clientRegistrationHandler({
+      clientsStore: provider.clientsStore,
+      rateLimit: { windowMs: 3_600_000, limit: deps.registrationsPerHour },
+    }),
+  );
+  router.use('/revoke', revocationHandler({ provider }));
+  return router;
+}

@@ -1,0 +1,528 @@
+/**
+ * OAuth sign-in for MCP clients (src/oauth/, docs/decisions/0011-oauth-sign-in.md), driven by the
+ * MCP SDK client's own OAuth support: discovery from a bare 401, registration, the person's
+ * consent in the web application (over HTTP with a cookie jar; test/browser.test.ts drives the
+ * same page in Chromium), the code exchange, and the key it gives, used, listed and revoked. Then
+ * every bad input the flow can meet, each answered by an OAuth error and nothing issued.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { startServer, uniqueName, userWithKey, type TestServer } from './harness.js';
+import { Browser } from './cookie-browser.js';
+import { ApiKey } from '../src/keys/api-key.entity.js';
+import { OAuthGrant } from '../src/oauth/oauth-grant.entity.js';
+import { OAuthClient } from '../src/oauth/oauth-client.entity.js';
+import { sweepOAuth } from '../src/oauth/oauth.service.js';
+
+let t: TestServer;
+/** The server as clients name it: PUBLIC_URL http://localhost:<port>, as `make run` sets it. */
+let site: string;
+let mcpUrl: string;
+beforeAll(async () => {
+  t = await startServer({ publicUrlAtItsPort: true });
+  site = t.baseUrl.replace('127.0.0.1', 'localhost');
+  mcpUrl = `${site}/api/v1/mcp`;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const REDIRECT = 'http://127.0.0.1:53682/callback';
+
+/** What an MCP client keeps between the steps of a sign-in (an in-memory OAuthClientProvider). */
+class Agent implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = '';
+  authorizationUrl?: URL;
+  constructor(readonly name = 'Test agent') {}
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.name,
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+/** A person signed in to the web application, with a cookie jar. */
+async function person(): Promise<{ b: Browser; username: string }> {
+  const b = new Browser(t.baseUrl);
+  await b.get('/signup');
+  const username = uniqueName();
+  const res = await b.post('/signup', {
+    _csrf: b.csrf(),
+    username,
+    email: `${username}@example.test`,
+    displayName: 'OAuth Person',
+    password: 'a long enough password',
+  });
+  expect(res.status).toBe(303);
+  await b.get('/settings/keys');
+  return { b, username };
+}
+
+/** The browser's part: /authorize, then the consent page; returns the consent page's request id. */
+async function openConsent(b: Browser, authorizationUrl: URL) {
+  const started = await b.get(authorizationUrl.pathname + authorizationUrl.search);
+  expect(started.status, started.text).toBe(302);
+  const consentPath = new URL(started.location!, site);
+  expect(consentPath.pathname).toBe('/oauth/consent');
+  const page = await b.get(consentPath.pathname + consentPath.search);
+  expect(page.status, page.text).toBe(200);
+  return { request: consentPath.searchParams.get('request')!, page };
+}
+
+/** Approves with these scopes and expiry; returns the redirect's query (code, state, iss). */
+async function approve(b: Browser, request: string, scopes: string[], expiry = '7') {
+  const answered = await b.post('/oauth/consent', { _csrf: b.csrf(), request, scopes, expiry, decision: 'approve' });
+  expect(answered.status, answered.text).toBe(303);
+  const to = new URL(answered.location!);
+  expect(`${to.origin}${to.pathname}`).toBe(REDIRECT);
+  return to.searchParams;
+}
+
+/** A public client registered by DCR, and a PKCE pair. */
+async function registered(redirect = REDIRECT) {
+  const res = await fetch(`${site}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Raw client', redirect_uris: [redirect] }),
+  });
+  expect(res.status).toBe(201);
+  const client = (await res.json()) as { client_id: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  return { clientId: client.client_id, verifier, challenge };
+}
+
+function authorizePath(clientId: string, challenge: string, extra: Record<string, string> = {}) {
+  const q = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'st-1',
+    resource: mcpUrl,
+    scope: 'projects.read projects.write',
+    ...extra,
+  });
+  return `/authorize?${q}`;
+}
+
+async function token(form: Record<string, string>) {
+  const res = await fetch(`${site}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, string> };
+}
+
+/** A code approved by a signed-in person for a raw client. */
+async function approvedCode(extra: Record<string, string> = {}) {
+  const { b } = await person();
+  const c = await registered();
+  const { request } = await openConsent(b, new URL(authorizePath(c.clientId, c.challenge, extra), site));
+  const code = (await approve(b, request, ['projects.read'])).get('code')!;
+  return { ...c, code, b };
+}
+
+const grantsFor = async (clientId: string) => (await t.db.orm.em.fork().find(OAuthGrant, { clientId })).length;
+const keysOf = async (clientId: string) => t.db.orm.em.fork().find(ApiKey, { oauthClientId: clientId });
+
+describe('an MCP client that has only the URL', () => {
+  it('finds how to sign in from a bare 401, and the metadata says what this server does', async () => {
+    const bare = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
+    expect(bare.status).toBe(401);
+    const prmUrl = `${site}/.well-known/oauth-protected-resource/api/v1/mcp`;
+    expect(bare.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${prmUrl}"`);
+    const rest = await fetch(`${site}/api/v1/projects`);
+    expect(rest.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${site}/.well-known/oauth-protected-resource"`,
+    );
+
+    for (const [url, resource] of [
+      [prmUrl, mcpUrl],
+      [`${site}/.well-known/oauth-protected-resource`, site],
+    ]) {
+      const prm = await (await fetch(url!)).json();
+      expect(prm).toMatchObject({
+        resource,
+        authorization_servers: [site],
+        bearer_methods_supported: ['header'],
+      });
+      expect(prm.scopes_supported).toHaveLength(9);
+    }
+    const as = await (await fetch(`${site}/.well-known/oauth-authorization-server`)).json();
+    expect(as).toMatchObject({
+      issuer: site,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none'],
+      authorization_response_iss_parameter_supported: true,
+      registration_endpoint: `${site}/register`,
+      revocation_endpoint: `${site}/revoke`,
+    });
+  });
+
+  it('signs in through the SDK client, gets an ordinary key with what was ticked, uses it, and loses it on revocation', async () => {
+    const agent = new Agent('Claude (test)');
+    expect(await auth(agent, { serverUrl: mcpUrl })).toBe('REDIRECT');
+    const asked = agent.authorizationUrl!;
+    expect(asked.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(asked.searchParams.get('resource')).toBe(mcpUrl);
+
+    const { b, username } = await person();
+    const { request, page } = await openConsent(b, asked);
+    expect(page.text).toContain('Connect <bdi>Claude (test)</bdi> to your Shipyard account?');
+    expect(page.text).toContain('<code>127.0.0.1:53682</code>');
+    // Its form may lead back to the client, and nowhere else.
+    expect(page.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:53682;");
+    const answer = await approve(b, request, ['projects.read', 'content.write'], '7');
+    expect(answer.get('iss')).toBe(site);
+    expect(answer.get('state')).toBe(asked.searchParams.get('state'));
+
+    expect(await auth(agent, { serverUrl: mcpUrl, authorizationCode: answer.get('code')! })).toBe('AUTHORIZED');
+    const tokens = agent.saved!;
+    expect(tokens.access_token).toMatch(/^shipyard_pat_[0-9A-Za-z]{38}$/);
+    expect(tokens.scope).toBe('content.write projects.read');
+    expect(tokens.refresh_token).toBeUndefined();
+    expect(tokens.expires_in).toBeGreaterThan(6 * 86_400);
+    expect(tokens.expires_in).toBeLessThanOrEqual(7 * 86_400);
+
+    const client = new Client({ name: 'oauth-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: agent }));
+    const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
+    expect(names).toEqual(['create_build_log', 'get_roadmap', 'list_build_logs', 'list_my_projects']);
+    const mine = await client.callTool({ name: 'list_my_projects', arguments: {} });
+    expect(mine.isError).toBeFalsy();
+    // The same key on REST, and on the keys page with its client's name.
+    const me = await fetch(`${site}/api/v1/users/${username}/projects`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(me.status).toBe(403); // profile.read was not ticked: an ordinary key, with only what was ticked
+    const keys = await b.get('/settings/keys');
+    expect(keys.text).toContain('Claude (test)</bdi> <span class="hint">connected through OAuth</span>');
+    const key = (await keysOf(String(agent.client!.client_id)))[0]!;
+    expect(key.scopes).toEqual(['content.write', 'projects.read']);
+
+    const confirm = await b.get(`/settings/keys/${key.id}/revoke`);
+    expect(confirm.status).toBe(200);
+    expect((await b.post(`/settings/keys/${key.id}/revoke`, { _csrf: b.csrf() })).status).toBe(303);
+    const after = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+    });
+    expect(after.status).toBe(401);
+    expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect(after.headers.get('www-authenticate')).toContain('resource_metadata=');
+    await client.close();
+  });
+
+  it('keeps serving a client that sends its key in a header, OAuth advertised or not', async () => {
+    const { token } = await userWithKey(t, ['projects.read']);
+    const client = new Client({ name: 'header-client', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(mcpUrl), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    await client.close();
+  });
+
+  it('revokes through RFC 7009, for the client the key was given to only', async () => {
+    const c = await approvedCode();
+    const issued = await token({
+      grant_type: 'authorization_code',
+      code: c.code,
+      code_verifier: c.verifier,
+      client_id: c.clientId,
+      redirect_uri: REDIRECT,
+      resource: mcpUrl,
+    });
+    expect(issued.status).toBe(200);
+    const other = await registered();
+    await fetch(`${site}/revoke`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: issued.json.access_token!, client_id: other.clientId }),
+    });
+    expect((await keysOf(c.clientId))[0]!.revokedAt).toBeNull();
+    const res = await fetch(`${site}/revoke`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: issued.json.access_token!, client_id: c.clientId }),
+    });
+    expect(res.status).toBe(200);
+    expect((await keysOf(c.clientId))[0]!.revokedAt).not.toBeNull();
+  });
+});
+
+describe('what is refused, with an OAuth error and nothing issued', () => {
+  it('a missing or wrong PKCE verifier', async () => {
+    const c = await approvedCode();
+    const base = { grant_type: 'authorization_code', code: c.code, client_id: c.clientId, redirect_uri: REDIRECT };
+    expect((await token(base)).json.error).toBe('invalid_request');
+    const wrong = await token({ ...base, code_verifier: randomBytes(32).toString('base64url') });
+    expect(wrong).toMatchObject({ status: 400, json: { error: 'invalid_grant' } });
+    expect(await keysOf(c.clientId)).toEqual([]);
+  });
+
+  it('a redirect_uri that does not match, at /authorize (never redirected to) and at /token', async () => {
+    const c = await registered();
+    const { b } = await person();
+    const elsewhere = await b.get(authorizePath(c.clientId, c.challenge, { redirect_uri: 'https://evil.example/cb' }));
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.location).toBeNull();
+    expect(JSON.parse(elsewhere.text).error).toBe('invalid_request');
+    const d = await approvedCode();
+    const res = await token({
+      grant_type: 'authorization_code',
+      code: d.code,
+      code_verifier: d.verifier,
+      client_id: d.clientId,
+      redirect_uri: 'http://127.0.0.1:53682/other',
+    });
+    expect(res).toMatchObject({ status: 400, json: { error: 'invalid_grant' } });
+    expect(await keysOf(d.clientId)).toEqual([]);
+  });
+
+  it('a code used twice: the second is refused and the key the first gave is revoked', async () => {
+    const c = await approvedCode();
+    const form = {
+      grant_type: 'authorization_code',
+      code: c.code,
+      code_verifier: c.verifier,
+      client_id: c.clientId,
+      redirect_uri: REDIRECT,
+    };
+    expect((await token(form)).status).toBe(200);
+    expect(await token(form)).toMatchObject({ status: 400, json: { error: 'invalid_grant' } });
+    const [key] = await keysOf(c.clientId);
+    expect(key!.revokedAt).not.toBeNull();
+  });
+
+  it('an expired code', async () => {
+    const c = await approvedCode();
+    await t.db.orm.em
+      .fork()
+      .nativeUpdate(OAuthGrant, { clientId: c.clientId }, { codeExpiresAt: new Date(Date.now() - 1000) });
+    const res = await token({
+      grant_type: 'authorization_code',
+      code: c.code,
+      code_verifier: c.verifier,
+      client_id: c.clientId,
+    });
+    expect(res).toMatchObject({ status: 400, json: { error: 'invalid_grant' } });
+    expect(await keysOf(c.clientId)).toEqual([]);
+  });
+
+  it('a code presented by another client', async () => {
+    const c = await approvedCode();
+    const other = await registered();
+    const res = await token({
+      grant_type: 'authorization_code',
+      code: c.code,
+      code_verifier: c.verifier,
+      client_id: other.clientId,
+    });
+    expect(res).toMatchObject({ status: 400, json: { error: 'invalid_grant' } });
+    expect(await keysOf(c.clientId)).toEqual([]);
+  });
+
+  it('an unknown client, and registrations that are not safe to send a code to', async () => {
+    const { b } = await person();
+    const unknown = await b.get(authorizePath('6b1f2c1e-1111-4222-8333-944455556666', 'x'.repeat(43)));
+    expect(unknown.status).toBe(400);
+    expect(JSON.parse(unknown.text).error).toBe('invalid_client');
+    for (const redirect_uris of [
+      ['javascript:alert(1)'],
+      ['http://evil.example/cb'],
+      [`https://a.example/${'x'.repeat(2100)}`],
+      [],
+    ]) {
+      const res = await fetch(`${site}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'Bad', redirect_uris }),
+      });
+      expect(res.status, JSON.stringify(redirect_uris).slice(0, 80)).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata');
+    }
+    // A confidential registration is made public: no secret is ever issued or kept.
+    const res = await fetch(`${site}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Wants a secret',
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'client_secret_post',
+      }),
+    });
+    const registeredClient = (await res.json()) as Record<string, unknown>;
+    expect(registeredClient.token_endpoint_auth_method).toBe('none');
+    expect(registeredClient.client_secret).toBeUndefined();
+  });
+
+  it('scopes beyond the nine, and a resource that is not this server', async () => {
+    const c = await registered();
+    const { b } = await person();
+    for (const [extra, error] of [
+      [{ scope: 'projects.read admin' }, 'invalid_scope'],
+      [{ resource: 'https://other.example/mcp' }, 'invalid_target'],
+    ] as const) {
+      const res = await b.get(authorizePath(c.clientId, c.challenge, extra));
+      expect(res.status).toBe(302);
+      const to = new URL(res.location!);
+      expect(`${to.origin}${to.pathname}`).toBe(REDIRECT);
+      expect(to.searchParams.get('error')).toBe(error);
+      expect(to.searchParams.get('state')).toBe('st-1');
+    }
+    expect(await grantsFor(c.clientId)).toBe(0);
+    // A code for this server presented for another resource at /token.
+    const d = await approvedCode();
+    const res = await token({
+      grant_type: 'authorization_code',
+      code: d.code,
+      code_verifier: d.verifier,
+      client_id: d.clientId,
+      resource: 'https://other.example/mcp',
+    });
+    expect(res).toMatchObject({ status: 400, json: { error: 'invalid_target' } });
+    expect(await keysOf(d.clientId)).toEqual([]);
+  });
+
+  it('a consent POST without a valid CSRF token, and a signed-out one', async () => {
+    const c = await registered();
+    const { b } = await person();
+    const { request } = await openConsent(b, new URL(authorizePath(c.clientId, c.challenge), site));
+    const forged = await b.post('/oauth/consent', {
+      _csrf: 'forged',
+      request,
+      scopes: ['projects.read'],
+      expiry: '7',
+      decision: 'approve',
+    });
+    expect(forged.status).toBe(403);
+    const stranger = new Browser(t.baseUrl);
+    await stranger.get('/signin');
+    const signedOut = await stranger.post('/oauth/consent', {
+      _csrf: stranger.csrf(),
+      request,
+      scopes: ['projects.read'],
+      expiry: '7',
+      decision: 'approve',
+    });
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.location).toMatch(/^\/signin\?next=/);
+    const [grant] = await t.db.orm.em.fork().find(OAuthGrant, { clientId: c.clientId });
+    expect(grant!.codeHash).toBeNull();
+    expect(grant!.user).toBeNull();
+  });
+
+  it('a denied consent: access_denied to the client, and the request gone', async () => {
+    const c = await registered();
+    const { b } = await person();
+    const { request } = await openConsent(b, new URL(authorizePath(c.clientId, c.challenge), site));
+    const denied = await b.post('/oauth/consent', { _csrf: b.csrf(), request, decision: 'deny' });
+    expect(denied.status).toBe(303);
+    const to = new URL(denied.location!);
+    expect(to.searchParams.get('error')).toBe('access_denied');
+    expect(to.searchParams.get('state')).toBe('st-1');
+    expect(to.searchParams.get('code')).toBeNull();
+    expect(await grantsFor(c.clientId)).toBe(0);
+    expect((await b.get(`/oauth/consent?request=${request}`)).status).toBe(400);
+  });
+
+  it('an approval with no scope ticked, or one the client did not ask for', async () => {
+    const c = await registered();
+    const { b } = await person();
+    const { request } = await openConsent(b, new URL(authorizePath(c.clientId, c.challenge), site));
+    for (const scopes of [[], ['radar.read']]) {
+      const res = await b.post('/oauth/consent', {
+        _csrf: b.csrf(),
+        request,
+        scopes,
+        expiry: '7',
+        decision: 'approve',
+      });
+      expect(res.status).toBe(400);
+      expect(res.text).toContain('class="errors"');
+    }
+    const [grant] = await t.db.orm.em.fork().find(OAuthGrant, { clientId: c.clientId });
+    expect(grant!.codeHash).toBeNull();
+  });
+
+  it('a refresh token grant: none is issued, and asking is refused', async () => {
+    const c = await registered();
+    const res = await token({ grant_type: 'refresh_token', refresh_token: 'anything', client_id: c.clientId });
+    expect(res).toMatchObject({ status: 400, json: { error: 'invalid_grant' } });
+  });
+});
+
+describe('housekeeping', () => {
+  it('removes grants after a day, and registrations nobody approved within a day or used for 90 days', async () => {
+    const used = await approvedCode();
+    const unused = await registered();
+    const em = t.db.orm.em.fork();
+    await em.nativeUpdate(
+      OAuthGrant,
+      { clientId: used.clientId },
+      { createdAt: new Date(Date.now() - 25 * 3_600_000) },
+    );
+    await em.nativeUpdate(OAuthClient, { id: unused.clientId }, { createdAt: new Date(Date.now() - 25 * 3_600_000) });
+    expect(await sweepOAuth(em)).toBeGreaterThanOrEqual(2);
+    expect(await grantsFor(used.clientId)).toBe(0);
+    const client = (id: string) => t.db.orm.em.fork().findOne(OAuthClient, { id });
+    expect(await client(unused.clientId)).toBeNull();
+    expect(await client(used.clientId)).not.toBeNull();
+    await em.nativeUpdate(OAuthClient, { id: used.clientId }, { lastUsedAt: new Date(Date.now() - 91 * 86_400_000) });
+    await sweepOAuth(em);
+    expect(await client(used.clientId)).toBeNull();
+  });
+});
