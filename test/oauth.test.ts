@@ -265,6 +265,30 @@ describe('an MCP client that has only the URL', () => {
     await client.close();
   });
 
+  it('brings a person without an account through sign-up and back to the consent screen', async () => {
+    const c = await registered();
+    const b = new Browser(t.baseUrl);
+    const started = await b.get(authorizePath(c.clientId, c.challenge));
+    const consent = new URL(started.location!, site);
+    const toSignIn = await b.get(consent.pathname + consent.search);
+    expect(toSignIn.status).toBe(303);
+    const signIn = await b.get(toSignIn.location!);
+    const signUpLink = /href="(\/signup\?next=[^"]+)"/.exec(signIn.text)![1]!;
+    const signUp = await b.get(signUpLink.replaceAll('&amp;', '&'));
+    const username = uniqueName();
+    const made = await b.post('/signup', {
+      _csrf: b.csrf(),
+      next: /name="next" value="([^"]+)"/.exec(signUp.text)![1]!.replaceAll('&amp;', '&'),
+      username,
+      email: `${username}@example.test`,
+      displayName: 'New Person',
+      password: 'a long enough password',
+    });
+    expect(made.status).toBe(303);
+    expect(made.location).toBe(consent.pathname + consent.search);
+    expect((await b.get(made.location!)).text).toContain('Connect <bdi>Raw client</bdi>');
+  });
+
   it('keeps serving a client that sends its key in a header, OAuth advertised or not', async () => {
     const { token } = await userWithKey(t, ['projects.read']);
     const client = new Client({ name: 'header-client', version: '1.0.0' });

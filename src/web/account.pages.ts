@@ -27,6 +27,10 @@ import { field, wrap } from './web-handler.js';
 /** Where to go after signing in: a path of this site, never another site or the sign-in page. */
 const safeNext = (v: string) => (/^\/(?!\/)[\w\-./?=&%]*$/.test(v) && !v.startsWith('/signin') ? v : '/settings/keys');
 
+/** The query that carries `next` on to the other form (sign in ⇄ sign up), when it goes somewhere of its own. */
+const carried = (next: string) => (next === '/settings/keys' ? '' : `?next=${encodeURIComponent(next)}`);
+const nextOf = (req: Request) => safeNext(field(req.query, 'next') || field(req.body, 'next'));
+
 export type AccountLimits = { signIn: RequestHandler; signUp: RequestHandler };
 
 export function accountPages(opts: { secure: boolean; limits: AccountLimits; checkPassword: PasswordCheck }): Router {
@@ -78,7 +82,9 @@ export function accountPages(opts: { secure: boolean; limits: AccountLimits; che
       try {
         const user = await signUp(req.em, { ...form, password: field(req.body, 'password') }, checkPassword);
         startSession(res, (await openSession(req.em, user.id)).secret);
-        res.redirect(303, '/settings/keys?notice=welcome');
+        // Sent here on the way somewhere (an app's sign-in asking for consent): on there.
+        const next = nextOf(req);
+        res.redirect(303, next === '/settings/keys' ? '/settings/keys?notice=welcome' : next);
       } catch (err) {
         if (err instanceof ProblemError && (err.status === 400 || err.status === 409)) {
           // Every field's problem at once, as the key form lists them.
@@ -121,13 +127,13 @@ function signInPage(req: Request, res: Response, errors: string[] = [], status =
       <h1>Sign in</h1>${errorList(errors)}
       <form method="post" action="/signin">
         <input type="hidden" name="_csrf" value="${req.web!.csrf}">
-        <input type="hidden" name="next" value="${safeNext(field(req.query, 'next') || field(req.body, 'next'))}">
+        <input type="hidden" name="next" value="${nextOf(req)}">
         <label for="login">Username or email</label>
         <input type="text" id="login" name="login" autocomplete="username" required value="${login}" ${errors.length ? '' : 'autofocus'}>
         <label for="password">Password</label>
         <input type="password" id="password" name="password" autocomplete="current-password" required>
         <p><button type="submit">Sign in</button></p>
-      </form><p>No account? <a href="/signup">Sign up</a>.</p>`,
+      </form><p>No account? <a href="/signup${carried(nextOf(req))}">Sign up</a>.</p>`,
       ),
     );
 }
@@ -151,6 +157,7 @@ function signUpPage(
       <h1>Create your account</h1>${errorList(errors)}
       <form method="post" action="/signup">
         <input type="hidden" name="_csrf" value="${req.web!.csrf}">
+        <input type="hidden" name="next" value="${nextOf(req)}">
         <label for="username">Username</label>
         <input type="text" id="username" name="username" autocomplete="username" required maxlength="39" value="${form.username ?? ''}" aria-describedby="username-hint">
         <p class="hint" id="username-hint">Lowercase letters, digits and inner hyphens; at most 39.</p>
@@ -162,7 +169,7 @@ function signUpPage(
         <input type="password" id="new-password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" aria-describedby="password-hint">
         <p class="hint" id="password-hint">At least ${PASSWORD_MIN} characters; a few unrelated words make a good password. Not a common one, and without your username.</p>
         <p><button type="submit">Sign up</button></p>
-      </form><p>Already have an account? <a href="/signin">Sign in</a>.</p>`,
+      </form><p>Already have an account? <a href="/signin${carried(nextOf(req))}">Sign in</a>.</p>`,
       ),
     );
 }
