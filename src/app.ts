@@ -47,6 +47,7 @@ import { allHandlers } from './routes.js';
 import { mcpRouter } from './mcp/mcp.routes.js';
 import { mcpOrigins } from './mcp/origins.js';
 import { oauthRouter, oauthSite } from './oauth/oauth.routes.js';
+import type { MetadataFetchPolicy } from './oauth/client-metadata.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { DEFAULT_MEDIA_QUOTA_BYTES } from './media/media.service.js';
 import { failedAuthBudget, freeOpenings, requestBudget, signInBudget, type FailedAuth } from './http/rate-limit.js';
@@ -80,8 +81,10 @@ export type AppDeps = {
       signInAttemptsPer15Minutes?: number;
       githubApiUrl?: string;
       githubToken?: string;
-      /** OAuth client registrations one address may make an hour (20). */
+      /** OAuth client registrations one address may make an hour (300: hosted connectors register from a few addresses). */
       oauthRegistrationsPerHour?: number;
+      /** Tests only: client metadata documents may be served from this machine, with this CA. */
+      oauthClientMetadata?: MetadataFetchPolicy;
     };
   log?: Logger;
   contract?: OpenApiDocument;
@@ -132,7 +135,15 @@ export function createApp({
   const site = config.publicUrl ? oauthSite(config.publicUrl, base) : { off: 'no PUBLIC_URL is set' };
   const oauth = 'off' in site ? undefined : site;
   if (oauth)
-    app.use(oauthRouter({ orm, site: oauth, log, registrationsPerHour: config.oauthRegistrationsPerHour ?? 20 }));
+    app.use(
+      oauthRouter({
+        orm,
+        site: oauth,
+        log,
+        registrationsPerHour: config.oauthRegistrationsPerHour ?? 300,
+        clientMetadata: config.oauthClientMetadata,
+      }),
+    );
   else if ('off' in site) log.info('OAuth sign-in is off', { reason: site.off });
   app.get('/healthz', liveness);
   app.get('/readyz', readiness(orm, counters, redis !== undefined));

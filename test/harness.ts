@@ -56,6 +56,8 @@ export type ServerOptions = {
   trustProxy?: number | string[];
   countsCacheSeconds?: number;
   publicUrl?: string;
+  /** Client metadata documents may be fetched from this machine, over https with this CA. */
+  oauthClientMetadata?: { allowLoopback?: boolean; ca?: string };
   /** PUBLIC_URL http://localhost:<the port it listens on>, as `make run` sets it (OAuth's issuer is that origin). */
   publicUrlAtItsPort?: boolean;
   mcpAllowedOrigins?: string[];
@@ -119,6 +121,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
         publicUrl,
         mcpAllowedOrigins: opts.mcpAllowedOrigins,
         oauthRegistrationsPerHour: TEST_RATE_LIMIT,
+        oauthClientMetadata: opts.oauthClientMetadata,
       },
       log,
       storage,

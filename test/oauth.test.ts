@@ -433,19 +433,24 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
     expect(registeredClient.client_secret).toBeUndefined();
   });
 
-  it('scopes beyond the nine, and a resource that is not this server', async () => {
+  it('scopes beyond the nine, a foreign resource, and any other refused request: a 400, never redirected', async () => {
     const c = await registered();
     const { b } = await person();
     for (const [extra, error] of [
       [{ scope: 'projects.read admin' }, 'invalid_scope'],
       [{ resource: 'https://other.example/mcp' }, 'invalid_target'],
+      [{ code_challenge: '' }, 'invalid_request'],
+      [{ code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ code_challenge: 'é'.repeat(43) }, 'invalid_request'],
+      [{ response_type: 'token' }, 'invalid_request'],
+      [{ state: 'x'.repeat(1001) }, 'invalid_request'],
+      [{ state: 'a\u0000b' }, 'invalid_request'],
+      [{ scope: 'projects.read\ud800' }, 'invalid_scope'],
     ] as const) {
       const res = await b.get(authorizePath(c.clientId, c.challenge, extra));
-      expect(res.status).toBe(302);
-      const to = new URL(res.location!);
-      expect(`${to.origin}${to.pathname}`).toBe(REDIRECT);
-      expect(to.searchParams.get('error')).toBe(error);
-      expect(to.searchParams.get('state')).toBe('st-1');
+      expect(res.status, JSON.stringify(extra).slice(0, 60)).toBe(400);
+      expect(res.location).toBeNull();
+      expect(JSON.parse(res.text).error).toBe(error);
     }
     expect(await grantsFor(c.clientId)).toBe(0);
     // A code for this server presented for another resource at /token.
@@ -459,6 +464,77 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
     });
     expect(res).toMatchObject({ status: 400, json: { error: 'invalid_target' } });
     expect(await keysOf(d.clientId)).toEqual([]);
+  });
+
+  it('a code presented twice at the same moment: one key, and it is revoked', async () => {
+    const c = await approvedCode();
+    const form = {
+      grant_type: 'authorization_code',
+      code: c.code,
+      code_verifier: c.verifier,
+      client_id: c.clientId,
+      redirect_uri: REDIRECT,
+    };
+    const answers = await Promise.all([token(form), token(form)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const keys = await keysOf(c.clientId);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]!.revokedAt).not.toBeNull();
+  });
+
+  it('a verifier that is not a PKCE verifier, and a code after a wrong verifier', async () => {
+    const c = await approvedCode();
+    const base = { grant_type: 'authorization_code', code: c.code, client_id: c.clientId };
+    expect(await token({ ...base, code_verifier: 'a' })).toMatchObject({
+      status: 400,
+      json: { error: 'invalid_request' },
+    });
+    expect(await token({ ...base, code_verifier: 'b'.repeat(43) })).toMatchObject({
+      status: 400,
+      json: { error: 'invalid_grant' },
+    });
+    // A wrong verifier uses the code up: the right one comes too late.
+    expect(await token({ ...base, code_verifier: c.verifier })).toMatchObject({
+      status: 400,
+      json: { error: 'invalid_grant' },
+    });
+    expect(await keysOf(c.clientId)).toEqual([]);
+  });
+
+  it('bodies the endpoints cannot read, and registrations with unstorable or unsafe values', async () => {
+    const broken = await fetch(`${site}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"redirect_uris": [',
+    });
+    expect(broken.status).toBe(400);
+    expect(broken.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(((await broken.json()) as { error: string }).error).toBe('invalid_request');
+    for (const body of [
+      { client_name: 'a\u0000b', redirect_uris: [REDIRECT] },
+      { client_name: 'x', redirect_uris: ['https://a.example/\u0000'] },
+      { client_name: 'x', redirect_uris: ['view-source:https://evil.example/'] },
+      { client_name: 'x', redirect_uris: ['mailto:eve@evil.example'] },
+      { client_name: 'x', redirect_uris: ['https:evil.example/cb'] },
+      { client_name: 'x', redirect_uris: ['https://user:pw@a.example/cb'] },
+    ]) {
+      const res = await fetch(`${site}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata');
+    }
+    const app = await fetch(`${site}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Cursor',
+        redirect_uris: ['cursor://anysphere.cursor-retrieval/oauth/callback'],
+      }),
+    });
+    expect(app.status).toBe(201);
   });
 
   it('a consent POST without a valid CSRF token, and a signed-out one', async () => {
@@ -493,6 +569,13 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
     const c = await registered();
     const { b } = await person();
     const { request } = await openConsent(b, new URL(authorizePath(c.clientId, c.challenge), site));
+    const undecided = await b.post('/oauth/consent', {
+      _csrf: b.csrf(),
+      request,
+      scopes: ['projects.read'],
+      expiry: '7',
+    });
+    expect(undecided.status).toBe(400);
     const denied = await b.post('/oauth/consent', { _csrf: b.csrf(), request, decision: 'deny' });
     expect(denied.status).toBe(303);
     const to = new URL(denied.location!);
@@ -532,6 +615,13 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
 describe('housekeeping', () => {
   it('removes grants after a day, and registrations nobody approved within a day or used for 90 days', async () => {
     const used = await approvedCode();
+    const issued = await token({
+      grant_type: 'authorization_code',
+      code: used.code,
+      code_verifier: used.verifier,
+      client_id: used.clientId,
+    });
+    expect(issued.status).toBe(200);
     const unused = await registered();
     const em = t.db.orm.em.fork();
     await em.nativeUpdate(
@@ -545,7 +635,17 @@ describe('housekeeping', () => {
     const client = (id: string) => t.db.orm.em.fork().findOne(OAuthClient, { id });
     expect(await client(unused.clientId)).toBeNull();
     expect(await client(used.clientId)).not.toBeNull();
+    // Idle for 90 days: kept while a key it was given works (it may still revoke it), then removed.
+    await token({
+      grant_type: 'authorization_code',
+      code: used.code,
+      code_verifier: used.verifier,
+      client_id: used.clientId,
+    });
     await em.nativeUpdate(OAuthClient, { id: used.clientId }, { lastUsedAt: new Date(Date.now() - 91 * 86_400_000) });
+    await sweepOAuth(em);
+    expect(await client(used.clientId)).not.toBeNull();
+    await em.nativeUpdate(ApiKey, { oauthClientId: used.clientId }, { revokedAt: new Date() });
     await sweepOAuth(em);
     expect(await client(used.clientId)).toBeNull();
   });

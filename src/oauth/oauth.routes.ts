@@ -1,12 +1,14 @@
 /**
  * The OAuth 2.1 authorization server for MCP clients, at the root of this origin
  * (docs/decisions/0011-oauth-sign-in.md): the metadata (RFC 8414, RFC 9728), registration
- * (RFC 7591), /authorize, /token and /revoke (RFC 7009). The MCP SDK's handlers parse and answer
+ * (RFC 7591, or a client metadata document: ./client-metadata.ts), /authorize, /token and
+ * /revoke (RFC 7009). The MCP SDK's handlers parse and answer
  * the protocol messages (PKCE S256 included); the provider below answers them with this
  * service's rules (src/oauth/oauth.service.ts). The person's consent is a page of the web
  * application (src/web/consent.pages.ts): /authorize records the request and sends the browser there.
  */
-import { Router } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
+import { Router, urlencoded, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
@@ -22,12 +24,15 @@ import {
 import type { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { SCOPE_IDS } from '../kernel/scopes.js';
+import { ClientMetadataDocuments, type MetadataFetchPolicy } from './client-metadata.js';
 import { ProblemError } from '../kernel/problem.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Logger } from '../kernel/logger.js';
 import { hashToken } from '../keys/tokens.js';
 import { ApiKey } from '../keys/api-key.entity.js';
 import { keyStatus } from '../keys/keys.service.js';
 import {
+  authorizationProblem,
   beginGrant,
   codeChallenge,
   exchangeCode,
@@ -77,8 +82,11 @@ export function oauthSite(publicUrl: string, apiBase: string): OAuthSite | { off
   };
 }
 
-/** An OAuthRefusal or ProblemError as the OAuth error the SDK's handlers answer with. */
-async function inOAuthTerms<T>(work: () => Promise<T>): Promise<T> {
+/**
+ * An OAuthRefusal or ProblemError as the OAuth error the SDK's handlers answer with. Anything else
+ * they would answer as a bare `server_error` and never log: it is logged here first.
+ */
+async function inOAuthTerms<T>(log: Logger, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
@@ -86,30 +94,44 @@ async function inOAuthTerms<T>(work: () => Promise<T>): Promise<T> {
       const Kind = OAUTH_ERRORS[err.code];
       throw Kind ? new Kind(err.message) : new InvalidGrantError(err.message);
     }
-    if (err instanceof ProblemError && err.status === 503) throw new TemporarilyUnavailableError(err.detail);
+    if ((err instanceof ProblemError && err.status === 503) || isDatabaseUnavailable(err))
+      throw new TemporarilyUnavailableError('The database is out of reach for a moment; try again shortly.');
+    log.error('OAuth request failed', { error: err });
     throw err;
   }
+}
+
+/** An OAuth error response (RFC 6749 §5.2), never cached. */
+function oauthError(res: Response, status: number, refusal: { code: string; message: string }): void {
+  res.status(status).set('Cache-Control', 'no-store').json({ error: refusal.code, error_description: refusal.message });
 }
 
 export function oauthRouter(deps: {
   orm: MikroORM;
   site: OAuthSite;
   log: Logger;
-  /** Registrations one address may make an hour; the SDK's handlers bound the other endpoints per address too. */
+  /** Registrations one address may make an hour. */
   registrationsPerHour: number;
+  /** How client metadata documents may be fetched (tests only: from this machine). */
+  clientMetadata?: MetadataFetchPolicy;
 }): Router {
   const { orm, site, log } = deps;
   const em = () => orm.em.fork();
   const scopes = [...SCOPE_IDS];
+  const documents = new ClientMetadataDocuments(deps.clientMetadata);
 
   const provider: OAuthServerProvider = {
     clientsStore: {
-      getClient: async (id) => (await findClient(em(), id)) as OAuthClientInformationFull | undefined,
+      // A client_id that is an https URL names its metadata document; any other was registered here.
+      getClient: async (id) =>
+        (id.startsWith('https://')
+          ? await inOAuthTerms(log, () => documents.client(id))
+          : await findClient(em(), id)) as OAuthClientInformationFull | undefined,
       registerClient: (client) =>
-        inOAuthTerms(async () => (await registerClient(em(), client)) as OAuthClientInformationFull),
+        inOAuthTerms(log, async () => (await registerClient(em(), client)) as OAuthClientInformationFull),
     },
     async authorize(client, params, res) {
-      const id = await inOAuthTerms(() =>
+      const id = await inOAuthTerms(log, () =>
         beginGrant(
           em(),
           {
@@ -125,10 +147,14 @@ export function oauthRouter(deps: {
       );
       res.redirect(302, `${site.consentPath}?request=${id}`);
     },
-    challengeForAuthorizationCode: (client, code) => inOAuthTerms(() => codeChallenge(em(), client.client_id, code)),
-    async exchangeAuthorizationCode(client, code, _verifier, redirectUri, resource) {
-      const key = await inOAuthTerms(() =>
-        exchangeCode(em(), { clientId: client.client_id, code, redirectUri, resource }),
+    challengeForAuthorizationCode: (client, code) =>
+      inOAuthTerms(log, () => codeChallenge(em(), client.client_id, code)),
+    // The verifier is checked with the code (oauth.service.ts exchangeCode), its form included, in
+    // the transaction that uses the code up.
+    skipLocalPkceValidation: true,
+    async exchangeAuthorizationCode(client, code, verifier, redirectUri, resource) {
+      const key = await inOAuthTerms(log, () =>
+        exchangeCode(em(), { clientId: client.client_id, code, verifier: verifier ?? '', redirectUri, resource }),
       );
       log.info('key issued through OAuth', { clientId: client.client_id, scopes: key.scopes });
       return {
@@ -156,7 +182,7 @@ export function oauthRouter(deps: {
         resource: new URL(site.mcpUrl),
       };
     },
-    revokeToken: (client, request) => inOAuthTerms(() => revokeClientKey(em(), client.client_id, request.token)),
+    revokeToken: (client, request) => inOAuthTerms(log, () => revokeClientKey(em(), client.client_id, request.token)),
   };
 
   const metadata = {
@@ -173,6 +199,7 @@ export function oauthRouter(deps: {
     revocation_endpoint_auth_methods_supported: ['none'],
     scopes_supported: scopes,
     authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
     service_documentation: `${site.issuer}/docs`,
   };
   const resource = (url: string) => ({
@@ -188,8 +215,22 @@ export function oauthRouter(deps: {
   router.use('/.well-known/oauth-authorization-server', metadataHandler(metadata));
   router.use(new URL(site.mcpResourceMetadata).pathname, metadataHandler(resource(site.mcpUrl)));
   router.use(new URL(site.apiResourceMetadata).pathname, metadataHandler(resource(site.issuer)));
+  router.use('/authorize', urlencoded({ extended: false, limit: '16kb' }), (req, res, next) => {
+    const params = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown>;
+    const refusal = authorizationProblem(params ?? {}, site.resources);
+    if (refusal) return oauthError(res, 400, refusal);
+    next();
+  });
   router.use('/authorize', authorizationHandler({ provider }));
-  router.use('/token', tokenHandler({ provider }));
+  // Token and revocation requests are counted per client (hosted connectors exchange codes for
+  // many people from a few addresses); registrations, which make clients, per address.
+  const perClient = {
+    keyGenerator: (req: Request) => {
+      const clientId = (req.body as { client_id?: unknown } | undefined)?.client_id;
+      return typeof clientId === 'string' ? `client:${clientId.slice(0, 2000)}` : ipKeyGenerator(req.ip ?? '');
+    },
+  };
+  router.use('/token', tokenHandler({ provider, rateLimit: perClient }));
   router.use(
     '/register',
     clientRegistrationHandler({
@@ -197,6 +238,16 @@ export function oauthRouter(deps: {
       rateLimit: { windowMs: 3_600_000, limit: deps.registrationsPerHour },
     }),
   );
-  router.use('/revoke', revocationHandler({ provider }));
+  router.use('/revoke', revocationHandler({ provider, rateLimit: perClient }));
+  // A body that cannot be read (not JSON, too large, another charset) is an OAuth error here too.
+  const paths = ['/authorize', '/token', '/register', '/revoke'];
+  router.use(paths, ((err, _req, res, next) => {
+    const status = (err as { status?: number }).status;
+    if (res.headersSent || typeof status !== 'number' || status < 400 || status >= 500) return next(err);
+    oauthError(res, status, {
+      code: 'invalid_request',
+      message: 'The request body could not be read as this endpoint takes it.',
+    });
+  }) as ErrorRequestHandler);
   return router;
 }

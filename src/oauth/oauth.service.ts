@@ -5,8 +5,8 @@
  * handlers (src/oauth/oauth.routes.ts); this file holds the rules, and throws OAuthRefusal with
  * the RFC 6749 error code a refusal maps to.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { lineProblem } from '../kernel/text.js';
 import { isUuid } from '../kernel/ids.js';
 import { isScopeId, MCP_SCOPES, SCOPE_IDS, type ScopeId } from '../kernel/scopes.js';
@@ -73,21 +73,31 @@ const info = (c: OAuthClient): ClientInfo => ({
 });
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
-const NEVER_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'ftp:', 'ws:', 'wss:']);
+/** Schemes that are the browser's or the system's own, never an app's: a code must not go there. */
+const NOT_AN_APP = new Set(
+  'javascript data file vbscript about blob ftp ws wss view-source chrome chrome-extension edge filesystem jar mailto tel sms urn itms-services ms-settings intent resource moz-extension'.split(
+    ' ',
+  ),
+);
 
 /**
- * Why a redirect URI cannot be registered, if it cannot: https; http only to this machine (a
- * native client's loopback listener, any port); or an app's own scheme (`cursor://…`); never a
- * fragment, and never a scheme a browser would run.
+ * Why a redirect URI cannot be registered, if it cannot (RFC 8252, RFC 9700 §2.1): https; http
+ * only to this machine (a native client's loopback listener, any port); or an app's own scheme in
+ * the form `scheme://…` (`cursor://anysphere.cursor-retrieval/…`); never a fragment, and never a
+ * scheme a browser or the system handles itself.
  */
-function redirectProblem(uri: string): string | undefined {
+export function redirectProblem(uri: string): string | undefined {
   if (uri.length > MAX_URI_LENGTH) return `is longer than ${MAX_URI_LENGTH} characters`;
-  if (!URL.canParse(uri)) return 'is not a URL';
+  if (!storable(uri) || !URL.canParse(uri)) return 'is not a URL';
   const url = new URL(uri);
+  const scheme = url.protocol.slice(0, -1);
+  if (!uri.toLowerCase().startsWith(`${scheme}://`)) return `is not written ${scheme}://…`;
   if (url.hash) return 'has a fragment';
-  if (NEVER_SCHEMES.has(url.protocol)) return `uses ${url.protocol}, which cannot receive a code`;
-  if (url.protocol === 'http:' && !LOOPBACK.has(url.hostname))
+  if (url.username || url.password) return 'carries credentials';
+  if (scheme === 'http' && !LOOPBACK.has(url.hostname))
     return 'is http to another machine (http is for loopback addresses; use https)';
+  if (scheme !== 'http' && scheme !== 'https' && (NOT_AN_APP.has(scheme) || !/^[a-z][a-z0-9+.-]*$/.test(scheme)))
+    return `uses ${scheme}:, which is not an app's own scheme`;
   return undefined;
 }
 
@@ -155,34 +165,65 @@ export type AuthorizationRequest = {
   resource?: URL;
 };
 
+/** Text PostgreSQL can store and a browser can carry: no NUL, no lone surrogate. */
+const storable = (v: string) => !v.includes('\u0000') && v.isWellFormed();
+
 /**
- * Records a client's authorization request for the person to approve or deny, and returns its id.
- * `resources` are the URIs this server answers for (RFC 8707): a request for another is refused.
+ * What is wrong with an authorization request's own parameters, checked before anything else
+ * (docs/decisions/0011): a request this server would refuse is answered here, with a 400, and
+ * never redirected to the client. Every registered URI may be anyone's (registration is open), so a
+ * refusal sent there would make /authorize an open redirect; only the person's own answer on the
+ * consent screen goes back to the client.
+ */
+export function authorizationProblem(
+  params: Record<string, unknown>,
+  resources: readonly string[],
+): OAuthRefusal | undefined {
+  for (const [name, value] of Object.entries(params))
+    if (typeof value !== 'string' || !storable(value))
+      return new OAuthRefusal(
+        'invalid_request',
+        `${name.slice(0, 40)}: one text value without NUL or lone surrogates.`,
+      );
+  const p = params as Record<string, string | undefined>;
+  if (p.response_type !== 'code') return new OAuthRefusal('invalid_request', 'response_type: code is the only one.');
+  if (p.code_challenge_method !== 'S256')
+    return new OAuthRefusal('invalid_request', 'code_challenge_method: S256 is the only one (PKCE is required).');
+  if (!/^[A-Za-z0-9_-]{43}$/.test(p.code_challenge ?? ''))
+    return new OAuthRefusal('invalid_request', 'code_challenge: the base64url SHA-256 of the verifier, 43 characters.');
+  if (p.state !== undefined && p.state.length > 1000)
+    return new OAuthRefusal('invalid_request', 'state: at most 1000 characters.');
+  const unknown = (p.scope ?? '').split(' ').filter((s) => s !== '' && !isScopeId(s));
+  if (unknown.length)
+    return new OAuthRefusal(
+      'invalid_scope',
+      `Unknown scope ${unknown.map((s) => `'${s.slice(0, 50)}'`).join(', ')}; the scopes are ${SCOPE_IDS.join(' ')}.`,
+    );
+  try {
+    ourResource(p.resource, resources);
+  } catch (err) {
+    return err as OAuthRefusal;
+  }
+  return undefined;
+}
+
+/**
+ * Records a client's authorization request (checked by authorizationProblem) for the person to
+ * approve or deny, and returns its id.
  */
 export async function beginGrant(
   em: EntityManager,
   request: AuthorizationRequest,
   resources: readonly string[],
 ): Promise<string> {
-  const resource = ourResource(request.resource?.href, resources);
-  const unknown = request.scopes.filter((s) => !isScopeId(s));
-  if (unknown.length)
-    throw new OAuthRefusal(
-      'invalid_scope',
-      `Unknown scope ${unknown.map((s) => `'${s.slice(0, 50)}'`).join(', ')}; the scopes are ${SCOPE_IDS.join(' ')}.`,
-    );
-  if (request.codeChallenge.length < 43 || request.codeChallenge.length > 128)
-    throw new OAuthRefusal('invalid_request', 'code_challenge: an S256 challenge is 43 characters (base64url).');
-  if (request.state !== undefined && request.state.length > 1000)
-    throw new OAuthRefusal('invalid_request', 'state: at most 1000 characters.');
   const grant = em.create(OAuthGrant, {
     clientId: request.client.client_id,
     clientName: request.client.client_name,
     redirectUri: request.redirectUri,
     codeChallenge: request.codeChallenge,
-    resource,
+    resource: ourResource(request.resource?.href, resources),
     state: request.state ?? null,
-    requestedScopes: [...new Set(request.scopes)],
+    requestedScopes: [...new Set(request.scopes.filter(isScopeId))],
     expiresAt: new Date(Date.now() + GRANT_MINUTES * 60_000),
   });
   await em.flush();
@@ -267,43 +308,75 @@ export async function codeChallenge(em: EntityManager, clientId: string, code: s
 
 export type IssuedKey = { token: string; expiresAt: Date; scopes: string[] };
 
+/** PKCE S256 (RFC 7636 §4.6): the verifier's SHA-256, base64url, is the challenge. */
+function pkceMatches(verifier: string, challenge: string): boolean {
+  const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'));
+  const expected = Buffer.from(challenge);
+  return computed.length === expected.length && timingSafeEqual(computed, expected);
+}
+
+type Exchanged = { issued: IssuedKey } | { refusal: OAuthRefusal } | { replayedKey: string | null };
+
 /**
- * The exchange (RFC 6749 §4.1.3): once, within minutes, by the client it was issued to, for the
- * same redirect URI and resource. The key is made now, for the person who approved, with what
- * they ticked and chose. A code presented a second time revokes the key the first gave.
+ * The exchange (RFC 6749 §4.1.3): once, within minutes, by the client it was issued to, with the
+ * PKCE verifier, for the same redirect URI and resource. The code's row is locked for the whole
+ * exchange, so that a second presentation waits for the first and finds what it gave. Any
+ * presentation uses the code up; the key is made then, for the person who approved, with what
+ * they ticked and chose. A code presented again revokes the key the first presentation gave.
  */
 export async function exchangeCode(
   em: EntityManager,
-  request: { clientId: string; code: string; redirectUri?: string; resource?: URL },
+  request: { clientId: string; code: string; verifier: string; redirectUri?: string; resource?: URL },
 ): Promise<IssuedKey> {
-  const grant = await grantForCode(em, request.clientId, request.code);
-  const claimed = await em.nativeUpdate(OAuthGrant, { id: grant.id, usedAt: null }, { usedAt: new Date() });
-  if (claimed === 0) {
-    const key = (await em.refresh(grant))?.key;
-    if (key) await revokeKey(em, key.id);
-    throw new OAuthRefusal('invalid_grant', 'This code was used already: the key it gave is revoked. Sign in again.');
-  }
-  if (!grant.codeExpiresAt || grant.codeExpiresAt.getTime() < Date.now())
-    throw new OAuthRefusal('invalid_grant', `This code expired (codes last ${CODE_MINUTES} minutes). Sign in again.`);
-  if (request.redirectUri !== undefined && request.redirectUri !== grant.redirectUri)
-    throw new OAuthRefusal('invalid_grant', 'redirect_uri: not the one this code was issued for.');
-  if (request.resource !== undefined && request.resource.href.replace(/\/$/, '') !== grant.resource.replace(/\/$/, ''))
-    throw new OAuthRefusal('invalid_target', `resource: this code was issued for ${grant.resource}.`);
-  try {
-    const { key, token } = await createKey(em, {
-      userId: grant.user!.id,
-      name: grant.clientName,
-      scopes: grant.grantedScopes!,
-      expiresAt: grant.keyExpiresAt!,
-      oauthClientId: grant.clientId,
-    });
-    grant.key = em.getReference(ApiKey, key.id);
-    await em.flush();
-    return { token, expiresAt: key.expiresAt, scopes: key.scopes };
-  } catch (err) {
-    if (err instanceof ProblemError && err.status < 500) throw new OAuthRefusal('invalid_grant', err.detail);
-    throw err;
-  }
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(request.verifier))
+    throw new OAuthRefusal('invalid_request', 'code_verifier: 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636).');
+  if (request.code.length > 200) throw new OAuthRefusal('invalid_grant', 'This code is not known to this client.');
+  const outcome = await em.transactional(async (tem): Promise<Exchanged> => {
+    const grant = await tem.findOne(
+      OAuthGrant,
+      { codeHash: hashToken(request.code) },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    const refuse = (code: OAuthErrorCode, why: string) => ({ refusal: new OAuthRefusal(code, why) });
+    if (!grant || grant.clientId !== request.clientId)
+      return refuse('invalid_grant', 'This code is not known to this client.');
+    if (grant.usedAt) return { replayedKey: grant.key?.id ?? null };
+    grant.usedAt = new Date();
+    if (!pkceMatches(request.verifier, grant.codeChallenge))
+      return refuse(
+        'invalid_grant',
+        'code_verifier does not match the challenge; this code is used up. Sign in again.',
+      );
+    if (!grant.codeExpiresAt || grant.codeExpiresAt.getTime() < Date.now())
+      return refuse('invalid_grant', `This code expired (codes last ${CODE_MINUTES} minutes). Sign in again.`);
+    if (request.redirectUri !== undefined && request.redirectUri !== grant.redirectUri)
+      return refuse('invalid_grant', 'redirect_uri: not the one this code was issued for.');
+    if (
+      request.resource !== undefined &&
+      request.resource.href.replace(/\/$/, '') !== grant.resource.replace(/\/$/, '')
+    )
+      return refuse('invalid_target', `resource: this code was issued for ${grant.resource}.`);
+    try {
+      const { key, token } = await createKey(tem, {
+        userId: grant.user!.id,
+        name: grant.clientName,
+        scopes: grant.grantedScopes!,
+        expiresAt: grant.keyExpiresAt!,
+        oauthClientId: grant.clientId,
+      });
+      grant.key = tem.getReference(ApiKey, key.id);
+      if (isUuid(grant.clientId))
+        await tem.nativeUpdate(OAuthClient, { id: grant.clientId }, { lastUsedAt: new Date() });
+      return { issued: { token, expiresAt: key.expiresAt, scopes: key.scopes } };
+    } catch (err) {
+      if (err instanceof ProblemError && err.status < 500) return refuse('invalid_grant', err.detail);
+      throw err;
+    }
+  });
+  if ('issued' in outcome) return outcome.issued;
+  if ('refusal' in outcome) throw outcome.refusal;
+  if (outcome.replayedKey) await revokeKey(em, outcome.replayedKey);
+  throw new OAuthRefusal('invalid_grant', 'This code was used already: the key it gave is revoked. Sign in again.');
 }
 
 /** Revocation (RFC 7009): a key this client was given is revoked; anything else is ignored. */
@@ -313,17 +386,39 @@ export async function revokeClientKey(em: EntityManager, clientId: string, token
   if (key) await revokeKey(em, key.id);
 }
 
-/** Housekeeping: grants past their day, and registrations nobody used. */
+/**
+ * Housekeeping: grants past their day; registrations nobody approved within a day; and those
+ * nobody signed in through for 90 days, unless a key they were given still works (the client
+ * may still revoke it).
+ */
 export async function sweepOAuth(em: EntityManager): Promise<number> {
   const now = Date.now();
   const grants = await em.nativeDelete(OAuthGrant, {
     createdAt: { $lt: new Date(now - GRANT_KEEP_HOURS * 3_600_000) },
   });
-  const clients = await em.nativeDelete(OAuthClient, {
-    $or: [
-      { lastUsedAt: null, createdAt: { $lt: new Date(now - UNUSED_CLIENT_HOURS * 3_600_000) } },
-      { lastUsedAt: { $lt: new Date(now - IDLE_CLIENT_DAYS * 86_400_000) } },
-    ],
+  const unused = await em.nativeDelete(OAuthClient, {
+    lastUsedAt: null,
+    createdAt: { $lt: new Date(now - UNUSED_CLIENT_HOURS * 3_600_000) },
   });
-  return grants + clients;
+  const idle = (
+    await em.find(
+      OAuthClient,
+      { lastUsedAt: { $lt: new Date(now - IDLE_CLIENT_DAYS * 86_400_000) } },
+      { fields: ['id'], limit: 1000 },
+    )
+  ).map((c) => c.id);
+  const holding = idle.length
+    ? new Set(
+        (
+          await em.find(
+            ApiKey,
+            { oauthClientId: { $in: idle }, revokedAt: null, expiresAt: { $gt: new Date() } },
+            { fields: ['oauthClientId'] },
+          )
+        ).map((k) => k.oauthClientId),
+      )
+    : new Set();
+  const gone = idle.filter((id) => !holding.has(id));
+  const removed = gone.length ? await em.nativeDelete(OAuthClient, { id: { $in: gone } }) : 0;
+  return grants + unused + removed;
 }

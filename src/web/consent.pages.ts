@@ -52,7 +52,18 @@ export function consentPages(scopes: readonly ScopeEntry[], issuer: string) {
     const grant = await pendingGrant(req.em, field(body, 'request'));
     if (!grant) return gone(req, res);
     allowAnswerTo(res, grant);
-    if (field(body, 'decision') === 'deny') return void res.redirect(303, await denyGrant(req.em, grant, issuer));
+    const decision = field(body, 'decision');
+    if (decision === 'deny') return void res.redirect(303, await denyGrant(req.em, grant, issuer));
+    if (decision !== 'approve')
+      return send(
+        req,
+        res,
+        grant,
+        offeredScopes(grant.requestedScopes).ticked,
+        DEFAULT_DAYS,
+        ['Choose Approve or Deny.'],
+        400,
+      );
     const ticked = (Array.isArray(body.scopes) ? body.scopes : body.scopes === undefined ? [] : [body.scopes]).map(
       String,
     );
