@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as netServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,14 @@ import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
 import { createKey } from '../src/keys/keys.service.js';
-import { refusedWithinASecond, uniqueName, waitForCache, TEST_RATE_LIMIT, UPLOAD_MAX_BYTES } from './harness.js';
+import {
+  refusedWithinASecond,
+  uniqueName,
+  waitForCache,
+  TEST_RATE_LIMIT,
+  UPLOAD_MAX_BYTES,
+  freePort,
+} from './harness.js';
 import { postgresFeed, type ChangeFeed } from '../src/db/changes.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
 
@@ -34,14 +41,6 @@ function run(cmd: string, args: string[]) {
   // initdb and postgres refuse to run as root: run them as the postgres user then.
   if (asRoot) execFileSync('/usr/sbin/runuser', ['-u', 'postgres', '--', cmd, ...args], { stdio: 'pipe' });
   else execFileSync(cmd, args, { stdio: 'pipe' });
-}
-
-async function freePort(): Promise<number> {
-  const s = netServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 let dir = '';

@@ -3,6 +3,7 @@
  * (CI), otherwise the embedded PGlite in memory. Nothing is mocked; the tests talk HTTP to a
  * listening server, mostly through the generated SDK.
  */
+import { createServer as netServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -266,4 +267,13 @@ export async function mcpCall(
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
   });
   return { status: res.status, json: await res.json() };
+}
+
+/** A port nothing listens on now, for a server this test starts as its own process. */
+export async function freePort(): Promise<number> {
+  const s = netServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
 }

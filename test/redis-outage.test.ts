@@ -7,27 +7,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer as netServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RedisClientType } from 'redis';
-import { startServer, userWithKey, UPLOAD_MAX_BYTES, type TestServer } from './harness.js';
+import { startServer, userWithKey, UPLOAD_MAX_BYTES, type TestServer, freePort } from './harness.js';
 import { createApp } from '../src/app.js';
 import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
 import { connectRedis, HEARTBEAT_MS } from '../src/http/counters.js';
 
 const available = spawnSync('redis-server', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  const s = netServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 let port = 0;
 let redisProcess: ChildProcess | undefined;

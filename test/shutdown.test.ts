@@ -5,17 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+import { freePort } from './harness.js';
 
 /** A free port, an empty data directory and the environment of a server with its own embedded database. */
 async function ownServer(prefix: string): Promise<{ dataDir: string; port: number; env: NodeJS.ProcessEnv }> {
