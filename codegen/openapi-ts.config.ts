@@ -24,6 +24,6 @@ export default defineConfig({
     '@hey-api/client-fetch',
     '@hey-api/typescript',
     { name: '@hey-api/sdk', validator: { request: false, response: false } },
-    { name: 'zod', compatibilityVersion: 4, dates: { offset: true } },
+    { name: 'zod', compatibilityVersion: 4, dates: { offset: true }, metadata: true },
   ],
 });

@@ -603,9 +603,17 @@ describe('answers sized for a model', () => {
   it('tools/list is small and describes every argument', async () => {
     const client = await connect(owner.token);
     const { tools } = await client.listTools();
-    expect(JSON.stringify(tools).length).toBeLessThan(16_000);
+    // About 4.4k tokens with a description on every output field the contract describes.
+    expect(JSON.stringify(tools).length).toBeLessThan(18_500);
     // Shared shapes have names an agent can read, and a value has one JSON type (Inspector --strict).
     expect(JSON.stringify(tools)).not.toMatch(/__schema/);
+    // Output fields carry the contract's descriptions, as the arguments do.
+    const roadmapItem = (
+      tools.find((x) => x.name === 'get_roadmap')!.outputSchema!.properties!.items as {
+        items: { properties: Record<string, { description?: string }> };
+      }
+    ).items.properties;
+    expect(roadmapItem.title!.description).toMatch(/One line/);
     for (const tool of tools.filter((x) => x.outputSchema?.properties?.items))
       expect(tool.outputSchema!.properties!.nextCursor, tool.name).toEqual({
         type: 'string',

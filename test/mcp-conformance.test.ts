@@ -5,11 +5,12 @@
  * did not write. The scenarios in NOT_APPLICABLE need what this server does not declare (the
  * suite's own fixture tools, resources, prompts, logging, completion, server-to-client requests
  * or SSE streams); each says why. Every other scenario must pass, and a scenario the suite adds
- * later runs here at once. The CLI cannot send an API key, so it talks to a small proxy that adds
- * one and passes every other header (Host and Origin included) as it came.
+ * later runs here at once. The server is started as `make run` starts it, and its key made on
+ * the web as a newcomer makes one. The CLI cannot send an API key, so it talks to a small proxy
+ * that adds one and passes every other header (Host and Origin included) as it came.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import http from 'node:http';
@@ -17,7 +18,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { startServer, userWithKey, type TestServer } from './harness.js';
+import { freePort, uniqueName } from './harness.js';
+import { Browser } from './cookie-browser.js';
 
 const run = promisify(execFile);
 const cli = join(
@@ -25,7 +27,8 @@ const cli = join(
   'dist/index.js',
 );
 
-let t: TestServer;
+let server: ChildProcess;
+let dataDir = '';
 let proxy: http.Server;
 let proxyUrl: string;
 let target: URL;
@@ -53,17 +56,63 @@ beforeAll(async () => {
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   const port = (proxy.address() as AddressInfo).port;
   proxyUrl = `http://127.0.0.1:${port}/mcp`;
-  // Configured as `make run` configures it by default (PUBLIC_URL http://localhost:PORT, no
+  // Started as `make run` starts it (`bin/shipyard serve`: its own process, the embedded
+  // database), configured as by default (PUBLIC_URL http://localhost:PORT, no
   // MCP_ALLOWED_ORIGINS), with the proxy standing where clients reach the service. The suite
   // calls it through the loopback address, so its "valid localhost" requests come from
   // http://127.0.0.1:PORT: the same origin under another loopback name.
-  t = await startServer({ publicUrl: `http://localhost:${port}` });
-  token = (await userWithKey(t, ['projects.read', 'projects.write', 'content.write'])).token;
-  target = new URL(`${t.apiUrl}/mcp`);
-});
+  const serverPort = await freePort();
+  dataDir = mkdtempSync(join(tmpdir(), 'shipyard-conformance-data-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(serverPort),
+    PUBLIC_URL: `http://localhost:${port}`,
+    DATA_DIR: dataDir,
+    GITHUB_SYNC_INTERVAL_MINUTES: '0',
+  };
+  delete env.DATABASE_URL;
+  delete env.MCP_ALLOWED_ORIGINS;
+  server = spawn('bin/shipyard', ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  server.stdout!.on('data', (d) => (log += d));
+  server.stderr!.on('data', (d) => (log += d));
+  for (let i = 0; i < 600 && !log.includes('shipyard listening'); i++) await new Promise((r) => setTimeout(r, 250));
+  expect(log, log.slice(-2000)).toContain('shipyard listening');
+  target = new URL(`http://127.0.0.1:${serverPort}/api/v1/mcp`);
+  token = await keyFromTheWeb(`http://127.0.0.1:${serverPort}`);
+}, 180_000);
+
+/** A key made as a newcomer makes it: sign up, Settings → Manage API keys, the MCP scopes. */
+async function keyFromTheWeb(base: string): Promise<string> {
+  const b = new Browser(base);
+  await b.get('/signup');
+  const username = uniqueName();
+  await b.post('/signup', {
+    _csrf: b.csrf(),
+    username,
+    email: `${username}@example.test`,
+    password: 'a long enough password',
+  });
+  await b.get('/settings/keys/new');
+  const made = await b.post('/settings/keys', {
+    _csrf: b.csrf(),
+    name: 'conformance',
+    scopes: ['projects.read', 'projects.write', 'content.write'],
+    expiry: '7',
+  });
+  expect(made.location).toBe('/settings/keys/created');
+  const shown = await b.get('/settings/keys/created');
+  return /data-testid="new-token">([^<]+)</.exec(shown.text)![1]!.trim();
+}
+
 afterAll(async () => {
   await new Promise((r) => proxy?.close(r));
-  await t?.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.on('exit', r));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   rmSync(out, { recursive: true, force: true });
 });
 

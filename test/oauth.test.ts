@@ -369,6 +369,12 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
     expect(await token(form)).toMatchObject({ status: 400, json: { error: 'invalid_grant' } });
     const [key] = await keysOf(c.clientId);
     expect(key!.revokedAt).not.toBeNull();
+    // And when the key it gave is gone already (its account deleted, say), a refusal all the same.
+    const d = await approvedCode();
+    const again = { ...form, code: d.code, code_verifier: d.verifier, client_id: d.clientId };
+    expect((await token(again)).status).toBe(200);
+    await t.db.orm.em.fork().nativeDelete(ApiKey, { oauthClientId: d.clientId });
+    expect(await token(again)).toMatchObject({ status: 400, json: { error: 'invalid_grant' } });
   });
 
   it('an expired code', async () => {

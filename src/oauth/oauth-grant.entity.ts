@@ -2,7 +2,6 @@ import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { TextArrayType } from '../db/text-array.js';
 import { User } from '../users/user.entity.js';
-import { ApiKey } from '../keys/api-key.entity.js';
 
 /**
  * One sign-in through OAuth, from the client's authorization request to the key it was given:
@@ -36,7 +35,11 @@ const OAuthGrantSchema = defineEntity({
     codeHash: p.string().length(64).unique().nullable(),
     codeExpiresAt: p.datetime().nullable(),
     usedAt: p.datetime().nullable(),
-    key: () => p.manyToOne(ApiKey).deleteRule('set null').nullable(),
+    /**
+     * The key the exchange made. Not a foreign key: a grant is a day's record, and an operator may
+     * truncate api_keys (the key cache hears of it) without first clearing grants.
+     */
+    keyId: p.uuid().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
   indexes: [{ name: 'oauth_grants_created_at_idx', properties: ['createdAt'] }],

@@ -340,7 +340,7 @@ export async function exchangeCode(
     const refuse = (code: OAuthErrorCode, why: string) => ({ refusal: new OAuthRefusal(code, why) });
     if (!grant || grant.clientId !== request.clientId)
       return refuse('invalid_grant', 'This code is not known to this client.');
-    if (grant.usedAt) return { replayedKey: grant.key?.id ?? null };
+    if (grant.usedAt) return { replayedKey: grant.keyId ?? null };
     grant.usedAt = new Date();
     if (!pkceMatches(request.verifier, grant.codeChallenge))
       return refuse(
@@ -364,7 +364,7 @@ export async function exchangeCode(
         expiresAt: grant.keyExpiresAt!,
         oauthClientId: grant.clientId,
       });
-      grant.key = tem.getReference(ApiKey, key.id);
+      grant.keyId = key.id;
       if (isUuid(grant.clientId))
         await tem.nativeUpdate(OAuthClient, { id: grant.clientId }, { lastUsedAt: new Date() });
       return { issued: { token, expiresAt: key.expiresAt, scopes: key.scopes } };
@@ -375,7 +375,11 @@ export async function exchangeCode(
   });
   if ('issued' in outcome) return outcome.issued;
   if ('refusal' in outcome) throw outcome.refusal;
-  if (outcome.replayedKey) await revokeKey(em, outcome.replayedKey);
+  // The key may be gone already (its account deleted): then there is nothing left to revoke.
+  if (outcome.replayedKey)
+    await revokeKey(em, outcome.replayedKey).catch((err: unknown) => {
+      if (!(err instanceof ProblemError && err.status === 404)) throw err;
+    });
   throw new OAuthRefusal('invalid_grant', 'This code was used already: the key it gave is revoked. Sign in again.');
 }
 

@@ -4,7 +4,9 @@ import * as z from 'zod';
 
 export const zCommentCreate = z.object({
     body: z.string().min(1).max(10000),
-    parentId: z.uuid().max(36).optional()
+    parentId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'Reply to this comment (of the same post).'
+    }).optional()
 });
 
 export const zCommentUpdate = z.object({
@@ -14,12 +16,16 @@ export const zCommentUpdate = z.object({
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zCompanyName = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zCompanyName = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+});
 
 /**
  * An ISO 4217 currency code.
  */
-export const zCurrency = z.string().max(3).regex(/^[A-Z]{3}$/);
+export const zCurrency = z.string().max(3).regex(/^[A-Z]{3}$/).register(z.globalRegistry, {
+    description: 'An ISO 4217 currency code.'
+});
 
 /**
  * Pass as `cursor` to read the next page; null on the last page.
@@ -36,9 +42,13 @@ export const zEmploymentType = z.enum([
 
 export const zGithubActivity = z.object({
     weeks: z.array(z.object({
-        week: z.iso.date(),
+        week: z.iso.date().register(z.globalRegistry, {
+            description: 'The Sunday the week starts on.'
+        }),
         commits: z.int().gte(0)
-    }))
+    })).register(z.globalRegistry, {
+        description: 'Commits per week across the user\'s repositories, oldest first (up to 52 weeks).'
+    })
 });
 
 export const zGithubLanguages = z.object({
@@ -46,7 +56,9 @@ export const zGithubLanguages = z.object({
         language: z.string(),
         bytes: z.int(),
         share: z.number().gte(0).lte(1)
-    }))
+    })).register(z.globalRegistry, {
+        description: 'Languages by bytes of code across the user\'s own (non-fork) repositories, most first.'
+    })
 });
 
 export const zGithubRepo = z.object({
@@ -78,7 +90,9 @@ export const zGithubSyncStatus = z.enum([
     'rate_limited',
     'not_found',
     'error'
-]);
+]).register(z.globalRegistry, {
+    description: 'never: not synced yet; ok: complete; partial: GitHub was still computing some statistics (the previous figures are kept); rate_limited: GitHub refused for now (the last good data is kept); not_found: GitHub has no such user (the link is broken); error: GitHub answered something unexpected.'
+});
 
 export const zGithubProfile = z.object({
     login: z.string(),
@@ -97,8 +111,12 @@ export const zGithubSummary = z.object({
     repoCount: z.int(),
     totalStars: z.int(),
     topLanguages: z.array(z.string()),
-    activeWeeks: z.int(),
-    longestStreakWeeks: z.int(),
+    activeWeeks: z.int().register(z.globalRegistry, {
+        description: 'Weeks with at least one commit in the last 52.'
+    }),
+    longestStreakWeeks: z.int().register(z.globalRegistry, {
+        description: 'The longest run of consecutive active weeks.'
+    }),
     lastSyncedAt: z.iso.datetime({ offset: true }).nullable(),
     syncStatus: zGithubSyncStatus
 });
@@ -106,14 +124,18 @@ export const zGithubSummary = z.object({
 /**
  * An opaque identifier.
  */
-export const zId = z.uuid().max(36);
+export const zId = z.uuid().max(36).register(z.globalRegistry, {
+    description: 'An opaque identifier.'
+});
 
 export const zJobStatus = z.enum(['open', 'closed']);
 
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zJobTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zJobTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+});
 
 export const zJsonRpcErrorResponse = z.object({
     jsonrpc: z.literal('2.0'),
@@ -147,31 +169,61 @@ export const zJsonRpcRequest = z.union([
 
 export const zLimits = z.object({
     rateLimit: z.object({
-        requestsPerMinutePerKey: z.int(),
-        requestsPerMinutePerUser: z.int(),
-        failedAuthPerMinutePerAddress: z.int()
+        requestsPerMinutePerKey: z.int().register(z.globalRegistry, {
+            description: 'Requests one API key may make per minute (REST and MCP together; an MCP POST counts each JSON-RPC request in it).'
+        }),
+        requestsPerMinutePerUser: z.int().register(z.globalRegistry, {
+            description: 'Requests all the API keys of one account may make per minute together.'
+        }),
+        failedAuthPerMinutePerAddress: z.int().register(z.globalRegistry, {
+            description: 'Requests with a missing or bad key one client address may make per minute; beyond it such requests get 429 instead of 401. Requests with a valid key are never counted or refused by it.'
+        })
     }),
     requestCosts: z.object({
-        default: z.int().gte(1),
-        operations: z.record(z.string(), z.int().gte(1))
+        default: z.int().gte(1).register(z.globalRegistry, {
+            description: 'What an operation not listed spends.'
+        }),
+        operations: z.record(z.string(), z.int().gte(1)).register(z.globalRegistry, {
+            description: 'The operations that cost more, by operationId.'
+        })
+    }).register(z.globalRegistry, {
+        description: 'How many units of the rate-limit budgets a request spends: `default` for most, more for the operations named in `operations` (their `x-cost` in the contract), whose work costs far more than a read. An MCP POST spends one unit per JSON-RPC request it carries.'
     }),
     pageSize: z.object({
         default: z.int(),
         max: z.int()
     }),
-    requestBodyBytes: z.int(),
-    uploadBytes: z.int(),
-    storageBytesPerUser: z.int(),
-    unattachedUploadHours: z.int().gte(0),
-    imagePixels: z.int(),
-    keyLifetimeDays: z.int(),
-    activeKeysPerUser: z.int(),
-    commentDepth: z.int(),
+    requestBodyBytes: z.int().register(z.globalRegistry, {
+        description: 'Largest JSON request body.'
+    }),
+    uploadBytes: z.int().register(z.globalRegistry, {
+        description: 'Largest image upload.'
+    }),
+    storageBytesPerUser: z.int().register(z.globalRegistry, {
+        description: 'The most bytes of images one account may keep, all its uploads together; an upload past it is a 422 (storage-quota-exceeded).'
+    }),
+    unattachedUploadHours: z.int().gte(0).register(z.globalRegistry, {
+        description: 'Hours an upload that no post or profile picture ever showed is kept before it is removed (0: kept).'
+    }),
+    imagePixels: z.int().register(z.globalRegistry, {
+        description: 'The most pixels an uploaded image may have, all its frames together, judged from its header before anything is decoded.'
+    }),
+    keyLifetimeDays: z.int().register(z.globalRegistry, {
+        description: 'The longest an API key may live.'
+    }),
+    activeKeysPerUser: z.int().register(z.globalRegistry, {
+        description: 'The most API keys one account may have active (neither revoked nor expired) at once.'
+    }),
+    commentDepth: z.int().register(z.globalRegistry, {
+        description: 'How deep a comment thread may go.'
+    }),
     tagsPerItem: z.int()
 });
 
 export const zMediaUpload = z.object({
-    file: z.string()
+    file: z.string().register(z.globalRegistry, {
+        description: 'A PNG, JPEG, GIF or WebP image.'
+    })
 });
 
 export const zMemberRole = z.enum(['owner', 'member']);
@@ -186,10 +238,14 @@ export const zMilestoneDueDate = z.iso.date().nullable();
 /**
  * 1-based place in the roadmap.
  */
-export const zMilestonePosition = z.int().gte(1).lte(100000);
+export const zMilestonePosition = z.int().gte(1).lte(100000).register(z.globalRegistry, {
+    description: '1-based place in the roadmap.'
+});
 
 export const zMilestoneReorder = z.object({
-    milestoneIds: z.array(zId).min(1).max(1000)
+    milestoneIds: z.array(zId).min(1).max(1000).register(z.globalRegistry, {
+        description: 'Every milestone of the project, each once, in the new order.'
+    })
 });
 
 export const zMilestoneStatus = z.enum([
@@ -202,7 +258,9 @@ export const zMilestoneStatus = z.enum([
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zMilestoneTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zMilestoneTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+});
 
 export const zMilestoneCreate = z.object({
     title: zMilestoneTitle,
@@ -221,43 +279,61 @@ export const zMilestoneUpdate = z.object({
     status: zMilestoneStatus.optional(),
     dueDate: zMilestoneDueDate.optional(),
     position: zMilestonePosition.optional()
+}).register(z.globalRegistry, {
+    description: 'Only the fields sent change; send null to clear description or dueDate.'
 });
 
 /**
  * A build log is a post attached to a project.
  */
-export const zPostKind = z.enum(['post', 'build_log']);
+export const zPostKind = z.enum(['post', 'build_log']).register(z.globalRegistry, {
+    description: 'A build log is a post attached to a project.'
+});
 
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+});
 
 /**
  * A link shown on a project.
  */
 export const zProjectLink = z.object({
-    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character'),
+    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+        description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+    }),
     url: z.url().max(500).regex(/^https?:\/\//)
+}).register(z.globalRegistry, {
+    description: 'A link shown on a project.'
 });
 
 /**
  * A link to show on a project, as a client sends it.
  */
 export const zProjectLinkInput = z.object({
-    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character'),
+    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+        description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+    }),
     url: z.url().max(500).regex(/^https?:\/\//)
+}).register(z.globalRegistry, {
+    description: 'A link to show on a project, as a client sends it.'
 });
 
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zProjectName = z.string().min(1).max(100).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character');
+export const zProjectName = z.string().min(1).max(100).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+});
 
 /**
  * Unique among the owner's projects.
  */
-export const zProjectSlug = z.string().max(64).regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/);
+export const zProjectSlug = z.string().max(64).regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/).register(z.globalRegistry, {
+    description: 'Unique among the owner\'s projects.'
+});
 
 export const zProjectStage = z.enum([
     'idea',
@@ -269,7 +345,9 @@ export const zProjectStage = z.enum([
 /**
  * A private project is visible only to its owner and members; to everyone else it does not exist (404).
  */
-export const zProjectVisibility = z.enum(['public', 'private']);
+export const zProjectVisibility = z.enum(['public', 'private']).register(z.globalRegistry, {
+    description: 'A private project is visible only to its owner and members; to everyone else it does not exist (404).'
+});
 
 /**
  * An opportunity ranked for the caller, with why it matched.
@@ -278,14 +356,26 @@ export const zRadarItem = z.object({
     type: z.enum(['job', 'project']),
     id: zId,
     title: z.string(),
-    subtitle: z.string(),
-    score: z.number().gte(0).lte(1),
+    subtitle: z.string().register(z.globalRegistry, {
+        description: 'The company of a job, the tagline of a project.'
+    }),
+    score: z.number().gte(0).lte(1).register(z.globalRegistry, {
+        description: '0.85 × skill coverage (your skills count 1, your GitHub languages 0.6 + 0.4 × their share) + 0.15 × recency (halves about every three weeks).'
+    }),
     reasons: z.object({
-        matchedSkills: z.array(z.string()),
-        matchedLanguages: z.array(z.string()),
-        signals: z.array(z.string())
+        matchedSkills: z.array(z.string()).register(z.globalRegistry, {
+            description: 'Wanted skills that are among your skills.'
+        }),
+        matchedLanguages: z.array(z.string()).register(z.globalRegistry, {
+            description: 'Wanted skills you write on GitHub.'
+        }),
+        signals: z.array(z.string()).register(z.globalRegistry, {
+            description: 'Other facts that weighed in.'
+        })
     }),
     path: z.string()
+}).register(z.globalRegistry, {
+    description: 'An opportunity ranked for the caller, with why it matched.'
 });
 
 export const zRadarPage = z.object({
@@ -312,8 +402,14 @@ export const zReactionCreate = z.object({
 export const zReactions = z.object({
     postId: zId,
     total: z.int().gte(0),
-    counts: z.record(z.string(), z.int().gte(1)),
-    mine: z.array(zReactionKind)
+    counts: z.record(z.string(), z.int().gte(1)).register(z.globalRegistry, {
+        description: 'How many of each kind (kinds nobody used are left out).'
+    }),
+    mine: z.array(zReactionKind).register(z.globalRegistry, {
+        description: 'The kinds the caller reacted with.'
+    })
+}).register(z.globalRegistry, {
+    description: 'A post\'s reactions, counted by kind, and the caller\'s own.'
 });
 
 export const zRemotePolicy = z.enum([
@@ -335,13 +431,17 @@ export const zScopeId = z.enum([
     'projects.write',
     'github.read',
     'radar.read'
-]);
+]).register(z.globalRegistry, {
+    description: 'A scope a key may carry. The list is open: new scopes may be added, and a client must accept a value it does not know.'
+});
 
 /**
  * An RFC 9457 problem document.
  */
 export const zProblem = z.object({
-    type: z.string(),
+    type: z.string().register(z.globalRegistry, {
+        description: 'A stable identifier of the kind of problem.'
+    }),
     title: z.string(),
     status: z.int().gte(400).lte(599),
     detail: z.string(),
@@ -349,22 +449,30 @@ export const zProblem = z.object({
     errors: z.array(z.object({
         path: z.string(),
         message: z.string()
-    })).optional(),
+    })).register(z.globalRegistry, {
+        description: 'For validation problems, each thing that was wrong.'
+    }).optional(),
     requiredScope: zScopeId.optional(),
     grantedScopes: z.array(zScopeId).optional()
+}).register(z.globalRegistry, {
+    description: 'An RFC 9457 problem document.'
 });
 
 export const zScopeInfo = z.object({
     id: zScopeId,
     label: z.string(),
     description: z.string(),
-    routes: z.array(z.string()),
+    routes: z.array(z.string()).register(z.globalRegistry, {
+        description: 'The method and path patterns the scope opens (`**` = the path or any sub-path).'
+    }),
     operations: z.array(z.object({
         operationId: z.string(),
         method: z.string(),
         path: z.string(),
         summary: z.string()
-    }))
+    })).register(z.globalRegistry, {
+        description: 'The operations of this API that need this scope.'
+    })
 });
 
 export const zScopeList = z.object({
@@ -381,10 +489,18 @@ export const zSearchResultType = z.enum([
 export const zSearchResult = z.object({
     type: zSearchResultType,
     id: zId,
-    title: z.string(),
-    snippet: z.string(),
-    score: z.number(),
-    path: z.string()
+    title: z.string().register(z.globalRegistry, {
+        description: 'The post title, project name or person\'s display name.'
+    }),
+    snippet: z.string().register(z.globalRegistry, {
+        description: 'A short excerpt, HTML-escaped, with the matched words wrapped in `<mark>…</mark>`.'
+    }),
+    score: z.number().register(z.globalRegistry, {
+        description: 'Relevance; higher is better.'
+    }),
+    path: z.string().register(z.globalRegistry, {
+        description: 'Where to read it in this API.'
+    })
 });
 
 export const zSearchPage = z.object({
@@ -397,18 +513,30 @@ export const zSearchPage = z.object({
  */
 export const zStats = z.object({
     users: z.int(),
-    projects: z.int(),
-    milestones: z.int(),
-    posts: z.int(),
+    projects: z.int().register(z.globalRegistry, {
+        description: 'Public projects.'
+    }),
+    milestones: z.int().register(z.globalRegistry, {
+        description: 'Milestones of public projects.'
+    }),
+    posts: z.int().register(z.globalRegistry, {
+        description: 'Visible posts (build logs included).'
+    }),
     buildLogs: z.int(),
     comments: z.int(),
-    countedAt: z.iso.datetime({ offset: true })
+    countedAt: z.iso.datetime({ offset: true }).register(z.globalRegistry, {
+        description: 'When these counts were taken (they are shared by every caller and taken again at most once a minute by default).'
+    })
+}).register(z.globalRegistry, {
+    description: 'Counts of public things.'
 });
 
 /**
  * A tag; stored and returned in lowercase.
  */
-export const zTag = z.string().max(32).regex(/^[A-Za-z0-9][A-Za-z0-9+#.-]{0,31}$/);
+export const zTag = z.string().max(32).regex(/^[A-Za-z0-9][A-Za-z0-9+#.-]{0,31}$/).register(z.globalRegistry, {
+    description: 'A tag; stored and returned in lowercase.'
+});
 
 /**
  * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.
@@ -424,8 +552,14 @@ export const zJobCreate = z.object({
     salaryMax: z.int().gte(0).lte(100000000).nullish(),
     salaryCurrency: zCurrency.nullish(),
     skills: z.array(zTag).max(20).optional(),
-    applyUrl: z.url().max(500).regex(/^https:\/\//),
-    expiresAt: z.iso.datetime({ offset: true }).max(35).optional()
+    applyUrl: z.url().max(500).regex(/^https:\/\//).register(z.globalRegistry, {
+        description: 'An https URL.'
+    }),
+    expiresAt: z.iso.datetime({ offset: true }).max(35).register(z.globalRegistry, {
+        description: 'When the listing ends; in the future, at most 365 days ahead. Default 30 days from now.'
+    }).optional()
+}).register(z.globalRegistry, {
+    description: 'Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.'
 });
 
 /**
@@ -442,8 +576,14 @@ export const zJobUpdate = z.object({
     salaryMax: z.int().gte(0).lte(100000000).nullish(),
     salaryCurrency: zCurrency.nullish(),
     skills: z.array(zTag).max(20).optional(),
-    applyUrl: z.url().max(500).regex(/^https:\/\//).optional(),
-    expiresAt: z.iso.datetime({ offset: true }).max(35).optional()
+    applyUrl: z.url().max(500).regex(/^https:\/\//).register(z.globalRegistry, {
+        description: 'An https URL.'
+    }).optional(),
+    expiresAt: z.iso.datetime({ offset: true }).max(35).register(z.globalRegistry, {
+        description: 'When the listing ends; in the future, at most 365 days ahead. Default 30 days from now.'
+    }).optional()
+}).register(z.globalRegistry, {
+    description: 'Only the fields sent change. Salary fields go together (all three; null clears the salary).'
 });
 
 export const zPostCreate = z.object({
@@ -451,8 +591,12 @@ export const zPostCreate = z.object({
     title: zPostTitle,
     body: z.string().min(1).max(100000),
     tags: z.array(zTag).max(10).optional(),
-    mediaIds: z.array(z.uuid().max(36)).max(10).optional(),
-    projectId: z.uuid().max(36).optional()
+    mediaIds: z.array(z.uuid().max(36)).max(10).register(z.globalRegistry, {
+        description: 'Images to show with the post, uploaded by its author (POST /media).'
+    }).optional(),
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'Required for a build log; the author must own the project or be a member of it.'
+    }).optional()
 });
 
 /**
@@ -462,13 +606,19 @@ export const zPostUpdate = z.object({
     title: zPostTitle.optional(),
     body: z.string().min(1).max(100000).optional(),
     tags: z.array(zTag).max(10).optional(),
-    mediaIds: z.array(z.uuid().max(36)).max(10).optional()
+    mediaIds: z.array(z.uuid().max(36)).max(10).register(z.globalRegistry, {
+        description: 'Images to show with the post, uploaded by its author (POST /media).'
+    }).optional()
+}).register(z.globalRegistry, {
+    description: 'Only the fields sent change. The kind and the project of a post never change.'
 });
 
 export const zProjectCreate = z.object({
     name: zProjectName,
     slug: zProjectSlug.optional(),
-    tagline: z.string().max(140).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line, with no control, line-break or bidi-override character').optional(),
+    tagline: z.string().max(140).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line, with no control, line-break or bidi-override character').register(z.globalRegistry, {
+        description: 'One line: no control, line-break or bidi-override character.'
+    }).optional(),
     description: z.string().max(20000).optional(),
     stage: zProjectStage.optional(),
     visibility: zProjectVisibility.optional(),
@@ -484,7 +634,9 @@ export const zProjectCreate = z.object({
 export const zProjectUpdate = z.object({
     name: zProjectName.optional(),
     slug: zProjectSlug.optional(),
-    tagline: z.string().max(140).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line, with no control, line-break or bidi-override character').optional(),
+    tagline: z.string().max(140).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line, with no control, line-break or bidi-override character').register(z.globalRegistry, {
+        description: 'One line: no control, line-break or bidi-override character.'
+    }).optional(),
     description: z.string().max(20000).optional(),
     stage: zProjectStage.optional(),
     visibility: zProjectVisibility.optional(),
@@ -492,6 +644,8 @@ export const zProjectUpdate = z.object({
     links: z.array(zProjectLinkInput).max(10).optional(),
     lookingForCollaborators: z.boolean().optional(),
     wantedSkills: z.array(zTag).max(20).optional()
+}).register(z.globalRegistry, {
+    description: 'Only the fields sent change.'
 });
 
 export const zTermCount = z.object({
@@ -501,13 +655,17 @@ export const zTermCount = z.object({
 
 export const zTermCountList = z.object({
     items: z.array(zTermCount),
-    countedAt: z.iso.datetime({ offset: true })
+    countedAt: z.iso.datetime({ offset: true }).register(z.globalRegistry, {
+        description: 'When these counts were taken (they are shared by every caller and taken again at most once a minute by default).'
+    })
 });
 
 /**
  * RFC 3339 timestamp in UTC.
  */
-export const zTimestamp = z.iso.datetime({ offset: true });
+export const zTimestamp = z.iso.datetime({ offset: true }).register(z.globalRegistry, {
+    description: 'RFC 3339 timestamp in UTC.'
+});
 
 export const zMilestone = z.object({
     id: zId,
@@ -530,7 +688,9 @@ export const zMilestonePage = z.object({
 /**
  * Lowercase letters, digits and inner hyphens, like a GitHub login.
  */
-export const zUsername = z.string().min(1).max(39).regex(/^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$/);
+export const zUsername = z.string().min(1).max(39).regex(/^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$/).register(z.globalRegistry, {
+    description: 'Lowercase letters, digits and inner hyphens, like a GitHub login.'
+});
 
 export const zMemberAdd = z.object({
     username: zUsername
@@ -550,6 +710,8 @@ export const zUser = z.object({
     githubLogin: z.string().nullable(),
     skills: z.array(zTag),
     createdAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'The profile of a user. Private fields (email, password, keys) never appear.'
 });
 
 export const zUserSummary = z.object({
@@ -565,14 +727,20 @@ export const zComment = z.object({
     id: zId,
     postId: zId,
     parentId: z.uuid().nullable(),
-    depth: z.int().gte(0).lte(4),
+    depth: z.int().gte(0).lte(4).register(z.globalRegistry, {
+        description: '0 for a top-level comment; threads are at most 5 levels deep.'
+    }),
     body: z.string().nullable(),
     author: zUserSummary.nullable(),
     deleted: z.boolean(),
-    hidden: z.boolean(),
+    hidden: z.boolean().register(z.globalRegistry, {
+        description: 'Hidden by a moderator; its author still sees the body.'
+    }),
     replyCount: z.int().gte(0),
     createdAt: zTimestamp,
     updatedAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'A comment on a post, or a reply to another comment (`parentId`). A deleted comment that has replies stays as a placeholder (`deleted: true`, no body, no author) so the thread stays readable.'
 });
 
 export const zCommentPage = z.object({
@@ -584,7 +752,9 @@ export const zJob = z.object({
     id: zId,
     title: zJobTitle,
     company: zCompanyName,
-    description: z.string(),
+    description: z.string().register(z.globalRegistry, {
+        description: 'Markdown.'
+    }),
     location: z.string().nullable(),
     remotePolicy: zRemotePolicy,
     employmentType: zEmploymentType,
@@ -595,7 +765,9 @@ export const zJob = z.object({
     applyUrl: z.url(),
     status: zJobStatus,
     expiresAt: zTimestamp,
-    expired: z.boolean(),
+    expired: z.boolean().register(z.globalRegistry, {
+        description: 'The expiry has passed; the job is no longer listed by default.'
+    }),
     poster: zUserSummary,
     createdAt: zTimestamp,
     updatedAt: zTimestamp
@@ -613,13 +785,19 @@ export const zMedia = z.object({
         'image/jpeg',
         'image/gif',
         'image/webp'
-    ]),
+    ]).register(z.globalRegistry, {
+        description: 'Recognised from the bytes, not from the file name.'
+    }),
     byteSize: z.int().gte(1),
     width: z.int().gte(1),
     height: z.int().gte(1),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/).register(z.globalRegistry, {
+        description: 'The content\'s SHA-256 (also its ETag).'
+    }),
     uploader: zUserSummary,
-    contentPath: z.string(),
+    contentPath: z.string().register(z.globalRegistry, {
+        description: 'Where to fetch the bytes.'
+    }),
     createdAt: zTimestamp
 });
 
@@ -638,14 +816,22 @@ export const zPost = z.object({
     id: zId,
     kind: zPostKind,
     title: zPostTitle,
-    body: z.string(),
+    body: z.string().register(z.globalRegistry, {
+        description: 'Markdown.'
+    }),
     tags: z.array(zTag),
-    mediaIds: z.array(zId),
+    mediaIds: z.array(zId).register(z.globalRegistry, {
+        description: 'Images shown with the post (GET /media/{mediaId}).'
+    }),
     author: zUserSummary,
     projectId: z.uuid().nullable(),
     commentCount: z.int().gte(0),
-    reactionCount: z.int().gte(0),
-    hidden: z.boolean(),
+    reactionCount: z.int().gte(0).register(z.globalRegistry, {
+        description: 'All reactions of all kinds.'
+    }),
+    hidden: z.boolean().register(z.globalRegistry, {
+        description: 'Hidden by a moderator; only its author still sees it.'
+    }),
     createdAt: zTimestamp,
     updatedAt: zTimestamp
 });
@@ -678,54 +864,74 @@ export const zProjectPage = z.object({
 });
 
 export const zVersions = z.object({
-    apiVersion: z.string(),
+    apiVersion: z.string().register(z.globalRegistry, {
+        description: 'The contract\'s info.version (semver; docs/api-changes.md).'
+    }),
     mcpProtocolVersions: z.array(z.string())
 });
 
 /**
  * The comment's id.
  */
-export const zCommentId = z.uuid().max(36);
+export const zCommentId = z.uuid().max(36).register(z.globalRegistry, {
+    description: 'The comment\'s id.'
+});
 
 /**
  * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
  */
-export const zCursor2 = z.string().min(1).max(200);
+export const zCursor2 = z.string().min(1).max(200).register(z.globalRegistry, {
+    description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+});
 
 /**
  * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
  */
-export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/);
+export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+    description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+});
 
 /**
  * The job's id.
  */
-export const zJobId = z.uuid().max(36);
+export const zJobId = z.uuid().max(36).register(z.globalRegistry, {
+    description: 'The job\'s id.'
+});
 
 /**
  * How many items to return (1-100).
  */
-export const zLimit = z.int().gte(1).lte(100).default(20);
+export const zLimit = z.int().gte(1).lte(100).register(z.globalRegistry, {
+    description: 'How many items to return (1-100).'
+}).default(20);
 
 /**
  * The media's id.
  */
-export const zMediaId = z.uuid().max(36);
+export const zMediaId = z.uuid().max(36).register(z.globalRegistry, {
+    description: 'The media\'s id.'
+});
 
 /**
  * The milestone's id.
  */
-export const zMilestoneId = z.uuid().max(36);
+export const zMilestoneId = z.uuid().max(36).register(z.globalRegistry, {
+    description: 'The milestone\'s id.'
+});
 
 /**
  * The post's id.
  */
-export const zPostId = z.uuid().max(36);
+export const zPostId = z.uuid().max(36).register(z.globalRegistry, {
+    description: 'The post\'s id.'
+});
 
 /**
  * The project's id.
  */
-export const zProjectId = z.uuid().max(36);
+export const zProjectId = z.uuid().max(36).register(z.globalRegistry, {
+    description: 'The project\'s id.'
+});
 
 /**
  * A user's username.
@@ -751,8 +957,12 @@ export const zListUserProjectsPath = z.object({
 });
 
 export const zListUserProjectsQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -765,8 +975,12 @@ export const zListUserPostsPath = z.object({
 });
 
 export const zListUserPostsQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -778,12 +992,22 @@ export const zListJobsQuery = z.object({
     remotePolicy: zRemotePolicy.optional(),
     employmentType: zEmploymentType.optional(),
     skill: zTag.optional(),
-    location: z.string().min(1).max(100).optional(),
-    q: z.string().min(1).max(200).optional(),
+    location: z.string().min(1).max(100).register(z.globalRegistry, {
+        description: 'Only jobs whose location contains this text (case-insensitive).'
+    }).optional(),
+    q: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'Words to find in the title, company, description or skills (full-text, English stemming).'
+    }).optional(),
     postedBy: zUsername.optional(),
-    status: z.enum(['open', 'all']).optional().default('open'),
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    status: z.enum(['open', 'all']).register(z.globalRegistry, {
+        description: '`open` (default: open and not expired) or `all`.'
+    }).optional().default('open'),
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -794,7 +1018,9 @@ export const zListJobsResponse = zJobPage;
 export const zCreateJobBody = zJobCreate;
 
 export const zCreateJobHeaders = z.object({
-    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+    }).optional()
 });
 
 /**
@@ -803,16 +1029,22 @@ export const zCreateJobHeaders = z.object({
 export const zCreateJobResponse = zJob;
 
 export const zDeleteJobPath = z.object({
-    jobId: z.uuid().max(36)
+    jobId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The job\'s id.'
+    })
 });
 
 /**
  * Deleted.
  */
-export const zDeleteJobResponse = z.void();
+export const zDeleteJobResponse = z.void().register(z.globalRegistry, {
+    description: 'Deleted.'
+});
 
 export const zGetJobPath = z.object({
-    jobId: z.uuid().max(36)
+    jobId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The job\'s id.'
+    })
 });
 
 /**
@@ -823,7 +1055,9 @@ export const zGetJobResponse = zJob;
 export const zUpdateJobBody = zJobUpdate;
 
 export const zUpdateJobPath = z.object({
-    jobId: z.uuid().max(36)
+    jobId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The job\'s id.'
+    })
 });
 
 /**
@@ -832,7 +1066,9 @@ export const zUpdateJobPath = z.object({
 export const zUpdateJobResponse = zJob;
 
 export const zCloseJobPath = z.object({
-    jobId: z.uuid().max(36)
+    jobId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The job\'s id.'
+    })
 });
 
 /**
@@ -842,8 +1078,12 @@ export const zCloseJobResponse = zJob;
 
 export const zListProjectsQuery = z.object({
     owner: zUsername.optional(),
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -854,7 +1094,9 @@ export const zListProjectsResponse = zProjectPage;
 export const zCreateProjectBody = zProjectCreate;
 
 export const zCreateProjectHeaders = z.object({
-    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+    }).optional()
 });
 
 /**
@@ -863,16 +1105,22 @@ export const zCreateProjectHeaders = z.object({
 export const zCreateProjectResponse = zProject;
 
 export const zDeleteProjectPath = z.object({
-    projectId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
 });
 
 /**
  * Deleted.
  */
-export const zDeleteProjectResponse = z.void();
+export const zDeleteProjectResponse = z.void().register(z.globalRegistry, {
+    description: 'Deleted.'
+});
 
 export const zGetProjectPath = z.object({
-    projectId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
 });
 
 /**
@@ -883,7 +1131,9 @@ export const zGetProjectResponse = zProject;
 export const zUpdateProjectBody = zProjectUpdate;
 
 export const zUpdateProjectPath = z.object({
-    projectId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
 });
 
 /**
@@ -892,12 +1142,18 @@ export const zUpdateProjectPath = z.object({
 export const zUpdateProjectResponse = zProject;
 
 export const zListProjectMembersPath = z.object({
-    projectId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
 });
 
 export const zListProjectMembersQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -908,11 +1164,15 @@ export const zListProjectMembersResponse = zMemberPage;
 export const zAddProjectMemberBody = zMemberAdd;
 
 export const zAddProjectMemberHeaders = z.object({
-    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+    }).optional()
 });
 
 export const zAddProjectMemberPath = z.object({
-    projectId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
 });
 
 /**
@@ -921,22 +1181,32 @@ export const zAddProjectMemberPath = z.object({
 export const zAddProjectMemberResponse = zMember;
 
 export const zRemoveProjectMemberPath = z.object({
-    projectId: z.uuid().max(36),
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
     username: zUsername
 });
 
 /**
  * Removed.
  */
-export const zRemoveProjectMemberResponse = z.void();
+export const zRemoveProjectMemberResponse = z.void().register(z.globalRegistry, {
+    description: 'Removed.'
+});
 
 export const zListBuildLogsPath = z.object({
-    projectId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
 });
 
 export const zListBuildLogsQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -945,12 +1215,18 @@ export const zListBuildLogsQuery = z.object({
 export const zListBuildLogsResponse = zPostPage;
 
 export const zListMilestonesPath = z.object({
-    projectId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
 });
 
 export const zListMilestonesQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -961,11 +1237,15 @@ export const zListMilestonesResponse = zMilestonePage;
 export const zCreateMilestoneBody = zMilestoneCreate;
 
 export const zCreateMilestoneHeaders = z.object({
-    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+    }).optional()
 });
 
 export const zCreateMilestonePath = z.object({
-    projectId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
 });
 
 /**
@@ -976,7 +1256,9 @@ export const zCreateMilestoneResponse = zMilestone;
 export const zReorderMilestonesBody = zMilestoneReorder;
 
 export const zReorderMilestonesPath = z.object({
-    projectId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
 });
 
 /**
@@ -985,18 +1267,28 @@ export const zReorderMilestonesPath = z.object({
 export const zReorderMilestonesResponse = zMilestonePage;
 
 export const zDeleteMilestonePath = z.object({
-    projectId: z.uuid().max(36),
-    milestoneId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    milestoneId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The milestone\'s id.'
+    })
 });
 
 /**
  * Deleted.
  */
-export const zDeleteMilestoneResponse = z.void();
+export const zDeleteMilestoneResponse = z.void().register(z.globalRegistry, {
+    description: 'Deleted.'
+});
 
 export const zGetMilestonePath = z.object({
-    projectId: z.uuid().max(36),
-    milestoneId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    milestoneId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The milestone\'s id.'
+    })
 });
 
 /**
@@ -1007,8 +1299,12 @@ export const zGetMilestoneResponse = zMilestone;
 export const zUpdateMilestoneBody = zMilestoneUpdate;
 
 export const zUpdateMilestonePath = z.object({
-    projectId: z.uuid().max(36),
-    milestoneId: z.uuid().max(36)
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    milestoneId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The milestone\'s id.'
+    })
 });
 
 /**
@@ -1020,9 +1316,15 @@ export const zListPostsQuery = z.object({
     author: zUsername.optional(),
     tag: zTag.optional(),
     kind: zPostKind.optional(),
-    projectId: z.uuid().max(36).optional(),
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'Only build logs of this project.'
+    }).optional(),
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -1033,7 +1335,9 @@ export const zListPostsResponse = zPostPage;
 export const zCreatePostBody = zPostCreate;
 
 export const zCreatePostHeaders = z.object({
-    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+    }).optional()
 });
 
 /**
@@ -1042,16 +1346,22 @@ export const zCreatePostHeaders = z.object({
 export const zCreatePostResponse = zPost;
 
 export const zDeletePostPath = z.object({
-    postId: z.uuid().max(36)
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    })
 });
 
 /**
  * Deleted.
  */
-export const zDeletePostResponse = z.void();
+export const zDeletePostResponse = z.void().register(z.globalRegistry, {
+    description: 'Deleted.'
+});
 
 export const zGetPostPath = z.object({
-    postId: z.uuid().max(36)
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    })
 });
 
 /**
@@ -1062,7 +1372,9 @@ export const zGetPostResponse = zPost;
 export const zUpdatePostBody = zPostUpdate;
 
 export const zUpdatePostPath = z.object({
-    postId: z.uuid().max(36)
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    })
 });
 
 /**
@@ -1071,12 +1383,18 @@ export const zUpdatePostPath = z.object({
 export const zUpdatePostResponse = zPost;
 
 export const zListCommentsPath = z.object({
-    postId: z.uuid().max(36)
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    })
 });
 
 export const zListCommentsQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -1087,11 +1405,15 @@ export const zListCommentsResponse = zCommentPage;
 export const zCreateCommentBody = zCommentCreate;
 
 export const zCreateCommentHeaders = z.object({
-    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+    }).optional()
 });
 
 export const zCreateCommentPath = z.object({
-    postId: z.uuid().max(36)
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    })
 });
 
 /**
@@ -1100,7 +1422,9 @@ export const zCreateCommentPath = z.object({
 export const zCreateCommentResponse = zComment;
 
 export const zGetReactionsPath = z.object({
-    postId: z.uuid().max(36)
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    })
 });
 
 /**
@@ -1111,11 +1435,15 @@ export const zGetReactionsResponse = zReactions;
 export const zAddReactionBody = zReactionCreate;
 
 export const zAddReactionHeaders = z.object({
-    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+    }).optional()
 });
 
 export const zAddReactionPath = z.object({
-    postId: z.uuid().max(36)
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    })
 });
 
 /**
@@ -1124,26 +1452,36 @@ export const zAddReactionPath = z.object({
 export const zAddReactionResponse = zReactions;
 
 export const zRemoveReactionPath = z.object({
-    postId: z.uuid().max(36),
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    }),
     kind: zReactionKind
 });
 
 /**
  * Removed.
  */
-export const zRemoveReactionResponse = z.void();
+export const zRemoveReactionResponse = z.void().register(z.globalRegistry, {
+    description: 'Removed.'
+});
 
 export const zDeleteCommentPath = z.object({
-    commentId: z.uuid().max(36)
+    commentId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The comment\'s id.'
+    })
 });
 
 /**
  * Deleted.
  */
-export const zDeleteCommentResponse = z.void();
+export const zDeleteCommentResponse = z.void().register(z.globalRegistry, {
+    description: 'Deleted.'
+});
 
 export const zGetCommentPath = z.object({
-    commentId: z.uuid().max(36)
+    commentId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The comment\'s id.'
+    })
 });
 
 /**
@@ -1154,7 +1492,9 @@ export const zGetCommentResponse = zComment;
 export const zUpdateCommentBody = zCommentUpdate;
 
 export const zUpdateCommentPath = z.object({
-    commentId: z.uuid().max(36)
+    commentId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The comment\'s id.'
+    })
 });
 
 /**
@@ -1168,8 +1508,12 @@ export const zUpdateCommentResponse = zComment;
 export const zGetGithubProfileResponse = zGithubProfile;
 
 export const zListGithubReposQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -1193,8 +1537,12 @@ export const zGetGithubActivityResponse = zGithubActivity;
 export const zGetGithubSummaryResponse = zGithubSummary;
 
 export const zListRadarQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -1203,8 +1551,12 @@ export const zListRadarQuery = z.object({
 export const zListRadarResponse = zRadarPage;
 
 export const zListRadarJobsQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -1213,8 +1565,12 @@ export const zListRadarJobsQuery = z.object({
 export const zListRadarJobsResponse = zRadarPage;
 
 export const zListRadarProjectsQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -1225,7 +1581,9 @@ export const zListRadarProjectsResponse = zRadarPage;
 export const zUploadMediaBody = zMediaUpload;
 
 export const zUploadMediaHeaders = z.object({
-    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+    }).optional()
 });
 
 /**
@@ -1234,7 +1592,9 @@ export const zUploadMediaHeaders = z.object({
 export const zUploadMediaResponse = zMedia;
 
 export const zGetMediaPath = z.object({
-    mediaId: z.uuid().max(36)
+    mediaId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The media\'s id.'
+    })
 });
 
 /**
@@ -1243,23 +1603,35 @@ export const zGetMediaPath = z.object({
 export const zGetMediaResponse = zMedia;
 
 export const zGetMediaContentHeaders = z.object({
-    'If-None-Match': z.string().max(1000).optional()
+    'If-None-Match': z.string().max(1000).register(z.globalRegistry, {
+        description: 'An ETag from an earlier response.'
+    }).optional()
 });
 
 export const zGetMediaContentPath = z.object({
-    mediaId: z.uuid().max(36)
+    mediaId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The media\'s id.'
+    })
 });
 
 /**
  * The image bytes.
  */
-export const zGetMediaContentResponse = z.string();
+export const zGetMediaContentResponse = z.string().register(z.globalRegistry, {
+    description: 'The image bytes.'
+});
 
 export const zSearchQuery = z.object({
-    q: z.string().min(1).max(200),
+    q: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The words to look for.'
+    }),
     type: zSearchResultType.optional(),
-    limit: z.int().gte(1).lte(100).optional().default(20),
-    cursor: z.string().min(1).max(200).optional()
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
 });
 
 /**
@@ -1283,7 +1655,9 @@ export const zGetLimitsResponse = zLimits;
 export const zGetVersionsResponse = zVersions;
 
 export const zListPopularTagsQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20)
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20)
 });
 
 /**
@@ -1292,7 +1666,9 @@ export const zListPopularTagsQuery = z.object({
 export const zListPopularTagsResponse = zTermCountList;
 
 export const zListPopularSkillsQuery = z.object({
-    limit: z.int().gte(1).lte(100).optional().default(20)
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20)
 });
 
 /**
@@ -1306,7 +1682,9 @@ export const zListPopularSkillsResponse = zTermCountList;
 export const zGetStatsResponse = zStats;
 
 export const zHidePostPath = z.object({
-    postId: z.uuid().max(36)
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    })
 });
 
 /**
@@ -1315,7 +1693,9 @@ export const zHidePostPath = z.object({
 export const zHidePostResponse = zPost;
 
 export const zUnhidePostPath = z.object({
-    postId: z.uuid().max(36)
+    postId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The post\'s id.'
+    })
 });
 
 /**
@@ -1324,7 +1704,9 @@ export const zUnhidePostPath = z.object({
 export const zUnhidePostResponse = zPost;
 
 export const zHideCommentPath = z.object({
-    commentId: z.uuid().max(36)
+    commentId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The comment\'s id.'
+    })
 });
 
 /**
@@ -1333,7 +1715,9 @@ export const zHideCommentPath = z.object({
 export const zHideCommentResponse = zComment;
 
 export const zUnhideCommentPath = z.object({
-    commentId: z.uuid().max(36)
+    commentId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The comment\'s id.'
+    })
 });
 
 /**
@@ -1344,25 +1728,37 @@ export const zUnhideCommentResponse = zComment;
 export const zMcpRequestBody = zJsonRpcRequest;
 
 export const zMcpRequestHeaders = z.object({
-    Accept: z.literal('application/json, text/event-stream'),
+    Accept: z.literal('application/json, text/event-stream').register(z.globalRegistry, {
+        description: 'The Streamable HTTP transport requires both types; the answer is always application/json.'
+    }),
     'MCP-Protocol-Version': z.enum([
         '2025-11-25',
         '2025-06-18',
         '2025-03-26'
-    ]).optional()
+    ]).register(z.globalRegistry, {
+        description: 'The protocol version the connection negotiated, on every request after initialize (2025-03-26 clients may leave it out). Any other version is a 400.'
+    }).optional()
 });
 
 export const zMcpRequestResponse = z.union([
-    z.record(z.string(), z.unknown()),
-    z.unknown()
+    z.record(z.string(), z.unknown()).register(z.globalRegistry, {
+        description: 'The JSON-RPC response (a tool failure is a result with `isError: true`).'
+    }),
+    z.unknown().register(z.globalRegistry, {
+        description: 'A notification (such as notifications/initialized) was accepted.'
+    })
 ]);
 
 /**
  * The OpenAPI 3.1 document.
  */
-export const zGetOpenApiJsonResponse = z.record(z.string(), z.unknown());
+export const zGetOpenApiJsonResponse = z.record(z.string(), z.unknown()).register(z.globalRegistry, {
+    description: 'The OpenAPI 3.1 document.'
+});
 
 /**
  * The OpenAPI 3.1 document.
  */
-export const zGetOpenApiYamlResponse = z.string();
+export const zGetOpenApiYamlResponse = z.string().register(z.globalRegistry, {
+    description: 'The OpenAPI 3.1 document.'
+});

@@ -11,7 +11,6 @@ export class Migration20261126233332_oauth extends Migration {
     this.addSql(`create index "oauth_grants_created_at_idx" on "oauth_grants" ("created_at")`);
     this.addSql(`alter table "api_keys" add "oauth_client_id" varchar(2000) null`);
     this.addSql(`alter table "oauth_grants" add constraint "oauth_grants_user_id_foreign" foreign key ("user_id") references "users" ("id") on delete cascade`);
-    this.addSql(`alter table "oauth_grants" add constraint "oauth_grants_key_id_foreign" foreign key ("key_id") references "api_keys" ("id") on delete set null`);
   }
 
   override async down(): Promise<void> {
