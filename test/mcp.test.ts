@@ -9,7 +9,9 @@ import { runTool, TOOLS } from '../src/mcp/server.js';
 import { defineTool } from '../src/mcp/tool.js';
 import { createLogger } from '../src/http/log.js';
 import { SCOPE_IDS, type ScopeId } from '../src/kernel/scopes.js';
+import { createKey } from '../src/keys/keys.service.js';
 
+const KEYS_PAGE = 'http://localhost/settings/keys';
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 const TOOL_NAMES = [
   'create_build_log',
@@ -288,7 +290,7 @@ describe('MCP through the SDK client', () => {
       boom,
       {},
       { em: t.db.orm.em.fork(), actor: { userId: ada.user.id, via: 'key', scopes: SCOPE_IDS } },
-      { log: createLogger('silent'), requestId: 'req1', checkOutput: true },
+      { log: createLogger('silent'), requestId: 'req1', checkOutput: true, keysPage: KEYS_PAGE },
     );
     expect(res.isError).toBe(true);
     expect(JSON.stringify(res)).not.toContain('hunter2');
@@ -313,7 +315,7 @@ describe('MCP through the SDK client', () => {
       error: (msg: string, fields?: Record<string, unknown>) => void logged.push({ msg, ...fields }),
     };
     const ctx = { em: t.db.orm.em.fork(), actor: { userId: ada.user.id, via: 'key' as const, scopes: SCOPE_IDS } };
-    const res = await runTool(wrong, {}, ctx, { log, requestId: 'req2', checkOutput: true });
+    const res = await runTool(wrong, {}, ctx, { log, requestId: 'req2', checkOutput: true, keysPage: KEYS_PAGE });
     expect(res.isError).toBe(true);
     expect(res.structuredContent).toBeUndefined();
     expect(JSON.stringify(res)).not.toContain('many');
@@ -329,7 +331,12 @@ describe('MCP through the SDK client', () => {
       }),
     ]);
     // With the check off (VALIDATE_RESPONSES=false), the same result goes out as the tool made it.
-    const unchecked = await runTool(wrong, {}, ctx, { log, requestId: 'req3', checkOutput: false });
+    const unchecked = await runTool(wrong, {}, ctx, {
+      log,
+      requestId: 'req3',
+      checkOutput: false,
+      keysPage: KEYS_PAGE,
+    });
     expect(unchecked.structuredContent).toEqual({ count: 'many', secret: 'x' });
     // Through HTTP, the app's server checks too (the harness runs with VALIDATE_RESPONSES on).
     const listMine = TOOLS.find((x) => x.name === 'list_my_projects')!;
@@ -345,7 +352,12 @@ describe('MCP through the SDK client', () => {
       listMine.run = run;
     }
     // Arguments are checked before the tool runs, with the field named.
-    const args = await runTool(wrong, { extra: 1 }, ctx, { log, requestId: 'req4', checkOutput: true });
+    const args = await runTool(wrong, { extra: 1 }, ctx, {
+      log,
+      requestId: 'req4',
+      checkOutput: true,
+      keysPage: KEYS_PAGE,
+    });
     expect((args.content[0] as { text: string }).text).toBe('Invalid arguments for wrong: Unrecognized key: "extra"');
   });
 });
@@ -536,5 +548,40 @@ describe('params that do not have the shape the protocol gives them', () => {
       });
     }
     expect(await t.db.orm.em.fork().count(Milestone, { project: project.id })).toBe(before);
+  });
+});
+
+describe('a key about to expire', () => {
+  it('says so in every tool result, in the text and in _meta, fewer than 7 days ahead only', async () => {
+    const em = t.db.orm.em.fork();
+    const scopes = ['projects.read', 'projects.write'];
+    const soon = await createKey(em, { userId: ada.user.id, name: 'soon', scopes, expiresInDays: 2 });
+    const later = await createKey(em, { userId: ada.user.id, name: 'later', scopes, expiresInDays: 30 });
+    const week = await createKey(em, { userId: ada.user.id, name: 'week', scopes, expiresInDays: 7 });
+    const results = async (token: string) => {
+      const client = new Client({ name: 'expiry', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${t.apiUrl}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      const ok = await client.callTool({ name: 'list_my_projects', arguments: {} });
+      const refused = await client.callTool({ name: 'get_roadmap', arguments: { projectId: 'not-an-id' } });
+      await client.close();
+      return [ok, refused] as { content: { text: string }[]; _meta?: Record<string, unknown>; isError?: boolean }[];
+    };
+    for (const result of await results(soon.token)) {
+      expect(result._meta?.['shipyard.dev/key-expiration']).toEqual({
+        expiresAt: soon.key.expiresAt.toISOString(),
+        daysLeft: 2,
+        renewAt: expect.stringMatching(/\/settings\/keys$/),
+      });
+      expect(result.content[0]!.text).toContain('this API key expires in 2 days');
+    }
+    for (const token of [later.token, week.token])
+      for (const result of await results(token)) {
+        expect(result._meta?.['shipyard.dev/key-expiration']).toBeUndefined();
+        expect(result.content[0]!.text).not.toContain('expires');
+      }
   });
 });

@@ -414,8 +414,14 @@ describe('Settings → Manage API keys', () => {
     expect(list.text).not.toContain(token);
     // Every key is active so far: the whole page is the active list.
     const active = list.text;
-    expect(active).toMatch(/mine<\/bdi><\/td>[\s\S]*?expires in [67] days/);
-    expect(/long-lived<\/bdi><\/td>[\s\S]*?<\/tr>/.exec(active)![0]).not.toContain('class="soon"');
+    expect(active).toMatch(/mine<\/bdi><\/td>[\s\S]*?<span class="hint">expires in [67] days/);
+    expect(/long-lived<\/bdi><\/td>[\s\S]*?<\/tr>/.exec(active)![0]).not.toContain('expires in');
+    // Near its end (3 days or less) a key is in the warning colour; the keys about to end come first.
+    await createKey(t.db.orm.em.fork(), { userId: user.id, name: 'ending', scopes: ['jobs.read'], expiresInDays: 2 });
+    const ordered = (await b.get('/settings/keys')).text;
+    expect(ordered).toMatch(/ending<\/bdi><\/td>[\s\S]*?<span class="soon">expires in 2 days/);
+    const rows = [...ordered.matchAll(/<td data-label="Name"><bdi>([^<]+)<\/bdi>/g)].map((m) => m[1]);
+    expect(rows.slice(0, 2)).toEqual(['ending', 'mine']);
     expect(list.text).not.toContain('Inactive keys');
 
     const confirm = await b.get(`/settings/keys/${doomed.key.id}/revoke`);

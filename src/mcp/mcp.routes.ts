@@ -270,7 +270,7 @@ export function mcpRouter({
     readBody,
     spend,
     versionGate,
-    answerMcp(log, checkOutput),
+    answerMcp(log, checkOutput, keysPage),
   );
   router.all('/', (_req, res) =>
     rpcError(res, 405, -32000, 'Method not allowed: this MCP endpoint is stateless and takes POST only.', null, {
@@ -316,9 +316,12 @@ function bodyAndBudget(
 }
 
 /** One MCP server and transport per request (stateless), on the request's own EntityManager and actor. */
-function answerMcp(log: Logger, checkOutput: boolean) {
+function answerMcp(log: Logger, checkOutput: boolean, keysPage: string) {
   return async (req: Request, res: Response) => {
-    const server = buildMcpServer({ em: req.em, actor: req.actor! }, { log, requestId: req.requestId, checkOutput });
+    const server = buildMcpServer(
+      { em: req.em, actor: req.actor! },
+      { log, requestId: req.requestId, checkOutput, keysPage },
+    );
     const transport = new JsonResponseTransport();
     res.on('close', () => {
       void transport.close();

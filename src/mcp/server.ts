@@ -27,6 +27,7 @@ import type { Logger } from '../kernel/logger.js';
 import type { ToolContext, ToolDef } from './tool.js';
 import { answer, clip } from './answers.js';
 import { ARGUMENT_HINTS } from './inputs.js';
+import { EXPIRY_META_KEY, expiryNotice } from './expiry.js';
 import { projectsTools } from '../projects/projects.tools.js';
 import { milestonesTools } from '../milestones/milestones.tools.js';
 import { postsTools } from '../posts/posts.tools.js';
@@ -200,6 +201,8 @@ const nextStep = (err: ProblemError): string => (err.reason ? NEXT_STEP[err.reas
 export type RunOptions = {
   log: Logger;
   requestId: string;
+  /** Settings → Manage API keys, named when the key is about to expire. */
+  keysPage: string;
   /** Check each result against the tool's output schema (VALIDATE_RESPONSES; tests always do). */
   checkOutput: boolean;
 };
@@ -219,23 +222,30 @@ export async function runTool(
   ctx: ToolContext,
   opts: RunOptions,
 ): Promise<CallToolResult> {
+  const expiry = expiryNotice(ctx.actor.expiresAt, opts.keysPage);
+  const warned = (result: CallToolResult): CallToolResult =>
+    expiry ? { ...result, _meta: { ...result._meta, [EXPIRY_META_KEY]: expiry.meta } } : result;
+  const failed = (text: string) => warned(errorResult(expiry ? `${text}\n${expiry.line}` : text));
   const refused = refusal(tool, args, ctx);
-  if (typeof refused === 'string') return errorResult(refused);
+  if (typeof refused === 'string') return failed(refused);
   const { idempotencyKey, ...toolArgs } = refused.args;
   try {
     const data = await runOnce(tool, toolArgs, idempotencyKey, ctx, opts);
-    const note = await tool.followUp?.(data as never, toolArgs as never, ctx);
-    return await answer(data, {
-      headline: (shown) => tool.headline(shown as never, toolArgs as never),
-      note,
-      texts: tool.texts ?? [],
-      cursorAfter: tool.cursorAfter && ((kept) => tool.cursorAfter!(kept, data as never, toolArgs as never, ctx)),
-      wholeAt: tool.wholeAt && ((item) => `GET ${API_BASE}${tool.wholeAt!(item)}`),
-    });
+    const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
+    const note = [followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
+    return warned(
+      await answer(data, {
+        headline: (shown) => tool.headline(shown as never, toolArgs as never),
+        note,
+        texts: tool.texts ?? [],
+        cursorAfter: tool.cursorAfter && ((kept) => tool.cursorAfter!(kept, data as never, toolArgs as never, ctx)),
+        wholeAt: tool.wholeAt && ((item) => `GET ${API_BASE}${tool.wholeAt!(item)}`),
+      }),
+    );
   } catch (err) {
-    if (err instanceof ProblemError) return errorResult(`${err.title}: ${err.detail}${nextStep(err)}`);
+    if (err instanceof ProblemError) return failed(`${err.title}: ${err.detail}${nextStep(err)}`);
     opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });
-    return errorResult(
+    return failed(
       err instanceof OutputMismatch
         ? `Internal error while running ${tool.name} (request ${opts.requestId}): its result did not pass the server's own check, so it is not sent.`
         : `Internal error while running ${tool.name} (request ${opts.requestId}); nothing is known to have changed.`,

@@ -15,8 +15,10 @@ export const EXPIRY_CHOICES = [
   ['365', 'One year'],
   ['date', 'On a date…'],
 ] as const;
-/** An active key this close to its expiry is flagged in the list. */
+/** An active key this close to its expiry is listed first and says when it expires. */
 const SOON_DAYS = 7;
+/** ... and this close, in the warning colour. */
+const URGENT_DAYS = 3;
 const DAY_MS = 86_400_000;
 
 const day = (d: Date | null | undefined) => (d ? d.toISOString().slice(0, 10) : '—');
@@ -31,7 +33,15 @@ export type Label = (scopeId: string) => string;
 const scopeList = (key: ApiKey, label: Label) => key.scopes.map((s, i) => html`${i ? ', ' : ''}${label(s)}`);
 
 export function keysList(keys: ApiKey[], label: Label, notice: string | undefined, now = new Date()): Html {
-  const active = keys.filter((k) => keyStatus(k, now) === 'active');
+  const daysLeft = (k: ApiKey) => Math.ceil((k.expiresAt.getTime() - now.getTime()) / DAY_MS);
+  // The keys about to stop working first (soonest first), then the others, newest first.
+  const active = keys
+    .filter((k) => keyStatus(k, now) === 'active')
+    .map((k, i) => ({ k, i, soon: daysLeft(k) <= SOON_DAYS }))
+    .sort((a, b) =>
+      a.soon === b.soon ? (a.soon ? a.k.expiresAt.getTime() - b.k.expiresAt.getTime() : a.i - b.i) : a.soon ? -1 : 1,
+    )
+    .map((x) => x.k);
   const inactive = keys.filter((k) => keyStatus(k, now) !== 'active');
   return html`
       <div class="page-head"><h1>Settings → Manage API keys</h1>
@@ -42,7 +52,7 @@ export function keysList(keys: ApiKey[], label: Label, notice: string | undefine
       <section aria-labelledby="keys-heading"><h2 id="keys-heading">Active keys</h2>
       ${
         active.length
-          ? html`<table><caption class="hint">${active.length} active key${active.length === 1 ? '' : 's'}, newest first</caption>
+          ? html`<table><caption class="hint">${active.length} active key${active.length === 1 ? '' : 's'}: those expiring within ${SOON_DAYS} days first, then the newest</caption>
             <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Ends with</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
             <tbody>${active.map((key) => activeRow(key, label, now))}</tbody></table>`
           : html`<p>No active keys. <a href="/settings/keys/new">Generate one</a> to call the API.</p>`
@@ -66,10 +76,13 @@ const keyName = (key: ApiKey) =>
 
 function activeRow(key: ApiKey, label: Label, now: Date): Html {
   const daysLeft = Math.ceil((key.expiresAt.getTime() - now.getTime()) / DAY_MS);
+  const left = daysLeft <= 1 ? 'within a day' : `in ${daysLeft} days`;
   const soon =
-    daysLeft <= SOON_DAYS
-      ? html` <span class="soon">expires ${daysLeft <= 1 ? 'within a day' : `in ${daysLeft} days`}</span>`
-      : '';
+    daysLeft <= URGENT_DAYS
+      ? html` <span class="soon">expires ${left}</span>`
+      : daysLeft <= SOON_DAYS
+        ? html` <span class="hint">expires ${left}</span>`
+        : '';
   return html`<tr>
       <td data-label="Name">${keyName(key)}</td>
       <td data-label="Scopes">${scopeList(key, label)}</td>
