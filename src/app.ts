@@ -51,7 +51,7 @@ import type { MetadataFetchPolicy } from './oauth/client-metadata.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { DEFAULT_MEDIA_QUOTA_BYTES } from './media/media.service.js';
 import { failedAuthBudget, freeOpenings, requestBudget, signInBudget, type FailedAuth } from './http/rate-limit.js';
-import type { RateLimits } from './kernel/limits.js';
+import { MAX_KEY_DAYS, type RateLimits } from './kernel/limits.js';
 import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
 import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
@@ -69,7 +69,12 @@ export type AppDeps = {
     Config,
     'validateResponses' | 'logLevel' | 'uploadMaxBytes' | 'mediaDir' | 'rateLimitPerMinute' | 'failedAuthPerMinute'
   > &
-    Partial<Pick<Config, 'trustProxy' | 'rateLimitPerUserPerMinute' | 'mediaQuotaBytes' | 'mediaUnattachedHours'>> & {
+    Partial<
+      Pick<
+        Config,
+        'trustProxy' | 'rateLimitPerUserPerMinute' | 'mediaQuotaBytes' | 'mediaUnattachedHours' | 'keyMaxDays'
+      >
+    > & {
       requestTimeoutMs?: number;
       /** Only tests set it: a shorter request-budget window than a minute. */
       rateLimitWindowMs?: number;
@@ -142,6 +147,7 @@ export function createApp({
         log,
         registrationsPerHour: config.oauthRegistrationsPerHour ?? 300,
         clientMetadata: config.oauthClientMetadata,
+        keyMaxDays: config.keyMaxDays,
       }),
     );
   else if ('off' in site) log.info('OAuth sign-in is off', { reason: site.off });
@@ -246,6 +252,7 @@ function webApplication(
     log,
     github,
     timeoutMs: requestTimeoutMs(config),
+    keyMaxDays: config.keyMaxDays ?? MAX_KEY_DAYS,
   });
 }
 
@@ -287,6 +294,7 @@ function restPipeline(p: {
         limits: p.limits,
         searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
         countsCacheSeconds: config.countsCacheSeconds ?? 60,
+        keyMaxDays: config.keyMaxDays,
       }),
     ),
   );

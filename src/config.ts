@@ -1,6 +1,7 @@
 /**
  * The only reader of process.env. Everything else receives a Config.
  */
+import { MAX_KEY_DAYS } from './kernel/limits.js';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
@@ -45,6 +46,8 @@ export type Config = {
    *  A revocation, or an account disabled or deleted, empties every instance's cache at once (the
    *  database's notices); this only bounds how long an unchanged key is reused. */
   keyCacheSeconds: number;
+  /** The longest a key may last, in days (KEY_MAX_DAYS, 1 to 366, default 366): on the web, in the CLI and through OAuth. */
+  keyMaxDays: number;
   /** Seconds a search page may be reused (SEARCH_CACHE_SECONDS, default 10; 0 = off). A page is dropped
    *  as soon as anything searchable changes, in any process; the bound only covers open jobs reaching their expiry. */
   searchCacheSeconds: number;
@@ -157,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mediaUnattachedHours: zeroOrPositive('MEDIA_UNATTACHED_HOURS', env.MEDIA_UNATTACHED_HOURS, 24),
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
     keyCacheSeconds: zeroOrPositive('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
+    keyMaxDays: keyMaxDays(env.KEY_MAX_DAYS),
     searchCacheSeconds: zeroOrPositive('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),
     countsCacheSeconds: zeroOrPositive('COUNTS_CACHE_SECONDS', env.COUNTS_CACHE_SECONDS, 60),
     logLevel: level,
@@ -166,6 +170,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** `0` turns the setting off; anything else must be a positive whole number. */
+function keyMaxDays(value: string | undefined): number {
+  const days = positiveInt('KEY_MAX_DAYS', value, MAX_KEY_DAYS);
+  if (days > MAX_KEY_DAYS)
+    throw new Error(
+      `KEY_MAX_DAYS may lower the keys' longest lifetime, ${MAX_KEY_DAYS} days, not raise it; got '${value}'`,
+    );
+  return days;
+}
+
 function zeroOrPositive(name: string, value: string | undefined, fallback: number): number {
   return value === '0' ? 0 : positiveInt(name, value, fallback);
 }

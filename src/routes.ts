@@ -32,6 +32,7 @@ export function allHandlers(
     limits: RateLimits;
     searchCache: SearchCache<SearchPage>;
     countsCacheSeconds: number;
+    keyMaxDays?: number;
   },
 ): Handlers {
   return {
@@ -42,7 +43,7 @@ export function allHandlers(
     ...postsHandlers,
     ...commentsHandlers,
     ...reactionsHandlers,
-    ...platformHandlers(doc, deps.media, deps.limits, deps.countsCacheSeconds),
+    ...platformHandlers(doc, deps.media, deps.limits, deps.countsCacheSeconds, deps.keyMaxDays),
     ...searchHandlers(deps.searchCache),
     ...jobsHandlers,
     ...githubHandlers,

@@ -166,6 +166,13 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
     ]);
     expect(tooLong.code).toBe(1);
     expect(tooLong.stderr).toMatch(/1 to 366 days/);
+    // The operator's KEY_MAX_DAYS lowers it, here as on the web and through OAuth.
+    const overOperator = await cli(
+      ['keys', 'create', '--username', username, '--scopes', 'projects.read', '--expires-in-days', '60'],
+      { KEY_MAX_DAYS: '30' },
+    );
+    expect(overOperator.code).toBe(1);
+    expect(overOperator.stderr).toMatch(/1 to 30 days/);
     const badScope = await cli([
       'keys',
       'create',

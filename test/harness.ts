@@ -57,6 +57,8 @@ export type ServerOptions = {
   trustProxy?: number | string[];
   countsCacheSeconds?: number;
   publicUrl?: string;
+  /** The longest a key may last (KEY_MAX_DAYS). */
+  keyMaxDays?: number;
   /** Client metadata documents may be fetched from this machine, over https with this CA. */
   oauthClientMetadata?: { allowLoopback?: boolean; ca?: string };
   /** PUBLIC_URL http://localhost:<the port it listens on>, as `make run` sets it (OAuth's issuer is that origin). */
@@ -123,6 +125,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
         mcpAllowedOrigins: opts.mcpAllowedOrigins,
         oauthRegistrationsPerHour: TEST_RATE_LIMIT,
         oauthClientMetadata: opts.oauthClientMetadata,
+        keyMaxDays: opts.keyMaxDays,
       },
       log,
       storage,

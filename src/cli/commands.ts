@@ -166,6 +166,7 @@ export async function keysCreate(values: Values) {
       name: (values.name as string | undefined) ?? 'CLI key',
       scopes,
       expiresInDays: days,
+      maxDays: loadConfig().keyMaxDays,
     });
     return { ...presentKey(key), username: user.username, token, note: 'The token is shown once; store it now.' };
   });

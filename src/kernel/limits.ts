@@ -16,3 +16,6 @@ export type RateLimits = {
   /** The length of a request budget's window (one minute; tests shorten it to see a budget refill). */
   windowMs?: number;
 };
+
+/** The longest any API key may last, in days; an operator may lower it (KEY_MAX_DAYS). */
+export const MAX_KEY_DAYS = 366;

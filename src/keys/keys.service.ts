@@ -9,9 +9,9 @@ import { checkToken, generateToken, hashToken } from './tokens.js';
 import { isScopeId, SCOPE_IDS, type ScopeId } from '../kernel/scopes.js';
 import { badRequest, conflict, invalidToken, notFound } from '../kernel/problem.js';
 import type { Actor } from '../kernel/actor.js';
+import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import { keyEvents, type CachedKey, type KeyCache } from './key-cache.js';
 
-export const MAX_KEY_DAYS = 366;
 /** The most keys one account may have active (neither revoked nor expired): minting keys does not multiply a budget. */
 export const MAX_ACTIVE_KEYS = 50;
 /** last_used_at is written at most this often per key. */
@@ -24,6 +24,8 @@ export type NewKey = {
   scopes: string[];
   /** The OAuth client the key is handed to, when it is made through OAuth sign-in. */
   oauthClientId?: string;
+  /** The longest it may last, in days (the operator's KEY_MAX_DAYS; MAX_KEY_DAYS at most). */
+  maxDays?: number;
 } & ({ expiresInDays: number } | { expiresAt: Date });
 export type CreatedKey = { key: ApiKey; token: string };
 
@@ -38,26 +40,27 @@ function parseScopes(scopes: string[]): ScopeId[] {
 }
 
 /**
- * The last day (UTC, YYYY-MM-DD) a key made now may expire on: MAX_KEY_DAYS from today. A key
- * given a date lasts until the end of that day, so the date picker's maximum and this rule agree.
+ * The last day (UTC, YYYY-MM-DD) a key made now may expire on: `maxDays` from today. A key given a
+ * date lasts until the end of that day, so the date picker's maximum and this rule agree.
  */
-export function lastExpiryDay(now = Date.now()): string {
-  return new Date(now + MAX_KEY_DAYS * 86_400_000).toISOString().slice(0, 10);
+export function lastExpiryDay(now = Date.now(), maxDays = MAX_KEY_DAYS): string {
+  return new Date(now + maxDays * 86_400_000).toISOString().slice(0, 10);
 }
 
 function expiryOf(input: NewKey, now = Date.now()): Date {
+  const maxDays = Math.min(input.maxDays ?? MAX_KEY_DAYS, MAX_KEY_DAYS);
   if ('expiresAt' in input) {
     const at = input.expiresAt.getTime();
-    const last = lastExpiryDay(now);
+    const last = lastExpiryDay(now, maxDays);
     if (!Number.isFinite(at) || at <= now || at > Date.parse(`${last}T23:59:59.999Z`)) {
       throw badRequest(
-        `A key expires after now and on ${last} at the latest (${MAX_KEY_DAYS} days from today); it cannot be made without an expiry.`,
+        `A key expires after now and on ${last} at the latest (${maxDays} days from today); it cannot be made without an expiry.`,
       );
     }
     return input.expiresAt;
   }
-  if (!Number.isInteger(input.expiresInDays) || input.expiresInDays < 1 || input.expiresInDays > MAX_KEY_DAYS) {
-    throw badRequest(`A key expires in 1 to ${MAX_KEY_DAYS} days; it cannot be made without an expiry.`);
+  if (!Number.isInteger(input.expiresInDays) || input.expiresInDays < 1 || input.expiresInDays > maxDays) {
+    throw badRequest(`A key expires in 1 to ${maxDays} days; it cannot be made without an expiry.`);
   }
   return new Date(now + input.expiresInDays * 86_400_000);
 }

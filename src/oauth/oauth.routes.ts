@@ -114,6 +114,8 @@ export function oauthRouter(deps: {
   registrationsPerHour: number;
   /** How client metadata documents may be fetched (tests only: from this machine). */
   clientMetadata?: MetadataFetchPolicy;
+  /** The longest a key may last (KEY_MAX_DAYS). */
+  keyMaxDays?: number;
 }): Router {
   const { orm, site, log } = deps;
   const em = () => orm.em.fork();
@@ -154,7 +156,14 @@ export function oauthRouter(deps: {
     skipLocalPkceValidation: true,
     async exchangeAuthorizationCode(client, code, verifier, redirectUri, resource) {
       const key = await inOAuthTerms(log, () =>
-        exchangeCode(em(), { clientId: client.client_id, code, verifier: verifier ?? '', redirectUri, resource }),
+        exchangeCode(em(), {
+          clientId: client.client_id,
+          code,
+          verifier: verifier ?? '',
+          redirectUri,
+          resource,
+          maxDays: deps.keyMaxDays,
+        }),
       );
       log.info('key issued through OAuth', { clientId: client.client_id, scopes: key.scopes });
       return {

@@ -326,7 +326,7 @@ type Exchanged = { issued: IssuedKey } | { refusal: OAuthRefusal } | { replayedK
  */
 export async function exchangeCode(
   em: EntityManager,
-  request: { clientId: string; code: string; verifier: string; redirectUri?: string; resource?: URL },
+  request: { clientId: string; code: string; verifier: string; redirectUri?: string; resource?: URL; maxDays?: number },
 ): Promise<IssuedKey> {
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(request.verifier))
     throw new OAuthRefusal('invalid_request', 'code_verifier: 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636).');
@@ -363,6 +363,7 @@ export async function exchangeCode(
         scopes: grant.grantedScopes!,
         expiresAt: grant.keyExpiresAt!,
         oauthClientId: grant.clientId,
+        maxDays: request.maxDays,
       });
       grant.keyId = key.id;
       if (isUuid(grant.clientId))

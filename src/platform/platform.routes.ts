@@ -14,6 +14,8 @@ export function platformHandlers(
   media: MediaLimits,
   rateLimit: RateLimits,
   countsCacheSeconds: number,
+  /** The longest a key may last (KEY_MAX_DAYS), as GET /platform/limits reports it. */
+  keyMaxDays?: number,
 ) {
   const scopes = scopeList(doc);
   const page = pageSize(doc);
@@ -29,7 +31,7 @@ export function platformHandlers(
   });
   return {
     listScopes: async () => ({ status: 200, body: scopes }),
-    getLimits: async () => ({ status: 200, body: limits(doc, media, rateLimit) }),
+    getLimits: async () => ({ status: 200, body: limits(doc, media, rateLimit, keyMaxDays) }),
     getVersions: async () => ({ status: 200, body: versions(doc) }),
     listPopularTags: async ({ em, query }) => ({
       status: 200,

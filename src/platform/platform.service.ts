@@ -5,7 +5,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits, ScopeList, Stats, TermCountList, Versions } from '../../codegen/generated/api/types.gen.js';
 import { basePath, listOperations, operationCosts, type OpenApiDocument } from '../kernel/contract.js';
-import { MAX_KEY_DAYS, MAX_ACTIVE_KEYS } from '../keys/keys.service.js';
+import { MAX_ACTIVE_KEYS } from '../keys/keys.service.js';
+import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import { MAX_COMMENT_DEPTH } from '../comments/comment.entity.js';
 import { IMAGE_PIXELS_MAX, REQUEST_BODY_BYTES, TAGS_PER_ITEM, type RateLimits } from '../kernel/limits.js';
 import { MCP_PROTOCOL_VERSIONS } from '../kernel/versions.js';
@@ -40,7 +41,12 @@ export function pageSize(doc: OpenApiDocument): { default: number; max: number }
   return { default: limit.default, max: limit.maximum };
 }
 
-export function limits(doc: OpenApiDocument, media: MediaLimits, rateLimit: RateLimits): Limits {
+export function limits(
+  doc: OpenApiDocument,
+  media: MediaLimits,
+  rateLimit: RateLimits,
+  keyMaxDays = MAX_KEY_DAYS,
+): Limits {
   return {
     rateLimit: {
       requestsPerMinutePerKey: rateLimit.requestsPerMinutePerKey,
@@ -54,7 +60,7 @@ export function limits(doc: OpenApiDocument, media: MediaLimits, rateLimit: Rate
     imagePixels: IMAGE_PIXELS_MAX,
     storageBytesPerUser: media.quotaBytes,
     unattachedUploadHours: media.unattachedHours,
-    keyLifetimeDays: MAX_KEY_DAYS,
+    keyLifetimeDays: keyMaxDays,
     activeKeysPerUser: MAX_ACTIVE_KEYS,
     commentDepth: MAX_COMMENT_DEPTH,
     tagsPerItem: TAGS_PER_ITEM,

@@ -6,7 +6,7 @@
  * exchanges the code, with what was approved here, and is listed on Settings → Manage API keys.
  */
 import type { Request, Response } from 'express';
-import { MAX_KEY_DAYS } from '../keys/keys.service.js';
+import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import type { ScopeEntry } from '../kernel/contract.js';
 import { ProblemError } from '../kernel/problem.js';
 import { approveGrant, denyGrant, GRANT_MINUTES, offeredScopes, pendingGrant } from '../oauth/oauth.service.js';
@@ -39,12 +39,16 @@ function allowAnswerTo(res: Response, grant: OAuthGrant): void {
   );
 }
 
-export function consentPages(scopes: readonly ScopeEntry[], issuer: string) {
+export function consentPages(scopes: readonly ScopeEntry[], issuer: string, maxDays = MAX_KEY_DAYS) {
+  // The expiries offered: those within the operator's maximum, or the maximum itself.
+  const choices = EXPIRY_DAYS.filter(([v]) => Number(v) <= maxDays);
+  const offered: (readonly [string, string])[] = choices.length ? choices : [[String(maxDays), `${maxDays} days`]];
+  const byDefault = offered.some(([v]) => v === DEFAULT_DAYS) ? DEFAULT_DAYS : offered.at(-1)![0];
   async function show(req: Request, res: Response): Promise<void> {
     const grant = await pendingGrant(req.em, field(req.query, 'request'));
     if (!grant) return gone(req, res);
     allowAnswerTo(res, grant);
-    send(req, res, grant, offeredScopes(grant.requestedScopes).ticked, DEFAULT_DAYS, []);
+    send(req, res, grant, offeredScopes(grant.requestedScopes).ticked, byDefault, []);
   }
 
   async function answer(req: Request, res: Response): Promise<void> {
@@ -60,7 +64,7 @@ export function consentPages(scopes: readonly ScopeEntry[], issuer: string) {
         res,
         grant,
         offeredScopes(grant.requestedScopes).ticked,
-        DEFAULT_DAYS,
+        byDefault,
         ['Choose Approve or Deny.'],
         400,
       );
@@ -68,8 +72,8 @@ export function consentPages(scopes: readonly ScopeEntry[], issuer: string) {
       String,
     );
     const days = field(body, 'expiry');
-    if (!EXPIRY_DAYS.some(([v]) => v === days))
-      return send(req, res, grant, ticked, DEFAULT_DAYS, ['Expires: choose when the key expires.'], 400);
+    if (!offered.some(([v]) => v === days))
+      return send(req, res, grant, ticked, byDefault, ['Expires: choose when the key expires.'], 400);
     try {
       const to = await approveGrant(req.em, grant, {
         userId: req.web!.user!.id,
@@ -94,7 +98,7 @@ export function consentPages(scopes: readonly ScopeEntry[], issuer: string) {
     errors: string[],
     status = 200,
   ) {
-    const body = consentView(grant, scopes, { ticked, days, errors, csrf: req.web!.csrf });
+    const body = consentView(grant, scopes, { ticked, days, errors, csrf: req.web!.csrf }, offered, maxDays);
     res
       .status(status)
       .type('html')
@@ -108,6 +112,8 @@ function consentView(
   grant: OAuthGrant,
   scopes: readonly ScopeEntry[],
   form: { ticked: readonly string[]; days: string; errors: string[]; csrf: string },
+  expiries: readonly (readonly [string, string])[],
+  maxDays: number,
 ): Html {
   const { offered } = offeredScopes(grant.requestedScopes);
   const target = new URL(grant.redirectUri);
@@ -133,9 +139,9 @@ function consentView(
         </fieldset>
         <label for="consent-expiry">The key expires in</label>
         <select id="consent-expiry" name="expiry" aria-describedby="consent-expiry-hint">
-          ${EXPIRY_DAYS.map(([v, text]) => html`<option value="${v}" ${form.days === v ? raw('selected') : ''}>${text}</option>`)}
+          ${expiries.map(([v, text]) => html`<option value="${v}" ${form.days === v ? raw('selected') : ''}>${text}</option>`)}
         </select>
-        <p class="hint" id="consent-expiry-hint">At most ${MAX_KEY_DAYS} days; when it expires, ${userText(grant.clientName)} asks you again.</p>
+        <p class="hint" id="consent-expiry-hint">At most ${maxDays} days; when it expires, ${userText(grant.clientName)} asks you again.</p>
         <p><button type="submit" name="decision" value="approve">Approve</button>
           <button type="submit" name="decision" value="deny" class="secondary">Deny</button></p>
       </form>`;

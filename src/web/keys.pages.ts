@@ -32,7 +32,7 @@ type NewKeyFlash = { newKey: { id: string; token: string } };
 const isNewKeyFlash = (v: unknown): v is NewKeyFlash =>
   typeof (v as NewKeyFlash | undefined)?.newKey?.token === 'string';
 
-export function keysPages(scopes: readonly ScopeEntry[]) {
+export function keysPages(scopes: readonly ScopeEntry[], maxDays: number) {
   const label: Label = (id) => scopes.find((s) => s.id === id)?.label ?? id;
 
   async function list(req: Request, res: Response): Promise<void> {
@@ -49,9 +49,15 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
   }
 
   const form = (req: Request, res: Response, shown: { form?: Form; errors?: string[]; status?: number } = {}) =>
-    send(req, res, 'Generate a new API key', createForm(scopes, req.web!.csrf, shown.form ?? {}, shown.errors ?? []), {
-      status: shown.status,
-    });
+    send(
+      req,
+      res,
+      'Generate a new API key',
+      createForm(scopes, req.web!.csrf, shown.form ?? {}, shown.errors ?? [], maxDays),
+      {
+        status: shown.status,
+      },
+    );
 
   async function create(req: Request, res: Response): Promise<void> {
     const sent = readForm(req.body as Record<string, unknown>);
@@ -63,6 +69,7 @@ export function keysPages(scopes: readonly ScopeEntry[]) {
         userId: req.web!.user!.id,
         name: sent.name!,
         scopes: sent.scopes!,
+        maxDays,
         ...expiry,
       });
       await putFlash(req.em, sessionSecret(req), { newKey: { id: key.id, token } } satisfies NewKeyFlash);

@@ -3,7 +3,8 @@
  * create form on its own page, the token shown once, the revoke confirmation.
  */
 import type { ApiKey } from '../keys/api-key.entity.js';
-import { keyStatus, lastExpiryDay, MAX_KEY_DAYS } from '../keys/keys.service.js';
+import { keyStatus, lastExpiryDay } from '../keys/keys.service.js';
+import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import type { ScopeEntry } from '../kernel/contract.js';
 import { errorList, html, raw, userText, type Html } from './views.js';
 
@@ -117,7 +118,13 @@ function expiryPreview(form: Form, now: Date): string {
   return `The key expires on ${day(new Date(now.getTime() + days * DAY_MS))} (UTC).`;
 }
 
-export function createForm(scopes: readonly ScopeEntry[], csrf: string, form: Form, errors: string[]): Html {
+export function createForm(
+  scopes: readonly ScopeEntry[],
+  csrf: string,
+  form: Form,
+  errors: string[],
+  maxDays = MAX_KEY_DAYS,
+): Html {
   const now = new Date();
   const chosen = new Set(form.scopes ?? []);
   const min = new Date(now.getTime() + DAY_MS).toISOString().slice(0, 10);
@@ -133,12 +140,12 @@ export function createForm(scopes: readonly ScopeEntry[], csrf: string, form: Fo
         </fieldset>
         <label for="key-expiry">Expires</label>
         <select id="key-expiry" name="expiry" data-expiry required aria-describedby="expiry-preview">
-          ${EXPIRY_CHOICES.map(([v, text]) => html`<option value="${v}" ${(form.expiry ?? '30') === v ? raw('selected') : ''}>${text}</option>`)}
+          ${EXPIRY_CHOICES.filter(([v]) => v === 'date' || Number(v) <= maxDays).map(([v, text]) => html`<option value="${v}" ${(form.expiry ?? '30') === v ? raw('selected') : ''}>${text}</option>`)}
         </select>
         <p class="hint" id="expiry-preview" aria-live="polite">${expiryPreview(form, now)}</p>
         <div id="expires-on-field">
-          <label for="key-expires-on">Expiry date (when "On a date…" is chosen; at most ${MAX_KEY_DAYS} days ahead)</label>
-          <input type="date" id="key-expires-on" name="expiresOn" min="${min}" max="${lastExpiryDay()}" value="${form.expiresOn ?? ''}">
+          <label for="key-expires-on">Expiry date (when "On a date…" is chosen; at most ${maxDays} days ahead)</label>
+          <input type="date" id="key-expires-on" name="expiresOn" min="${min}" max="${lastExpiryDay(Date.now(), maxDays)}" value="${form.expiresOn ?? ''}">
         </div>
         <p><button type="submit">Generate key</button> <a href="/settings/keys">Cancel</a></p>
       </form>`;

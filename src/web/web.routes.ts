@@ -38,11 +38,13 @@ export function webRouter(opts: {
   timeoutMs: number;
   /** The OAuth issuer, when OAuth sign-in is on: the consent screen is served. */
   oauthIssuer?: string;
+  /** The longest a key may last (KEY_MAX_DAYS). */
+  keyMaxDays: number;
 }): Router {
   const secure = opts.publicUrl.startsWith('https://');
   const publicOrigin = new URL(opts.publicUrl).origin;
   const router = Router();
-  const keys = keysPages(opts.contract['x-scopes']);
+  const keys = keysPages(opts.contract['x-scopes'], opts.keyMaxDays);
   const moderation = moderationPages();
   const settings = settingsPages(opts.github);
 
@@ -88,7 +90,7 @@ export function webRouter(opts: {
   router.post('/admin/moderation', signedIn(moderation.act));
   router.get('/docs', wrap(docsPage));
   if (opts.oauthIssuer) {
-    const consent = consentPages(opts.contract['x-scopes'], opts.oauthIssuer);
+    const consent = consentPages(opts.contract['x-scopes'], opts.oauthIssuer, opts.keyMaxDays);
     router.get('/oauth/consent', signedIn(consent.show));
     router.post('/oauth/consent', signedIn(consent.answer));
   }
