@@ -430,6 +430,10 @@ describe('Settings → Manage API keys', () => {
     expect(revoked.status).toBe(303);
     const after = await b.get(revoked.location!);
     expect(after.text).toContain('The key &quot;doomed&quot; is revoked.');
+    // The confirmation reached again with Back: the key as it is now, and no button to press.
+    const back = await b.get(`/settings/keys/${doomed.key.id}/revoke`);
+    expect(back.text).toContain('The key "<bdi>doomed</bdi>" is revoked');
+    expect(back.text).not.toContain('Revoke key</button>');
     const inactive = after.text.slice(after.text.indexOf('Inactive keys'));
     expect(inactive).toMatch(
       /doomed<\/bdi><\/td>[\s\S]*?revoked <span class="nowrap">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC<\/span>/,
@@ -915,5 +919,53 @@ describe('/docs', () => {
     const signedIn = await b.get('/docs');
     expect(signedIn.text).toContain(`Sign out <bdi>${username}</bdi>`);
     expect(signedIn.text).not.toContain('href="/signup"');
+  });
+});
+
+describe('the start page', () => {
+  it('says what Shipyard is and shows the ways in, signed out and signed in', async () => {
+    const stranger = new Browser(t.baseUrl);
+    const out = await stranger.get('/');
+    expect(out.status).toBe(200);
+    expect(out.text).toContain('<h1>Shipyard</h1>');
+    for (const link of ['/signup', '/signin', '/docs', '/api/v1/openapi.json'])
+      expect(out.text).toContain(`href="${link}"`);
+    const signUp = await stranger.get('/signup');
+    expect(signUp.text).toContain('Display name (optional)');
+    const { b } = await signedUp();
+    const inside = await b.get('/');
+    expect(inside.text).toContain('href="/settings/keys"');
+    expect(inside.text).not.toContain('href="/signup"');
+  });
+});
+
+describe('the key form', () => {
+  it('groups the scopes by area and starts from a preset', async () => {
+    const { b } = await signedUp();
+    const ticked = (text: string) => [...text.matchAll(/value="([a-z.]+)" checked/g)].map((m) => m[1]).sort();
+    const plain = await b.get('/settings/keys/new');
+    expect(ticked(plain.text)).toEqual([]);
+    const legends = [...plain.text.matchAll(/<fieldset class="scope-area"><legend>([^<]+)</g)].map((m) => m[1]);
+    expect(legends).toEqual([
+      'Posts and comments',
+      'Jobs',
+      'Profiles',
+      'Projects, roadmaps and build logs',
+      'GitHub Insight',
+      'Opportunity radar',
+    ]);
+    const mcp = await b.get('/settings/keys/new?preset=mcp');
+    expect(ticked(mcp.text)).toEqual(['content.write', 'projects.read', 'projects.write']);
+    expect(mcp.text).toContain('name="name" maxlength="100" required value="MCP"');
+    const read = await b.get('/settings/keys/new?preset=read');
+    expect(ticked(read.text)).toEqual([
+      'content.read',
+      'github.read',
+      'jobs.read',
+      'profile.read',
+      'projects.read',
+      'radar.read',
+    ]);
+    expect(ticked((await b.get('/settings/keys/new?preset=admin')).text)).toEqual([]);
   });
 });

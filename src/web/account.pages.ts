@@ -163,8 +163,9 @@ function signUpPage(
         <p class="hint" id="username-hint">Lowercase letters, digits and inner hyphens; at most 39.</p>
         <label for="email">Email</label>
         <input type="email" id="email" name="email" autocomplete="email" required value="${form.email ?? ''}">
-        <label for="displayName">Display name</label>
-        <input type="text" id="displayName" name="displayName" autocomplete="name" maxlength="100" value="${form.displayName ?? ''}">
+        <label for="displayName">Display name (optional)</label>
+        <input type="text" id="displayName" name="displayName" autocomplete="name" maxlength="100" value="${form.displayName ?? ''}" aria-describedby="displayName-hint">
+        <p class="hint" id="displayName-hint">How others see you; your username when left empty.</p>
         <label for="new-password">Password</label>
         <input type="password" id="new-password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" aria-describedby="password-hint">
         <p class="hint" id="password-hint">At least ${PASSWORD_MIN} characters; a few unrelated words make a good password. Not a common one, and without your username.</p>

@@ -23,6 +23,7 @@ import {
   keysList,
   type Label,
   newKeyView,
+  PRESETS,
 } from './keys.views.js';
 
 const TOKEN_SHOWN =
@@ -102,7 +103,16 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number) {
     res.redirect(303, `/settings/keys?revoked=${key.id}`);
   }
 
-  return { list, form: (req: Request, res: Response) => form(req, res), create, created, confirmRevoke, revoke };
+  /** The empty form, or a preset's (`?preset=mcp`): its scopes ticked and a name to start from. */
+  const blank = (req: Request, res: Response) => {
+    const preset =
+      typeof req.query.preset === 'string' && Object.hasOwn(PRESETS, req.query.preset)
+        ? PRESETS[req.query.preset]
+        : undefined;
+    form(req, res, preset ? { form: { name: preset.name, scopes: [...preset.scopes] } } : {});
+  };
+
+  return { list, form: blank, create, created, confirmRevoke, revoke };
 }
 
 function send(

@@ -5,6 +5,7 @@
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { keyStatus, lastExpiryDay } from '../keys/keys.service.js';
 import { MAX_KEY_DAYS } from '../kernel/limits.js';
+import { MCP_SCOPES, SCOPE_IDS } from '../kernel/scopes.js';
 import type { ScopeEntry } from '../kernel/contract.js';
 import { errorList, html, raw, userText, type Html } from './views.js';
 
@@ -29,6 +30,22 @@ const dateTime = (d: Date | null | undefined) =>
 const when = (text: string) => html`<span class="nowrap">${text}</span>`;
 
 export type Form = { name?: string; scopes?: string[]; expiry?: string; expiresOn?: string };
+
+/** The scopes by area, in the contract's order: read and write side by side. */
+const AREAS: readonly (readonly [prefix: string, legend: string])[] = [
+  ['content', 'Posts and comments'],
+  ['jobs', 'Jobs'],
+  ['profile', 'Profiles'],
+  ['projects', 'Projects, roadmaps and build logs'],
+  ['github', 'GitHub Insight'],
+  ['radar', 'Opportunity radar'],
+];
+
+/** Starting points for the form (`?preset=…`), without JavaScript. */
+export const PRESETS: Record<string, { label: string; name: string; scopes: readonly string[] }> = {
+  mcp: { label: 'MCP (roadmap and build logs)', name: 'MCP', scopes: MCP_SCOPES },
+  read: { label: 'Read only', name: 'Read only', scopes: SCOPE_IDS.filter((s) => s.endsWith('.read')) },
+};
 export type Label = (scopeId: string) => string;
 
 const scopeList = (key: ApiKey, label: Label) => key.scopes.map((s, i) => html`${i ? ', ' : ''}${label(s)}`);
@@ -136,7 +153,17 @@ export function createForm(
         <input type="text" id="key-name" name="name" maxlength="100" required value="${form.name ?? ''}" aria-describedby="key-name-hint">
         <p class="hint" id="key-name-hint">What the key is for, e.g. "laptop" or "CI".</p>
         <fieldset><legend>Scopes (what the key may do; nothing implies anything else)</legend>
-          ${scopes.map((s) => html`<label><input type="checkbox" name="scopes" value="${s.id}" ${chosen.has(s.id) ? raw('checked') : ''}> <span>${s.label} <span class="hint">(${s.id}) ${s.description}</span></span></label>`)}
+          <p class="hint">Start from a preset:
+            ${Object.entries(PRESETS).map(([id, p], i) => html`${i ? ' · ' : ''}<a href="/settings/keys/new?preset=${id}">${p.label}</a>`)}</p>
+          ${AREAS.map(
+            ([area, legend]) => html`<fieldset class="scope-area"><legend>${legend}</legend>
+            ${scopes
+              .filter((s) => s.id.startsWith(`${area}.`))
+              .map(
+                (s) =>
+                  html`<label><input type="checkbox" name="scopes" value="${s.id}" ${chosen.has(s.id) ? raw('checked') : ''}> <span>${s.label} <span class="hint">(${s.id}) ${s.description}</span></span></label>`,
+              )}</fieldset>`,
+          )}
         </fieldset>
         <label for="key-expiry">Expires</label>
         <select id="key-expiry" name="expiry" data-expiry required aria-describedby="expiry-preview">
@@ -163,7 +190,14 @@ export function newKeyView(key: ApiKey, token: string, label: Label): Html {
         <p><a class="button" href="/settings/keys">Back to your keys</a></p>`;
 }
 
-export function confirmRevokeView(key: ApiKey, csrf: string): Html {
+export function confirmRevokeView(key: ApiKey, csrf: string, now = new Date()): Html {
+  // Reached again (the back button) after the key stopped working: what it is now, no button.
+  const status = keyStatus(key, now);
+  if (status !== 'active')
+    return html`
+      <h1>The key "${userText(key.name)}" is ${status}</h1>
+      <p>It ${status === 'revoked' ? html`was revoked ${when(dateTime(key.revokedAt))}` : html`expired ${when(day(key.expiresAt))}`}; every request with it is refused. There is nothing left to revoke.</p>
+      <p><a class="button" href="/settings/keys">Back to your keys</a></p>`;
   return html`
       <h1>Revoke the key "${userText(key.name)}"?</h1>
       <p>Every request with this key (ending in <code>…${key.last4}</code>) is refused from now on. This cannot be undone.</p>

@@ -52,6 +52,8 @@ body > header nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: no
 :where(.page) :is(input[type=text], input[type=email], input[type=password], input[type=date], select) { width: 100%; max-width: 28rem; padding: .5rem; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
 :where(.page) fieldset { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; max-width: 40rem; }
 :where(.page) fieldset label { font-weight: 400; display: flex; gap: .5rem; align-items: baseline; margin: .25rem 0; }
+:where(.page) fieldset.scope-area { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 0 1rem; margin: .5rem 0; }
+:where(.page) fieldset.scope-area legend { font-weight: 600; }
 :where(.page) :is(button, .button) { display: inline-block; padding: .5rem 1rem; font: inherit; border-radius: 6px; border: 1px solid var(--button); background: var(--button); color: #fff; cursor: pointer; text-decoration: none; }
 :where(.page) button.danger { background: var(--button-bad); border-color: var(--button-bad); }
 :where(.page) button.secondary { background: var(--bg); color: var(--fg); border-color: var(--line); }

@@ -73,7 +73,20 @@ export function webRouter(opts: {
 
   router.use(accountPages({ secure, limits: opts.accountLimits, checkPassword: opts.checkPassword }));
 
-  router.get('/', (req, res) => res.redirect(303, req.web!.user ? '/settings/keys' : '/signin'));
+  router.get(
+    '/',
+    (req, res) =>
+      void res
+        .type('html')
+        .send(
+          page(
+            'Shipyard',
+            req.web!.user,
+            req.web!.csrf,
+            home(req.web!.user !== undefined, opts.oauthIssuer !== undefined),
+          ),
+        ),
+  );
   router.get('/settings/keys', signedIn(keys.list));
   router.post('/settings/keys', signedIn(keys.create));
   router.get('/settings/keys/new', signedIn(keys.form));
@@ -98,6 +111,24 @@ export function webRouter(opts: {
   router.use(notFoundPage);
   router.use(errorPage(opts.log));
   return router;
+}
+
+/** The start page: what Shipyard is, and the ways in. */
+function home(signedIn: boolean, oauth: boolean) {
+  return html`<h1>Shipyard</h1>
+      <p>Projects, roadmaps, build logs and a community for people who build things: a REST API
+        under <code>/api/v1</code> and an MCP server at <code>/api/v1/mcp</code> that keeps a project's
+        roadmap and build logs up to date from an AI agent.</p>
+      <ul>
+        ${
+          signedIn
+            ? html`<li><a href="/settings/keys">Manage API keys</a>: make a key for a script, the SDK or an MCP client.</li>`
+            : html`<li><a href="/signup">Sign up</a> or <a href="/signin">sign in</a>, then make an API key.</li>`
+        }
+        <li><a href="/docs">The API reference</a>, and the contract it is made from:
+          <a href="/api/v1/openapi.json">openapi.json</a>.</li>
+        ${oauth ? html`<li>MCP clients given only the URL sign in with OAuth: you approve them here.</li>` : ''}
+      </ul>`;
 }
 
 /** A page for signed-in people: anyone else goes to sign in, and comes back after. */
