@@ -13,6 +13,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServer, raw, uniqueName, type TestServer } from './harness.js';
 import { createUser } from '../src/users/users.service.js';
 import { Post } from '../src/posts/post.entity.js';
@@ -25,13 +29,15 @@ if (!available && process.env.REQUIRE_BROWSER === '1')
 if (!available)
   console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 const SHOTS = 'test-results/screenshots';
+const run = promisify(execFile);
 
 let t: TestServer;
 let browser: Browser;
 beforeAll(async () => {
   if (!available) return;
   mkdirSync(SHOTS, { recursive: true });
-  t = await startServer();
+  // PUBLIC_URL as `make run` sets it: the key page's commands name it, and the test runs them.
+  t = await startServer({ publicUrlAtItsPort: true });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     // The machine has no internet: keep Chromium from trying to reach Google's services.
@@ -143,6 +149,40 @@ async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>
 // A page test drives a real browser through several pages, the API reference's large bundle among
 // them: on two busy cores they came near vitest's default limit. The limit only stops a hang.
 describe.skipIf(!available)('the key screen in Chromium', { timeout: 120_000 }, () => {
+  it('walks the first hour: the MCP preset, then each command from the page, run as shown', async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8_000);
+    await signUp(page);
+    await page.getByRole('link', { name: 'Generate new key' }).click();
+    await page.getByRole('link', { name: 'MCP (roadmap and build logs)' }).click();
+    await page.getByRole('button', { name: 'Generate key' }).click();
+    await page.waitForURL(`${t.baseUrl}/settings/keys/created`);
+    const token = (await page.getByTestId('new-token').textContent())!.trim();
+    // What each copy button copies: its block's text.
+    const copied = async (title: string) => {
+      await page.getByRole('button', { name: `Copy ${title}` }).waitFor();
+      const id = await page.getByRole('button', { name: `Copy ${title}` }).getAttribute('data-copy');
+      return (await page.locator(`#${id}`).textContent())!.trim();
+    };
+    const exported = await copied('In your shell');
+    expect(exported).toBe(`export KEY=${token}`);
+    const curl = await copied('A first call');
+    const { stdout } = await run('bash', ['-c', `${exported}\n${curl}`]);
+    expect(JSON.parse(stdout)).toMatchObject({ items: [] });
+    expect(await copied('Claude Code')).toContain(`--header "Authorization: Bearer ${token}"`);
+    const vscode = JSON.parse(await copied('VS Code (.vscode/mcp.json)'));
+    expect(vscode.servers.shipyard.headers.Authorization).toBe(`Bearer ${token}`);
+    const cursor = JSON.parse(await copied('Cursor (.cursor/mcp.json)'));
+    const { url, headers } = cursor.mcpServers.shipyard as { url: string; headers: Record<string, string> };
+    const client = new Client({ name: 'first-hour', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+    expect((await client.listTools()).tools).toHaveLength(7);
+    await client.close();
+    await page.screenshot({ path: `${SHOTS}/first-hour-key.png`, fullPage: true });
+    await context.close();
+  });
+
   it('signs up, creates a key, uses it, revokes it in the page', async () => {
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     const page = await context.newPage();

@@ -33,7 +33,7 @@ type NewKeyFlash = { newKey: { id: string; token: string } };
 const isNewKeyFlash = (v: unknown): v is NewKeyFlash =>
   typeof (v as NewKeyFlash | undefined)?.newKey?.token === 'string';
 
-export function keysPages(scopes: readonly ScopeEntry[], maxDays: number) {
+export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, publicUrl: string) {
   const label: Label = (id) => scopes.find((s) => s.id === id)?.label ?? id;
 
   async function list(req: Request, res: Response): Promise<void> {
@@ -87,7 +87,7 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number) {
     const flash = await takeFlash(req.em, sessionSecret(req));
     const key = isNewKeyFlash(flash) ? await ownKey(req, flash.newKey.id) : undefined;
     if (!key || !isNewKeyFlash(flash)) return void res.redirect(303, '/settings/keys?notice=token-shown');
-    send(req, res, 'Your new API key', newKeyView(key, flash.newKey.token, label));
+    send(req, res, 'Your new API key', newKeyView(key, flash.newKey.token, label, publicUrl));
   }
 
   async function confirmRevoke(req: Request, res: Response): Promise<void> {

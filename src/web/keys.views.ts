@@ -178,7 +178,54 @@ export function createForm(
       </form>`;
 }
 
-export function newKeyView(key: ApiKey, token: string, label: Label): Html {
+/** A first call the key may make, by the first of its scopes that opens one. */
+const FIRST_CALLS: readonly (readonly [scope: string, path: string])[] = [
+  ['profile.read', '/users/me'],
+  ['projects.read', '/projects?owner=me'],
+  ['content.read', '/posts'],
+  ['jobs.read', '/jobs'],
+  ['radar.read', '/radar'],
+  ['github.read', '/github/summary'],
+];
+
+/** Ready-to-copy commands with the token filled in: the shell, a first call, and the MCP clients. */
+function commands(key: ApiKey, token: string, publicUrl: string): Html {
+  const api = `${publicUrl}/api/v1`;
+  const first = FIRST_CALLS.find(([scope]) => key.scopes.includes(scope));
+  const mcp = key.scopes.some((s) => (MCP_SCOPES as readonly string[]).includes(s));
+  const json = (value: unknown) => JSON.stringify(value, null, 2);
+  const blocks: [id: string, title: string, text: string][] = [['cmd-export', 'In your shell', `export KEY=${token}`]];
+  if (first) blocks.push(['cmd-curl', 'A first call', `curl -s "${api}${first[1]}" -H "Authorization: Bearer $KEY"`]);
+  if (mcp) {
+    blocks.push([
+      'cmd-claude',
+      'Claude Code',
+      `claude mcp add --transport http shipyard ${api}/mcp --header "Authorization: Bearer ${token}"`,
+    ]);
+    blocks.push([
+      'cmd-cursor',
+      'Cursor (.cursor/mcp.json)',
+      json({ mcpServers: { shipyard: { url: `${api}/mcp`, headers: { Authorization: `Bearer ${token}` } } } }),
+    ]);
+    blocks.push([
+      'cmd-vscode',
+      'VS Code (.vscode/mcp.json)',
+      json({
+        servers: { shipyard: { type: 'http', url: `${api}/mcp`, headers: { Authorization: `Bearer ${token}` } } },
+      }),
+    ]);
+  }
+  return html`<section aria-labelledby="commands-heading"><h2 id="commands-heading">Use it now</h2>
+        <p class="hint">Each holds the key: keep them private, as the key itself.</p>
+        ${blocks.map(
+          ([id, title, text]) => html`<h3>${title}</h3>
+        <pre id="${id}">${text}</pre>
+        <p><button type="button" data-copy="${id}" hidden>Copy<span class="visually-hidden"> ${title}</span></button></p>`,
+        )}
+      </section>`;
+}
+
+export function newKeyView(key: ApiKey, token: string, label: Label, publicUrl: string): Html {
   return html`
         <h1>Your new API key: ${userText(key.name)}</h1>
         <div class="notice" role="status">
@@ -187,6 +234,7 @@ export function newKeyView(key: ApiKey, token: string, label: Label): Html {
           <p><button type="button" data-copy="new-token" hidden>Copy to clipboard</button></p>
         </div>
         <p>Scopes: ${scopeList(key, label)}. Expires ${when(day(key.expiresAt))}.</p>
+        ${commands(key, token, publicUrl)}
         <p><a class="button" href="/settings/keys">Back to your keys</a></p>`;
 }
 

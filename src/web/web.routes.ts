@@ -44,7 +44,7 @@ export function webRouter(opts: {
   const secure = opts.publicUrl.startsWith('https://');
   const publicOrigin = new URL(opts.publicUrl).origin;
   const router = Router();
-  const keys = keysPages(opts.contract['x-scopes'], opts.keyMaxDays);
+  const keys = keysPages(opts.contract['x-scopes'], opts.keyMaxDays, opts.publicUrl.replace(/\/$/, ''));
   const moderation = moderationPages();
   const settings = settingsPages(opts.github);
 
