@@ -673,6 +673,10 @@ describe('the sign-in budget', () => {
       expect(res.status).toBe(429);
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(res.text).toContain('Too many sign-in attempts from this address, or for this account');
+      // The wait in words a person reads, and the way back; not a count of seconds.
+      expect(res.text).toMatch(/Try again in (about \d+ minutes?|\d+ seconds?)\./);
+      expect(res.text).not.toMatch(/retry in \d+ seconds/);
+      expect(res.text).toContain('<a href="/signin">Back to the form</a>');
     } finally {
       await own.close();
     }
@@ -967,5 +971,49 @@ describe('the key form', () => {
       'radar.read',
     ]);
     expect(ticked((await b.get('/settings/keys/new?preset=admin')).text)).toEqual([]);
+  });
+});
+
+describe('a wait in words', () => {
+  it('says seconds, minutes or hours as a person would', async () => {
+    const { waitInWords } = await import('../src/web/web.routes.js');
+    expect(waitInWords(1)).toBe('in 1 second');
+    expect(waitInWords(40)).toBe('in 40 seconds');
+    expect(waitInWords(703)).toBe('in about 12 minutes');
+    expect(waitInWords(60)).toBe('in about 1 minute');
+    expect(waitInWords(7200)).toBe('in about 2 hours');
+  });
+});
+
+describe('form errors', () => {
+  it('mark each field beside it, and keep what was typed but the password', async () => {
+    const { b } = await signedUp();
+    await b.get('/settings/keys/new');
+    const key = await b.post('/settings/keys', { _csrf: b.csrf(), name: ' ', scopes: [], expiry: '7' });
+    expect(key.status).toBe(400);
+    expect(key.text).toMatch(
+      /<input type="text" id="key-name"[^>]*aria-describedby="key-name-hint key-name-error" aria-invalid="true">/,
+    );
+    expect(key.text).toContain('<p class="error" id="key-name-error">give the key a name.</p>');
+    expect(key.text).toMatch(/<fieldset aria-describedby="key-scopes-error" aria-invalid="true"><legend>Scopes/);
+    expect(key.text).toContain('<option value="7" selected>');
+    expect(key.text).not.toMatch(/id="key-expiry"[^>]*aria-invalid/);
+
+    const stranger = new Browser(t.baseUrl);
+    await stranger.get('/signup');
+    const bad = await stranger.post('/signup', {
+      _csrf: stranger.csrf(),
+      username: 'Not Valid',
+      email: 'someone@example.test',
+      password: 'short',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(
+      /id="username"[^>]*value="Not Valid" aria-describedby="username-hint username-error" aria-invalid="true"/,
+    );
+    expect(bad.text).toMatch(/id="email"[^>]*value="someone@example.test"(?![^>]*aria-invalid)/);
+    expect(bad.text).toMatch(/id="new-password"[^>]*aria-invalid="true"/);
+    expect(bad.text).toContain('id="new-password-error"');
+    expect(bad.text).not.toContain('value="short"');
   });
 });

@@ -19,7 +19,7 @@ import {
   signUp,
 } from '../sessions/sessions.service.js';
 import { cookieOptions, renewPreSession } from './web-context.js';
-import { errorList, html, page } from './views.js';
+import { errorList, fieldError, html, page } from './views.js';
 import { ProblemError } from '../kernel/problem.js';
 import { PASSWORD_MAX, PASSWORD_MIN, type PasswordCheck } from '../users/password-policy.js';
 import { field, wrap } from './web-handler.js';
@@ -145,6 +145,13 @@ function signUpPage(
   status = 200,
   form: Record<string, string> = {},
 ): void {
+  // Each field marked with its own message, beside it; what was typed is kept, but the password.
+  const f = {
+    username: fieldError(errors, 'Username', 'username', 'username-hint'),
+    email: fieldError(errors, 'Email', 'email'),
+    displayName: fieldError(errors, 'Display name', 'displayName', 'displayName-hint'),
+    password: fieldError(errors, 'Password', 'new-password', 'password-hint'),
+  };
   res
     .status(status)
     .type('html')
@@ -159,15 +166,19 @@ function signUpPage(
         <input type="hidden" name="_csrf" value="${req.web!.csrf}">
         <input type="hidden" name="next" value="${nextOf(req)}">
         <label for="username">Username</label>
-        <input type="text" id="username" name="username" autocomplete="username" required maxlength="39" value="${form.username ?? ''}" aria-describedby="username-hint">
+        <input type="text" id="username" name="username" autocomplete="username" required maxlength="39" value="${form.username ?? ''}" ${f.username.attrs}>
+        ${f.username.message}
         <p class="hint" id="username-hint">Lowercase letters, digits and inner hyphens; at most 39.</p>
         <label for="email">Email</label>
-        <input type="email" id="email" name="email" autocomplete="email" required value="${form.email ?? ''}">
+        <input type="email" id="email" name="email" autocomplete="email" required value="${form.email ?? ''}" ${f.email.attrs}>
+        ${f.email.message}
         <label for="displayName">Display name (optional)</label>
-        <input type="text" id="displayName" name="displayName" autocomplete="name" maxlength="100" value="${form.displayName ?? ''}" aria-describedby="displayName-hint">
+        <input type="text" id="displayName" name="displayName" autocomplete="name" maxlength="100" value="${form.displayName ?? ''}" ${f.displayName.attrs}>
+        ${f.displayName.message}
         <p class="hint" id="displayName-hint">How others see you; your username when left empty.</p>
         <label for="new-password">Password</label>
-        <input type="password" id="new-password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" aria-describedby="password-hint">
+        <input type="password" id="new-password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" ${f.password.attrs}>
+        ${f.password.message}
         <p class="hint" id="password-hint">At least ${PASSWORD_MIN} characters; a few unrelated words make a good password. Not a common one, and without your username.</p>
         <p><button type="submit">Sign up</button></p>
       </form><p>Already have an account? <a href="/signin${carried(nextOf(req))}">Sign in</a>.</p>`,

@@ -7,7 +7,7 @@ import { keyStatus, lastExpiryDay } from '../keys/keys.service.js';
 import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import { MCP_SCOPES, SCOPE_IDS } from '../kernel/scopes.js';
 import type { ScopeEntry } from '../kernel/contract.js';
-import { errorList, html, raw, userText, type Html } from './views.js';
+import { errorList, fieldError, html, raw, userText, type Html } from './views.js';
 
 export const EXPIRY_CHOICES = [
   ['7', '7 days'],
@@ -145,14 +145,20 @@ export function createForm(
   const now = new Date();
   const chosen = new Set(form.scopes ?? []);
   const min = new Date(now.getTime() + DAY_MS).toISOString().slice(0, 10);
+  const name = fieldError(errors, 'Name', 'key-name', 'key-name-hint');
+  const scopesError = fieldError(errors, 'Scopes', 'key-scopes');
+  const expires = fieldError(errors, 'Expires', 'key-expiry', 'expiry-preview');
+  const date = fieldError(errors, 'Expiry date', 'key-expires-on');
   return html`<h1>Generate a new API key</h1>
       ${errorList(errors)}
       <form method="post" action="/settings/keys" novalidate>
         <input type="hidden" name="_csrf" value="${csrf}">
         <label for="key-name">Name</label>
-        <input type="text" id="key-name" name="name" maxlength="100" required value="${form.name ?? ''}" aria-describedby="key-name-hint">
+        <input type="text" id="key-name" name="name" maxlength="100" required value="${form.name ?? ''}" ${name.attrs}>
+        ${name.message}
         <p class="hint" id="key-name-hint">What the key is for, e.g. "laptop" or "CI".</p>
-        <fieldset><legend>Scopes (what the key may do; nothing implies anything else)</legend>
+        <fieldset ${scopesError.attrs}><legend>Scopes (what the key may do; nothing implies anything else)</legend>
+          ${scopesError.message}
           <p class="hint">Start from a preset:
             ${Object.entries(PRESETS).map(([id, p], i) => html`${i ? ' · ' : ''}<a href="/settings/keys/new?preset=${id}">${p.label}</a>`)}</p>
           ${AREAS.map(
@@ -166,13 +172,15 @@ export function createForm(
           )}
         </fieldset>
         <label for="key-expiry">Expires</label>
-        <select id="key-expiry" name="expiry" data-expiry required aria-describedby="expiry-preview">
+        <select id="key-expiry" name="expiry" data-expiry required ${expires.attrs}>
           ${EXPIRY_CHOICES.filter(([v]) => v === 'date' || Number(v) <= maxDays).map(([v, text]) => html`<option value="${v}" ${(form.expiry ?? '30') === v ? raw('selected') : ''}>${text}</option>`)}
         </select>
         <p class="hint" id="expiry-preview" aria-live="polite">${expiryPreview(form, now)}</p>
+        ${expires.message}
         <div id="expires-on-field">
           <label for="key-expires-on">Expiry date (when "On a date…" is chosen; at most ${maxDays} days ahead)</label>
-          <input type="date" id="key-expires-on" name="expiresOn" min="${min}" max="${lastExpiryDay(Date.now(), maxDays)}" value="${form.expiresOn ?? ''}">
+          <input type="date" id="key-expires-on" name="expiresOn" min="${min}" max="${lastExpiryDay(Date.now(), maxDays)}" value="${form.expiresOn ?? ''}" ${date.attrs}>
+          ${date.message}
         </div>
         <p><button type="submit">Generate key</button> <a href="/settings/keys">Cancel</a></p>
       </form>`;

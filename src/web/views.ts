@@ -116,6 +116,27 @@ export const errorList = (errors: string[]): Html =>
     ? html`<div class="errors" role="alert" id="form-errors"><p><strong>Please correct the following:</strong></p><ul>${errors.map((e) => html`<li>${e}</li>`)}</ul></div>`
     : raw('');
 
+/**
+ * One field's part of a form's errors (each message begins with the field's label and a colon):
+ * the attributes that mark the field (`aria-invalid`, and `aria-describedby` naming its hint and
+ * its message), and the message to show beside it.
+ */
+export function fieldError(
+  errors: readonly string[],
+  label: string,
+  id: string,
+  hint?: string,
+): { attrs: Html; message: Html } {
+  const found = errors.filter((e) => e.startsWith(`${label}:`));
+  const described = [hint, found.length ? `${id}-error` : undefined].filter(Boolean).join(' ');
+  return {
+    attrs: raw(`${described ? `aria-describedby="${described}"` : ''}${found.length ? ' aria-invalid="true"' : ''}`),
+    message: found.length
+      ? html`<p class="error" id="${id}-error">${found.map((e) => e.slice(label.length + 1).trim()).join(' ')}</p>`
+      : raw(''),
+  };
+}
+
 /** Served as /assets/web.js: progressive enhancement only (the copy button); every flow works without it. */
 export const SCRIPT = `
 document.querySelectorAll('[data-copy]').forEach((button) => {

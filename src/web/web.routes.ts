@@ -187,6 +187,14 @@ const notFoundPage: RequestHandler = (req, res) => {
     );
 };
 
+/** A wait as a person says it: "in 40 seconds", "in about 12 minutes", "in about 2 hours". */
+export function waitInWords(seconds: number): string {
+  if (seconds < 60) return `in ${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 90) return `in about ${minutes} minute${minutes === 1 ? '' : 's'}`;
+  return `in about ${Math.round(minutes / 60)} hours`;
+}
+
 /**
  * A refusal is a page saying why, and so is a 503 (the database out of reach: try again shortly);
  * anything else is logged and a page that says it went wrong.
@@ -198,6 +206,25 @@ function errorPage(log: Logger) {
     if (problem && (problem.status < 500 || problem.status === 503)) {
       if (problem.status === 503)
         log.error('web page unavailable', { requestId: req.requestId, path: req.path, error: err });
+      const retryAfter = Number(problem.headers['Retry-After']);
+      if (problem.status === 429 && retryAfter > 0) {
+        // A person reads a wait in minutes, and needs the way back to the form.
+        const detail = problem.detail.replace(/; retry in \d+ seconds\.$/, '.');
+        res
+          .status(429)
+          .set(problem.headers)
+          .type('html')
+          .send(
+            page(
+              problem.title,
+              req.web?.user,
+              req.web?.csrf ?? '',
+              html`<h1>${problem.title}</h1><p>${detail} Try again ${waitInWords(retryAfter)}.</p>
+      <p><a href="${req.path}">Back to the form</a></p>`,
+            ),
+          );
+        return;
+      }
       res
         .status(problem.status)
         .set(problem.headers)
