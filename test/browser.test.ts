@@ -320,7 +320,7 @@ describe.skipIf(!available)('the key screen in Chromium', { timeout: 120_000 }, 
     const noJs = await browser.newContext({ javaScriptEnabled: false });
     const plain = await noJs.newPage();
     await plain.goto(`${t.baseUrl}/docs`);
-    const notice = plain.locator('main p.notice');
+    const notice = plain.locator('#main p.notice');
     expect(await notice.isVisible()).toBe(true);
     expect(await notice.textContent()).toContain('needs JavaScript');
     expect(await plain.getByRole('link', { name: 'openapi.json' }).first().getAttribute('href')).toBe(

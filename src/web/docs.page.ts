@@ -137,10 +137,12 @@ export function docsPage(req: Request, res: Response): void {
       req.web!.user,
       req.web!.csrf,
       html`
+      <section aria-label="About this reference">
       <noscript><p class="notice">This reference is drawn in the browser and needs JavaScript. Without it, the contract
         itself is here: <a href="/api/v1/openapi.json">openapi.json</a> · <a href="/api/v1/openapi.yaml">openapi.yaml</a>.</p></noscript>
       <p class="hint reference-intro">The contract: <a href="/api/v1/openapi.json">openapi.json</a> ·
         <a href="/api/v1/openapi.yaml">openapi.yaml</a>. Each operation shows the scope its API key needs; press Ctrl+K (⌘K) to search.</p>
+      </section>
       <div id="reference-root"></div>
       <link rel="stylesheet" href="/assets/docs.css">
       <script src="/assets/docs-setup.js"></script>

@@ -41,12 +41,12 @@ export const STYLE = `
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
 body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
-body > header, body > main { max-width: 60rem; margin: 0 auto; padding: 1rem; }
-body > main.wide-main { max-width: none; padding: 0; }
-body > header { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; border-bottom: 1px solid var(--line); }
-body > header .brand { font-weight: 700; margin-right: auto; }
-body > header nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; margin: 0; padding: 0; }
-:where(body > header, .page) a { color: var(--accent); }
+body > .site-header, body > main { max-width: 60rem; margin: 0 auto; padding: 1rem; }
+body > .wide-main { max-width: none; padding: 0; }
+body > .site-header { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; border-bottom: 1px solid var(--line); }
+body > .site-header .brand { font-weight: 700; margin-right: auto; }
+body > .site-header nav > ul, body > .site-header > ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; margin: 0; padding: 0; }
+:where(body > .site-header, .page) a { color: var(--accent); }
 :focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 :where(.page) label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
 :where(.page) :is(input[type=text], input[type=email], input[type=password], input[type=date], select) { width: 100%; max-width: 28rem; padding: .5rem; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
@@ -61,7 +61,7 @@ body > header nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: no
 :where(.page) dl.facts :is(dt, dd) { margin: 0; overflow-wrap: anywhere; }
 :where(.page) dl.facts dt { font-weight: 600; }
 :where(.page) textarea.wide { width: 100%; max-width: 28rem; }
-:where(body > header) button.link { font: inherit; cursor: pointer; background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
+:where(body > .site-header) button.link { font: inherit; cursor: pointer; background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
 :where(.page) .hint, .reference-intro { color: var(--muted); font-size: .9rem; margin: .25rem 0; }
 :where(.page) .error { color: var(--bad); }
 :where(.page) .errors { border: 2px solid var(--bad); border-radius: 6px; padding: .5rem 1rem; }
@@ -81,6 +81,7 @@ body > header nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: no
   :where(.page) tr { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; padding: .25rem; }
   :where(.page) td { border: none; padding: .25rem .5rem; }
   :where(.page) td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+  :where(.page) caption { display: block; text-align: left; }
 }
 
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
@@ -93,22 +94,30 @@ export type PageUser = { username: string; displayName: string; isAdmin: boolean
 
 /** `wide`: the main area spans the window (the API reference draws its own columns). */
 export function page(title: string, user: PageUser, csrf: string, body: Html, opts: { wide?: boolean } = {}): string {
-  const nav = user
-    ? html`<nav aria-label="Main"><ul>
+  const items = user
+    ? html`<ul>
         <li><a href="/settings/keys">Manage API keys</a></li>
         <li><a href="/settings/profile">Profile</a></li>
         <li><a href="/settings/github">GitHub</a></li>
         <li><a href="/docs">API reference</a></li>
         ${user.isAdmin ? html`<li><a href="/admin/moderation">Moderation</a></li>` : ''}
         <li><form method="post" action="/signout"><input type="hidden" name="_csrf" value="${csrf}"><button class="link" type="submit">Sign out ${userText(user.username)}</button></form></li>
-      </ul></nav>`
-    : html`<nav aria-label="Main"><ul><li><a href="/signin">Sign in</a></li><li><a href="/signup">Sign up</a></li><li><a href="/docs">API reference</a></li></ul></nav>`;
+      </ul>`
+    : html`<ul><li><a href="/signin">Sign in</a></li><li><a href="/signup">Sign up</a></li><li><a href="/docs">API reference</a></li></ul>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="csrf-token" content="${esc(csrf)}">
 <title>${esc(title)} · Shipyard</title><link rel="icon" href="/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
-<body><header><a class="brand" href="/">Shipyard</a>${nav.html}</header>
-<main id="main" class="${opts.wide ? 'wide-main' : 'page'}">${body.html}</main></body></html>`;
+<body>${
+    // The API reference draws its own banner on a narrow screen: there the site's header is a plain block.
+    opts.wide
+      ? `<nav class="site-header" aria-label="Main"><a class="brand" href="/">Shipyard</a>${items.html}</nav>`
+      : `<header class="site-header"><a class="brand" href="/">Shipyard</a><nav aria-label="Main">${items.html}</nav></header>`
+  }
+${
+  // A wide page (the API reference) is drawn by a component with its own main landmark.
+  opts.wide ? `<div id="main" class="wide-main">${body.html}</div>` : `<main id="main" class="page">${body.html}</main>`
+}</body></html>`;
 }
 
 export const errorList = (errors: string[]): Html =>
