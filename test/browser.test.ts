@@ -170,7 +170,7 @@ describe.skipIf(!available)('the key screen in Chromium', { timeout: 120_000 }, 
     const curl = await copied('A first call');
     const { stdout } = await run('bash', ['-c', `${exported}\n${curl}`]);
     expect(JSON.parse(stdout)).toMatchObject({ items: [] });
-    expect(await copied('Claude Code')).toContain(`--header "Authorization: Bearer ${token}"`);
+    expect(await copied('Claude Code')).toContain('--header "Authorization: Bearer $KEY"');
     const vscode = JSON.parse(await copied('VS Code (.vscode/mcp.json)'));
     expect(vscode.servers.shipyard.headers.Authorization).toBe(`Bearer ${token}`);
     const cursor = JSON.parse(await copied('Cursor (.cursor/mcp.json)'));

@@ -236,13 +236,13 @@ describe('MCP through the SDK client', () => {
     const { client } = await connect(ada.token);
     const extra = await call(client, 'create_milestone', { projectId: project.data!.id, title: 'x', ownerId: 'me' });
     expect(extra.isError).toBe(true);
-    expect(extra.content[0]!.text).toBe('Invalid arguments for create_milestone: Unrecognized key: "ownerId"');
+    expect(extra.content[0]!.text).toBe('Invalid arguments for create_milestone: Unrecognized key: "ownerId".');
     const bad = await call(client, 'create_milestone', { projectId: project.data!.id, title: '' });
     expect(bad.isError).toBe(true);
-    expect(bad.content[0]!.text).toMatch(/^Invalid arguments for create_milestone: .* at title$/);
+    expect(bad.content[0]!.text).toMatch(/^Invalid arguments for create_milestone: .* at title\.$/);
     const two = await call(client, 'create_milestone', { projectId: 'nope' });
     expect(two.content[0]!.text).toMatch(
-      /^Invalid arguments for create_milestone: .* at projectId; .* at title projectId is the project's id, a UUID/,
+      /^Invalid arguments for create_milestone: .* at projectId; .* at title\. projectId is the project's id, a UUID/,
     );
     const nul = await call(client, 'create_milestone', { projectId: project.data!.id, title: 'a\u0000b' });
     expect(nul.isError).toBe(true);
@@ -358,7 +358,7 @@ describe('MCP through the SDK client', () => {
       checkOutput: true,
       keysPage: KEYS_PAGE,
     });
-    expect((args.content[0] as { text: string }).text).toBe('Invalid arguments for wrong: Unrecognized key: "extra"');
+    expect((args.content[0] as { text: string }).text).toBe('Invalid arguments for wrong: Unrecognized key: "extra".');
   });
 });
 

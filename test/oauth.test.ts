@@ -614,7 +614,8 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
   it('a refresh token grant: none is issued, and asking is refused', async () => {
     const c = await registered();
     const res = await token({ grant_type: 'refresh_token', refresh_token: 'anything', client_id: c.clientId });
-    expect(res).toMatchObject({ status: 400, json: { error: 'invalid_grant' } });
+    expect(res).toMatchObject({ status: 400, json: { error: 'unsupported_grant_type' } });
+    expect(res.json.error_description).toMatch(/authorization_code only, and issues no refresh tokens/);
   });
 });
 
@@ -654,5 +655,36 @@ describe('housekeeping', () => {
     await em.nativeUpdate(ApiKey, { oauthClientId: used.clientId }, { revokedAt: new Date() });
     await sweepOAuth(em);
     expect(await client(used.clientId)).toBeNull();
+  });
+});
+
+describe('malformed requests, answered in a sentence', () => {
+  it('names what is missing instead of a schema dump', async () => {
+    const post = async (path: string, type: string, body: string) => {
+      const res = await fetch(`${site}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+      return { status: res.status, json: (await res.json()) as { error: string; error_description: string } };
+    };
+    expect(await post('/register', 'application/json', '{}')).toEqual({
+      status: 400,
+      json: {
+        error: 'invalid_client_metadata',
+        error_description: 'redirect_uris is required: a list of 1 to 10 URIs.',
+      },
+    });
+    expect(
+      (await post('/register', 'application/x-www-form-urlencoded', 'redirect_uris=x')).json.error_description,
+    ).toBe('Send the registration as a JSON object (application/json).');
+    expect((await post('/token', 'application/json', '{"grant_type":"authorization_code"}')).json).toEqual({
+      error: 'invalid_request',
+      error_description: 'Send the token request as application/x-www-form-urlencoded.',
+    });
+    const noVerifier = await post(
+      '/token',
+      'application/x-www-form-urlencoded',
+      'grant_type=authorization_code&client_id=x&code=y',
+    );
+    expect(noVerifier.json.error_description).toBe(
+      'code_verifier is required: the PKCE verifier whose SHA-256 was the code_challenge.',
+    );
   });
 });

@@ -336,7 +336,7 @@ describe('Settings → Manage API keys', () => {
       expiresOn: dayAfter,
     });
     expect(beyond.status).toBe(400);
-    expect(beyond.text).toContain(`on ${max} at the latest`);
+    expect(beyond.text).toContain(`and ${max} at the latest`);
   });
 
   it('refuses a key beyond the 50 active ones an account may have, saying what to do', async () => {
@@ -1015,5 +1015,26 @@ describe('form errors', () => {
     expect(bad.text).toMatch(/id="new-password"[^>]*aria-invalid="true"/);
     expect(bad.text).toContain('id="new-password-error"');
     expect(bad.text).not.toContain('value="short"');
+  });
+});
+
+describe('a key for a date out of range', () => {
+  it('is refused beside the date field, with the range', async () => {
+    const { b } = await signedUp();
+    await b.get('/settings/keys/new');
+    const res = await b.post('/settings/keys', {
+      _csrf: b.csrf(),
+      name: 'dated',
+      scopes: ['jobs.read'],
+      expiry: 'date',
+      expiresOn: '2020-01-01',
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(
+      /<p class="error" id="key-expires-on-error">A key&#39;s date is after today and \d{4}-\d{2}-\d{2} at the latest \(366 days from today\)\.<\/p>/,
+    );
+    expect(res.text).toMatch(
+      /id="key-expires-on"[^>]*value="2020-01-01" aria-describedby="key-expires-on-error" aria-invalid="true"/,
+    );
   });
 });

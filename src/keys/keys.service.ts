@@ -53,9 +53,7 @@ function expiryOf(input: NewKey, now = Date.now()): Date {
     const at = input.expiresAt.getTime();
     const last = lastExpiryDay(now, maxDays);
     if (!Number.isFinite(at) || at <= now || at > Date.parse(`${last}T23:59:59.999Z`)) {
-      throw badRequest(
-        `A key expires after now and on ${last} at the latest (${maxDays} days from today); it cannot be made without an expiry.`,
-      );
+      throw badRequest(`A key's date is after today and ${last} at the latest (${maxDays} days from today).`);
     }
     return input.expiresAt;
   }

@@ -269,7 +269,7 @@ function refusal(
   if (nul !== undefined)
     return `Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`;
   const parsed = inputOf(tool).safeParse(args ?? {});
-  if (!parsed.success) return `Invalid arguments for ${tool.name}: ${issues(parsed.error)}${hints(parsed.error)}`;
+  if (!parsed.success) return `Invalid arguments for ${tool.name}: ${issues(parsed.error)}.${hints(parsed.error)}`;
   return { args: parsed.data as { idempotencyKey?: string } & Record<string, unknown> };
 }
 

@@ -30,6 +30,8 @@ import {
 } from './milestones.queries.js';
 import { isUuid } from '../kernel/ids.js';
 
+const milestones = (n: number) => `${n} milestone${n === 1 ? '' : 's'}`;
+
 /**
  * A page of the roadmap in display order. A first page that leaves milestones for later starts a
  * walk (./roadmap-walks.ts): its cursor serves each milestone once, whatever moves meanwhile.
@@ -153,7 +155,7 @@ export async function createMilestone(
     }
     const position = input.position ?? count + 1;
     if (position > count + 1)
-      throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${count} milestones.`);
+      throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${milestones(count)}.`);
     if (position <= count) await shiftPositions(tem, projectId, 1, position, count);
     const status = input.status ?? 'planned';
     const milestone = tem.create(Milestone, {
@@ -184,7 +186,7 @@ export async function updateMilestone(
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
     if (input.position !== undefined && input.position !== milestone.position) {
       if (input.position > count)
-        throw unprocessable(`position must be between 1 and ${count}: the roadmap has ${count} milestones.`);
+        throw unprocessable(`position must be between 1 and ${count}: the roadmap has ${milestones(count)}.`);
       const from = milestone.position;
       if (input.position > from) await shiftPositions(tem, projectId, -1, from + 1, input.position);
       else await shiftPositions(tem, projectId, 1, input.position, from - 1);

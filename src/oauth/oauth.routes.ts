@@ -8,7 +8,7 @@
  * application (src/web/consent.pages.ts): /authorize records the request and sends the browser there.
  */
 import { ipKeyGenerator } from 'express-rate-limit';
-import { Router, urlencoded, type ErrorRequestHandler, type Request, type Response } from 'express';
+import { json, Router, urlencoded, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
@@ -99,6 +99,47 @@ async function inOAuthTerms<T>(log: Logger, work: () => Promise<T>): Promise<T> 
     log.error('OAuth request failed', { error: err });
     throw err;
   }
+}
+
+/** What is wrong with a token request's form, before the SDK's handler reads it, if anything. */
+function tokenRequestProblem(body: unknown): { code: string; message: string } | undefined {
+  if (!body || typeof body !== 'object')
+    return { code: 'invalid_request', message: 'Send the token request as application/x-www-form-urlencoded.' };
+  const form = body as Record<string, unknown>;
+  if (form.grant_type === undefined)
+    return { code: 'invalid_request', message: 'grant_type is required: authorization_code.' };
+  if (form.grant_type !== 'authorization_code')
+    return {
+      code: 'unsupported_grant_type',
+      message:
+        'This server grants authorization_code only, and issues no refresh tokens: sign in again when a key expires.',
+    };
+  for (const [name, what] of [
+    ['client_id', 'the client_id the client registered with'],
+    ['code', 'the code the redirect carried'],
+    ['code_verifier', 'the PKCE verifier whose SHA-256 was the code_challenge'],
+  ] as const)
+    if (typeof form[name] !== 'string') return { code: 'invalid_request', message: `${name} is required: ${what}.` };
+  return undefined;
+}
+
+/** What is wrong with a registration's essentials, before the SDK's handler reads it, if anything. */
+function registrationProblem(body: unknown): { code: string; message: string } | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    return { code: 'invalid_client_metadata', message: 'Send the registration as a JSON object (application/json).' };
+  const doc = body as Record<string, unknown>;
+  const uris = doc.redirect_uris;
+  if (!Array.isArray(uris) || uris.length === 0 || uris.some((u) => typeof u !== 'string'))
+    return { code: 'invalid_client_metadata', message: 'redirect_uris is required: a list of 1 to 10 URIs.' };
+  for (const name of ['client_name', 'client_uri', 'token_endpoint_auth_method', 'scope'] as const)
+    if (doc[name] !== undefined && typeof doc[name] !== 'string')
+      return { code: 'invalid_client_metadata', message: `${name}: a string, if given.` };
+  for (const name of ['grant_types', 'response_types'] as const) {
+    const list = doc[name];
+    if (list !== undefined && (!Array.isArray(list) || list.some((v) => typeof v !== 'string')))
+      return { code: 'invalid_client_metadata', message: `${name}: a list of strings, if given.` };
+  }
+  return undefined;
 }
 
 /** An OAuth error response (RFC 6749 §5.2), never cached. */
@@ -231,6 +272,18 @@ export function oauthRouter(deps: {
     next();
   });
   router.use('/authorize', authorizationHandler({ provider }));
+  // The SDK's handlers answer a malformed request with their schema library's dump: the common
+  // mistakes are answered first, in a sentence (RFC 6749 §5.2, RFC 7591 §3.2.2).
+  router.post('/token', urlencoded({ extended: false, limit: '16kb' }), (req, res, next) => {
+    const refusal = tokenRequestProblem(req.is('application/x-www-form-urlencoded') ? req.body : undefined);
+    if (refusal) return oauthError(res, 400, refusal);
+    next();
+  });
+  router.post('/register', json({ limit: '100kb' }), (req, res, next) => {
+    const refusal = registrationProblem(req.is('application/json') ? req.body : undefined);
+    if (refusal) return oauthError(res, 400, refusal);
+    next();
+  });
   // Token and revocation requests are counted per client (hosted connectors exchange codes for
   // many people from a few addresses); registrations, which make clients, per address.
   const perClient = {

@@ -76,8 +76,11 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
       await putFlash(req.em, sessionSecret(req), { newKey: { id: key.id, token } } satisfies NewKeyFlash);
       res.redirect(303, '/settings/keys/created');
     } catch (err) {
-      if (err instanceof ProblemError && (err.status === 400 || err.status === 409))
-        return form(req, res, { form: sent, errors: [err.detail], status: err.status });
+      if (err instanceof ProblemError && (err.status === 400 || err.status === 409)) {
+        // A refused date belongs beside the date field.
+        const field = sent.expiry === 'date' && /date/.test(err.detail) ? 'Expiry date: ' : '';
+        return form(req, res, { form: sent, errors: [`${field}${err.detail}`], status: err.status });
+      }
       throw err;
     }
   }

@@ -208,7 +208,7 @@ function commands(key: ApiKey, token: string, publicUrl: string): Html {
     blocks.push([
       'cmd-claude',
       'Claude Code',
-      `claude mcp add --transport http shipyard ${api}/mcp --header "Authorization: Bearer ${token}"`,
+      `claude mcp add --transport http shipyard ${api}/mcp --header "Authorization: Bearer $KEY"`,
     ]);
     blocks.push([
       'cmd-cursor',
@@ -224,7 +224,8 @@ function commands(key: ApiKey, token: string, publicUrl: string): Html {
     ]);
   }
   return html`<section aria-labelledby="commands-heading"><h2 id="commands-heading">Use it now</h2>
-        <p class="hint">Each holds the key: keep them private, as the key itself.</p>
+        <p class="hint">Each holds the key: keep them private, as the key itself. Keep the JSON files out of
+          version control (add them to <code>.gitignore</code>), or put the key in an environment variable there.</p>
         ${blocks.map(
           ([id, title, text]) => html`<h3>${title}</h3>
         <pre id="${id}">${text}</pre>

@@ -163,7 +163,10 @@ document.querySelectorAll('[data-expiry]').forEach((select) => {
   const sync = () => {
     date.hidden = select.value !== 'date';
     if (select.value === 'date') {
-      preview.textContent = dateInput.value ? 'The key expires at the end of ' + dateInput.value + ' (UTC).' : 'Choose the date below.';
+      const v = dateInput.value;
+      preview.textContent = !v ? 'Choose the date below.'
+        : v < dateInput.min || v > dateInput.max ? 'Choose a date from ' + dateInput.min + ' to ' + dateInput.max + '.'
+        : 'The key expires at the end of ' + v + ' (UTC).';
     } else {
       const at = new Date(Date.now() + Number(select.value) * 86400000).toISOString().slice(0, 10);
       preview.textContent = 'The key expires on ' + at + ' (UTC).';

@@ -80,7 +80,7 @@ export function webRouter(opts: {
         .type('html')
         .send(
           page(
-            'Shipyard',
+            'Projects, roadmaps and build logs',
             req.web!.user,
             req.web!.csrf,
             home(req.web!.user !== undefined, opts.oauthIssuer !== undefined),
