@@ -164,6 +164,35 @@ describe.skipIf(!available)('OAuth sign-in in Chromium', { timeout: 120_000 }, (
     await client.close();
   });
 
+  it("signs the API reference's try-it in: Authorize, approve, and the key is the person's", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${site}/docs`);
+    await page.getByRole('heading', { name: 'Shipyard API' }).waitFor();
+    const opened = context.waitForEvent('page');
+    await page
+      .getByRole('button', { name: /Authorize via oauth2/ })
+      .first()
+      .click();
+    const popup = await opened;
+    await signInThere(popup);
+    await popup.getByRole('heading', { name: /Connect The Shipyard API reference/ }).waitFor();
+    await popup.getByRole('button', { name: 'Approve' }).click();
+    // The reference reads the code from its window, exchanges it, and fills in the bearer token.
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('input')].some((i) => /^shipyard_pat_[0-9A-Za-z]{38}$/.test(i.value)),
+      undefined,
+      { timeout: 15_000 },
+    );
+    const keys = await context.newPage();
+    await keys.goto(`${site}/settings/keys`);
+    expect(await keys.locator('body').textContent()).toMatch(
+      /The Shipyard API reference \(\/docs\)\s+connected through OAuth/,
+    );
+    await context.close();
+  });
+
   for (const scheme of ['light', 'dark'] as const) {
     it(`shows the consent screen in ${scheme} mode without a serious axe-core violation`, async () => {
       const agent = new Agent();

@@ -142,6 +142,17 @@ function registrationProblem(body: unknown): { code: string; message: string } |
   return undefined;
 }
 
+/** The API reference's "Authorize" (src/web/docs.page.ts): this site's own public client. */
+const REFERENCE_CLIENT_ID = 'shipyard-reference';
+const referenceClient = (site: OAuthSite) => ({
+  client_id: REFERENCE_CLIENT_ID,
+  client_name: 'The Shipyard API reference (/docs)',
+  redirect_uris: [`${site.issuer}/docs/oauth-callback`],
+  grant_types: ['authorization_code'],
+  response_types: ['code'],
+  token_endpoint_auth_method: 'none',
+});
+
 /** An OAuth error response (RFC 6749 §5.2), never cached. */
 function oauthError(res: Response, status: number, refusal: { code: string; message: string }): void {
   res.status(status).set('Cache-Control', 'no-store').json({ error: refusal.code, error_description: refusal.message });
@@ -165,11 +176,14 @@ export function oauthRouter(deps: {
 
   const provider: OAuthServerProvider = {
     clientsStore: {
-      // A client_id that is an https URL names its metadata document; any other was registered here.
+      // A client_id that is an https URL names its metadata document; the API reference's is this
+      // site's own; any other was registered here.
       getClient: async (id) =>
-        (id.startsWith('https://')
-          ? await inOAuthTerms(log, () => documents.client(id))
-          : await findClient(em(), id)) as OAuthClientInformationFull | undefined,
+        (id === REFERENCE_CLIENT_ID
+          ? referenceClient(site)
+          : id.startsWith('https://')
+            ? await inOAuthTerms(log, () => documents.client(id))
+            : await findClient(em(), id)) as OAuthClientInformationFull | undefined,
       registerClient: (client) =>
         inOAuthTerms(log, async () => (await registerClient(em(), client)) as OAuthClientInformationFull),
     },

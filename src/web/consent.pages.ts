@@ -17,6 +17,7 @@ import { field } from './web-handler.js';
 const EXPIRY_DAYS = [
   ['7', '7 days'],
   ['30', '30 days'],
+  ['60', '60 days'],
   ['90', '90 days'],
   ['365', 'One year'],
 ] as const;

@@ -64,7 +64,22 @@ Scalar.createApiReference('#reference-root', {
   hideClientButton: true,
   documentDownloadType: 'json',
   persistAuth: false,
-  authentication: { preferredSecurityScheme: 'bearerAuth' },
+  authentication: {
+    preferredSecurityScheme: 'bearerAuth',
+    // "Authorize" signs in as this site's own public client: the person approves on the consent
+    // screen, and the key it gives is listed on Settings → Manage API keys.
+    securitySchemes: {
+      oauth2: {
+        flows: {
+          authorizationCode: {
+            'x-scalar-client-id': 'shipyard-reference',
+            'x-scalar-redirect-uri': location.origin + '/docs/oauth-callback',
+            'x-usePkce': 'SHA-256',
+          },
+        },
+      },
+    },
+  },
   proxyUrl: '',
   externalUrls: { dashboardUrl: '', registryUrl: '', proxyUrl: '', apiBaseUrl: '' },
   plugins: [() => ({

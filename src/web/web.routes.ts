@@ -102,6 +102,20 @@ export function webRouter(opts: {
   router.get('/admin/moderation', signedIn(moderation.show));
   router.post('/admin/moderation', signedIn(moderation.act));
   router.get('/docs', wrap(docsPage));
+  // Where the API reference's sign-in window lands: the reference reads the code from its address.
+  router.get(
+    '/docs/oauth-callback',
+    (req, res) =>
+      void res.type('html').send(
+        page(
+          'Signing in',
+          req.web!.user,
+          req.web!.csrf,
+          html`<h1>Signing in to the API reference</h1><p>This window closes by itself; if it stays, close it and go back to
+      <a href="/docs">the API reference</a>.</p>`,
+        ),
+      ),
+  );
   if (opts.oauthIssuer) {
     const consent = consentPages(opts.contract['x-scopes'], opts.oauthIssuer, opts.keyMaxDays);
     router.get('/oauth/consent', signedIn(consent.show));
