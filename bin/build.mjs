@@ -132,8 +132,9 @@ function isRunning(pid) {
 }
 
 /** Builds when a source, or npm's install record, is newer than dist/ (or dist/ is missing); otherwise does nothing. */
-export async function ensureBuilt() {
+export async function ensureBuilt(onBuild = () => undefined) {
   if (builtAt() >= newestSource()) return false;
+  onBuild();
   await build();
   return true;
 }

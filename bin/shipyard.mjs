@@ -33,11 +33,32 @@ function runChild(nodeArgs, { channel = false } = {}) {
   child.on('exit', (code, signal) => process.exit(code ?? 128 + (constants.signals[signal] ?? 0)));
 }
 
+/**
+ * Before the slow work (a build, the database, migrations): a port someone else holds is said at
+ * once, with how to choose another, instead of as a raw EADDRINUSE a minute later.
+ */
+async function portFree() {
+  const { createServer } = await import('node:net');
+  const port = Number(process.env.PORT || 3000);
+  const host = process.env.HOST || '0.0.0.0';
+  if (!Number.isInteger(port) || port < 0 || port > 65535) return; // the server's own check says why
+  await new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (err) => {
+      if (err.code !== 'EADDRINUSE') return resolve();
+      process.stderr.write(`shipyard: port ${port} is in use (another server?): choose another, e.g. PORT=${port + 1} make run\n`);
+      process.exit(1);
+    });
+    probe.listen(port, host, () => probe.close(resolve));
+  });
+}
+
 if (args.length === 1 && args[0] === 'serve') {
   // `serve` (also `npm start`, so `make run`): the server, dist/src/main.js, with its node options
   // (bin/server-options.mjs); node options given to the launcher come last and win.
   const [{ ensureBuilt }, { serverNodeOptions }] = await Promise.all([import('./build.mjs'), import('./server-options.mjs')]);
-  await ensureBuilt();
+  await portFree();
+  await ensureBuilt(() => process.stderr.write('shipyard: building the server (a first start, or the source changed)…\n'));
   // It stops when this launcher ends, however it ends: it holds a channel to it (src/main.ts).
   runChild([...serverNodeOptions(), ...process.execArgv, projectFile('../dist/src/main.js'), '--launcher-channel'], { channel: true });
 } else if (!process.execArgv.includes('--single-threaded')) {

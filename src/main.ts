@@ -33,6 +33,11 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
   const passwords = startPasswordThread({
     onEnded: (error) => log.error('the password check thread ended', { error }),
   });
+  log.info(
+    config.databaseUrl
+      ? 'opening PostgreSQL and applying migrations'
+      : 'opening the embedded database and applying migrations (a first start takes longest)',
+  );
   const opening = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,

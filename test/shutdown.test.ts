@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './harness.js';
@@ -150,4 +150,26 @@ describe('graceful shutdown', () => {
       }
     }, 60_000);
   }
+});
+
+describe('starting on a port another process holds', () => {
+  it('says so at once, with how to choose another, before building or opening anything', async () => {
+    const { dataDir, port, env } = await ownServer('shipyard-busy-');
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(port, '0.0.0.0', r));
+    try {
+      const launcher = spawn('bin/shipyard', ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      launcher.stderr.on('data', (d) => (err += d));
+      const code = await new Promise<number | null>((r) => launcher.on('exit', r));
+      expect(code).toBe(1);
+      expect(err).toContain(
+        `shipyard: port ${port} is in use (another server?): choose another, e.g. PORT=${port + 1} make run`,
+      );
+      expect(err).not.toContain('building');
+    } finally {
+      await new Promise((r) => holder.close(r));
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
