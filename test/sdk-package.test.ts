@@ -21,10 +21,11 @@ const run = promisify(execFile);
 
 let t: TestServer;
 let project: string;
+let tarball: string;
 beforeAll(async () => {
   t = await startServer();
   project = mkdtempSync(join(tmpdir(), 'shipyard-sdk-user-'));
-  const tarball = (await run(process.execPath, ['--import', 'tsx', 'codegen/sdk/build.ts'])).stdout
+  tarball = (await run(process.execPath, ['--import', 'tsx', 'codegen/sdk/build.ts'])).stdout
     .trim()
     .split('\n')
     .at(-1)!;
@@ -75,14 +76,6 @@ function proxy(target: string, dropAnswer: (method: string, path: string, n: num
 describe('the SDK package', () => {
   it('type-checks under tsc --strict: typed data, errors, options and pagination; response needs no `!`', async () => {
     writeFileSync(join(project, 'use.ts'), TYPED_USE);
-    // The README's five-line start, as written there.
-    const readme = readFileSync('README.md', 'utf8');
-    const start = /### The specification and the SDK[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(start).toContain('createShipyard');
-    writeFileSync(
-      join(project, 'readme.ts'),
-      `declare const process: { env: Record<string, string | undefined> };\n${start}`,
-    );
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
@@ -95,13 +88,36 @@ describe('the SDK package', () => {
           lib: ['es2022', 'dom', 'dom.iterable'],
           types: [],
         },
-        files: ['use.ts', 'readme.ts'],
+        files: ['use.ts'],
       }),
     );
     const tsc = join(process.cwd(), 'node_modules/typescript/bin/tsc');
     const checked = await run(process.execPath, [tsc, '-p', '.'], { cwd: project }).catch((e) => e);
     expect(`${checked.stdout ?? ''}${checked.stderr ?? ''}`).toBe('');
   }, 60_000);
+
+  it("runs the README's start exactly as shown: npm init -y, the install, node app.mjs", async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('### The specification and the SDK'));
+    const commands = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
+    expect(commands).toContain('npm init -y');
+    expect(commands).toContain('node app.mjs');
+    const app = /```js\n\/\/ app\.mjs\n([\s\S]*?)```/.exec(section)![1]!;
+    const fresh = mkdtempSync(join(tmpdir(), 'shipyard-readme-'));
+    try {
+      await run('npm', ['init', '-y'], { cwd: fresh });
+      await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], { cwd: fresh });
+      writeFileSync(join(fresh, 'app.mjs'), app);
+      const owner = await userWithKey(t, ['projects.read', 'projects.write']);
+      const { stdout } = await run(process.execPath, ['app.mjs'], {
+        cwd: fresh,
+        env: { ...process.env, KEY: owner.token, SHIPYARD_URL: t.baseUrl },
+      });
+      expect(stdout).toBe('403 jobs.read\nDifference Engine true\n');
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('answers every error status with a typed ShipyardError, and never shows the key', async () => {
     const ada = await userWithKey(t, ['profile.read', 'projects.read', 'projects.write']);

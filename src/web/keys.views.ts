@@ -32,13 +32,13 @@ const when = (text: string) => html`<span class="nowrap">${text}</span>`;
 export type Form = { name?: string; scopes?: string[]; expiry?: string; expiresOn?: string };
 
 /** The scopes by area, in the contract's order: read and write side by side. */
-const AREAS: readonly (readonly [prefix: string, legend: string])[] = [
-  ['content', 'Posts and comments'],
-  ['jobs', 'Jobs'],
-  ['profile', 'Profiles'],
-  ['projects', 'Projects, roadmaps and build logs'],
-  ['github', 'GitHub Insight'],
-  ['radar', 'Opportunity radar'],
+const AREAS: readonly { prefix: string; legend: string }[] = [
+  { prefix: 'content', legend: 'Posts and comments' },
+  { prefix: 'jobs', legend: 'Jobs' },
+  { prefix: 'profile', legend: 'Profiles' },
+  { prefix: 'projects', legend: 'Projects, roadmaps and build logs' },
+  { prefix: 'github', legend: 'GitHub Insight' },
+  { prefix: 'radar', legend: 'Opportunity radar' },
 ];
 
 /** Starting points for the form (`?preset=…`), without JavaScript. */
@@ -162,9 +162,9 @@ export function createForm(
           <p class="hint">Start from a preset:
             ${Object.entries(PRESETS).map(([id, p], i) => html`${i ? ' · ' : ''}<a href="/settings/keys/new?preset=${id}">${p.label}</a>`)}</p>
           ${AREAS.map(
-            ([area, legend]) => html`<fieldset class="scope-area"><legend>${legend}</legend>
+            ({ prefix, legend }) => html`<fieldset class="scope-area"><legend>${legend}</legend>
             ${scopes
-              .filter((s) => s.id.startsWith(`${area}.`))
+              .filter((s) => s.id.startsWith(`${prefix}.`))
               .map(
                 (s) =>
                   html`<label><input type="checkbox" name="scopes" value="${s.id}" ${chosen.has(s.id) ? raw('checked') : ''}> <span>${s.label} <span class="hint">(${s.id}) ${s.description}</span></span></label>`,
