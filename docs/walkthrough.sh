@@ -15,8 +15,13 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # One call: prints the answer; stops the walk-through on an error status, saying which.
 call() {
-  local out status
-  out=$(curl -sS -w '\n%{http_code}' -H "Authorization: Bearer $KEY" "$@")
+  local out status rc=0
+  out=$(curl -sS -w '\n%{http_code}' -H "Authorization: Bearer $KEY" "$@") || rc=$?
+  if ((rc == 7)); then
+    printf 'Nothing answers at %s: is the server running (make run)? On another port, set PORT=… (or SHIPYARD_URL=…).\n' "$API" >&2
+    return 1
+  fi
+  ((rc == 0)) || return "$rc"
   status=${out##*$'\n'}
   out=${out%$'\n'*}
   if ((status >= 400)); then

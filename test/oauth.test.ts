@@ -260,6 +260,10 @@ describe('an MCP client that has only the URL', () => {
       body: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
     });
     expect(after.status).toBe(401);
+    // The way out for a key an app was given: sign in again from the app, not the keys page.
+    expect(((await after.json()) as { error: { message: string } }).error.message).toBe(
+      'Unauthorized: The API key has been revoked. It was given to this app through OAuth sign-in: sign in again from the app.',
+    );
     expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
     expect(after.headers.get('www-authenticate')).toContain('resource_metadata=');
     await client.close();

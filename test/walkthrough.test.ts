@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, type TestServer } from './harness.js';
+import { freePort, startServer, userWithKey, type TestServer } from './harness.js';
 
 // Asynchronous on purpose: the server under test runs in this process and must keep answering.
 const run = promisify(execFile);
@@ -47,5 +47,16 @@ describe('the README walk-through', () => {
     }).catch((e: { code: number; stderr: string }) => e);
     expect((failed as { code: number }).code).not.toBe(0);
     expect((failed as { stderr: string }).stderr).toMatch(/^HTTP 403 from .*\/api\/v1\/projects\n/);
+  }, 60_000);
+
+  it('says where it looked, and how to point it elsewhere, when nothing answers there', async () => {
+    const port = await freePort();
+    const failed = await run('bash', ['docs/walkthrough.sh'], {
+      env: { ...process.env, KEY: 'shipyard_pat_x', PORT: String(port), SHIPYARD_URL: '' },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect((failed as { code: number }).code).not.toBe(0);
+    expect((failed as { stderr: string }).stderr).toContain(
+      `Nothing answers at http://localhost:${port}/api/v1: is the server running (make run)? On another port, set PORT=`,
+    );
   }, 60_000);
 });

@@ -25,6 +25,8 @@ export type CachedKey = {
   expiresAt: Date;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  /** Handed to an app through OAuth sign-in: the way to a new one is to sign in again. */
+  viaOAuth: boolean;
 };
 
 /** Process-wide key events: `revoked` (keyId) drops that key from every cache in this process. */

@@ -134,6 +134,7 @@ async function readKey(
     expiresAt: row.expiresAt,
     revokedAt: row.revokedAt ?? null,
     lastUsedAt: row.lastUsedAt ?? null,
+    viaOAuth: Boolean(row.oauthClientId),
   };
   cache?.set(tokenHash, key, generation);
   return key;
@@ -161,8 +162,10 @@ export async function authenticateToken(
   const tokenHash = hashToken(token);
   const key = cache?.get(tokenHash) ?? (await readKey(em, tokenHash, cache));
   // A key that stopped working says where to make the next one (PUBLIC_URL's Settings → Manage API keys).
-  const wayOut = keysPage ? ` Make a new key under Settings → Manage API keys: ${keysPage}` : '';
-  if (!key) throw invalidToken(`The API key is not known: check that it was copied whole.${wayOut}`);
+  const newKey = keysPage ? ` Make a new key under Settings → Manage API keys: ${keysPage}` : '';
+  if (!key) throw invalidToken(`The API key is not known: check that it was copied whole.${newKey}`);
+  // A key an app was given through OAuth is renewed by signing in again, from the app.
+  const wayOut = key.viaOAuth ? ' It was given to this app through OAuth sign-in: sign in again from the app.' : newKey;
   const now = new Date();
   if (key.revokedAt) throw invalidToken(`The API key has been revoked.${wayOut}`);
   if (key.userDisabled) throw invalidToken('The account this API key belongs to is disabled.');
