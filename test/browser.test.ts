@@ -10,7 +10,6 @@
  * run; elsewhere it is skipped with a message saying how to install it.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { execFile } from 'node:child_process';
@@ -18,6 +17,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServer, raw, uniqueName, type TestServer } from './harness.js';
+import { seriousViolations } from './axe.js';
 import { createUser } from '../src/users/users.service.js';
 import { Post } from '../src/posts/post.entity.js';
 import { Comment } from '../src/comments/comment.entity.js';
@@ -85,20 +85,7 @@ async function createKey(page: Page, name: string, scopeLabels: string[]): Promi
   return (await page.getByTestId('new-token').textContent())!.trim();
 }
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 type Scheme = 'light' | 'dark';
-
-/** axe-core's serious and critical violations on the page as it is (injected: the context must bypass the CSP). */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
-  return page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run: (d: Document) => Promise<{ violations: any[] }> } }).axe.run;
-    const { violations } = await run(document);
-    return violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n: { target: string[] }) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 /** The pages a signed-in person sees, in order, each reached as a person would. */
 async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>): Promise<void> {

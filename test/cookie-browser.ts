@@ -1,4 +1,5 @@
 /** A browser's cookie jar over fetch for the web application's pages: it follows nothing, so each step is checked. */
+import { uniqueName } from './harness.js';
 export class Browser {
   cookies = new Map<string, string>();
   constructor(
@@ -40,4 +41,18 @@ export class Browser {
     if (token) this.token = token;
     return { status: res.status, location: res.headers.get('location'), text, headers: res.headers };
   }
+}
+
+/** A new account, signed up through the web form: its browser (signed in) and its username. */
+export async function signedUpBrowser(base: string): Promise<{ b: Browser; username: string; status: number }> {
+  const b = new Browser(base);
+  await b.get('/signup');
+  const username = uniqueName();
+  const res = await b.post('/signup', {
+    _csrf: b.csrf(),
+    username,
+    email: `${username}@example.test`,
+    password: 'a long enough password',
+  });
+  return { b, username, status: res.status };
 }

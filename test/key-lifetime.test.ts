@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { startServer, uniqueName, raw, userWithKey, type TestServer } from './harness.js';
-import { Browser } from './cookie-browser.js';
+import { startServer, raw, userWithKey, type TestServer } from './harness.js';
+import { type Browser, signedUpBrowser } from './cookie-browser.js';
 import { loadConfig } from '../src/config.js';
 
 let t: TestServer;
@@ -20,16 +20,7 @@ afterAll(async () => {
 });
 
 async function person(): Promise<Browser> {
-  const b = new Browser(t.baseUrl);
-  await b.get('/signup');
-  const username = uniqueName();
-  await b.post('/signup', {
-    _csrf: b.csrf(),
-    username,
-    email: `${username}@example.test`,
-    password: 'a long enough password',
-  });
-  return b;
+  return (await signedUpBrowser(t.baseUrl)).b;
 }
 
 describe('KEY_MAX_DAYS', () => {

@@ -18,8 +18,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, uniqueName } from './harness.js';
-import { Browser } from './cookie-browser.js';
+import { freePort } from './harness.js';
+import { signedUpBrowser } from './cookie-browser.js';
 
 const run = promisify(execFile);
 const cli = join(
@@ -84,15 +84,7 @@ beforeAll(async () => {
 
 /** A key made as a newcomer makes it: sign up, Settings → Manage API keys, the MCP scopes. */
 async function keyFromTheWeb(base: string): Promise<string> {
-  const b = new Browser(base);
-  await b.get('/signup');
-  const username = uniqueName();
-  await b.post('/signup', {
-    _csrf: b.csrf(),
-    username,
-    email: `${username}@example.test`,
-    password: 'a long enough password',
-  });
+  const { b } = await signedUpBrowser(base);
   await b.get('/settings/keys/new');
   const made = await b.post('/settings/keys', {
     _csrf: b.csrf(),

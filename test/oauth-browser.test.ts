@@ -10,14 +10,14 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { startServer, uniqueName, type TestServer } from './harness.js';
+import { Agent } from './oauth-agent.js';
+import { seriousViolations } from './axe.js';
 import { createUser } from '../src/users/users.service.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -25,7 +25,6 @@ const available = existsSync(CHROMIUM);
 if (!available && process.env.REQUIRE_BROWSER === '1')
   throw new Error(`REQUIRE_BROWSER=1 but there is no Chromium at ${CHROMIUM}`);
 const SHOTS = 'test-results/screenshots';
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 let t: TestServer;
 let browser: Browser;
@@ -58,51 +57,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-class Agent implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  get redirectUrl() {
-    return redirectUrl;
-  }
-  get clientMetadata() {
-    return { client_name: 'Browser agent', redirect_uris: [redirectUrl], token_endpoint_auth_method: 'none' };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
-  return page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run: (d: Document) => Promise<{ violations: any[] }> } }).axe.run;
-    const { violations } = await run(document);
-    return violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n: { target: string[] }) => n.target.join(' ')).join(', ')}`);
-  });
-}
-
 /** A person with an account, signing in on the page the sign-in sends them to. */
 async function signInThere(page: Page) {
   const username = uniqueName();
@@ -120,7 +74,7 @@ async function signInThere(page: Page) {
 
 describe.skipIf(!available)('OAuth sign-in in Chromium', { timeout: 120_000 }, () => {
   it('signs in, unticks a scope, approves, and the client gets a key with what was left ticked', async () => {
-    const agent = new Agent();
+    const agent = new Agent({ redirect: () => redirectUrl, name: 'Browser agent' });
     const mcpUrl = `${site}/api/v1/mcp`;
     expect(await auth(agent, { serverUrl: mcpUrl })).toBe('REDIRECT');
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
@@ -195,7 +149,7 @@ describe.skipIf(!available)('OAuth sign-in in Chromium', { timeout: 120_000 }, (
 
   for (const scheme of ['light', 'dark'] as const) {
     it(`shows the consent screen in ${scheme} mode without a serious axe-core violation`, async () => {
-      const agent = new Agent();
+      const agent = new Agent({ redirect: () => redirectUrl, name: 'Browser agent' });
       expect(await auth(agent, { serverUrl: `${site}/api/v1/mcp` })).toBe('REDIRECT');
       const context = await browser.newContext({ colorScheme: scheme, bypassCSP: true });
       const page = await context.newPage();

@@ -13,10 +13,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { startServer, uniqueName, type TestServer } from './harness.js';
-import { Browser } from './cookie-browser.js';
+import { type Browser, signedUpBrowser } from './cookie-browser.js';
+import { Agent } from './oauth-agent.js';
 import { ClientMetadataDocuments } from '../src/oauth/client-metadata.js';
 
 const REDIRECT = 'http://127.0.0.1:53683/callback';
@@ -75,58 +75,19 @@ function document(path: string, fields: Record<string, unknown> = {}): string {
   return id;
 }
 
-class Agent implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  constructor(readonly clientMetadataUrl: string) {}
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata() {
-    return { client_name: 'Metadata agent', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
 async function signedIn(): Promise<Browser> {
-  const b = new Browser(t.baseUrl);
-  await b.get('/signup');
-  const username = uniqueName();
-  await b.post('/signup', {
-    _csrf: b.csrf(),
-    username,
-    email: `${username}@example.test`,
-    password: 'a long enough password',
-  });
+  const { b } = await signedUpBrowser(t.baseUrl);
   await b.get('/settings/keys');
   return b;
 }
 
 describe('a client named by its metadata document', () => {
   it('signs in without registering: the consent names the document, and the key is made', async () => {
-    const agent = new Agent(document('/clients/agent.json'));
+    const agent = new Agent({
+      redirect: REDIRECT,
+      name: 'Metadata agent',
+      clientMetadataUrl: document('/clients/agent.json'),
+    });
     expect(await auth(agent, { serverUrl: `${site}/api/v1/mcp` })).toBe('REDIRECT');
     expect(agent.authorizationUrl!.searchParams.get('client_id')).toBe(agent.clientMetadataUrl);
     const b = await signedIn();

@@ -10,12 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { freePort, uniqueName } from './harness.js';
 import { Browser } from './cookie-browser.js';
+import { Agent } from './oauth-agent.js';
 
 const REDIRECT = 'http://127.0.0.1:53684/callback';
 let server: ChildProcess;
@@ -51,40 +51,6 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-class Agent implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata() {
-    return { client_name: 'Served agent', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
 describe('OAuth sign-in on the service as `make run` starts it', () => {
   it('goes from a bare 401 to a key, uses it, and loses it when revoked on the keys page', async () => {
     const mcpUrl = `${site}/api/v1/mcp`;
@@ -104,7 +70,7 @@ describe('OAuth sign-in on the service as `make run` starts it', () => {
       `Bearer resource_metadata="${site}/.well-known/oauth-protected-resource/api/v1/mcp"`,
     );
 
-    const agent = new Agent();
+    const agent = new Agent({ redirect: REDIRECT, name: 'Served agent' });
     expect(await auth(agent, { serverUrl: mcpUrl })).toBe('REDIRECT');
     const b = new Browser(site);
     const authorize = agent.authorizationUrl!;

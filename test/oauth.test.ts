@@ -7,16 +7,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { startServer, uniqueName, userWithKey, type TestServer } from './harness.js';
-import { Browser } from './cookie-browser.js';
+import { Browser, signedUpBrowser } from './cookie-browser.js';
+import { Agent } from './oauth-agent.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
 import { OAuthGrant } from '../src/oauth/oauth-grant.entity.js';
 import { OAuthClient } from '../src/oauth/oauth-client.entity.js';
@@ -37,61 +33,10 @@ afterAll(async () => {
 
 const REDIRECT = 'http://127.0.0.1:53682/callback';
 
-/** What an MCP client keeps between the steps of a sign-in (an in-memory OAuthClientProvider). */
-class Agent implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  constructor(readonly name = 'Test agent') {}
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: this.name,
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
 /** A person signed in to the web application, with a cookie jar. */
 async function person(): Promise<{ b: Browser; username: string }> {
-  const b = new Browser(t.baseUrl);
-  await b.get('/signup');
-  const username = uniqueName();
-  const res = await b.post('/signup', {
-    _csrf: b.csrf(),
-    username,
-    email: `${username}@example.test`,
-    displayName: 'OAuth Person',
-    password: 'a long enough password',
-  });
-  expect(res.status).toBe(303);
+  const { b, username, status } = await signedUpBrowser(t.baseUrl);
+  expect(status).toBe(303);
   await b.get('/settings/keys');
   return { b, username };
 }
@@ -207,7 +152,7 @@ describe('an MCP client that has only the URL', () => {
   });
 
   it('signs in through the SDK client, gets an ordinary key with what was ticked, uses it, and loses it on revocation', async () => {
-    const agent = new Agent('Claude (test)');
+    const agent = new Agent({ redirect: REDIRECT, name: 'Claude (test)' });
     expect(await auth(agent, { serverUrl: mcpUrl })).toBe('REDIRECT');
     const asked = agent.authorizationUrl!;
     expect(asked.searchParams.get('code_challenge_method')).toBe('S256');
