@@ -61,6 +61,11 @@ if (args.length === 1 && args[0] === 'serve') {
   await ensureBuilt(() => process.stderr.write('shipyard: building the server (a first start, or the source changed)…\n'));
   // It stops when this launcher ends, however it ends: it holds a channel to it (src/main.ts).
   runChild([...serverNodeOptions(), ...process.execArgv, projectFile('../dist/src/main.js'), '--launcher-channel'], { channel: true });
+} else if (args.length === 1 && args[0] === 'worker') {
+  // `worker`: the webhook worker alone (src/worker.ts), a long-running process like the server.
+  const [{ ensureBuilt }, { serverNodeOptions }] = await Promise.all([import('./build.mjs'), import('./server-options.mjs')]);
+  await ensureBuilt(() => process.stderr.write('shipyard: building (a first start, or the source changed)…\n'));
+  runChild([...serverNodeOptions(), ...process.execArgv, projectFile('../dist/src/worker.js')]);
 } else if (!process.execArgv.includes('--single-threaded')) {
   // Node 24 can deadlock while exiting: a V8 compile job on a background thread waits for a
   // garbage collection that the exiting main thread never runs (nodejs/node#54918, #64274). Seen

@@ -61,6 +61,9 @@ import type { AccountLimits } from './web/account.pages.js';
 import type { PasswordCheck } from './users/password-policy.js';
 import { GithubClient } from './github/github.client.js';
 import { SearchCache } from './search/search-cache.js';
+import { randomBytes } from 'node:crypto';
+import { SecretBox } from './webhooks/secrets.js';
+import type { WebhookSettings } from './webhooks/webhooks.service.js';
 import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 
 export type AppDeps = {
@@ -103,6 +106,8 @@ export type AppDeps = {
    * (src/users/password-thread.ts), so that checking one password never stalls other requests.
    */
   checkPassword: PasswordCheck;
+  /** How webhook secrets are sealed and where webhooks may go (by default: a key of this process's own, public URLs only). */
+  webhooks?: WebhookSettings;
 };
 
 export function createApp({
@@ -114,6 +119,7 @@ export function createApp({
   redis,
   changes,
   checkPassword,
+  webhooks = { box: new SecretBox(randomBytes(32)), urls: { allowLocal: false } },
 }: AppDeps): Express {
   const operations = listOperations(contract); // refuses to boot on an unguarded operation
   const base = basePath(contract);
@@ -186,7 +192,19 @@ export function createApp({
   });
   app.use(
     base,
-    restPipeline({ config, contract, operations, storage, limits, budget, failedAuth, keys, keysPage, problems }),
+    restPipeline({
+      config,
+      contract,
+      operations,
+      storage,
+      limits,
+      budget,
+      failedAuth,
+      keys,
+      keysPage,
+      problems,
+      webhooks,
+    }),
   );
   app.use((req, _res, next) => next(notInThisApi(req.path, base)));
   app.use(problems);
@@ -258,6 +276,7 @@ function webApplication(
 
 /** The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors. */
 function restPipeline(p: {
+  webhooks: WebhookSettings;
   config: AppDeps['config'];
   contract: OpenApiDocument;
   operations: Operation[];
@@ -295,6 +314,7 @@ function restPipeline(p: {
         searchCache: new SearchCache<SearchPage>((config.searchCacheSeconds ?? 10) * 1000),
         countsCacheSeconds: config.countsCacheSeconds ?? 60,
         keyMaxDays: config.keyMaxDays,
+        webhooks: p.webhooks,
       }),
     ),
   );

@@ -62,6 +62,14 @@ export type Config = {
   publicUrl: string;
   /** Browser origins besides PUBLIC_URL's that may call the MCP endpoint (MCP_ALLOWED_ORIGINS, comma-separated). */
   mcpAllowedOrigins: string[];
+  /** Run the webhook worker in this process (WEBHOOK_WORKER, default true; false when `shipyard worker` runs apart). */
+  webhookWorker: boolean;
+  /** Development and tests only: webhooks may go to http URLs and to this machine or private networks
+   *  (WEBHOOK_ALLOW_LOCAL_URLS, default false). */
+  webhookAllowLocalUrls: boolean;
+  /** The key that encrypts stored secrets such as webhook signing secrets (SECRET_KEY: 32 bytes as 64 hex
+   *  characters). Without it, one is made in DATA_DIR/secret.key; every instance must share it. Never logged. */
+  secretKey: Buffer | undefined;
 };
 
 function intFrom(name: string, value: string | undefined, fallback: number): number {
@@ -166,7 +174,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: level,
     publicUrl: (publicUrl ?? `http://localhost:${port}`).replace(/\/$/, ''),
     mcpAllowedOrigins: parseOrigins(env.MCP_ALLOWED_ORIGINS),
+    webhookWorker: bool('WEBHOOK_WORKER', env.WEBHOOK_WORKER, true),
+    webhookAllowLocalUrls: bool('WEBHOOK_ALLOW_LOCAL_URLS', env.WEBHOOK_ALLOW_LOCAL_URLS, false),
+    secretKey: secretKey(env.SECRET_KEY),
   };
+}
+
+function bool(name: string, value: string | undefined, fallback: boolean): boolean {
+  const v = value?.trim();
+  if (!v) return fallback;
+  if (v !== 'true' && v !== 'false') throw new Error(`${name} must be true or false, got '${v}'`);
+  return v === 'true';
+}
+
+/** SECRET_KEY: 32 random bytes as 64 hex characters (`openssl rand -hex 32`). Its value is never echoed. */
+function secretKey(value: string | undefined): Buffer | undefined {
+  const v = value?.trim();
+  if (!v) return undefined;
+  if (!/^[0-9a-fA-F]{64}$/.test(v))
+    throw new Error('SECRET_KEY must be 32 bytes as 64 hex characters (make one with: openssl rand -hex 32)');
+  return Buffer.from(v, 'hex');
 }
 
 /** `0` turns the setting off; anything else must be a positive whole number. */

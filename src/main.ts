@@ -19,6 +19,9 @@ import { sweepOAuth } from './oauth/oauth.service.js';
 import { LocalDiskStorage } from './media/storage.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { startPasswordThread } from './users/password-thread.js';
+import { loadSecretKey, SecretBox } from './webhooks/secrets.js';
+import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.js';
+import { sweepWebhookHistory, type WebhookSettings } from './webhooks/webhooks.service.js';
 
 /** The argument with which bin/shipyard.mjs says it holds a channel to the server (see launcherEnded). */
 const LAUNCHER_CHANNEL_ARG = '--launcher-channel';
@@ -51,7 +54,16 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
   });
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
-  const app = createApp({ orm: db.orm, config, log, redis, changes: db.changes, checkPassword: passwords.check });
+  const webhooks = webhookSettings(config);
+  const app = createApp({
+    orm: db.orm,
+    config,
+    log,
+    redis,
+    changes: db.changes,
+    checkPassword: passwords.check,
+    webhooks,
+  });
   const server = httpServer(app).listen(config.port, config.host);
   // No request may hold a connection for ever: headers within 20 s, the whole request within 60 s.
   server.headersTimeout = 20_000;
@@ -64,6 +76,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     throw err;
   });
   announce(config, log, db, redis !== undefined);
+  const worker = config.webhookWorker ? await runWebhookWorker(config, db, log, webhooks) : undefined;
   const stopSync =
     config.githubSyncIntervalMinutes > 0
       ? scheduleGithubSync(
@@ -81,6 +94,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
         : Promise.resolve(0),
     'idempotency records expired': (em) => sweepIdempotencyRecords(em),
     'OAuth grants and unused client registrations removed': (em) => sweepOAuth(em),
+    'webhook events and delivery logs older than 30 days removed': (em) => sweepWebhookHistory(em),
   });
   stopGracefully(server, log, {
     launcherGone,
@@ -89,11 +103,38 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
       stopSweep();
     },
     release: async () => {
+      await worker?.stop();
       if (redis?.isOpen) redis.destroy();
       await Promise.all([db.close(), passwords.stop()]);
     },
   });
   return server;
+}
+
+/** How webhook secrets are sealed (SECRET_KEY, or the key kept in DATA_DIR) and where webhooks may go. */
+export function webhookSettings(config: Config): WebhookSettings {
+  return {
+    box: new SecretBox(loadSecretKey(config.secretKey, config.dataDir)),
+    urls: { allowLocal: config.webhookAllowLocalUrls },
+  };
+}
+
+/** The webhook worker on this database (`shipyard serve` by default, or `shipyard worker` alone). */
+export async function runWebhookWorker(
+  config: Config,
+  db: Database,
+  log: Logger,
+  settings: WebhookSettings,
+): Promise<WebhookWorker> {
+  const worker = await startWebhookWorker({
+    orm: db.orm,
+    changes: db.changes,
+    log,
+    settings,
+    apiUrl: `${config.publicUrl}/api/v1`,
+  });
+  log.info('webhook worker started', { localUrlsAllowed: config.webhookAllowLocalUrls });
+  return worker;
 }
 
 /** The JSON line that says where everything is; a person at a terminal also gets one plain sentence. */

@@ -18,6 +18,8 @@ import { jobsHandlers } from './jobs/jobs.routes.js';
 import { githubHandlers } from './github/github.routes.js';
 import { radarHandlers } from './radar/radar.routes.js';
 import { moderationHandlers } from './moderation/moderation.routes.js';
+import { webhooksHandlers } from './webhooks/webhooks.routes.js';
+import type { WebhookSettings } from './webhooks/webhooks.service.js';
 import type { MediaStorage } from './media/storage.js';
 import type { MediaLimits } from './media/media.service.js';
 import type { RateLimits } from './kernel/limits.js';
@@ -33,6 +35,7 @@ export function allHandlers(
     searchCache: SearchCache<SearchPage>;
     countsCacheSeconds: number;
     keyMaxDays?: number;
+    webhooks: WebhookSettings;
   },
 ): Handlers {
   return {
@@ -49,6 +52,7 @@ export function allHandlers(
     ...githubHandlers,
     ...radarHandlers,
     ...moderationHandlers,
+    ...webhooksHandlers(deps.webhooks),
     ...mediaHandlers(deps.storage, deps.media),
   } satisfies Handlers;
 }

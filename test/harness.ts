@@ -28,6 +28,8 @@ import { GithubAccount } from '../src/github/github.entity.js';
 import { accountId } from './fake-github.js';
 import { createClient, type Client } from '../codegen/generated/api/client/index.js';
 import { SCOPE_IDS, type ScopeId } from '../src/kernel/scopes.js';
+import { SecretBox } from '../src/webhooks/secrets.js';
+import { type RetryPolicy, startWebhookWorker, type WebhookWorker } from '../src/webhooks/worker.js';
 
 /** Small, so the 413 is cheap to reach. */
 export const UPLOAD_MAX_BYTES = 256 * 1024;
@@ -43,6 +45,12 @@ export type TestServer = {
 };
 
 export type ServerOptions = {
+  /**
+   * Webhooks: `worker` runs the webhook worker beside the server (polling every half second);
+   * `allowLocal` lets webhooks go to http and loopback URLs (the operator's development setting);
+   * `retry` shortens the back-off; `secretKey` is shared by instances on one database.
+   */
+  webhooks?: { worker?: boolean; allowLocal?: boolean; retry?: Partial<RetryPolicy>; secretKey?: Buffer };
   contract?: OpenApiDocument;
   rateLimitPerMinute?: number;
   /** Where the service's log goes (every line, the access log included), instead of stderr. */
@@ -91,6 +99,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   const storage = new LocalDiskStorage(mediaDir);
   // The password policy on its own thread, as the server runs it.
   const passwords = startPasswordThread({ maxWaiting: opts.passwordChecksWaiting });
+  const webhooks = {
+    box: new SecretBox(opts.webhooks?.secretKey ?? randomBytes(32)),
+    urls: { allowLocal: opts.webhooks?.allowLocal ?? false },
+  };
   let app!: ReturnType<typeof createApp>;
   let headers!: ReturnType<typeof headerChecker>;
   const server: Server = await new Promise((resolve) => {
@@ -132,10 +144,22 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       changes: db.changes,
       contract: opts.contract,
       checkPassword: passwords.check,
+      webhooks,
     }),
   );
   headers = headerChecker(opts.contract ?? loadContract());
   const baseUrl = `http://127.0.0.1:${port}`;
+  const worker: WebhookWorker | undefined = opts.webhooks?.worker
+    ? await startWebhookWorker({
+        orm: db.orm,
+        changes: db.changes,
+        log,
+        settings: webhooks,
+        apiUrl: `${publicUrl ?? baseUrl}/api/v1`,
+        retry: opts.webhooks.retry,
+        pollSeconds: 0.5,
+      })
+    : undefined;
   return {
     baseUrl,
     apiUrl: `${baseUrl}/api/v1`,
@@ -143,6 +167,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
     storage,
     keyCache: app.locals.keyCache as KeyCache,
     close: async () => {
+      await worker?.stop();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       (app.locals.keyCache as KeyCache).close();

@@ -17,6 +17,9 @@ import { uploadMedia } from '../src/media/media.service.js';
 import { createJob } from '../src/jobs/jobs.service.js';
 import type { Actor } from '../src/kernel/actor.js';
 import { png } from './fixtures/images.js';
+import { createWebhook, pingWebhook } from '../src/webhooks/webhooks.service.js';
+import { SecretBox } from '../src/webhooks/secrets.js';
+import { randomBytes } from 'node:crypto';
 
 export async function operationRequest(t: TestServer, contract: OpenApiDocument, op: Operation) {
   const owner = await userWithKey(t);
@@ -39,6 +42,14 @@ export async function operationRequest(t: TestServer, contract: OpenApiDocument,
     employmentType: 'contract',
     applyUrl: 'https://jobs.example/1',
   });
+  const webhook = await createWebhook(
+    em.fork(),
+    actor,
+    project.id,
+    { url: 'http://127.0.0.1:9/hook', events: ['milestone.created'] },
+    { box: new SecretBox(randomBytes(32)), urls: { allowLocal: true } },
+  );
+  const delivery = await pingWebhook(em.fork(), actor, project.id, webhook.id);
   await linkProvenGithub(t, owner.user.id, 'octocat');
   const newcomer = uniqueName('n');
   await createUser(em, { username: newcomer, email: `${newcomer}@example.test` });
@@ -50,6 +61,8 @@ export async function operationRequest(t: TestServer, contract: OpenApiDocument,
     commentId: comment.id,
     mediaId: media.id,
     jobId: job.id,
+    webhookId: webhook.id,
+    deliveryId: delivery.id,
     username: memberName,
     kind: 'rocket',
   };
@@ -62,6 +75,8 @@ export async function operationRequest(t: TestServer, contract: OpenApiDocument,
     if (op.operationId === 'createPost') body.projectId = project.id;
     if (op.operationId === 'addProjectMember') body.username = newcomer;
     if (op.operationId === 'reorderMilestones') body.milestoneIds = [milestone.id];
+    // A public address that needs no DNS (TEST-NET-3, never routed): the example's host does not resolve offline.
+    if (typeof body.url === 'string' && op.path.includes('/webhooks')) body.url = 'https://203.0.113.10/hook';
   }
   if (item.requestBody?.content['multipart/form-data']) body = fileForm(png(4, 4));
   return { owner, path, body, params };

@@ -5,6 +5,8 @@
  * writes what Date#toISOString does. Each database here has one connection, so the statements it
  * prepared are the ones `pg_prepared_statements` lists.
  */
+import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from '../src/webhooks/webhook.entity.js';
+import { WebhookEvent } from '../src/outbox/event.entity.js';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
@@ -84,6 +86,10 @@ const tables = {
   KnownDevice,
   OAuthClient,
   OAuthGrant,
+  WebhookSubscription,
+  WebhookEvent,
+  WebhookDelivery,
+  WebhookAttempt,
 };
 
 describe('typed reads', () => {

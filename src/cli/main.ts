@@ -45,6 +45,13 @@ const COMMANDS: Record<string, Command> = {
       throw new UsageError('serve takes no options: the server reads its settings from the environment');
     },
   },
+  worker: {
+    usage: 'worker                                  run the webhook worker alone (PostgreSQL; see docs/webhooks.md)',
+    // bin/shipyard.mjs starts the worker for a bare `worker`; it is configured by its environment.
+    run: async () => {
+      throw new UsageError('worker takes no options: it reads its settings from the environment');
+    },
+  },
   migrate: {
     usage: 'migrate                                 apply pending database migrations',
     run: lazy('migrate'),

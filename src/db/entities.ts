@@ -15,6 +15,8 @@ import { Session } from '../sessions/session.entity.js';
 import { KnownDevice } from '../sessions/known-device.entity.js';
 import { OAuthClient } from '../oauth/oauth-client.entity.js';
 import { OAuthGrant } from '../oauth/oauth-grant.entity.js';
+import { WebhookEvent } from '../outbox/event.entity.js';
+import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from '../webhooks/webhook.entity.js';
 
 export const entities = [
   User,
@@ -35,4 +37,8 @@ export const entities = [
   KnownDevice,
   OAuthClient,
   OAuthGrant,
+  WebhookSubscription,
+  WebhookEvent,
+  WebhookDelivery,
+  WebhookAttempt,
 ];

@@ -32,11 +32,12 @@ type Inferred = {
  * the foreign keys to Project are put back here; `test/reads.test.ts` fails when the
  * inference and the schema disagree.
  */
-export type DB = Omit<Inferred, 'ProjectMember' | 'Milestone' | 'RoadmapWalk' | 'Post'> & {
+export type DB = Omit<Inferred, 'ProjectMember' | 'Milestone' | 'RoadmapWalk' | 'Post' | 'WebhookSubscription'> & {
   ProjectMember: Inferred['ProjectMember'] & { project: string };
   Milestone: Inferred['Milestone'] & { project: string };
   RoadmapWalk: Inferred['RoadmapWalk'] & { project: string };
   Post: Inferred['Post'] & { project: string | null };
+  WebhookSubscription: Inferred['WebhookSubscription'] & { project: string };
   /** The counter the search triggers advance (migration ..._search_changes): a sequence, read as its one-row relation. */
   search_changes: { last_value: string; is_called: boolean };
 };

@@ -57,3 +57,19 @@ export function resourceGoneTrigger(table: string): TriggerDef {
     expression: `create trigger "${table}_idempotency_gone" after delete on "${table}" for each row execute function shipyard_idempotency_gone()`,
   };
 }
+
+/**
+ * The triggers that wake the webhook relay (src/webhooks/worker.ts): each statement that inserts
+ * into the outbox (webhook_events) or adds a delivery (a ping, a redelivery) sends
+ * `pg_notify('shipyard_webhooks', '')`, delivered at commit to every instance that runs a worker.
+ * The function is written by migration ..._webhooks.
+ */
+export function webhookWakeTrigger(table: 'webhook_events' | 'webhook_deliveries'): TriggerDef {
+  return {
+    name: `${table}_wake_relay`,
+    timing: 'after',
+    events: ['insert'],
+    forEach: 'statement',
+    expression: `create trigger "${table}_wake_relay" after insert on "${table}" for each statement execute function shipyard_webhook_recorded()`,
+  };
+}

@@ -95,13 +95,24 @@ export async function highestPosition(tem: EntityManager, projectId: string): Pr
   return Number(row.n);
 }
 
-/** Moves the milestones at positions `from`..`to` by `by`. */
-export async function shiftPositions(tem: EntityManager, projectId: string, by: 1 | -1, from: number, to: number) {
-  await reads(tem)
+/** Moves the milestones at positions `from`..`to` by `by`; returns them as they are now (their events need them). */
+export function shiftPositions(tem: EntityManager, projectId: string, by: 1 | -1, from: number, to: number) {
+  return reads(tem)
     .updateTable('Milestone')
     .set((eb) => ({ position: eb('position', '+', by) }))
     .where('project', '=', projectId)
     .where('position', '>=', from)
     .where('position', '<=', to)
+    .returning([
+      'id',
+      'title',
+      'description',
+      'status',
+      'dueDate',
+      'position',
+      iso('Milestone.completedAt').as('completedAt'),
+      iso('Milestone.createdAt').as('createdAt'),
+      iso('Milestone.updatedAt').as('updatedAt'),
+    ])
     .execute();
 }

@@ -29,6 +29,7 @@ import {
   shiftPositions,
 } from './milestones.queries.js';
 import { isUuid } from '../kernel/ids.js';
+import { recordMilestoneEvent, recordShifted } from './milestone-events.js';
 
 const milestones = (n: number) => `${n} milestone${n === 1 ? '' : 's'}`;
 
@@ -156,7 +157,8 @@ export async function createMilestone(
     const position = input.position ?? count + 1;
     if (position > count + 1)
       throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${milestones(count)}.`);
-    if (position <= count) await shiftPositions(tem, projectId, 1, position, count);
+    if (position <= count)
+      await recordShifted(tem, projectId, 1, await shiftPositions(tem, projectId, 1, position, count));
     const status = input.status ?? 'planned';
     const milestone = tem.create(Milestone, {
       project: tem.getReference(Project, projectId),
@@ -167,6 +169,7 @@ export async function createMilestone(
       completedAt: completedAtFor(status, undefined, null),
       position,
     });
+    recordMilestoneEvent(tem, 'milestone.created', milestone);
     await tem.flush();
     return milestone;
   });
@@ -184,12 +187,14 @@ export async function updateMilestone(
     const count = await lockRoadmap(tem, projectId);
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
+    const before = { ...milestone };
     if (input.position !== undefined && input.position !== milestone.position) {
       if (input.position > count)
         throw unprocessable(`position must be between 1 and ${count}: the roadmap has ${milestones(count)}.`);
       const from = milestone.position;
-      if (input.position > from) await shiftPositions(tem, projectId, -1, from + 1, input.position);
-      else await shiftPositions(tem, projectId, 1, input.position, from - 1);
+      if (input.position > from)
+        await recordShifted(tem, projectId, -1, await shiftPositions(tem, projectId, -1, from + 1, input.position));
+      else await recordShifted(tem, projectId, 1, await shiftPositions(tem, projectId, 1, input.position, from - 1));
       milestone.position = input.position;
     }
     if (input.title !== undefined) milestone.title = input.title.trim();
@@ -199,7 +204,17 @@ export async function updateMilestone(
       milestone.completedAt = completedAtFor(input.status, milestone.status, milestone.completedAt);
       milestone.status = input.status;
     }
+    const changed = (['title', 'description', 'status', 'dueDate', 'completedAt', 'position'] as const).filter(
+      (field) => String(before[field]) !== String(milestone[field]),
+    );
     await tem.flush();
+    if (changed.length) {
+      recordMilestoneEvent(tem, 'milestone.updated', milestone, {
+        changed,
+        previousPosition: changed.includes('position') ? before.position : null,
+      });
+      await tem.flush();
+    }
     return milestone;
   });
 }
@@ -216,7 +231,10 @@ export async function deleteMilestone(
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
     await tem.nativeDelete(Milestone, { id: milestoneId });
-    if (milestone.position < count) await shiftPositions(tem, projectId, -1, milestone.position + 1, count);
+    if (milestone.position < count)
+      await recordShifted(tem, projectId, -1, await shiftPositions(tem, projectId, -1, milestone.position + 1, count));
+    recordMilestoneEvent(tem, 'milestone.deleted', milestone);
+    await tem.flush();
   });
 }
 
@@ -242,8 +260,15 @@ export async function reorderMilestones(
           '.',
       );
     }
+    const was = new Map(current.map((m) => [m.id, m.position]));
+    const moved = milestoneIds.filter((id, i) => was.get(id) !== i + 1);
     for (const [i, id] of milestoneIds.entries())
-      await tem.nativeUpdate(Milestone, { id }, { position: i + 1, updatedAt: new Date() });
+      if (was.get(id) !== i + 1) await tem.nativeUpdate(Milestone, { id }, { position: i + 1, updatedAt: new Date() });
+    if (moved.length) {
+      for (const m of await tem.find(Milestone, { id: { $in: moved } }, { refresh: true }))
+        recordMilestoneEvent(tem, 'milestone.updated', m, { changed: ['position'], previousPosition: was.get(m.id)! });
+      await tem.flush();
+    }
   });
   return listMilestones(em, actor, projectId, { limit });
 }

@@ -8,11 +8,10 @@
  * their Cache-Control max-age (1 to 60 minutes; 10 without one), a refusal for a minute, and at
  * most 1,000 of them.
  */
-import { lookup } from 'node:dns/promises';
 import { request } from 'node:https';
-import { BlockList, isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { type ClientInfo, OAuthRefusal, redirectProblem } from './oauth.service.js';
+import { allowedAddress } from '../kernel/public-address.js';
 
 const MAX_BYTES = 5 * 1024;
 const TIMEOUT_MS = 5_000;
@@ -21,36 +20,6 @@ const MIN_TTL_MS = 60_000;
 const MAX_TTL_MS = 60 * 60_000;
 const REFUSAL_TTL_MS = 60_000;
 const MAX_ENTRIES = 1_000;
-
-/** Addresses a document is never fetched from: this machine, private networks, and the like. */
-const NOT_PUBLIC = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  NOT_PUBLIC.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['::ffff:0:0', 96],
-  ['64:ff9b::', 96],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  NOT_PUBLIC.addSubnet(net, bits, 'ipv6');
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
 
 export type MetadataFetchPolicy = {
   /** Tests only: a document may be served from this machine, over https with this CA. */
@@ -132,15 +101,13 @@ export class ClientMetadataDocuments {
 
   /** The address to connect to: every address the name has must be public (or loopback, in tests). */
   async #publicAddress(host: string): Promise<{ address: string; family: number }> {
-    const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true });
-    if (addresses.length === 0) throw new Error('its host has no address');
-    for (const a of addresses) {
-      const type = a.family === 6 ? 'ipv6' : 'ipv4';
-      const loopbackAllowed = this.policy.allowLoopback && LOOPBACK.check(a.address, type);
-      if (NOT_PUBLIC.check(a.address, type) && !loopbackAllowed)
+    try {
+      return await allowedAddress(host, this.policy.allowLoopback ? 'loopback' : 'public');
+    } catch (err) {
+      if (err instanceof Error && err.message.includes('not a public address'))
         throw new Error('its host is not a public address; a metadata document must be on the public internet');
+      throw err;
     }
-    return addresses[0]!;
   }
 }
 

@@ -18,6 +18,7 @@ import { LAST_ID } from '../db/reads.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { markAttached, ownMediaIds } from '../media/media.service.js';
 import { isUuid } from '../kernel/ids.js';
+import { recordBuildLogEvent } from './build-log-events.js';
 
 /** The post as the API shows it, if the actor may read it, else 404. */
 export async function readPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
@@ -72,35 +73,59 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
       { path: '/body/projectId', message: 'only allowed when kind is build_log' },
     ]);
   }
-  const post = em.create(Post, {
-    author: em.getReference(User, actor.userId),
-    kind,
-    title: input.title.trim(),
-    body: input.body,
-    tags: normaliseTags(input.tags),
-    mediaIds: await checkMedia(em, actor, input.mediaIds),
-    project,
+  const mediaIds = await checkMedia(em, actor, input.mediaIds);
+  // A build log's event is written in the same transaction as the build log.
+  return em.transactional(async (tem) => {
+    const post = tem.create(Post, {
+      author: tem.getReference(User, actor.userId),
+      kind,
+      title: input.title.trim(),
+      body: input.body,
+      tags: normaliseTags(input.tags),
+      mediaIds,
+      project,
+    });
+    await tem.flush();
+    await tem.populate(post, ['author']);
+    if (kind === 'build_log') {
+      recordBuildLogEvent(tem, 'build_log.created', post);
+      await tem.flush();
+    }
+    return post;
   });
-  await em.flush();
-  await em.populate(post, ['author']);
-  return post;
 }
 
 export async function updatePost(em: EntityManager, actor: Actor, postId: string, input: PostUpdate): Promise<Post> {
   await assertCanEditPost(em, actor, postId);
-  const post = await em.findOne(Post, { id: postId }, { populate: ['author'] });
-  if (!post) throw notFound(`No post with id ${postId}.`); // deleted since the check
-  if (input.title !== undefined) post.title = input.title.trim();
-  if (input.body !== undefined) post.body = input.body;
-  if (input.tags !== undefined) post.tags = normaliseTags(input.tags);
-  if (input.mediaIds !== undefined) post.mediaIds = await checkMedia(em, actor, input.mediaIds);
-  await em.flush();
-  return post;
+  const mediaIds = input.mediaIds === undefined ? undefined : await checkMedia(em, actor, input.mediaIds);
+  return em.transactional(async (tem) => {
+    const post = await tem.findOne(Post, { id: postId }, { populate: ['author'] });
+    if (!post) throw notFound(`No post with id ${postId}.`); // deleted since the check
+    const before = post.updatedAt;
+    if (input.title !== undefined) post.title = input.title.trim();
+    if (input.body !== undefined) post.body = input.body;
+    if (input.tags !== undefined) post.tags = normaliseTags(input.tags);
+    if (mediaIds !== undefined) post.mediaIds = mediaIds;
+    // The update first: its row lock orders the event's sequence after any earlier change's.
+    await tem.flush();
+    if (post.updatedAt !== before) {
+      recordBuildLogEvent(tem, 'build_log.updated', post);
+      await tem.flush();
+    }
+    return post;
+  });
 }
 
 export async function deletePost(em: EntityManager, actor: Actor, postId: string): Promise<void> {
   await assertCanEditPost(em, actor, postId);
-  await em.nativeDelete(Post, { id: postId }); // comments cascade
+  await em.transactional(async (tem) => {
+    const post = await tem.findOne(Post, { id: postId }, { populate: ['author'] });
+    await tem.nativeDelete(Post, { id: postId }); // comments cascade
+    if (post) {
+      recordBuildLogEvent(tem, 'build_log.deleted', post);
+      await tem.flush();
+    }
+  });
 }
 
 /** `author` is a username or `me`; `authorId` a user already looked up (GET /users/{username}/posts). */

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import type { Member as MemberDto } from '../../codegen/generated/api/types.gen.js';
+import { recordMemberEvent } from './project-events.js';
 import { ProjectMember } from './project.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../kernel/actor.js';
@@ -38,15 +39,19 @@ export async function addMember(
   const user = await em.findOne(User, { username: username.toLowerCase() });
   if (!user) throw unprocessable(`There is no user named '${username}'.`);
   if (user.id === project.owner.id) throw conflict(`${user.username} owns this project already.`);
-  const member = em.create(ProjectMember, { project, user });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException)
-      throw conflict(`${user.username} is already a member of this project.`);
-    throw err;
-  }
-  return member;
+  return em.transactional(async (tem) => {
+    const member = tem.create(ProjectMember, { project, user });
+    try {
+      await tem.flush();
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException)
+        throw conflict(`${user.username} is already a member of this project.`);
+      throw err;
+    }
+    recordMemberEvent(tem, 'project.member_added', projectId, member);
+    await tem.flush();
+    return member;
+  });
 }
 
 /** The owner removes a member, or a member leaves. */
@@ -73,6 +78,7 @@ export async function removeMember(
     throw forbidden(`Only the owner of project ${projectId} may remove members; a member may only remove themselves.`);
   }
   if (!member) throw notFound(`${username} is not a member of project ${projectId}.`);
+  recordMemberEvent(em, 'project.member_removed', projectId, member);
   em.remove(member);
   await em.flush();
 }

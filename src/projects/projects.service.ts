@@ -17,6 +17,7 @@ import { normaliseTags } from '../kernel/tags.js';
 import { projectWithAccess, readableProjects } from './projects.queries.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 import { isUuid } from '../kernel/ids.js';
+import { recordProjectUpdated } from './project-events.js';
 
 type ProjectRole = 'owner' | 'member' | 'none';
 type Access<P extends ProjectFields> = { project: P; role: ProjectRole };
@@ -138,19 +139,31 @@ export async function updateProject(
   projectId: string,
   input: ProjectUpdate,
 ): Promise<Project> {
-  const project = await projectToChange(em, actor, projectId);
-  if (input.name !== undefined) project.name = input.name.trim();
-  if (input.slug !== undefined) project.slug = input.slug;
-  if (input.tagline !== undefined) project.tagline = input.tagline;
-  if (input.description !== undefined) project.description = input.description;
-  if (input.stage !== undefined) project.stage = input.stage;
-  if (input.visibility !== undefined) project.visibility = input.visibility;
-  if (input.tags !== undefined) project.tags = normaliseTags(input.tags);
-  if (input.links !== undefined) project.links = trimLabels(input.links);
-  if (input.lookingForCollaborators !== undefined) project.lookingForCollaborators = input.lookingForCollaborators;
-  if (input.wantedSkills !== undefined) project.wantedSkills = normaliseTags(input.wantedSkills);
-  await flushOrConflict(em, project.slug);
-  return project;
+  return em.transactional(async (tem) => {
+    const project = await projectToChange(tem, actor, projectId);
+    const before = presentProject(project);
+    if (input.name !== undefined) project.name = input.name.trim();
+    if (input.slug !== undefined) project.slug = input.slug;
+    if (input.tagline !== undefined) project.tagline = input.tagline;
+    if (input.description !== undefined) project.description = input.description;
+    if (input.stage !== undefined) project.stage = input.stage;
+    if (input.visibility !== undefined) project.visibility = input.visibility;
+    if (input.tags !== undefined) project.tags = normaliseTags(input.tags);
+    if (input.links !== undefined) project.links = trimLabels(input.links);
+    if (input.lookingForCollaborators !== undefined) project.lookingForCollaborators = input.lookingForCollaborators;
+    if (input.wantedSkills !== undefined) project.wantedSkills = normaliseTags(input.wantedSkills);
+    // The update first: its row lock orders the event's sequence after any earlier change's.
+    await flushOrConflict(tem, project.slug);
+    const after = presentProject(project);
+    const changed = (Object.keys(after) as (keyof typeof after)[]).filter(
+      (field) => field !== 'updatedAt' && JSON.stringify(before[field]) !== JSON.stringify(after[field]),
+    );
+    if (changed.length) {
+      recordProjectUpdated(tem, project, changed);
+      await tem.flush();
+    }
+    return project;
+  });
 }
 
 export async function deleteProject(em: EntityManager, actor: Actor, projectId: string): Promise<void> {

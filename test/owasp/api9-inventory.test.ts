@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { SecretBox } from '../../src/webhooks/secrets.js';
 /**
  * OWASP API9:2023 Improper Inventory Management — the contract is the inventory: every route
  * the server answers under /api/v1 is in it (the MCP endpoint too, marked x-mcp), and nothing
@@ -33,6 +35,7 @@ describe('API9 inventory', () => {
         media: { uploadBytes: 1, quotaBytes: 1, unattachedHours: 1 },
         limits: { requestsPerMinutePerKey: 1, requestsPerMinutePerUser: 1, failedAuthPerMinutePerAddress: 1 },
         searchCache: new SearchCache(0),
+        webhooks: { box: new SecretBox(randomBytes(32)), urls: { allowLocal: false } },
         countsCacheSeconds: 0,
       }),
     ).sort();

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGithubActivityData, GetGithubActivityErrors, GetGithubActivityResponses, GetGithubLanguagesData, GetGithubLanguagesErrors, GetGithubLanguagesResponses, GetGithubProfileData, GetGithubProfileErrors, GetGithubProfileResponses, GetGithubSummaryData, GetGithubSummaryErrors, GetGithubSummaryResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetUserData, GetUserErrors, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, HideCommentData, HideCommentErrors, HideCommentResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListGithubReposData, ListGithubReposErrors, ListGithubReposResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRadarData, ListRadarErrors, ListRadarJobsData, ListRadarJobsErrors, ListRadarJobsResponses, ListRadarProjectsData, ListRadarProjectsErrors, ListRadarProjectsResponses, ListRadarResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, McpRequestData, McpRequestErrors, McpRequestResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, SearchData, SearchErrors, SearchResponses, UnhideCommentData, UnhideCommentErrors, UnhideCommentResponses, UnhidePostData, UnhidePostErrors, UnhidePostResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
+import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGithubActivityData, GetGithubActivityErrors, GetGithubActivityResponses, GetGithubLanguagesData, GetGithubLanguagesErrors, GetGithubLanguagesResponses, GetGithubProfileData, GetGithubProfileErrors, GetGithubProfileResponses, GetGithubSummaryData, GetGithubSummaryErrors, GetGithubSummaryResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetUserData, GetUserErrors, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, HideCommentData, HideCommentErrors, HideCommentResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListGithubReposData, ListGithubReposErrors, ListGithubReposResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRadarData, ListRadarErrors, ListRadarJobsData, ListRadarJobsErrors, ListRadarJobsResponses, ListRadarProjectsData, ListRadarProjectsErrors, ListRadarProjectsResponses, ListRadarResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, McpRequestData, McpRequestErrors, McpRequestResponses, PingWebhookData, PingWebhookErrors, PingWebhookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchData, SearchErrors, SearchResponses, UnhideCommentData, UnhideCommentErrors, UnhideCommentResponses, UnhidePostData, UnhidePostErrors, UnhidePostResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -573,6 +573,207 @@ export const updateMilestone = <ThrowOnError extends boolean = false>(options: O
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List a project's webhook subscriptions
+ *
+ * The project's subscriptions, newest first. Owner only; a private project is a 404 to everyone but its owner and members.
+ *
+ * Required scope: `projects.read`
+ */
+export const listWebhooks = <ThrowOnError extends boolean = false>(options: Options<ListWebhooksData, ThrowOnError>): RequestResult<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError> => (options.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/projects/{projectId}/webhooks',
+    ...options
+});
+
+/**
+ * Subscribe to a project's events
+ *
+ * Makes a subscription and its signing secret, which this answer shows once. Owner only. A project holds at most 10 subscriptions (409 beyond). The URL must be https, without credentials, and resolve to public addresses only (422 otherwise). The secret is made by the server: a `secret` field is refused like any unknown field (400).
+ *
+ * Required scope: `projects.write`
+ */
+export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>): RequestResult<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/projects/{projectId}/webhooks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a webhook subscription
+ *
+ * Deletes it with its delivery log; nothing more is sent to it. Owner only; cannot be undone.
+ *
+ * Required scope: `projects.write`
+ */
+export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookData, ThrowOnError>): RequestResult<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError> => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/projects/{projectId}/webhooks/{webhookId}',
+    ...options
+});
+
+/**
+ * One webhook subscription
+ *
+ * The subscription, without its secret. Owner only.
+ *
+ * Required scope: `projects.read`
+ */
+export const getWebhook = <ThrowOnError extends boolean = false>(options: Options<GetWebhookData, ThrowOnError>): RequestResult<GetWebhookResponses, GetWebhookErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookResponses, GetWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/projects/{projectId}/webhooks/{webhookId}',
+    ...options
+});
+
+/**
+ * Change a webhook subscription
+ *
+ * Changes its URL, events, description or active flag. Setting `active` to true starts a subscription the server disabled. Owner only.
+ *
+ * Required scope: `projects.write`
+ */
+export const updateWebhook = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookData, ThrowOnError>): RequestResult<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError> => (options.client ?? client).patch<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/projects/{projectId}/webhooks/{webhookId}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Make a new signing secret
+ *
+ * Makes a new secret, shown this once. The previous one keeps signing for `overlapHours` (default 24): until then every delivery carries both signatures, so the receiver can switch when it likes. Owner only.
+ *
+ * Required scope: `projects.write`
+ */
+export const rotateWebhookSecret = <ThrowOnError extends boolean = false>(options: Options<RotateWebhookSecretData, ThrowOnError>): RequestResult<RotateWebhookSecretResponses, RotateWebhookSecretErrors, ThrowOnError> => (options.client ?? client).post<RotateWebhookSecretResponses, RotateWebhookSecretErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/projects/{projectId}/webhooks/{webhookId}/rotate-secret',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Send a ping event
+ *
+ * Sends a `ping` event to the subscription now (even a paused or disabled one), signed like any event; its delivery is in the log. Owner only.
+ *
+ * Required scope: `projects.write`
+ */
+export const pingWebhook = <ThrowOnError extends boolean = false>(options: Options<PingWebhookData, ThrowOnError>): RequestResult<PingWebhookResponses, PingWebhookErrors, ThrowOnError> => (options.client ?? client).post<PingWebhookResponses, PingWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/projects/{projectId}/webhooks/{webhookId}/ping',
+    ...options
+});
+
+/**
+ * The delivery log
+ *
+ * The subscription's deliveries, newest first, each with its attempts (time, status, duration and the first bytes of the answer). Kept 30 days. Owner only.
+ *
+ * Required scope: `projects.read`
+ */
+export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>): RequestResult<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/projects/{projectId}/webhooks/{webhookId}/deliveries',
+    ...options
+});
+
+/**
+ * Send a delivery again
+ *
+ * Sends the delivery's event again, as a new delivery with the same `webhook-id` (the event's id), signed now. Any delivery in the log may be sent again, whatever its state. Owner only.
+ *
+ * Required scope: `projects.write`
+ */
+export const redeliverWebhook = <ThrowOnError extends boolean = false>(options: Options<RedeliverWebhookData, ThrowOnError>): RequestResult<RedeliverWebhookResponses, RedeliverWebhookErrors, ThrowOnError> => (options.client ?? client).post<RedeliverWebhookResponses, RedeliverWebhookErrors, ThrowOnError>({
+    security: [{
+            key: 'bearerAuth',
+            scheme: 'bearer',
+            type: 'http'
+        }, {
+            key: 'oauth2',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/projects/{projectId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver',
+    ...options
 });
 
 /**

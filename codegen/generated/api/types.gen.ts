@@ -4,6 +4,15 @@ export type ClientOptions = {
     baseUrl: '{scheme}://{host}/api/v1' | (string & {});
 };
 
+export type Webhooks = MilestoneCreatedEventWebhookRequest | MilestoneUpdatedEventWebhookRequest | MilestoneDeletedEventWebhookRequest | BuildLogCreatedEventWebhookRequest | BuildLogUpdatedEventWebhookRequest | BuildLogDeletedEventWebhookRequest | ProjectUpdatedEventWebhookRequest | ProjectMemberAddedEventWebhookRequest | ProjectMemberRemovedEventWebhookRequest | PingEventWebhookRequest;
+
+export type BuildLogEvent = WebhookEventEnvelope & {
+    type?: 'build_log.created' | 'build_log.updated' | 'build_log.deleted';
+    data: WebhookLinks & {
+        buildLog: Post;
+    };
+};
+
 /**
  * A comment on a post, or a reply to another comment (`parentId`). A deleted comment that has replies stays as a placeholder (`deleted: true`, no body, no author) so the thread stays readable.
  */
@@ -381,6 +390,13 @@ export type MemberAdd = {
     username: Username;
 };
 
+export type MemberEvent = WebhookEventEnvelope & {
+    type?: 'project.member_added' | 'project.member_removed';
+    data: WebhookLinks & {
+        member: Member;
+    };
+};
+
 export type MemberPage = {
     items: Array<Member>;
     nextCursor: Cursor;
@@ -422,6 +438,21 @@ export type MilestoneDescription = string | null;
  */
 export type MilestoneDueDate = string | null;
 
+export type MilestoneEvent = WebhookEventEnvelope & {
+    type?: 'milestone.created' | 'milestone.updated' | 'milestone.deleted';
+    data: WebhookLinks & {
+        milestone: Milestone;
+        /**
+         * The fields an update changed (empty for created and deleted).
+         */
+        changed: Array<string>;
+        /**
+         * Where a moved milestone was before (null when it did not move). A move shifts others, and each of them gets its own event.
+         */
+        previousPosition: number | null;
+    };
+};
+
 export type MilestonePage = {
     items: Array<Milestone>;
     nextCursor: Cursor;
@@ -458,6 +489,14 @@ export type MilestoneUpdate = {
      * Move it to this place; the milestones between shift by one.
      */
     position?: MilestonePosition;
+};
+
+export type PingEvent = WebhookEventEnvelope & {
+    type?: 'ping';
+    data: {
+        subscriptionId: Id;
+        message: string;
+    };
 };
 
 export type Post = {
@@ -588,6 +627,14 @@ export type ProjectCreate = {
     links?: Array<ProjectLinkInput>;
     lookingForCollaborators?: boolean;
     wantedSkills?: Array<Tag>;
+};
+
+export type ProjectEvent = WebhookEventEnvelope & {
+    type?: 'project.updated';
+    data: WebhookLinks & {
+        project: Project;
+        changed: Array<string>;
+    };
 };
 
 /**
@@ -861,6 +908,219 @@ export type Versions = {
     mcpProtocolVersions: Array<string>;
 };
 
+export type WebhookAttempt = {
+    at: Timestamp;
+    /**
+     * The receiver's HTTP status; null when no answer came (see error).
+     */
+    statusCode: number | null;
+    /**
+     * From connecting to the end of the answer (or the failure).
+     */
+    durationMs: number;
+    /**
+     * Why no good answer came (a timeout, a refused address, a redirect); null on a 2xx.
+     */
+    error: string | null;
+    /**
+     * The first 1,024 bytes of the answer's body, as text.
+     */
+    responseExcerpt: string | null;
+};
+
+export type WebhookDelivery = {
+    id: Id;
+    subscriptionId: Id;
+    /**
+     * The event's id, sent as `webhook-id`; the same on every attempt and every redelivery.
+     */
+    eventId: Id;
+    eventType: WebhookEventType;
+    /**
+     * pending (being tried, or waiting for the next try), delivered (a 2xx came back), failed (no try succeeded within 3 days).
+     */
+    state: 'pending' | 'delivered' | 'failed';
+    /**
+     * A redelivery or a ping asked for by the owner.
+     */
+    manual: boolean;
+    attempts: number;
+    createdAt: Timestamp;
+    deliveredAt: string | null;
+    /**
+     * Its attempts, oldest first (the last 20).
+     */
+    log: Array<WebhookAttempt>;
+};
+
+export type WebhookDeliveryPage = {
+    items: Array<WebhookDelivery>;
+    nextCursor: Cursor;
+};
+
+/**
+ * A note for its owner. One line: no control, line-break or bidi-override character.
+ */
+export type WebhookDescription = string;
+
+export type WebhookEventEnvelope = {
+    /**
+     * The event's id, also sent as `webhook-id`. The same on every retry; dedupe on it.
+     */
+    id: Id;
+    type: WebhookEventType;
+    occurredAt: Timestamp;
+    projectId: Id;
+    /**
+     * Grows with every event, in the order the changes were committed for any one resource: keep the highest you have applied per resource and drop an event with a lower one (events may arrive out of order or twice).
+     */
+    sequence: number;
+};
+
+/**
+ * The kind of an event. The list is open: new kinds may be added, and a receiver must accept (and may ignore) a type it does not know. A subscription receives only the kinds it chose, and `ping` when its owner asks for one.
+ */
+export type WebhookEventType = 'milestone.created' | 'milestone.updated' | 'milestone.deleted' | 'build_log.created' | 'build_log.updated' | 'build_log.deleted' | 'project.updated' | 'project.member_added' | 'project.member_removed' | 'ping';
+
+/**
+ * An event kind a subscription may choose (`ping` is sent on request to every subscription).
+ */
+export type WebhookEventTypeInput = 'milestone.created' | 'milestone.updated' | 'milestone.deleted' | 'build_log.created' | 'build_log.updated' | 'build_log.deleted' | 'project.updated' | 'project.member_added' | 'project.member_removed';
+
+export type WebhookLinks = {
+    /**
+     * The resource in the REST API (its whole text included).
+     */
+    url: string;
+    /**
+     * The fields shortened to 1,000 characters in this event.
+     */
+    truncated: Array<string>;
+};
+
+/**
+ * The signing secret (Standard Webhooks, `whsec_` and 32 random bytes in base64). Shown once; keep it with the receiver.
+ */
+export type WebhookSecret = string;
+
+export type WebhookSecretRotate = {
+    /**
+     * How long the previous secret keeps signing beside the new one (default 24; 0 ends it at once).
+     */
+    overlapHours?: number;
+};
+
+export type WebhookSecretRotated = {
+    secret: WebhookSecret;
+    /**
+     * Until when the previous secret still signs; null when it stopped at once.
+     */
+    previousSecretValidUntil: string | null;
+};
+
+/**
+ * Where a project's events go. Its signing secret is shown only when it is made (create, rotate).
+ */
+export type WebhookSubscription = {
+    id: Id;
+    projectId: Id;
+    url: WebhookUrl;
+    /**
+     * The kinds of event it receives.
+     */
+    events: Array<WebhookEventType>;
+    /**
+     * False when its owner paused it, or when the server disabled it after 3 days of failed deliveries.
+     */
+    active: boolean;
+    description: WebhookDescription;
+    /**
+     * active (deliveries go out), paused (turned off by its owner), disabled (turned off by the server after 3 days of failed deliveries; set `active` to true to start again).
+     */
+    status: 'active' | 'paused' | 'disabled';
+    /**
+     * Why the server disabled it; null unless status is disabled.
+     */
+    disabledReason: string | null;
+    /**
+     * When its deliveries started failing with no success since; null while they succeed.
+     */
+    failingSince: string | null;
+    /**
+     * After a rotation, until when the previous secret still signs (both signatures are sent until then).
+     */
+    previousSecretValidUntil: string | null;
+    createdAt: Timestamp;
+    updatedAt: Timestamp;
+};
+
+export type WebhookSubscriptionCreate = {
+    url: WebhookUrl;
+    events: Array<WebhookEventTypeInput>;
+    description?: WebhookDescription;
+    /**
+     * Whether deliveries go out (default true).
+     */
+    active?: boolean;
+};
+
+export type WebhookSubscriptionPage = {
+    items: Array<WebhookSubscription>;
+    nextCursor: Cursor;
+};
+
+/**
+ * Only the fields sent change. Setting `active` to true starts a disabled subscription again.
+ */
+export type WebhookSubscriptionUpdate = {
+    url?: WebhookUrl;
+    events?: Array<WebhookEventTypeInput>;
+    description?: WebhookDescription;
+    active?: boolean;
+};
+
+/**
+ * A subscription just made, with its signing secret. The secret is not shown again.
+ */
+export type WebhookSubscriptionWithSecret = {
+    id: Id;
+    projectId: Id;
+    url: WebhookUrl;
+    /**
+     * The kinds of event it receives.
+     */
+    events: Array<WebhookEventType>;
+    /**
+     * False when its owner paused it, or when the server disabled it after 3 days of failed deliveries.
+     */
+    active: boolean;
+    description: WebhookDescription;
+    /**
+     * active (deliveries go out), paused (turned off by its owner), disabled (turned off by the server after 3 days of failed deliveries; set `active` to true to start again).
+     */
+    status: 'active' | 'paused' | 'disabled';
+    /**
+     * Why the server disabled it; null unless status is disabled.
+     */
+    disabledReason: string | null;
+    /**
+     * When its deliveries started failing with no success since; null while they succeed.
+     */
+    failingSince: string | null;
+    /**
+     * After a rotation, until when the previous secret still signs (both signatures are sent until then).
+     */
+    previousSecretValidUntil: string | null;
+    createdAt: Timestamp;
+    updatedAt: Timestamp;
+    secret: WebhookSecret;
+};
+
+/**
+ * Where events are posted: an https URL without credentials whose host resolves to public addresses only (checked when it is saved and again before every delivery). Redirects are not followed.
+ */
+export type WebhookUrl = string;
+
 /**
  * The comment's id.
  */
@@ -870,6 +1130,11 @@ export type CommentId = string;
  * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
  */
 export type Cursor2 = string;
+
+/**
+ * The delivery's id.
+ */
+export type DeliveryId = string;
 
 /**
  * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
@@ -910,6 +1175,11 @@ export type ProjectId = string;
  * A user's username.
  */
 export type Username2 = Username;
+
+/**
+ * The webhook subscription's id.
+ */
+export type WebhookId = string;
 
 export type GetCurrentUserData = {
     body?: never;
@@ -2462,6 +2732,588 @@ export type UpdateMilestoneResponses = {
 };
 
 export type UpdateMilestoneResponse = UpdateMilestoneResponses[keyof UpdateMilestoneResponses];
+
+export type ListWebhooksData = {
+    body?: never;
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+    };
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/projects/{projectId}/webhooks';
+};
+
+export type ListWebhooksErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type ListWebhooksError = ListWebhooksErrors[keyof ListWebhooksErrors];
+
+export type ListWebhooksResponses = {
+    /**
+     * A page of subscriptions (without their secrets).
+     */
+    200: WebhookSubscriptionPage;
+};
+
+export type ListWebhooksResponse = ListWebhooksResponses[keyof ListWebhooksResponses];
+
+export type CreateWebhookData = {
+    body: WebhookSubscriptionCreate;
+    headers?: {
+        /**
+         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+    };
+    query?: never;
+    url: '/projects/{projectId}/webhooks';
+};
+
+export type CreateWebhookErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The request body is not application/json.
+     */
+    415: Problem;
+    /**
+     * The request is well formed but refers to something that does not fit (an unknown user, an incomplete order).
+     */
+    422: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type CreateWebhookError = CreateWebhookErrors[keyof CreateWebhookErrors];
+
+export type CreateWebhookResponses = {
+    /**
+     * The subscription, with its secret (shown this once).
+     */
+    201: WebhookSubscriptionWithSecret;
+};
+
+export type CreateWebhookResponse = CreateWebhookResponses[keyof CreateWebhookResponses];
+
+export type DeleteWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+        /**
+         * The webhook subscription's id.
+         */
+        webhookId: string;
+    };
+    query?: never;
+    url: '/projects/{projectId}/webhooks/{webhookId}';
+};
+
+export type DeleteWebhookErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type DeleteWebhookError = DeleteWebhookErrors[keyof DeleteWebhookErrors];
+
+export type DeleteWebhookResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteWebhookResponse = DeleteWebhookResponses[keyof DeleteWebhookResponses];
+
+export type GetWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+        /**
+         * The webhook subscription's id.
+         */
+        webhookId: string;
+    };
+    query?: never;
+    url: '/projects/{projectId}/webhooks/{webhookId}';
+};
+
+export type GetWebhookErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type GetWebhookError = GetWebhookErrors[keyof GetWebhookErrors];
+
+export type GetWebhookResponses = {
+    /**
+     * The subscription.
+     */
+    200: WebhookSubscription;
+};
+
+export type GetWebhookResponse = GetWebhookResponses[keyof GetWebhookResponses];
+
+export type UpdateWebhookData = {
+    body: WebhookSubscriptionUpdate;
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+        /**
+         * The webhook subscription's id.
+         */
+        webhookId: string;
+    };
+    query?: never;
+    url: '/projects/{projectId}/webhooks/{webhookId}';
+};
+
+export type UpdateWebhookErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The request body is not application/json.
+     */
+    415: Problem;
+    /**
+     * The request is well formed but refers to something that does not fit (an unknown user, an incomplete order).
+     */
+    422: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type UpdateWebhookError = UpdateWebhookErrors[keyof UpdateWebhookErrors];
+
+export type UpdateWebhookResponses = {
+    /**
+     * The subscription as it is now.
+     */
+    200: WebhookSubscription;
+};
+
+export type UpdateWebhookResponse = UpdateWebhookResponses[keyof UpdateWebhookResponses];
+
+export type RotateWebhookSecretData = {
+    body?: WebhookSecretRotate;
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+        /**
+         * The webhook subscription's id.
+         */
+        webhookId: string;
+    };
+    query?: never;
+    url: '/projects/{projectId}/webhooks/{webhookId}/rotate-secret';
+};
+
+export type RotateWebhookSecretErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * The request body is larger than the limit.
+     */
+    413: Problem;
+    /**
+     * The request body is not application/json.
+     */
+    415: Problem;
+    /**
+     * The request is well formed but refers to something that does not fit (an unknown user, an incomplete order).
+     */
+    422: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type RotateWebhookSecretError = RotateWebhookSecretErrors[keyof RotateWebhookSecretErrors];
+
+export type RotateWebhookSecretResponses = {
+    /**
+     * The new secret, and until when the previous one still signs.
+     */
+    200: WebhookSecretRotated;
+};
+
+export type RotateWebhookSecretResponse = RotateWebhookSecretResponses[keyof RotateWebhookSecretResponses];
+
+export type PingWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+        /**
+         * The webhook subscription's id.
+         */
+        webhookId: string;
+    };
+    query?: never;
+    url: '/projects/{projectId}/webhooks/{webhookId}/ping';
+};
+
+export type PingWebhookErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type PingWebhookError = PingWebhookErrors[keyof PingWebhookErrors];
+
+export type PingWebhookResponses = {
+    /**
+     * The ping's delivery, queued; read the delivery log for its outcome.
+     */
+    201: WebhookDelivery;
+};
+
+export type PingWebhookResponse = PingWebhookResponses[keyof PingWebhookResponses];
+
+export type ListWebhookDeliveriesData = {
+    body?: never;
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+        /**
+         * The webhook subscription's id.
+         */
+        webhookId: string;
+    };
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/projects/{projectId}/webhooks/{webhookId}/deliveries';
+};
+
+export type ListWebhookDeliveriesErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type ListWebhookDeliveriesError = ListWebhookDeliveriesErrors[keyof ListWebhookDeliveriesErrors];
+
+export type ListWebhookDeliveriesResponses = {
+    /**
+     * A page of deliveries.
+     */
+    200: WebhookDeliveryPage;
+};
+
+export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
+
+export type RedeliverWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+        /**
+         * The webhook subscription's id.
+         */
+        webhookId: string;
+        /**
+         * The delivery's id.
+         */
+        deliveryId: string;
+    };
+    query?: never;
+    url: '/projects/{projectId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver';
+};
+
+export type RedeliverWebhookErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type RedeliverWebhookError = RedeliverWebhookErrors[keyof RedeliverWebhookErrors];
+
+export type RedeliverWebhookResponses = {
+    /**
+     * The new delivery, queued.
+     */
+    201: WebhookDelivery;
+};
+
+export type RedeliverWebhookResponse = RedeliverWebhookResponses[keyof RedeliverWebhookResponses];
 
 export type ListPostsData = {
     body?: never;
@@ -4574,3 +5426,93 @@ export type GetOpenApiYamlResponses = {
 };
 
 export type GetOpenApiYamlResponse = GetOpenApiYamlResponses[keyof GetOpenApiYamlResponses];
+
+export type MilestoneCreatedEventWebhookPayload = MilestoneEvent;
+
+export type MilestoneCreatedEventWebhookRequest = {
+    body: MilestoneCreatedEventWebhookPayload;
+    key: 'milestone.created';
+    path?: never;
+    query?: never;
+};
+
+export type MilestoneUpdatedEventWebhookPayload = MilestoneEvent;
+
+export type MilestoneUpdatedEventWebhookRequest = {
+    body: MilestoneUpdatedEventWebhookPayload;
+    key: 'milestone.updated';
+    path?: never;
+    query?: never;
+};
+
+export type MilestoneDeletedEventWebhookPayload = MilestoneEvent;
+
+export type MilestoneDeletedEventWebhookRequest = {
+    body: MilestoneDeletedEventWebhookPayload;
+    key: 'milestone.deleted';
+    path?: never;
+    query?: never;
+};
+
+export type BuildLogCreatedEventWebhookPayload = BuildLogEvent;
+
+export type BuildLogCreatedEventWebhookRequest = {
+    body: BuildLogCreatedEventWebhookPayload;
+    key: 'build_log.created';
+    path?: never;
+    query?: never;
+};
+
+export type BuildLogUpdatedEventWebhookPayload = BuildLogEvent;
+
+export type BuildLogUpdatedEventWebhookRequest = {
+    body: BuildLogUpdatedEventWebhookPayload;
+    key: 'build_log.updated';
+    path?: never;
+    query?: never;
+};
+
+export type BuildLogDeletedEventWebhookPayload = BuildLogEvent;
+
+export type BuildLogDeletedEventWebhookRequest = {
+    body: BuildLogDeletedEventWebhookPayload;
+    key: 'build_log.deleted';
+    path?: never;
+    query?: never;
+};
+
+export type ProjectUpdatedEventWebhookPayload = ProjectEvent;
+
+export type ProjectUpdatedEventWebhookRequest = {
+    body: ProjectUpdatedEventWebhookPayload;
+    key: 'project.updated';
+    path?: never;
+    query?: never;
+};
+
+export type ProjectMemberAddedEventWebhookPayload = MemberEvent;
+
+export type ProjectMemberAddedEventWebhookRequest = {
+    body: ProjectMemberAddedEventWebhookPayload;
+    key: 'project.member_added';
+    path?: never;
+    query?: never;
+};
+
+export type ProjectMemberRemovedEventWebhookPayload = MemberEvent;
+
+export type ProjectMemberRemovedEventWebhookRequest = {
+    body: ProjectMemberRemovedEventWebhookPayload;
+    key: 'project.member_removed';
+    path?: never;
+    query?: never;
+};
+
+export type PingEventWebhookPayload = PingEvent;
+
+export type PingEventWebhookRequest = {
+    body: PingEventWebhookPayload;
+    key: 'ping';
+    path?: never;
+    query?: never;
+};

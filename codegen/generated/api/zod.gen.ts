@@ -870,6 +870,266 @@ export const zVersions = z.object({
     mcpProtocolVersions: z.array(z.string())
 });
 
+export const zWebhookAttempt = z.object({
+    at: zTimestamp,
+    statusCode: z.int().nullable(),
+    durationMs: z.int().gte(0).register(z.globalRegistry, {
+        description: 'From connecting to the end of the answer (or the failure).'
+    }),
+    error: z.string().nullable(),
+    responseExcerpt: z.string().nullable()
+});
+
+/**
+ * A note for its owner. One line: no control, line-break or bidi-override character.
+ */
+export const zWebhookDescription = z.string().max(500).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line, with no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'A note for its owner. One line: no control, line-break or bidi-override character.'
+});
+
+/**
+ * The kind of an event. The list is open: new kinds may be added, and a receiver must accept (and may ignore) a type it does not know. A subscription receives only the kinds it chose, and `ping` when its owner asks for one.
+ */
+export const zWebhookEventType = z.enum([
+    'milestone.created',
+    'milestone.updated',
+    'milestone.deleted',
+    'build_log.created',
+    'build_log.updated',
+    'build_log.deleted',
+    'project.updated',
+    'project.member_added',
+    'project.member_removed',
+    'ping'
+]).register(z.globalRegistry, {
+    description: 'The kind of an event. The list is open: new kinds may be added, and a receiver must accept (and may ignore) a type it does not know. A subscription receives only the kinds it chose, and `ping` when its owner asks for one.'
+});
+
+export const zWebhookDelivery = z.object({
+    id: zId,
+    subscriptionId: zId,
+    eventId: zId,
+    eventType: zWebhookEventType,
+    state: z.enum([
+        'pending',
+        'delivered',
+        'failed'
+    ]).register(z.globalRegistry, {
+        description: 'pending (being tried, or waiting for the next try), delivered (a 2xx came back), failed (no try succeeded within 3 days).'
+    }),
+    manual: z.boolean().register(z.globalRegistry, {
+        description: 'A redelivery or a ping asked for by the owner.'
+    }),
+    attempts: z.int().gte(0),
+    createdAt: zTimestamp,
+    deliveredAt: z.iso.datetime({ offset: true }).nullable(),
+    log: z.array(zWebhookAttempt).register(z.globalRegistry, {
+        description: 'Its attempts, oldest first (the last 20).'
+    })
+});
+
+export const zWebhookDeliveryPage = z.object({
+    items: z.array(zWebhookDelivery),
+    nextCursor: zCursor
+});
+
+export const zWebhookEventEnvelope = z.object({
+    id: zId,
+    type: zWebhookEventType,
+    occurredAt: zTimestamp,
+    projectId: zId,
+    sequence: z.int().gte(1).register(z.globalRegistry, {
+        description: 'Grows with every event, in the order the changes were committed for any one resource: keep the highest you have applied per resource and drop an event with a lower one (events may arrive out of order or twice).'
+    })
+});
+
+export const zPingEvent = zWebhookEventEnvelope.and(z.object({
+    type: z.enum(['ping']).optional(),
+    data: z.object({
+        subscriptionId: zId,
+        message: z.string()
+    })
+}));
+
+/**
+ * An event kind a subscription may choose (`ping` is sent on request to every subscription).
+ */
+export const zWebhookEventTypeInput = z.enum([
+    'milestone.created',
+    'milestone.updated',
+    'milestone.deleted',
+    'build_log.created',
+    'build_log.updated',
+    'build_log.deleted',
+    'project.updated',
+    'project.member_added',
+    'project.member_removed'
+]).register(z.globalRegistry, {
+    description: 'An event kind a subscription may choose (`ping` is sent on request to every subscription).'
+});
+
+export const zWebhookLinks = z.object({
+    url: z.url().register(z.globalRegistry, {
+        description: 'The resource in the REST API (its whole text included).'
+    }),
+    truncated: z.array(z.string()).register(z.globalRegistry, {
+        description: 'The fields shortened to 1,000 characters in this event.'
+    })
+});
+
+export const zBuildLogEvent = zWebhookEventEnvelope.and(z.object({
+    type: z.enum([
+        'build_log.created',
+        'build_log.updated',
+        'build_log.deleted'
+    ]).optional(),
+    data: zWebhookLinks.and(z.object({
+        buildLog: zPost
+    }))
+}));
+
+export const zMemberEvent = zWebhookEventEnvelope.and(z.object({
+    type: z.enum(['project.member_added', 'project.member_removed']).optional(),
+    data: zWebhookLinks.and(z.object({
+        member: zMember
+    }))
+}));
+
+export const zMilestoneEvent = zWebhookEventEnvelope.and(z.object({
+    type: z.enum([
+        'milestone.created',
+        'milestone.updated',
+        'milestone.deleted'
+    ]).optional(),
+    data: zWebhookLinks.and(z.object({
+        milestone: zMilestone,
+        changed: z.array(z.string()).register(z.globalRegistry, {
+            description: 'The fields an update changed (empty for created and deleted).'
+        }),
+        previousPosition: z.int().nullable()
+    }))
+}));
+
+export const zProjectEvent = zWebhookEventEnvelope.and(z.object({
+    type: z.enum(['project.updated']).optional(),
+    data: zWebhookLinks.and(z.object({
+        project: zProject,
+        changed: z.array(z.string())
+    }))
+}));
+
+/**
+ * The signing secret (Standard Webhooks, `whsec_` and 32 random bytes in base64). Shown once; keep it with the receiver.
+ */
+export const zWebhookSecret = z.string().regex(/^whsec_[A-Za-z0-9+\/]{43}=$/).register(z.globalRegistry, {
+    description: 'The signing secret (Standard Webhooks, `whsec_` and 32 random bytes in base64). Shown once; keep it with the receiver.'
+});
+
+export const zWebhookSecretRotate = z.object({
+    overlapHours: z.int().gte(0).lte(72).register(z.globalRegistry, {
+        description: 'How long the previous secret keeps signing beside the new one (default 24; 0 ends it at once).'
+    }).optional()
+});
+
+export const zWebhookSecretRotated = z.object({
+    secret: zWebhookSecret,
+    previousSecretValidUntil: z.iso.datetime({ offset: true }).nullable()
+});
+
+/**
+ * Where events are posted: an https URL without credentials whose host resolves to public addresses only (checked when it is saved and again before every delivery). Redirects are not followed.
+ */
+export const zWebhookUrl = z.url().max(2000).register(z.globalRegistry, {
+    description: 'Where events are posted: an https URL without credentials whose host resolves to public addresses only (checked when it is saved and again before every delivery). Redirects are not followed.'
+});
+
+/**
+ * Where a project's events go. Its signing secret is shown only when it is made (create, rotate).
+ */
+export const zWebhookSubscription = z.object({
+    id: zId,
+    projectId: zId,
+    url: zWebhookUrl,
+    events: z.array(zWebhookEventType).register(z.globalRegistry, {
+        description: 'The kinds of event it receives.'
+    }),
+    active: z.boolean().register(z.globalRegistry, {
+        description: 'False when its owner paused it, or when the server disabled it after 3 days of failed deliveries.'
+    }),
+    description: zWebhookDescription,
+    status: z.enum([
+        'active',
+        'paused',
+        'disabled'
+    ]).register(z.globalRegistry, {
+        description: 'active (deliveries go out), paused (turned off by its owner), disabled (turned off by the server after 3 days of failed deliveries; set `active` to true to start again).'
+    }),
+    disabledReason: z.string().nullable(),
+    failingSince: z.iso.datetime({ offset: true }).nullable(),
+    previousSecretValidUntil: z.iso.datetime({ offset: true }).nullable(),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'Where a project\'s events go. Its signing secret is shown only when it is made (create, rotate).'
+});
+
+export const zWebhookSubscriptionCreate = z.object({
+    url: zWebhookUrl,
+    events: z.array(zWebhookEventTypeInput).min(1).max(20),
+    description: zWebhookDescription.optional(),
+    active: z.boolean().register(z.globalRegistry, {
+        description: 'Whether deliveries go out (default true).'
+    }).optional()
+});
+
+export const zWebhookSubscriptionPage = z.object({
+    items: z.array(zWebhookSubscription),
+    nextCursor: zCursor
+});
+
+/**
+ * Only the fields sent change. Setting `active` to true starts a disabled subscription again.
+ */
+export const zWebhookSubscriptionUpdate = z.object({
+    url: zWebhookUrl.optional(),
+    events: z.array(zWebhookEventTypeInput).min(1).max(20).optional(),
+    description: zWebhookDescription.optional(),
+    active: z.boolean().optional()
+}).register(z.globalRegistry, {
+    description: 'Only the fields sent change. Setting `active` to true starts a disabled subscription again.'
+});
+
+/**
+ * A subscription just made, with its signing secret. The secret is not shown again.
+ */
+export const zWebhookSubscriptionWithSecret = z.object({
+    id: zId,
+    projectId: zId,
+    url: zWebhookUrl,
+    events: z.array(zWebhookEventType).register(z.globalRegistry, {
+        description: 'The kinds of event it receives.'
+    }),
+    active: z.boolean().register(z.globalRegistry, {
+        description: 'False when its owner paused it, or when the server disabled it after 3 days of failed deliveries.'
+    }),
+    description: zWebhookDescription,
+    status: z.enum([
+        'active',
+        'paused',
+        'disabled'
+    ]).register(z.globalRegistry, {
+        description: 'active (deliveries go out), paused (turned off by its owner), disabled (turned off by the server after 3 days of failed deliveries; set `active` to true to start again).'
+    }),
+    disabledReason: z.string().nullable(),
+    failingSince: z.iso.datetime({ offset: true }).nullable(),
+    previousSecretValidUntil: z.iso.datetime({ offset: true }).nullable(),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp,
+    secret: zWebhookSecret
+}).register(z.globalRegistry, {
+    description: 'A subscription just made, with its signing secret. The secret is not shown again.'
+});
+
 /**
  * The comment's id.
  */
@@ -882,6 +1142,13 @@ export const zCommentId = z.uuid().max(36).register(z.globalRegistry, {
  */
 export const zCursor2 = z.string().min(1).max(200).register(z.globalRegistry, {
     description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+});
+
+/**
+ * The delivery's id.
+ */
+export const zDeliveryId = z.uuid().max(36).register(z.globalRegistry, {
+    description: 'The delivery\'s id.'
 });
 
 /**
@@ -937,6 +1204,13 @@ export const zProjectId = z.uuid().max(36).register(z.globalRegistry, {
  * A user's username.
  */
 export const zUsername2 = zUsername;
+
+/**
+ * The webhook subscription's id.
+ */
+export const zWebhookId = z.uuid().max(36).register(z.globalRegistry, {
+    description: 'The webhook subscription\'s id.'
+});
 
 /**
  * The caller's profile.
@@ -1311,6 +1585,161 @@ export const zUpdateMilestonePath = z.object({
  * The updated milestone.
  */
 export const zUpdateMilestoneResponse = zMilestone;
+
+export const zListWebhooksPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
+});
+
+export const zListWebhooksQuery = z.object({
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
+});
+
+/**
+ * A page of subscriptions (without their secrets).
+ */
+export const zListWebhooksResponse = zWebhookSubscriptionPage;
+
+export const zCreateWebhookBody = zWebhookSubscriptionCreate;
+
+export const zCreateWebhookHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
+        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
+    }).optional()
+});
+
+export const zCreateWebhookPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
+});
+
+/**
+ * The subscription, with its secret (shown this once).
+ */
+export const zCreateWebhookResponse = zWebhookSubscriptionWithSecret;
+
+export const zDeleteWebhookPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    webhookId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The webhook subscription\'s id.'
+    })
+});
+
+/**
+ * Deleted.
+ */
+export const zDeleteWebhookResponse = z.void().register(z.globalRegistry, {
+    description: 'Deleted.'
+});
+
+export const zGetWebhookPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    webhookId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The webhook subscription\'s id.'
+    })
+});
+
+/**
+ * The subscription.
+ */
+export const zGetWebhookResponse = zWebhookSubscription;
+
+export const zUpdateWebhookBody = zWebhookSubscriptionUpdate;
+
+export const zUpdateWebhookPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    webhookId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The webhook subscription\'s id.'
+    })
+});
+
+/**
+ * The subscription as it is now.
+ */
+export const zUpdateWebhookResponse = zWebhookSubscription;
+
+export const zRotateWebhookSecretBody = zWebhookSecretRotate;
+
+export const zRotateWebhookSecretPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    webhookId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The webhook subscription\'s id.'
+    })
+});
+
+/**
+ * The new secret, and until when the previous one still signs.
+ */
+export const zRotateWebhookSecretResponse = zWebhookSecretRotated;
+
+export const zPingWebhookPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    webhookId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The webhook subscription\'s id.'
+    })
+});
+
+/**
+ * The ping's delivery, queued; read the delivery log for its outcome.
+ */
+export const zPingWebhookResponse = zWebhookDelivery;
+
+export const zListWebhookDeliveriesPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    webhookId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The webhook subscription\'s id.'
+    })
+});
+
+export const zListWebhookDeliveriesQuery = z.object({
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
+});
+
+/**
+ * A page of deliveries.
+ */
+export const zListWebhookDeliveriesResponse = zWebhookDeliveryPage;
+
+export const zRedeliverWebhookPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    webhookId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The webhook subscription\'s id.'
+    }),
+    deliveryId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The delivery\'s id.'
+    })
+});
+
+/**
+ * The new delivery, queued.
+ */
+export const zRedeliverWebhookResponse = zWebhookDelivery;
 
 export const zListPostsQuery = z.object({
     author: zUsername.optional(),
@@ -1761,4 +2190,174 @@ export const zGetOpenApiJsonResponse = z.record(z.string(), z.unknown()).registe
  */
 export const zGetOpenApiYamlResponse = z.string().register(z.globalRegistry, {
     description: 'The OpenAPI 3.1 document.'
+});
+
+export const zMilestoneCreatedEventWebhookRequest = z.object({
+    body: zMilestoneEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
+});
+
+export const zMilestoneUpdatedEventWebhookRequest = z.object({
+    body: zMilestoneEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
+});
+
+export const zMilestoneDeletedEventWebhookRequest = z.object({
+    body: zMilestoneEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
+});
+
+export const zBuildLogCreatedEventWebhookRequest = z.object({
+    body: zBuildLogEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
+});
+
+export const zBuildLogUpdatedEventWebhookRequest = z.object({
+    body: zBuildLogEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
+});
+
+export const zBuildLogDeletedEventWebhookRequest = z.object({
+    body: zBuildLogEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
+});
+
+export const zProjectUpdatedEventWebhookRequest = z.object({
+    body: zProjectEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
+});
+
+export const zProjectMemberAddedEventWebhookRequest = z.object({
+    body: zMemberEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
+});
+
+export const zProjectMemberRemovedEventWebhookRequest = z.object({
+    body: zMemberEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
+});
+
+export const zPingEventWebhookRequest = z.object({
+    body: zPingEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.uuid().max(36).register(z.globalRegistry, {
+            description: 'The event\'s id; the same on every retry and redelivery. Dedupe on it.'
+        }),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/).register(z.globalRegistry, {
+            description: 'When this attempt was signed, in Unix seconds. Refuse one more than 5 minutes from your clock.'
+        }),
+        'webhook-signature': z.string().max(200).register(z.globalRegistry, {
+            description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two signatures, space-separated, while a rotated secret overlaps.'
+        })
+    })
 });

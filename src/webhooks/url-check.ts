@@ -1,0 +1,33 @@
+/**
+ * Where a webhook may be sent. Checked when a subscription is saved (a clear 422) and again
+ * before every delivery, with the address the connection then goes to: a name that resolved to
+ * a public address when it was saved may point inside later.
+ */
+import { type AddressPolicy, allowedAddress, type ResolvedAddress } from '../kernel/public-address.js';
+
+export type UrlPolicy = {
+  /** Development and tests (WEBHOOK_ALLOW_LOCAL_URLS): http, this machine and private networks too. */
+  allowLocal: boolean;
+};
+
+/** Why `raw` may not receive webhooks, or undefined when its form is fine (its host is checked by `deliveryAddress`). */
+export function urlFormProblem(raw: string, policy: UrlPolicy): string | undefined {
+  if (!URL.canParse(raw)) return 'is not a URL';
+  const url = new URL(raw);
+  if (url.protocol !== 'https:' && !(policy.allowLocal && url.protocol === 'http:'))
+    return policy.allowLocal ? 'must be an http or https URL' : 'must be an https URL';
+  if (url.username || url.password)
+    return 'must not carry credentials (user:password@); put a secret in the path if you need one';
+  if (url.hash) return 'must not have a fragment (#…)';
+  return undefined;
+}
+
+/** The address a delivery to `url` connects to, or an Error saying why it may not. */
+export function deliveryAddress(url: URL, policy: UrlPolicy): Promise<ResolvedAddress> {
+  const addresses: AddressPolicy = policy.allowLocal ? 'any' : 'public';
+  return allowedAddress(url.hostname, addresses).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'ENODATA')
+      throw new Error(`its host ${url.hostname} does not resolve`);
+    throw err;
+  });
+}

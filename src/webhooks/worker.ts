@@ -1,0 +1,272 @@
+/**
+ * The webhook worker: a relay from the outbox to the job queue, and the queue's deliveries.
+ *
+ * Relay: woken by the outbox's notice (pg_notify at commit) and every few seconds besides, it
+ * takes undispatched events (FOR UPDATE SKIP LOCKED: any number of instances may relay), adds a
+ * delivery for each active subscription that chose the event's type, and hands every delivery
+ * not yet queued to pg-boss in the same transaction, as a job whose id is the delivery's id: a
+ * second hand-over of the same delivery is a no-op, so a crash between the two loses nothing.
+ *
+ * Deliveries: pg-boss runs each job on one worker at a time and retries it with exponential
+ * back-off and jitter for about 3 days (docs/decisions/0012-webhook-delivery.md). pg-boss runs on
+ * the ORM's own connections (the embedded database has just one): its statements go through the
+ * ORM's pool, and the hand-over through the relay's transaction.
+ */
+import { LockMode, type MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import { CompiledQuery } from 'kysely';
+import { type Job, PgBoss } from 'pg-boss';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ChangeFeed } from '../db/changes.js';
+import type { Logger } from '../kernel/logger.js';
+import { WebhookEvent } from '../outbox/event.entity.js';
+import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
+import type { WebhookSettings } from './webhooks.service.js';
+import { deliveryAddress, urlFormProblem } from './url-check.js';
+import { postEvent, signedHeaders, type AttemptOutcome } from './deliver.js';
+
+const QUEUE = 'webhook-deliveries';
+const CHANNEL = 'shipyard_webhooks';
+const BATCH = 100;
+
+export type RetryPolicy = {
+  /** Retries after the first attempt. */
+  limit: number;
+  /** The first retry's delay; each next one doubles, with jitter, up to maxDelaySeconds. */
+  delaySeconds: number;
+  maxDelaySeconds: number;
+  /** A subscription whose deliveries have all failed for this long is disabled. */
+  disableAfterMs: number;
+};
+
+/** 20 retries from 30 s doubling to 6 h: the last about 3 days after the first attempt. */
+const DEFAULT_RETRY: RetryPolicy = {
+  limit: 20,
+  delaySeconds: 30,
+  maxDelaySeconds: 6 * 3600,
+  disableAfterMs: 3 * 24 * 3_600_000,
+};
+
+export type WorkerOptions = {
+  orm: MikroORM;
+  changes?: ChangeFeed;
+  log: Logger;
+  settings: WebhookSettings;
+  /** The API's public base (PUBLIC_URL/api/v1): each event links to its resource there. */
+  apiUrl: string;
+  retry?: Partial<RetryPolicy>;
+  /** How often the relay looks without being woken, and pg-boss polls (seconds). */
+  pollSeconds?: number;
+};
+
+export type WebhookWorker = { stop: () => Promise<void> };
+
+/** Runs `sql` on the connection of `em`'s transaction: how a job joins it (pg-boss's `db` option). */
+const inTransaction = (em: EntityManager) => ({
+  executeSql: async (text: string, values?: unknown[]) => ({
+    rows: [...(await em.getKysely().executeQuery(CompiledQuery.raw(text, values ?? []))).rows],
+  }),
+});
+
+export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWorker> {
+  const retry = { ...DEFAULT_RETRY, ...opts.retry };
+  const pollSeconds = opts.pollSeconds ?? 2;
+  const pool = (await opts.orm.em.getConnection().getNativeClient()) as pg.Pool;
+  const boss = new PgBoss({
+    db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) },
+    schema: 'pgboss',
+    schedule: false,
+  });
+  boss.on('error', (error) => opts.log.error('webhook queue', { error }));
+  await boss.start();
+  const queue = {
+    retryLimit: retry.limit,
+    retryDelay: retry.delaySeconds,
+    retryBackoff: true,
+    retryDelayMax: retry.maxDelaySeconds,
+    expireInSeconds: 60,
+  };
+  if (await boss.getQueue(QUEUE)) await boss.updateQueue(QUEUE, queue);
+  else await boss.createQueue(QUEUE, queue);
+
+  const workerId = await boss.work<{ deliveryId: string }>(
+    QUEUE,
+    { pollingIntervalSeconds: Math.max(0.5, pollSeconds / 4), batchSize: 1, localConcurrency: 4 },
+    async ([job]) => deliver(opts, retry, job!),
+  );
+
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  let again = false;
+  const kick = () => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = relay(opts.orm, boss)
+      .then((moved) => {
+        if (moved > 0) boss.notifyWorker(workerId);
+        if (moved >= BATCH) again = true;
+      })
+      .catch((error) => opts.log.error('webhook relay', { error }))
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          kick();
+        }
+      });
+  };
+  const unsubscribe = opts.changes?.subscribe(CHANNEL, { onNotice: kick, onLive: (live) => live && kick() });
+  const timer = setInterval(kick, pollSeconds * 1000);
+  timer.unref();
+  kick();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      unsubscribe?.();
+      await running;
+      await boss.stop({ graceful: true, timeout: 5_000, close: false });
+    },
+  };
+}
+
+/** One pass of the relay; returns how many events and deliveries it moved. */
+async function relay(orm: MikroORM, boss: PgBoss): Promise<number> {
+  return orm.em.fork().transactional(async (tem) => {
+    const events = await tem.find(
+      WebhookEvent,
+      { dispatchedAt: null },
+      { orderBy: { sequence: 'asc' }, limit: BATCH, lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE },
+    );
+    if (events.length) {
+      const subscriptions = await tem.find(WebhookSubscription, {
+        project: { $in: [...new Set(events.map((e) => e.projectId))] },
+        active: true,
+      });
+      const now = new Date();
+      for (const event of events) {
+        for (const s of subscriptions)
+          if (s.project.id === event.projectId && s.events.includes(event.type))
+            tem.create(WebhookDelivery, { subscription: s, event });
+        event.dispatchedAt = now;
+      }
+      await tem.flush();
+    }
+    const unqueued = await tem.find(
+      WebhookDelivery,
+      { enqueuedAt: null },
+      { orderBy: { createdAt: 'asc' }, limit: BATCH, lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE },
+    );
+    const db = inTransaction(tem);
+    for (const d of unqueued) {
+      await boss.send(QUEUE, { deliveryId: d.id }, { id: d.id, db });
+      d.enqueuedAt = new Date();
+    }
+    await tem.flush();
+    return events.length + unqueued.length;
+  });
+}
+
+/** The body a delivery sends: the event's envelope, its data, and a link to its resource. */
+function eventBody(event: WebhookEvent, apiUrl: string): string {
+  const { path, ...data } = JSON.parse(event.data) as { path?: string } & Record<string, unknown>;
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    occurredAt: event.occurredAt.toISOString(),
+    projectId: event.projectId,
+    sequence: Number(event.sequence),
+    data: path ? { ...data, url: `${apiUrl}${path}` } : data,
+  });
+}
+
+/** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
+function signingSecrets(s: WebhookSubscription, settings: WebhookSettings, now: Date): string[] {
+  const secrets = [settings.box.open(s.secret)];
+  if (s.previousSecret && s.previousSecretUntil && s.previousSecretUntil > now)
+    secrets.push(settings.box.open(s.previousSecret));
+  return secrets;
+}
+
+/**
+ * One attempt at one delivery, written to its log. Throws when it should be tried again, so that
+ * pg-boss schedules the retry; returns when it is done (delivered, or given up).
+ */
+async function deliver(opts: WorkerOptions, retry: RetryPolicy, job: Job<{ deliveryId: string }>): Promise<void> {
+  const em = opts.orm.em.fork();
+  const delivery = await em.findOne(WebhookDelivery, job.data.deliveryId, { populate: ['event', 'subscription'] });
+  // Gone with its subscription, or settled by an earlier run of this job.
+  if (delivery?.state !== 'pending') return;
+  const subscription = delivery.subscription;
+  if (!subscription.active && !delivery.manual) {
+    delivery.state = 'failed';
+    await em.flush();
+    return;
+  }
+  const at = new Date();
+  const started = performance.now();
+  const outcome = await attempt(
+    subscription,
+    eventBody(delivery.event, opts.apiUrl),
+    delivery.event.id,
+    opts.settings,
+    at,
+  );
+  em.create(WebhookAttempt, {
+    delivery,
+    at,
+    statusCode: outcome.statusCode,
+    durationMs: Math.round(performance.now() - started),
+    error: outcome.error?.slice(0, 300) ?? null,
+    responseExcerpt: outcome.excerpt?.slice(0, 1024) ?? null,
+  });
+  delivery.attempts += 1;
+  delivery.lastAttemptAt = at;
+  if (outcome.ok) {
+    delivery.state = 'delivered';
+    delivery.deliveredAt = new Date();
+    subscription.failingSince = null;
+  } else {
+    subscription.failingSince ??= at;
+    if (subscription.active && at.getTime() - subscription.failingSince.getTime() >= retry.disableAfterMs) {
+      subscription.active = false;
+      subscription.disabledAt = at;
+      subscription.disabledReason =
+        `Every delivery failed for ${Math.round(retry.disableAfterMs / 3_600_000)} hours; the last one: ${outcome.error}`.slice(
+          0,
+          300,
+        );
+      opts.log.info('webhook subscription disabled', { subscriptionId: subscription.id });
+    }
+    const givenUp = job.retryCount >= retry.limit || (!subscription.active && !delivery.manual);
+    if (givenUp) delivery.state = 'failed';
+  }
+  await em.flush();
+  if (delivery.state === 'pending') throw new Error(`delivery ${delivery.id}: ${outcome.error}`);
+}
+
+async function attempt(
+  subscription: WebhookSubscription,
+  body: string,
+  eventId: string,
+  settings: WebhookSettings,
+  now: Date,
+): Promise<AttemptOutcome> {
+  try {
+    const problem = urlFormProblem(subscription.url, settings.urls);
+    if (problem) throw new Error(`the URL ${problem}`);
+    const url = new URL(subscription.url);
+    const address = await deliveryAddress(url, settings.urls);
+    return await postEvent(
+      url,
+      address,
+      body,
+      signedHeaders(eventId, body, signingSecrets(subscription, settings, now)),
+    );
+  } catch (err) {
+    return { ok: false, statusCode: null, error: `not sent: ${(err as Error).message}`, excerpt: null };
+  }
+}

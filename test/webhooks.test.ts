@@ -1,0 +1,346 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { startServer, userWithKey, uniqueName, raw, type TestServer, type TestUser } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import type * as types from '../codegen/generated/api/types.gen.js';
+import {
+  zBuildLogEvent,
+  zMemberEvent,
+  zMilestoneEvent,
+  zPingEvent,
+  zProjectEvent,
+} from '../codegen/generated/api/zod.gen.js';
+
+type Event = types.MilestoneEvent | types.BuildLogEvent | types.ProjectEvent | types.MemberEvent | types.PingEvent;
+/** The event parsed with the contract's schema for its type (strictly: unknown fields fail). */
+function parseEvent(json: unknown): Event {
+  const type = (json as { type: string }).type;
+  const schema = type.startsWith('milestone.')
+    ? zMilestoneEvent
+    : type.startsWith('build_log.')
+      ? zBuildLogEvent
+      : type === 'project.updated'
+        ? zProjectEvent
+        : type.startsWith('project.member')
+          ? zMemberEvent
+          : zPingEvent;
+  return schema.parse(json) as Event;
+}
+
+/** A receiver on loopback: what it was sent, verified with the Standard Webhooks library. */
+class Receiver {
+  readonly received: { headers: Record<string, string>; body: string }[] = [];
+  /** What it answers: a status, or a function of the count so far. */
+  answer: (n: number) => number = () => 200;
+  server!: Server;
+  url = '';
+  async start() {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        this.received.push({
+          headers: req.headers as Record<string, string>,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+        res.writeHead(this.answer(this.received.length), { 'content-type': 'text/plain' }).end('thanks');
+      });
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+  }
+  /** Every delivery verified with `secret`, parsed and checked against the contract's event schema. */
+  events(secret: string): Event[] {
+    const wh = new Webhook(secret);
+    return this.received.map(({ headers, body }) => parseEvent(wh.verify(body, headers)));
+  }
+  async until(count: number, timeoutMs = 15_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (this.received.length < count) {
+      if (Date.now() > deadline) throw new Error(`received ${this.received.length} of ${count} deliveries`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  close() {
+    this.server.closeAllConnections();
+    return new Promise((r) => this.server.close(r));
+  }
+}
+
+let t: TestServer;
+let ada: TestUser;
+let grace: TestUser;
+let receiver: Receiver;
+beforeAll(async () => {
+  t = await startServer({
+    webhooks: { worker: true, allowLocal: true, retry: { delaySeconds: 1, maxDelaySeconds: 1, limit: 2 } },
+  });
+  [ada, grace] = [await userWithKey(t), await userWithKey(t)];
+  receiver = new Receiver();
+  await receiver.start();
+});
+afterAll(async () => {
+  await receiver?.close();
+  await t?.close();
+});
+
+async function project(client = ada.client): Promise<string> {
+  const { data } = await api.createProject({ client, body: { name: uniqueName('Hooked') } });
+  return data!.id;
+}
+
+async function subscribe(projectId: string, body: Partial<types.WebhookSubscriptionCreate> = {}) {
+  const res = await api.createWebhook({
+    client: ada.client,
+    path: { projectId },
+    body: {
+      url: receiver.url,
+      events: ['milestone.created', 'milestone.updated', 'milestone.deleted', 'build_log.created'],
+      ...body,
+    },
+  });
+  expect(res.response?.status, JSON.stringify(res.error)).toBe(201);
+  return res.data!;
+}
+
+describe('webhook deliveries', () => {
+  it('pushes roadmap and build-log changes, signed, in the contract shape, each change once', async () => {
+    receiver.received.length = 0;
+    const p = await project();
+    const sub = await subscribe(p);
+    expect(sub.secret).toMatch(/^whsec_/);
+    const a = await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'A' } });
+    const b = await api.createMilestone({
+      client: ada.client,
+      path: { projectId: p },
+      body: { title: 'B', description: 'x'.repeat(1500) },
+    });
+    await api.updateMilestone({
+      client: ada.client,
+      path: { projectId: p, milestoneId: b.data!.id },
+      body: { position: 1 },
+    });
+    await api.createPost({
+      client: ada.client,
+      body: { kind: 'build_log', projectId: p, title: 'Day 1', body: 'cut gears' },
+    });
+    await api.deleteMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.data!.id } });
+    // created A, created B, B moved 2→1, A shifted 1→2, build log, A deleted
+    await receiver.until(6);
+    const events = receiver.events(sub.secret);
+    expect(events.map((e) => e.type).sort()).toEqual(
+      [
+        'build_log.created',
+        'milestone.created',
+        'milestone.created',
+        'milestone.deleted',
+        'milestone.updated',
+        'milestone.updated',
+      ].sort(),
+    );
+    for (const e of events) expect(e.projectId).toBe(p);
+    expect(new Set(events.map((e) => e.id)).size).toBe(6);
+    const moved = events.find(
+      (e) => e.type === 'milestone.updated' && 'milestone' in e.data && e.data.milestone.id === b.data!.id,
+    )!;
+    expect(moved.data).toMatchObject({ previousPosition: 2, changed: ['position'], truncated: ['description'] });
+    const movedData = moved.data as { milestone: types.Milestone; url: string };
+    expect(movedData.milestone.position).toBe(1);
+    expect(movedData.milestone.description).toHaveLength(1000);
+    expect(movedData.url).toMatch(new RegExp(`/api/v1/projects/${p}/milestones/${b.data!.id}$`));
+    // Per resource, a later change has a higher sequence.
+    const forA = events
+      .filter((e) => 'milestone' in e.data && e.data.milestone.id === a.data!.id)
+      .map((e) => [e.type, e.sequence]);
+    expect(forA.map(([type]) => type)).toEqual(['milestone.created', 'milestone.updated', 'milestone.deleted']);
+    expect(forA.map(([, s]) => s)).toEqual([...forA.map(([, s]) => s)].sort((x, y) => Number(x) - Number(y)));
+  });
+
+  it('the same change made through MCP sends the same event', async () => {
+    receiver.received.length = 0;
+    const p = await project();
+    const sub = await subscribe(p, { events: ['milestone.created'] });
+    const res = await raw(t, 'POST', '/mcp', {
+      token: ada.token,
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'create_milestone', arguments: { projectId: p, title: 'From an agent' } },
+      },
+    });
+    expect(res.status).toBe(200);
+    await receiver.until(1);
+    const [event] = receiver.events(sub.secret);
+    expect(event).toMatchObject({ type: 'milestone.created', data: { milestone: { title: 'From an agent' } } });
+  });
+
+  it('retries a failing receiver with the same webhook-id, and logs every attempt', async () => {
+    receiver.received.length = 0;
+    receiver.answer = (n) => (n === 1 ? 503 : 200);
+    try {
+      const p = await project();
+      const sub = await subscribe(p, { events: ['milestone.created'] });
+      await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'Retried' } });
+      await receiver.until(2);
+      const [first, second] = receiver.received;
+      expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+      expect(receiver.events(sub.secret)).toHaveLength(2);
+      const log = await waitFor(async () => {
+        const { data } = await api.listWebhookDeliveries({
+          client: ada.client,
+          path: { projectId: p, webhookId: sub.id },
+        });
+        return data!.items[0]?.state === 'delivered' ? data! : undefined;
+      });
+      expect(log.items[0]).toMatchObject({ eventType: 'milestone.created', attempts: 2, manual: false });
+      expect(log.items[0]!.log.map((a) => a.statusCode)).toEqual([503, 200]);
+      expect(log.items[0]!.log[1]!.responseExcerpt).toBe('thanks');
+    } finally {
+      receiver.answer = () => 200;
+    }
+  });
+
+  it('pings, redelivers with the same id, and rotates the secret with both signatures during the overlap', async () => {
+    receiver.received.length = 0;
+    const p = await project();
+    const sub = await subscribe(p);
+    const ping = await api.pingWebhook({ client: ada.client, path: { projectId: p, webhookId: sub.id } });
+    expect(ping.response?.status).toBe(201);
+    await receiver.until(1);
+    expect(receiver.events(sub.secret)[0]).toMatchObject({ type: 'ping', data: { subscriptionId: sub.id } });
+    const again = await api.redeliverWebhook({
+      client: ada.client,
+      path: { projectId: p, webhookId: sub.id, deliveryId: ping.data!.id },
+    });
+    expect(again.response?.status).toBe(201);
+    await receiver.until(2);
+    expect(receiver.received[1]!.headers['webhook-id']).toBe(receiver.received[0]!.headers['webhook-id']);
+
+    const rotated = await api.rotateWebhookSecret({
+      client: ada.client,
+      path: { projectId: p, webhookId: sub.id },
+      body: { overlapHours: 1 },
+    });
+    expect(rotated.data!.previousSecretValidUntil).not.toBeNull();
+    await api.pingWebhook({ client: ada.client, path: { projectId: p, webhookId: sub.id } });
+    await receiver.until(3);
+    const last = receiver.received[2]!;
+    expect(last.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(() => new Webhook(sub.secret).verify(last.body, last.headers)).not.toThrow();
+    expect(() => new Webhook(rotated.data!.secret).verify(last.body, last.headers)).not.toThrow();
+  });
+});
+
+describe('webhook subscriptions', () => {
+  it('refuses bad input with a problem and stores nothing', async () => {
+    const p = await project();
+    const bad: [unknown, number][] = [
+      [{ url: 'ftp://example.com/x', events: ['milestone.created'] }, 422],
+      [{ url: 'https://u:p@example.com/x', events: ['milestone.created'] }, 422],
+      [{ url: 'https://example.com/x', events: ['milestone.exploded'] }, 400],
+      [{ url: 'https://example.com/x', events: [] }, 400],
+      [{ url: 'https://example.com/x', events: ['milestone.created'], secret: 'whsec_mine' }, 400],
+    ];
+    for (const [body, status] of bad) {
+      const res = await raw(t, 'POST', `/projects/${p}/webhooks`, { token: ada.token, body });
+      expect(res.status, JSON.stringify(body)).toBe(status);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    }
+    const { data } = await api.listWebhooks({ client: ada.client, path: { projectId: p } });
+    expect(data!.items).toEqual([]);
+  });
+
+  it('refuses private and loopback addresses unless the operator allows local URLs', async () => {
+    const strict = await startServer();
+    try {
+      const owner = await userWithKey(strict);
+      const { data: proj } = await api.createProject({ client: owner.client, body: { name: uniqueName('Strict') } });
+      for (const url of [
+        'https://127.0.0.1/x',
+        'https://10.1.2.3/x',
+        'https://169.254.169.254/latest',
+        'https://localhost/x',
+        'http://example.com/x',
+        'https://[::1]/x',
+        'https://[::ffff:127.0.0.1]/x',
+        'https://[fe80::1]/x',
+      ]) {
+        const res = await raw(strict, 'POST', `/projects/${proj!.id}/webhooks`, {
+          token: owner.token,
+          body: { url, events: ['milestone.created'] },
+        });
+        expect(res.status, url).toBe(422);
+        expect((res.json as types.Problem).errors?.[0]?.path).toBe('/body/url');
+      }
+      // A public address is taken (an IPv4 literal: no DNS here).
+      const ok = await raw(strict, 'POST', `/projects/${proj!.id}/webhooks`, {
+        token: owner.token,
+        body: { url: 'https://203.0.113.10/x', events: ['milestone.created'] },
+      });
+      expect(ok.status).toBe(201);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('is the owner’s alone: 403 to a member, 404 to a stranger on a private project, 404 for another project’s webhook', async () => {
+    const p = await project();
+    const sub = await subscribe(p);
+    await api.addProjectMember({ client: ada.client, path: { projectId: p }, body: { username: grace.user.username } });
+    const asMember = await api.getWebhook({ client: grace.client, path: { projectId: p, webhookId: sub.id } });
+    expect(asMember.response?.status).toBe(403);
+    const priv = await api.createProject({
+      client: ada.client,
+      body: { name: uniqueName('Private'), visibility: 'private' },
+    });
+    const stranger = await api.listWebhooks({ client: grace.client, path: { projectId: priv.data!.id } });
+    expect(stranger.response?.status).toBe(404);
+    const other = await project();
+    const elsewhere = await api.getWebhook({ client: ada.client, path: { projectId: other, webhookId: sub.id } });
+    expect(elsewhere.response?.status).toBe(404);
+    const listed = await api.listWebhooks({ client: ada.client, path: { projectId: p } });
+    expect(listed.data!.items.map((s) => s.id)).toEqual([sub.id]);
+    expect(JSON.stringify(listed.data)).not.toContain('whsec_');
+  });
+
+  it('holds at most 10 per project', async () => {
+    const p = await project();
+    for (let i = 0; i < 10; i++) await subscribe(p);
+    const res = await raw(t, 'POST', `/projects/${p}/webhooks`, {
+      token: ada.token,
+      body: { url: receiver.url, events: ['milestone.created'] },
+    });
+    expect(res.status).toBe(409);
+  });
+
+  it('pauses, and a paused subscription receives nothing', async () => {
+    receiver.received.length = 0;
+    const p = await project();
+    const sub = await subscribe(p, { events: ['milestone.created'] });
+    const paused = await api.updateWebhook({
+      client: ada.client,
+      path: { projectId: p, webhookId: sub.id },
+      body: { active: false },
+    });
+    expect(paused.data).toMatchObject({ active: false, status: 'paused' });
+    await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title: 'Unheard' } });
+    await api.pingWebhook({ client: ada.client, path: { projectId: p, webhookId: sub.id } });
+    await receiver.until(1);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(receiver.events(sub.secret).map((e) => e.type)).toEqual(['ping']);
+  });
+});
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
