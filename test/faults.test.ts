@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,52 +17,18 @@ import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
 import { createKey } from '../src/keys/keys.service.js';
-import {
-  refusedWithinASecond,
-  uniqueName,
-  waitForCache,
-  TEST_RATE_LIMIT,
-  UPLOAD_MAX_BYTES,
-  freePort,
-} from './harness.js';
+import { refusedWithinASecond, uniqueName, waitForCache, TEST_RATE_LIMIT, UPLOAD_MAX_BYTES } from './harness.js';
 import { postgresFeed, type ChangeFeed } from '../src/db/changes.js';
+import { type Cluster, clusterAvailable, startCluster } from './pg-cluster.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
+import type pg from 'pg';
 
-const pgBin = existsSync('/usr/lib/postgresql')
-  ? readdirSync('/usr/lib/postgresql')
-      .sort()
-      .map((v) => `/usr/lib/postgresql/${v}/bin`)
-      .at(-1)
-  : undefined;
-const asRoot = process.getuid?.() === 0;
-const available = Boolean(pgBin && existsSync(`${pgBin}/initdb`) && (!asRoot || existsSync('/usr/sbin/runuser')));
-
-function run(cmd: string, args: string[]) {
-  // initdb and postgres refuse to run as root: run them as the postgres user then.
-  if (asRoot) execFileSync('/usr/sbin/runuser', ['-u', 'postgres', '--', cmd, ...args], { stdio: 'pipe' });
-  else execFileSync(cmd, args, { stdio: 'pipe' });
-}
-
+let cluster: Cluster;
 let dir = '';
-let port = 0;
 let db: Database;
 let server: Server;
 let base = '';
 let token = '';
-const pgCtl = (action: 'start' | 'stop') =>
-  action === 'start'
-    ? run(`${pgBin}/pg_ctl`, [
-        '-D',
-        `${dir}/data`,
-        '-w',
-        '-l',
-        `${dir}/log`,
-        '-o',
-        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-        'start',
-      ])
-    : run(`${pgBin}/pg_ctl`, ['-D', `${dir}/data`, '-w', '-m', 'immediate', 'stop']);
-
 /** An app on the test's own cluster, listening on a free port; `config` adds to the settings every one has. */
 async function listen(config: Partial<AppDeps['config']>, changes?: ChangeFeed) {
   const app = createApp({
@@ -87,15 +53,11 @@ async function listen(config: Partial<AppDeps['config']>, changes?: ChangeFeed) 
   return { app, server: listening };
 }
 
-describe.skipIf(!available)('the database goes away and comes back', () => {
+describe.skipIf(!clusterAvailable)('the database goes away and comes back', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'shipyard-pg-'));
-    chmodSync(dir, 0o777);
-    if (asRoot) execFileSync('chown', ['postgres', dir]);
-    port = await freePort();
-    run(`${pgBin}/initdb`, ['-D', `${dir}/data`, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
-    pgCtl('start');
-    db = await openDatabase({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, dataDir: '', poolMax: 4 });
+    cluster = await startCluster();
+    dir = mkdtempSync(join(tmpdir(), 'shipyard-faults-'));
+    db = await openDatabase({ databaseUrl: cluster.url, dataDir: '', poolMax: 4 });
     const first = await listen({
       // Small, to see that a sign-in the database failed costs nothing.
       signInAttemptsPer15Minutes: 3,
@@ -116,11 +78,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     server?.closeAllConnections();
     await new Promise((r) => server?.close(r));
     await db?.close().catch(() => undefined);
-    try {
-      pgCtl('stop');
-    } catch {
-      /* already stopped */
-    }
+    cluster?.destroy();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -133,7 +91,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     expect((await get()).status).toBe(200);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
 
-    pgCtl('stop');
+    cluster.stop();
     const down = await get();
     expect(down.status).toBe(503);
     expect(down.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -150,7 +108,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     expect(await ready.json()).toEqual({ status: 'unavailable', database: 'unreachable', rateLimits: 'local' });
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
-    pgCtl('start');
+    cluster.start();
     let status = 0;
     for (let i = 0; i < 20 && status !== 200; i++) {
       status = (await get()).status;
@@ -158,6 +116,33 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
     }
     expect(status).toBe(200);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  }, 60_000);
+
+  it('gives back the connections of transactions that a stop of PostgreSQL cut off (none is lost to the pool)', async () => {
+    const pool = (await db.orm.em.getConnection().getNativeClient()) as pg.Pool;
+    // Four transactions (the pool's size) mid-way when PostgreSQL stops: their COMMIT fails, then their ROLLBACK.
+    let started = 0;
+    const cut = Array.from({ length: 4 }, () =>
+      db.orm.em.fork().transactional(async (tem) => {
+        await tem.execute('select 1');
+        started++;
+        while (started < 4) await new Promise((r) => setTimeout(r, 10));
+        await new Promise((r) => setTimeout(r, 500));
+      }),
+    );
+    while (started < 4) await new Promise((r) => setTimeout(r, 10));
+    cluster.stop();
+    expect((await Promise.allSettled(cut)).every((r) => r.status === 'rejected')).toBe(true);
+    cluster.start();
+    let checkedOut = pool.totalCount - pool.idleCount;
+    for (let i = 0; i < 40 && checkedOut > 0; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      checkedOut = pool.totalCount - pool.idleCount;
+    }
+    expect(checkedOut).toBe(0);
+    // And the pool serves again, all four at once.
+    const rows = await Promise.all(Array.from({ length: 4 }, () => db.orm.em.fork().execute('select 1 as one')));
+    expect(rows.flat()).toHaveLength(4);
   }, 60_000);
 
   it('answers a web page that needs it with a 503 page while it is down, not a 500', async () => {
@@ -178,7 +163,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
       });
     expect((await signIn()).status).toBe(401);
 
-    pgCtl('stop');
+    cluster.stop();
     try {
       for (let i = 0; i < 4; i++) {
         const down = await signIn();
@@ -188,7 +173,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
         expect(await down.text()).toContain('The database cannot be reached right now; nothing was changed.');
       }
     } finally {
-      pgCtl('start');
+      cluster.start();
     }
     let status = 0;
     for (let i = 0; i < 20 && status !== 401; i++) {
@@ -203,12 +188,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
 
   it('answers every web page and the API with a 503 within the deadline while the database is frozen', async () => {
     // Frozen, not stopped: every process of the cluster stopped with SIGSTOP, so connections hang.
-    const postmaster = readFileSync(`${dir}/data/postmaster.pid`, 'utf8').split('\n')[0]!;
-    const cluster = [postmaster, ...execFileSync('pgrep', ['-P', postmaster], { encoding: 'utf8' }).split('\n')].filter(
-      Boolean,
-    );
-    const signal = (name: 'STOP' | 'CONT') => execFileSync('kill', [`-${name}`, ...cluster]);
-    signal('STOP');
+    cluster.freeze();
     try {
       const started = Date.now();
       const [page, api] = await Promise.all([
@@ -231,7 +211,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
       expect(api.status).toBe(503);
       expect((await api.json()).type).toBe('https://shipyard.dev/problems/timeout');
     } finally {
-      signal('CONT');
+      cluster.thaw();
     }
     let status = 0;
     for (let i = 0; i < 40 && status !== 200; i++) {
@@ -242,7 +222,7 @@ describe.skipIf(!available)('the database goes away and comes back', () => {
   }, 60_000);
 
   it('refuses a revoked key within a second on an instance whose listening connection has stalled', async () => {
-    const changes = postgresFeed(`postgres://postgres@127.0.0.1:${port}/postgres`);
+    const changes = postgresFeed(cluster.url);
     const { server: listening, app } = await listen({ keyCacheSeconds: 10 }, changes);
     const instance = { apiUrl: `http://127.0.0.1:${(listening.address() as AddressInfo).port}/api/v1` };
     const keys = app.locals.keyCache as KeyCache;

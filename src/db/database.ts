@@ -17,6 +17,8 @@ import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { lockDirectory, type DirLock } from './lock.js';
 import { usePreparedStatements } from './reads.js';
+import { reclaimDeadConnections } from './reclaim.js';
+import type pg from 'pg';
 import { embeddedFeed, postgresFeed, type ChangeFeed } from './changes.js';
 
 export type Database = {
@@ -90,6 +92,7 @@ async function initOrm(
       : {}),
   });
   usePreparedStatements(orm, opts.preparedStatements ?? true);
+  reclaimDeadConnections((await orm.em.getConnection().getNativeClient()) as pg.Pool);
   const applied = (opts.migrate ?? true) ? (await orm.migrator.up()).map((m) => m.name) : [];
   return { orm, applied };
 }
