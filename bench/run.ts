@@ -26,6 +26,8 @@ import { VOCABULARY } from './vocabulary.js';
 import { noisyNeighbour, type NeighbourFigures } from './noisy-neighbour.js';
 import { ANSWER_CAP_BYTES, resultBytes } from '../src/mcp/answers.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { randomBytes } from 'node:crypto';
+import { hookReceiver, webhookLatency } from './webhook-latency.js';
 
 const url = process.env.DATABASE_URL;
 if (!url)
@@ -91,7 +93,9 @@ const cpuMicros = (pid: number) => {
   return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6; // utime, stime (fields 14 and 15 of stat)
 };
 
-const [P_JSON, P_PG, P_APP, P_SEARCH, P_WRITE] = [18101, 18102, 18103, 18104, 18105];
+const [P_JSON, P_PG, P_APP, P_SEARCH, P_WRITE, P_HOOK] = [18101, 18102, 18103, 18104, 18105, 18106];
+// Receives the webhooks of the subscribed project's milestones.
+const hooks = await hookReceiver(P_HOOK);
 const children = [
   await start([...tsx, 'bench/baselines.ts', 'json', String(P_JSON)], {}, 'ready'),
   await start([...tsx, 'bench/baselines.ts', 'pg', String(P_PG)], {}, 'ready'),
@@ -108,6 +112,9 @@ const app = await start(
     LOG_LEVEL: 'info',
     RATE_LIMIT_PER_MINUTE: '1000000000',
     GITHUB_SYNC_INTERVAL_MINUTES: '0',
+    // The webhook receiver is this machine's.
+    WEBHOOK_ALLOW_LOCAL_URLS: 'true',
+    SECRET_KEY: randomBytes(32).toString('hex'),
   },
   'shipyard listening',
   PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
@@ -116,6 +123,7 @@ children.push(app);
 // However the run ends (a failed check included), the servers it started end with it.
 process.on('exit', () => {
   for (const c of children) c.kill('SIGTERM');
+  hooks.close();
 });
 
 const auth = { authorization: `Bearer ${seed.token}` };
@@ -128,6 +136,14 @@ const mcpHeaders = {
 const mcpCall = (name: string, args: object) =>
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const api = `http://127.0.0.1:${P_APP}/api/v1`;
+{
+  const subscribed = await fetch(`${api}/projects/${seed.hookedProjectId}/webhooks`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: hooks.url, events: ['milestone.created'], description: 'bench' }),
+  });
+  if (subscribed.status !== 201) throw new Error(`could not subscribe the bench receiver: ${await subscribed.text()}`);
+}
 
 /** `expect` checks one response before the scenario is measured: a number is only printed for a request that does what its name says. */
 type Scenario = {
@@ -212,6 +228,14 @@ const every: Scenario[] = [
   {
     name: 'POST milestone',
     url: `${api}/projects/${seed.writeProjectId}/milestones`,
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: '{"title":"bench"}',
+    baseline: RAW_WRITE,
+  },
+  {
+    name: 'POST milestone, a webhook subscribed',
+    url: `${api}/projects/${seed.hookedProjectId}/milestones`,
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
     body: '{"title":"bench"}',
@@ -539,6 +563,22 @@ noisy neighbour: another user's GET /users/me, one at a time, beside uploads of 
   console.log(line('four uploaders flat out (no budget between them)', flatOut));
 }
 
+// Commit to delivery at a steady 20 events a second, once the scenarios' deliveries have arrived.
+const latency =
+  !ONLY || ONLY.test('POST milestone, a webhook subscribed')
+    ? await webhookLatency({
+        receiver: hooks,
+        url: `${api}/projects/${seed.hookedProjectId}/milestones`,
+        headers: { ...auth, 'content-type': 'application/json' },
+        count: 200,
+        perSecond: 20,
+      })
+    : undefined;
+if (latency)
+  console.log(
+    `\nwebhooks: ${hooks.count()} deliveries received; the scenarios' backlog drained in ${(latency.drainedMs / 1000).toFixed(1)} s; then 200 events at 20/s, 201 to delivery: p50 ${latency.p50.toFixed(0)} ms, p99 ${latency.p99.toFixed(0)} ms, ${latency.missing} not delivered within 30 s`,
+  );
+
 /** The soak's RSS, first to last and spread (min to max), and its failed requests, for the targets. */
 let soakResult: { drift: number; worst: number; failed: number } | undefined;
 if (SOAK > 0 && !ONLY) {
@@ -653,6 +693,20 @@ const targets: Target[] = ONLY
           own <= limit ? 'met' : 'MISSED',
         ];
       }),
+      ratioTarget(
+        'POST milestone with a webhook subscribed ≥ 0.47× raw pg append (0.52× less 10%)',
+        ratio('POST milestone, a webhook subscribed', RAW_WRITE),
+        (v) => v >= 0.468,
+      ),
+      ...(latency
+        ? [
+            [
+              'webhook: 201 to delivery at 20 events/s (p50, p99; no target yet)',
+              `${latency.p50.toFixed(0)} ms, ${latency.p99.toFixed(0)} ms; ${latency.missing} missing`,
+              latency.missing === 0 ? 'info' : 'MISSED',
+            ] as Target,
+          ]
+        : []),
       ...['POST milestone', 'MCP create_milestone'].map(
         (name): Target => [`${name} vs raw pg append (no target yet)`, showRatio(ratio(name, RAW_WRITE), 3), 'info'],
       ),
@@ -707,3 +761,4 @@ if (PROFILE) {
   execFileSync(process.execPath, [...tsx, 'bench/profile-summary.ts', file], { stdio: 'inherit' });
 }
 for (const c of children) c.kill('SIGTERM');
+hooks.close();

@@ -76,36 +76,35 @@ if (!projectId) {
     [projectId],
   );
 }
+/** The bench user's project with this slug, made empty the first time. */
+async function ownProject(slug: string, name: string): Promise<string> {
+  const ownerId = user!.id;
+  const [found] = await em.execute<{ id: string }[]>(`select id from projects where owner_id = ? and slug = ?`, [
+    ownerId,
+    slug,
+  ]);
+  if (found) return found.id;
+  const [made] = await em.execute<{ id: string }[]>(
+    `insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
+   values (gen_random_uuid(), ?, ?, ?, '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`,
+    [ownerId, name, slug],
+  );
+  return made!.id;
+}
 // A second project receives the POSTed milestones, so the roadmap read stays at 50.
-const [w] = await em.execute<{ id: string }[]>(`select id from projects where owner_id = ? and slug = 'bench-writes'`, [
-  user.id,
-]);
-const writeProjectId =
-  w?.id ??
-  (
-    await em.execute<{ id: string }[]>(
-      `insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
-   values (gen_random_uuid(), ?, 'Bench writes', 'bench-writes', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`,
-      [user.id],
-    )
-  )[0]!.id;
+const writeProjectId = await ownProject('bench-writes', 'Bench writes');
 // The write baseline (bench/baselines.ts write) appends to a third project, so that the service's
 // roadmap of bench-writes stays within the most a roadmap holds.
-const [bw] = await em.execute<{ id: string }[]>(
-  `select id from projects where owner_id = ? and slug = 'bench-baseline-writes'`,
-  [user.id],
-);
-const baselineWriteProjectId =
-  bw?.id ??
-  (
-    await em.execute<{ id: string }[]>(
-      `insert into projects (id, owner_id, name, slug, tagline, description, stage, visibility, tags, links, looking_for_collaborators, wanted_skills, created_at, updated_at)
-   values (gen_random_uuid(), ?, 'Bench baseline writes', 'bench-baseline-writes', '', '', 'building', 'public', '{}', '[]', false, '{}', now(), now()) returning id`,
-      [user.id],
-    )
-  )[0]!.id;
+const baselineWriteProjectId = await ownProject('bench-baseline-writes', 'Bench baseline writes');
+// A fourth takes the POSTs made with a webhook subscribed (the run subscribes its own receiver).
+const hookedProjectId = await ownProject('bench-hooked-writes', 'Bench hooked writes');
+await em.execute('delete from webhook_subscriptions where project_id = ?', [hookedProjectId]);
 // Each run writes into bench-writes; start it empty so POST timings do not drift between runs.
-await em.execute('delete from milestones where project_id in (?, ?)', [writeProjectId, baselineWriteProjectId]);
+await em.execute('delete from milestones where project_id in (?, ?, ?)', [
+  writeProjectId,
+  baselineWriteProjectId,
+  hookedProjectId,
+]);
 // For BENCH_MORE's reads: the bench user's skills (the radar ranks from them; three of the seed's
 // four, so it scores its full 500 candidates of each kind), a public post of theirs with 30
 // comments, a linked GitHub account, and ids of a job, a milestone and a seeded user with
@@ -212,6 +211,7 @@ process.stdout.write(
     projectId,
     writeProjectId,
     baselineWriteProjectId,
+    hookedProjectId,
     agentProjectId,
     // The cursor GET /projects (no filters) would give after that project.
     page1000Cursor: cursorAfterId(page1000!, projectList(undefined, undefined)),

@@ -76,7 +76,13 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     throw err;
   });
   announce(config, log, db, redis !== undefined);
-  const worker = config.webhookWorker ? await runWebhookWorker(config, db, log, webhooks) : undefined;
+  // Started beside serving, not before it: a stop signal meanwhile is handled (below), and waits for it.
+  const worker = config.webhookWorker
+    ? runWebhookWorker(config, db, log, webhooks).catch((error) => {
+        log.error('the webhook worker did not start; events wait in the outbox', { error });
+        return undefined;
+      })
+    : undefined;
   const stopSync =
     config.githubSyncIntervalMinutes > 0
       ? scheduleGithubSync(
@@ -86,6 +92,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
           log,
         )
       : () => undefined;
+  let workerStopped: Promise<void> | undefined;
   const storage = new LocalDiskStorage(config.mediaDir);
   const stopSweep = sweepHourly(db.orm, log, {
     'unattached uploads removed': (em) =>
@@ -94,16 +101,18 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
         : Promise.resolve(0),
     'idempotency records expired': (em) => sweepIdempotencyRecords(em),
     'OAuth grants and unused client registrations removed': (em) => sweepOAuth(em),
-    'webhook events and delivery logs older than 30 days removed': (em) => sweepWebhookHistory(em),
+    'webhook deliveries stranded marked failed, and events older than 30 days removed': (em) => sweepWebhookHistory(em),
   });
   stopGracefully(server, log, {
     launcherGone,
     stopWork: () => {
       stopSync();
       stopSweep();
+      // Deliveries in flight end (5 s at most) while the requests in flight finish.
+      workerStopped = worker?.then((w) => w?.stop());
     },
     release: async () => {
-      await worker?.stop();
+      await workerStopped;
       if (redis?.isOpen) redis.destroy();
       await Promise.all([db.close(), passwords.stop()]);
     },

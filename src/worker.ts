@@ -23,18 +23,20 @@ export async function work(config: Config = loadConfig()): Promise<void> {
     preparedStatements: config.databasePreparedStatements,
     poolMax: 5,
   });
-  const worker = await runWebhookWorker(config, db, log, webhookSettings(config));
+  // Stop signals are heard from the start: one that comes while the worker starts waits for it.
+  const worker = runWebhookWorker(config, db, log, webhookSettings(config));
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    await worker.stop();
+    await (await worker.catch(() => undefined))?.stop();
     await db.close();
     log.info('stopped');
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
+  await worker;
 }
 
 if (import.meta.main) {

@@ -29,7 +29,13 @@ import { accountId } from './fake-github.js';
 import { createClient, type Client } from '../codegen/generated/api/client/index.js';
 import { SCOPE_IDS, type ScopeId } from '../src/kernel/scopes.js';
 import { SecretBox } from '../src/webhooks/secrets.js';
-import { type RetryPolicy, startWebhookWorker, type WebhookWorker } from '../src/webhooks/worker.js';
+import type { Resolve } from '../src/kernel/public-address.js';
+import {
+  type RetryPolicy,
+  startWebhookWorker,
+  type WebhookWorker,
+  type WorkerOptions,
+} from '../src/webhooks/worker.js';
 
 /** Small, so the 413 is cheap to reach. */
 export const UPLOAD_MAX_BYTES = 256 * 1024;
@@ -50,7 +56,16 @@ export type ServerOptions = {
    * `allowLocal` lets webhooks go to http and loopback URLs (the operator's development setting);
    * `retry` shortens the back-off; `secretKey` is shared by instances on one database.
    */
-  webhooks?: { worker?: boolean; allowLocal?: boolean; retry?: Partial<RetryPolicy>; secretKey?: Buffer };
+  webhooks?: {
+    worker?: boolean;
+    allowLocal?: boolean;
+    retry?: Partial<RetryPolicy>;
+    secretKey?: Buffer;
+    /** How webhook hosts are resolved (test/fake-dns.ts), instead of the system's resolver. */
+    resolve?: Resolve;
+  } & Pick<WorkerOptions, 'expireSeconds' | 'superviseSeconds' | 'attemptTimeoutMs'>;
+  /** Another database than DATABASE_URL's (a fault test's own cluster), shared by the instances given it. */
+  databaseUrl?: string;
   contract?: OpenApiDocument;
   rateLimitPerMinute?: number;
   /** Where the service's log goes (every line, the access log included), instead of stderr. */
@@ -93,7 +108,11 @@ function tryOrStop<T>(thread: { stop: () => Promise<void> }, server: Server, mak
 export const TEST_RATE_LIMIT = 100_000;
 
 export async function startServer(opts: ServerOptions = {}): Promise<TestServer> {
-  const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: '', inMemory: true });
+  const db = await openDatabase({
+    databaseUrl: opts.databaseUrl ?? process.env.DATABASE_URL,
+    dataDir: '',
+    inMemory: true,
+  });
   const log = createLogger(opts.logTo || process.env.TEST_LOG === '1' ? 'info' : 'error', opts.logTo);
   const mediaDir = mkdtempSync(join(tmpdir(), 'shipyard-media-'));
   const storage = new LocalDiskStorage(mediaDir);
@@ -101,7 +120,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   const passwords = startPasswordThread({ maxWaiting: opts.passwordChecksWaiting });
   const webhooks = {
     box: new SecretBox(opts.webhooks?.secretKey ?? randomBytes(32)),
-    urls: { allowLocal: opts.webhooks?.allowLocal ?? false },
+    urls: { allowLocal: opts.webhooks?.allowLocal ?? false, resolve: opts.webhooks?.resolve },
   };
   let app!: ReturnType<typeof createApp>;
   let headers!: ReturnType<typeof headerChecker>;
@@ -158,6 +177,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
         apiUrl: `${publicUrl ?? baseUrl}/api/v1`,
         retry: opts.webhooks.retry,
         pollSeconds: 0.5,
+        expireSeconds: opts.webhooks.expireSeconds,
+        superviseSeconds: opts.webhooks.superviseSeconds,
+        attemptTimeoutMs: opts.webhooks.attemptTimeoutMs,
       })
     : undefined;
   return {

@@ -162,7 +162,26 @@ export const SCRIPTS: Record<string, string> = {
 export const TYPED_USE = `
 import {
   createShipyard, paginate, listMilestones, ShipyardError, ShipyardNetworkError, type Milestone,
+  verifyWebhook, ShipyardWebhookError,
 } from '@shipyard/sdk';
+
+export async function receive(secret: string, body: string, headers: Headers): Promise<void> {
+  try {
+    const event = await verifyWebhook(secret, body, headers);
+    if (event.type === 'milestone.updated') {
+      const title: string = event.data.milestone.title;
+      const moved: number | null = event.data.previousPosition;
+      console.log(title, moved, event.sequence, event.data.url);
+    } else if (event.type === 'build_log.created') {
+      console.log(event.data.buildLog.body, event.data.truncated);
+    } else if (event.type === 'ping') {
+      // @ts-expect-error a ping carries no milestone (the event is narrowed by its type)
+      console.log(event.data.milestone);
+    }
+  } catch (e) {
+    if (e instanceof ShipyardWebhookError) console.log(e.reason);
+  }
+}
 
 const shipyard = createShipyard({ baseUrl: 'http://localhost:3000', apiKey: 'shipyard_pat_x' });
 

@@ -1,73 +1,16 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { startServer, userWithKey, uniqueName, raw, type TestServer, type TestUser } from './harness.js';
+import { startServer, userWithKey, uniqueName, raw, keyFor, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
+import { fakeDns } from './fake-dns.js';
+import { signedUpBrowser } from './cookie-browser.js';
+import { User } from '../src/users/user.entity.js';
+import { createProject } from '../src/projects/projects.service.js';
+import type { Actor } from '../src/kernel/actor.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
-import {
-  zBuildLogEvent,
-  zMemberEvent,
-  zMilestoneEvent,
-  zPingEvent,
-  zProjectEvent,
-} from '../codegen/generated/api/zod.gen.js';
-
-type Event = types.MilestoneEvent | types.BuildLogEvent | types.ProjectEvent | types.MemberEvent | types.PingEvent;
-/** The event parsed with the contract's schema for its type (strictly: unknown fields fail). */
-function parseEvent(json: unknown): Event {
-  const type = (json as { type: string }).type;
-  const schema = type.startsWith('milestone.')
-    ? zMilestoneEvent
-    : type.startsWith('build_log.')
-      ? zBuildLogEvent
-      : type === 'project.updated'
-        ? zProjectEvent
-        : type.startsWith('project.member')
-          ? zMemberEvent
-          : zPingEvent;
-  return schema.parse(json) as Event;
-}
-
-/** A receiver on loopback: what it was sent, verified with the Standard Webhooks library. */
-class Receiver {
-  readonly received: { headers: Record<string, string>; body: string }[] = [];
-  /** What it answers: a status, or a function of the count so far. */
-  answer: (n: number) => number = () => 200;
-  server!: Server;
-  url = '';
-  async start() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        this.received.push({
-          headers: req.headers as Record<string, string>,
-          body: Buffer.concat(chunks).toString('utf8'),
-        });
-        res.writeHead(this.answer(this.received.length), { 'content-type': 'text/plain' }).end('thanks');
-      });
-    });
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-  /** Every delivery verified with `secret`, parsed and checked against the contract's event schema. */
-  events(secret: string): Event[] {
-    const wh = new Webhook(secret);
-    return this.received.map(({ headers, body }) => parseEvent(wh.verify(body, headers)));
-  }
-  async until(count: number, timeoutMs = 15_000) {
-    const deadline = Date.now() + timeoutMs;
-    while (this.received.length < count) {
-      if (Date.now() > deadline) throw new Error(`received ${this.received.length} of ${count} deliveries`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  close() {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(r));
-  }
-}
+import { Receiver, waitFor } from './webhook-receiver.js';
 
 let t: TestServer;
 let ada: TestUser;
@@ -78,11 +21,19 @@ beforeAll(async () => {
     webhooks: { worker: true, allowLocal: true, retry: { delaySeconds: 1, maxDelaySeconds: 1, limit: 2 } },
   });
   [ada, grace] = [await userWithKey(t), await userWithKey(t)];
-  receiver = new Receiver();
-  await receiver.start();
+  receiver = await freshReceiver();
 });
+
+/** A receiver of the test's own: a late delivery of an earlier test's cannot reach it. */
+const receivers: Receiver[] = [];
+async function freshReceiver(): Promise<Receiver> {
+  const r = new Receiver();
+  await r.start();
+  receivers.push(r);
+  return r;
+}
 afterAll(async () => {
-  await receiver?.close();
+  await Promise.all(receivers.map((r) => r.close()));
   await t?.close();
 });
 
@@ -107,7 +58,7 @@ async function subscribe(projectId: string, body: Partial<types.WebhookSubscript
 
 describe('webhook deliveries', () => {
   it('pushes roadmap and build-log changes, signed, in the contract shape, each change once', async () => {
-    receiver.received.length = 0;
+    receiver = await freshReceiver();
     const p = await project();
     const sub = await subscribe(p);
     expect(sub.secret).toMatch(/^whsec_/);
@@ -159,7 +110,7 @@ describe('webhook deliveries', () => {
   });
 
   it('the same change made through MCP sends the same event', async () => {
-    receiver.received.length = 0;
+    receiver = await freshReceiver();
     const p = await project();
     const sub = await subscribe(p, { events: ['milestone.created'] });
     const res = await raw(t, 'POST', '/mcp', {
@@ -179,8 +130,8 @@ describe('webhook deliveries', () => {
   });
 
   it('retries a failing receiver with the same webhook-id, and logs every attempt', async () => {
-    receiver.received.length = 0;
-    receiver.answer = (n) => (n === 1 ? 503 : 200);
+    receiver = await freshReceiver();
+    receiver.answer = (n) => ({ status: n === 1 ? 503 : 200 });
     try {
       const p = await project();
       const sub = await subscribe(p, { events: ['milestone.created'] });
@@ -200,12 +151,12 @@ describe('webhook deliveries', () => {
       expect(log.items[0]!.log.map((a) => a.statusCode)).toEqual([503, 200]);
       expect(log.items[0]!.log[1]!.responseExcerpt).toBe('thanks');
     } finally {
-      receiver.answer = () => 200;
+      receiver.answer = () => ({ status: 200 });
     }
   });
 
   it('pings, redelivers with the same id, and rotates the secret with both signatures during the overlap', async () => {
-    receiver.received.length = 0;
+    receiver = await freshReceiver();
     const p = await project();
     const sub = await subscribe(p);
     const ping = await api.pingWebhook({ client: ada.client, path: { projectId: p, webhookId: sub.id } });
@@ -287,12 +238,21 @@ describe('webhook subscriptions', () => {
     }
   });
 
-  it('is the owner’s alone: 403 to a member, 404 to a stranger on a private project, 404 for another project’s webhook', async () => {
+  it('is the owner’s alone: 404 to a member and to anyone else, and for another project’s webhook', async () => {
     const p = await project();
     const sub = await subscribe(p);
     await api.addProjectMember({ client: ada.client, path: { projectId: p }, body: { username: grace.user.username } });
-    const asMember = await api.getWebhook({ client: grace.client, path: { projectId: p, webhookId: sub.id } });
-    expect(asMember.response?.status).toBe(403);
+    const byMember = [
+      await api.getWebhook({ client: grace.client, path: { projectId: p, webhookId: sub.id } }),
+      await api.listWebhooks({ client: grace.client, path: { projectId: p } }),
+      await api.listWebhookDeliveries({ client: grace.client, path: { projectId: p, webhookId: sub.id } }),
+      await api.pingWebhook({ client: grace.client, path: { projectId: p, webhookId: sub.id } }),
+      await api.deleteWebhook({ client: grace.client, path: { projectId: p, webhookId: sub.id } }),
+    ];
+    for (const res of byMember) expect(res.response?.status).toBe(404);
+    expect(
+      (await api.getWebhook({ client: ada.client, path: { projectId: p, webhookId: sub.id } })).response?.status,
+    ).toBe(200);
     const priv = await api.createProject({
       client: ada.client,
       body: { name: uniqueName('Private'), visibility: 'private' },
@@ -314,11 +274,11 @@ describe('webhook subscriptions', () => {
       token: ada.token,
       body: { url: receiver.url, events: ['milestone.created'] },
     });
-    expect(res.status).toBe(409);
+    expect(res.status).toBe(422);
   });
 
   it('pauses, and a paused subscription receives nothing', async () => {
-    receiver.received.length = 0;
+    receiver = await freshReceiver();
     const p = await project();
     const sub = await subscribe(p, { events: ['milestone.created'] });
     const paused = await api.updateWebhook({
@@ -335,12 +295,102 @@ describe('webhook subscriptions', () => {
   });
 });
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+describe('the SSRF guard, with names a DNS server of the test resolves', () => {
+  it('refuses a name that resolves to a private address, and re-checks at delivery: a name rebound to loopback gets nothing sent', async () => {
+    const names = new Map([
+      ['inside.test', '10.0.0.5'],
+      ['metadata.test', '169.254.169.254'],
+      ['rebinding.test', '203.0.113.10'],
+    ]);
+    const dns = await fakeDns(names);
+    const strict = await startServer({ webhooks: { worker: true, resolve: dns.resolve, retry: { limit: 0 } } });
+    // Anything that connects here (the address the name is rebound to) is a delivery the guard let out.
+    let connections = 0;
+    const target = createServer(() => undefined).on('connection', () => connections++);
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    const port = (target.address() as AddressInfo).port;
+    try {
+      const owner = await userWithKey(strict);
+      const { data: proj } = await api.createProject({ client: owner.client, body: { name: uniqueName('Dns') } });
+      const create = (url: string) =>
+        raw(strict, 'POST', `/projects/${proj!.id}/webhooks`, {
+          token: owner.token,
+          body: { url, events: ['milestone.created'] },
+        });
+      for (const host of ['inside.test', 'metadata.test']) {
+        const refused = await create(`https://${host}/hook`);
+        expect(refused.status, host).toBe(422);
+        expect((refused.json as types.Problem).detail).toContain('not a public address');
+      }
+      expect((await create('https://nowhere.test/hook')).status).toBe(422);
+      const saved = await create(`https://rebinding.test:${port}/hook`);
+      expect(saved.status).toBe(201);
+      names.set('rebinding.test', '127.0.0.1');
+      await api.createMilestone({ client: owner.client, path: { projectId: proj!.id }, body: { title: 'Rebound' } });
+      const log = await waitFor(async () => {
+        const { data } = await api.listWebhookDeliveries({
+          client: owner.client,
+          path: { projectId: proj!.id, webhookId: (saved.json as { id: string }).id },
+        });
+        return data!.items[0]?.state === 'failed' ? data!.items[0] : undefined;
+      });
+      expect(log.log[0]!.statusCode).toBeNull();
+      expect(log.log[0]!.error).toContain('not a public address');
+      expect(log.log[0]!.error).not.toContain('127.0.0.1');
+      expect(connections).toBe(0);
+    } finally {
+      target.close();
+      await strict.close();
+      await dns.close();
+    }
+  });
+});
+
+describe('Settings → Webhooks', () => {
+  it('lists the owner’s subscriptions with their deliveries, and Redeliver sends one again', async () => {
+    receiver = await freshReceiver();
+    const { b, username } = await signedUpBrowser(t.baseUrl);
+    const em = t.db.orm.em.fork();
+    const user = await em.findOneOrFail(User, { username });
+    const actor: Actor = { userId: user.id, via: 'session', scopes: [] };
+    const owned = await createProject(em, actor, { name: uniqueName('Web hooks') });
+    const token = await keyFor(t, user.id, ['projects.write']);
+    const created = await raw(t, 'POST', `/projects/${owned.id}/webhooks`, {
+      token,
+      body: { url: receiver.url, events: ['milestone.created'], description: 'Deploy bot' },
+    });
+    expect(created.status).toBe(201);
+    await raw(t, 'POST', `/projects/${owned.id}/milestones`, { token, body: { title: 'Seen on the page' } });
+    await receiver.until(1);
+    const shown = await waitFor(async () => {
+      const res = await b.get('/settings/webhooks');
+      return res.text.includes('delivered') ? res : undefined;
+    });
+    expect(shown.status).toBe(200);
+    expect(shown.text).toContain(receiver.url);
+    expect(shown.text).toContain('milestone.created');
+    expect(shown.text).toContain('Deploy bot');
+    const deliveryId = /name="deliveryId" value="([^"]+)"/.exec(shown.text)![1]!;
+    const again = await b.post('/settings/webhooks/redeliver', {
+      _csrf: b.csrf(),
+      projectId: owned.id,
+      webhookId: (created.json as { id: string }).id,
+      deliveryId,
+    });
+    expect(again.status).toBe(200);
+    expect(again.text).toContain('Sent again');
+    await receiver.until(2);
+    expect(receiver.received[1]!.headers['webhook-id']).toBe(receiver.received[0]!.headers['webhook-id']);
+    // Another person's delivery is not theirs to send.
+    const other = await signedUpBrowser(t.baseUrl);
+    await other.b.get('/settings/webhooks');
+    const refused = await other.b.post('/settings/webhooks/redeliver', {
+      _csrf: other.b.csrf(),
+      projectId: owned.id,
+      webhookId: (created.json as { id: string }).id,
+      deliveryId,
+    });
+    expect([403, 404]).toContain(refused.status);
+    expect(receiver.received).toHaveLength(2);
+  });
+});

@@ -1,8 +1,15 @@
 import type { RequestHandler } from 'express';
 import { checkIdempotencyKey, createRequestHash } from '../idempotency/idempotency.service.js';
 
+type Parameter = { $ref?: string; name?: string; in?: string };
+/** Whether the operation declares the Idempotency-Key header (createWebhook does not: its answer holds a secret, never stored). */
+const declaresKey = (parameters: Parameter[] | undefined) =>
+  (parameters ?? []).some(
+    (p) => p.$ref?.endsWith('/IdempotencyKey') || (p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key'),
+  );
+
 /**
- * For every POST that creates (its contract has a 201), an optional Idempotency-Key header:
+ * For every POST that creates (its contract has a 201) and declares it, an optional Idempotency-Key header:
  * checked here and named on the request, so that the handler runs through `once` (see
  * src/http/operations.ts). Runs after authentication and validation, so only a valid,
  * authorised request is recorded.
@@ -12,7 +19,10 @@ export function idempotency(): RequestHandler {
     const key = req.header('idempotency-key');
     const op = req.openapi?.schema;
     const creates =
-      req.method === 'POST' && op && Object.keys((op.responses as object | undefined) ?? {}).includes('201');
+      req.method === 'POST' &&
+      op &&
+      Object.keys((op.responses as object | undefined) ?? {}).includes('201') &&
+      declaresKey(op.parameters as Parameter[] | undefined);
     if (key === undefined || !creates || !req.actor?.keyId) return next();
     checkIdempotencyKey(key);
     const files = (req as { files?: { buffer: Buffer }[] }).files?.map((f) => f.buffer.toString('base64'));

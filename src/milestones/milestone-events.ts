@@ -1,19 +1,24 @@
 /** The roadmap's webhook events (src/webhooks/events.ts), recorded in the transaction of the change. */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { anyoneListens, recordEvent, shortened } from '../outbox/events.js';
+import { anyoneListens, type RecordedEvent, recordEvents, shortened } from '../outbox/events.js';
 import { type MilestoneFields, presentMilestone } from './milestones.presenter.js';
+import { Milestone } from './milestone.entity.js';
 
 type MilestoneEventType = 'milestone.created' | 'milestone.updated' | 'milestone.deleted';
+/** The other milestones a change moved: those at `fromPosition`..`toPosition` before it, now `by` away. */
+export type Shift = { fromPosition: number; toPosition: number; by: 1 | -1 };
+type Change = { changed?: string[]; previousPosition?: number | null; shifted?: Shift | null };
 
-export function recordMilestoneEvent(
-  tem: EntityManager,
-  type: MilestoneEventType,
-  milestone: MilestoneFields,
-  change: { changed?: string[]; previousPosition?: number | null } = {},
-): void {
+/**
+ * The most milestones a single change tells of one by one: a roadmap holds up to 100,000, and
+ * moving its first would otherwise send one event per milestone to every subscription.
+ */
+const SHIFT_EVENTS_MAX = 50;
+
+function milestoneEvent(type: MilestoneEventType, milestone: MilestoneFields, change: Change = {}): RecordedEvent {
   const presented = presentMilestone(milestone);
   const { resource, truncated } = shortened(presented, ['description']);
-  recordEvent(tem, {
+  return {
     type,
     projectId: presented.projectId,
     path: `/projects/${presented.projectId}/milestones/${presented.id}`,
@@ -21,27 +26,59 @@ export function recordMilestoneEvent(
       milestone: resource,
       changed: change.changed ?? [],
       previousPosition: change.previousPosition ?? null,
+      shifted: change.shifted ?? null,
       truncated,
     },
-  });
+  };
 }
 
+export const recordMilestoneEvent = (
+  tem: EntityManager,
+  type: MilestoneEventType,
+  milestone: MilestoneFields,
+  change?: Change,
+): Promise<void> => recordEvents(tem, [milestoneEvent(type, milestone, change)]);
+
 /**
- * One `milestone.updated` for each milestone that a move, an insert or a delete shifted by `by`,
- * when a subscription listens for them (a roadmap may hold 100,000 milestones).
+ * The milestones a move, an insert or a delete shifted by `by`: one `milestone.updated` each
+ * when they are few (SHIFT_EVENTS_MAX); returns the range, which the change's own event carries.
  */
 export async function recordShifted(
   tem: EntityManager,
   projectId: string,
   by: 1 | -1,
   shifted: readonly Omit<MilestoneFields, 'project' | 'projectId'>[],
-): Promise<void> {
-  if (shifted.length === 0 || !(await anyoneListens(tem, projectId, 'milestone.updated'))) return;
-  for (const m of shifted)
-    recordMilestoneEvent(
+): Promise<Shift | null> {
+  if (shifted.length === 0) return null;
+  const before = shifted.map((m) => m.position - by);
+  const range = { fromPosition: Math.min(...before), toPosition: Math.max(...before), by };
+  if (shifted.length <= SHIFT_EVENTS_MAX)
+    await recordEvents(
       tem,
-      'milestone.updated',
-      { ...m, projectId },
-      { changed: ['position'], previousPosition: m.position - by },
+      shifted.map((m) =>
+        milestoneEvent(
+          'milestone.updated',
+          { ...m, projectId },
+          { changed: ['position'], previousPosition: m.position - by },
+        ),
+      ),
     );
+  return range;
+}
+
+/** One `milestone.updated` for each milestone a reorder moved (`was`: their positions before), read only when someone listens. */
+export async function recordReordered(
+  tem: EntityManager,
+  projectId: string,
+  moved: readonly string[],
+  was: ReadonlyMap<string, number>,
+): Promise<void> {
+  if (!moved.length || !(await anyoneListens(tem, projectId, 'milestone.updated'))) return;
+  const rows = await tem.find(Milestone, { id: { $in: [...moved] } }, { refresh: true });
+  await recordEvents(
+    tem,
+    rows.map((m) =>
+      milestoneEvent('milestone.updated', m, { changed: ['position'], previousPosition: was.get(m.id) ?? null }),
+    ),
+  );
 }

@@ -29,7 +29,7 @@ import {
   shiftPositions,
 } from './milestones.queries.js';
 import { isUuid } from '../kernel/ids.js';
-import { recordMilestoneEvent, recordShifted } from './milestone-events.js';
+import { recordMilestoneEvent, recordReordered, recordShifted, type Shift } from './milestone-events.js';
 
 const milestones = (n: number) => `${n} milestone${n === 1 ? '' : 's'}`;
 
@@ -157,8 +157,10 @@ export async function createMilestone(
     const position = input.position ?? count + 1;
     if (position > count + 1)
       throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${milestones(count)}.`);
-    if (position <= count)
-      await recordShifted(tem, projectId, 1, await shiftPositions(tem, projectId, 1, position, count));
+    const shifted =
+      position <= count
+        ? await recordShifted(tem, projectId, 1, await shiftPositions(tem, projectId, 1, position, count))
+        : null;
     const status = input.status ?? 'planned';
     const milestone = tem.create(Milestone, {
       project: tem.getReference(Project, projectId),
@@ -169,7 +171,7 @@ export async function createMilestone(
       completedAt: completedAtFor(status, undefined, null),
       position,
     });
-    recordMilestoneEvent(tem, 'milestone.created', milestone);
+    await recordMilestoneEvent(tem, 'milestone.created', milestone, { shifted });
     await tem.flush();
     return milestone;
   });
@@ -188,13 +190,15 @@ export async function updateMilestone(
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
     const before = { ...milestone };
+    let shifted: Shift | null = null;
     if (input.position !== undefined && input.position !== milestone.position) {
       if (input.position > count)
         throw unprocessable(`position must be between 1 and ${count}: the roadmap has ${milestones(count)}.`);
       const from = milestone.position;
-      if (input.position > from)
-        await recordShifted(tem, projectId, -1, await shiftPositions(tem, projectId, -1, from + 1, input.position));
-      else await recordShifted(tem, projectId, 1, await shiftPositions(tem, projectId, 1, input.position, from - 1));
+      shifted =
+        input.position > from
+          ? await recordShifted(tem, projectId, -1, await shiftPositions(tem, projectId, -1, from + 1, input.position))
+          : await recordShifted(tem, projectId, 1, await shiftPositions(tem, projectId, 1, input.position, from - 1));
       milestone.position = input.position;
     }
     if (input.title !== undefined) milestone.title = input.title.trim();
@@ -209,9 +213,10 @@ export async function updateMilestone(
     );
     await tem.flush();
     if (changed.length) {
-      recordMilestoneEvent(tem, 'milestone.updated', milestone, {
+      await recordMilestoneEvent(tem, 'milestone.updated', milestone, {
         changed,
         previousPosition: changed.includes('position') ? before.position : null,
+        shifted,
       });
       await tem.flush();
     }
@@ -231,9 +236,16 @@ export async function deleteMilestone(
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
     await tem.nativeDelete(Milestone, { id: milestoneId });
-    if (milestone.position < count)
-      await recordShifted(tem, projectId, -1, await shiftPositions(tem, projectId, -1, milestone.position + 1, count));
-    recordMilestoneEvent(tem, 'milestone.deleted', milestone);
+    const shifted =
+      milestone.position < count
+        ? await recordShifted(
+            tem,
+            projectId,
+            -1,
+            await shiftPositions(tem, projectId, -1, milestone.position + 1, count),
+          )
+        : null;
+    await recordMilestoneEvent(tem, 'milestone.deleted', milestone, { shifted });
     await tem.flush();
   });
 }
@@ -264,11 +276,8 @@ export async function reorderMilestones(
     const moved = milestoneIds.filter((id, i) => was.get(id) !== i + 1);
     for (const [i, id] of milestoneIds.entries())
       if (was.get(id) !== i + 1) await tem.nativeUpdate(Milestone, { id }, { position: i + 1, updatedAt: new Date() });
-    if (moved.length) {
-      for (const m of await tem.find(Milestone, { id: { $in: moved } }, { refresh: true }))
-        recordMilestoneEvent(tem, 'milestone.updated', m, { changed: ['position'], previousPosition: was.get(m.id)! });
-      await tem.flush();
-    }
+    await recordReordered(tem, projectId, moved, was);
+    await tem.flush();
   });
   return listMilestones(em, actor, projectId, { limit });
 }

@@ -3,7 +3,8 @@ import { uuidv7 } from 'uuidv7';
 import { webhookWakeTrigger } from '../db/triggers.js';
 
 /**
- * The outbox: one row per change, written in the change's own transaction. `sequence` comes
+ * The outbox: one row per change that a subscription listens for, written in the change's own
+ * transaction. `sequence` comes
  * from the database in commit order for one resource (its writers hold its row lock or its
  * project's), so a receiver can drop an update older than one it already has. The relay
  * (src/webhooks/worker.ts) turns each into one delivery per matching subscription.

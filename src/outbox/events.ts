@@ -44,20 +44,28 @@ export function shortened<T extends Record<string, unknown>>(
   return { resource: copy as T, truncated };
 }
 
-/** Adds the event to the outbox in `em`'s unit of work: it is written with the next flush, in the same transaction. */
-export function recordEvent(em: EntityManager, event: RecordedEvent): void {
-  em.create(WebhookEvent, {
-    projectId: event.projectId,
-    type: event.type,
-    data: JSON.stringify({ ...event.data, path: event.path }),
-  });
+/**
+ * Adds the events that an active subscription of their project listens for to the outbox in
+ * `em`'s unit of work: they are written with the next flush, in the same transaction. An event
+ * nobody listens for is not written (a paused subscription receives nothing, so misses nothing
+ * it would have had). The question is asked under the project's row lock where the change holds
+ * it (the roadmap), which creating a subscription also takes.
+ */
+export async function recordEvents(em: EntityManager, events: readonly RecordedEvent[]): Promise<void> {
+  const heard = new Map<string, Promise<boolean>>();
+  for (const event of events) {
+    const key = `${event.projectId} ${event.type}`;
+    if (!heard.has(key)) heard.set(key, anyoneListens(em, event.projectId, event.type));
+    if (!(await heard.get(key))) continue;
+    em.create(WebhookEvent, {
+      projectId: event.projectId,
+      type: event.type,
+      data: JSON.stringify({ ...event.data, path: event.path }),
+    });
+  }
 }
 
-/**
- * Whether an active subscription of the project chose `type`. A change that would record many
- * events at once (a move that shifts thousands of milestones) records them only then; taken
- * under the project's row lock, which a new subscription also takes.
- */
+/** Whether an active subscription of the project chose `type`. */
 export async function anyoneListens(
   em: EntityManager,
   projectId: string,

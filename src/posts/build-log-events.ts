@@ -1,20 +1,23 @@
 /** Build logs' webhook events (src/webhooks/events.ts), recorded in the transaction of the change. */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { recordEvent, shortened } from '../outbox/events.js';
+import { recordEvents, shortened } from '../outbox/events.js';
 import { type PostFields, presentPost } from './posts.presenter.js';
 
-export function recordBuildLogEvent(
+export async function recordBuildLogEvent(
   tem: EntityManager,
   type: 'build_log.created' | 'build_log.updated' | 'build_log.deleted',
   post: PostFields,
-): void {
+): Promise<void> {
   const presented = presentPost(post);
-  if (presented.kind !== 'build_log' || !presented.projectId) return;
+  // A hidden build log is its author's alone: its owner's receivers hear nothing of it.
+  if (presented.kind !== 'build_log' || !presented.projectId || presented.hidden) return;
   const { resource, truncated } = shortened(presented, ['body']);
-  recordEvent(tem, {
-    type,
-    projectId: presented.projectId,
-    path: `/posts/${presented.id}`,
-    data: { buildLog: resource, truncated },
-  });
+  await recordEvents(tem, [
+    {
+      type,
+      projectId: presented.projectId,
+      path: `/posts/${presented.id}`,
+      data: { buildLog: resource, truncated },
+    },
+  ]);
 }

@@ -88,7 +88,7 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
     await tem.flush();
     await tem.populate(post, ['author']);
     if (kind === 'build_log') {
-      recordBuildLogEvent(tem, 'build_log.created', post);
+      await recordBuildLogEvent(tem, 'build_log.created', post);
       await tem.flush();
     }
     return post;
@@ -109,7 +109,7 @@ export async function updatePost(em: EntityManager, actor: Actor, postId: string
     // The update first: its row lock orders the event's sequence after any earlier change's.
     await tem.flush();
     if (post.updatedAt !== before) {
-      recordBuildLogEvent(tem, 'build_log.updated', post);
+      await recordBuildLogEvent(tem, 'build_log.updated', post);
       await tem.flush();
     }
     return post;
@@ -122,7 +122,7 @@ export async function deletePost(em: EntityManager, actor: Actor, postId: string
     const post = await tem.findOne(Post, { id: postId }, { populate: ['author'] });
     await tem.nativeDelete(Post, { id: postId }); // comments cascade
     if (post) {
-      recordBuildLogEvent(tem, 'build_log.deleted', post);
+      await recordBuildLogEvent(tem, 'build_log.deleted', post);
       await tem.flush();
     }
   });

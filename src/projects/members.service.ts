@@ -48,7 +48,7 @@ export async function addMember(
         throw conflict(`${user.username} is already a member of this project.`);
       throw err;
     }
-    recordMemberEvent(tem, 'project.member_added', projectId, member);
+    await recordMemberEvent(tem, 'project.member_added', projectId, member);
     await tem.flush();
     return member;
   });
@@ -78,7 +78,7 @@ export async function removeMember(
     throw forbidden(`Only the owner of project ${projectId} may remove members; a member may only remove themselves.`);
   }
   if (!member) throw notFound(`${username} is not a member of project ${projectId}.`);
-  recordMemberEvent(em, 'project.member_removed', projectId, member);
+  await recordMemberEvent(em, 'project.member_removed', projectId, member);
   em.remove(member);
   await em.flush();
 }

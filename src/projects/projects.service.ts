@@ -159,7 +159,7 @@ export async function updateProject(
       (field) => field !== 'updatedAt' && JSON.stringify(before[field]) !== JSON.stringify(after[field]),
     );
     if (changed.length) {
-      recordProjectUpdated(tem, project, changed);
+      await recordProjectUpdated(tem, project, changed);
       await tem.flush();
     }
     return project;

@@ -99,6 +99,7 @@ export function page(title: string, user: PageUser, csrf: string, body: Html, op
         <li><a href="/settings/keys">Manage API keys</a></li>
         <li><a href="/settings/profile">Profile</a></li>
         <li><a href="/settings/github">GitHub</a></li>
+        <li><a href="/settings/webhooks">Webhooks</a></li>
         <li><a href="/docs">API reference</a></li>
         ${user.isAdmin ? html`<li><a href="/admin/moderation">Moderation</a></li>` : ''}
         <li><form method="post" action="/signout"><input type="hidden" name="_csrf" value="${csrf}"><button class="link" type="submit">Sign out ${userText(user.username)}</button></form></li>

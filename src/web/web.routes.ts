@@ -2,7 +2,7 @@
  * The signed-in web application, in the order a request meets it:
  *   form bodies (urlencoded, 16 KiB) → cookies, session user and CSRF token (web-context.ts)
  *   → CSRF check on every POST (403) → the sign-in and sign-up budget per address (429)
- *   → sign up / sign in / sign out, Settings → Manage API keys, Profile and GitHub, moderation, /docs.
+ *   → sign up / sign in / sign out, Settings → Manage API keys, Profile and GitHub, Webhooks, moderation, /docs.
  * Pages that need a user redirect to /signin; errors are pages, not JSON.
  */
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
@@ -16,6 +16,7 @@ import { moderationPages } from './moderation.pages.js';
 import { DOCS_SCRIPT, DOCS_SETUP_SCRIPT, DOCS_STYLE, docsPage, SCALAR_PATH, serveScalar } from './docs.page.js';
 import { settingsPages } from './settings.pages.js';
 import { consentPages } from './consent.pages.js';
+import { webhooksPages } from './webhooks.pages.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../kernel/problem.js';
 import { requestTimeout } from '../http/timeout.js';
@@ -46,6 +47,7 @@ export function webRouter(opts: {
   const router = Router();
   const keys = keysPages(opts.contract['x-scopes'], opts.keyMaxDays, opts.publicUrl.replace(/\/$/, ''));
   const moderation = moderationPages();
+  const webhooks = webhooksPages();
   const settings = settingsPages(opts.github);
 
   // The pages' own styles and scripts, built into the code: cached for an hour.
@@ -93,6 +95,8 @@ export function webRouter(opts: {
   router.get('/settings/keys/created', signedIn(keys.created));
   router.get('/settings/keys/:id/revoke', signedIn(keys.confirmRevoke));
   router.post('/settings/keys/:id/revoke', signedIn(keys.revoke));
+  router.get('/settings/webhooks', signedIn(webhooks.show));
+  router.post('/settings/webhooks/redeliver', signedIn(webhooks.redeliver));
   router.get('/settings/profile', signedIn(settings.profile));
   router.post('/settings/profile', signedIn(settings.saveProfile));
   router.get('/settings/github', signedIn(settings.github));

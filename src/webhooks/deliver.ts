@@ -35,6 +35,7 @@ export function postEvent(
   to: ResolvedAddress,
   body: string,
   headers: Record<string, string>,
+  timeoutMs = ATTEMPT_TIMEOUT_MS,
 ): Promise<AttemptOutcome> {
   const pinned: LookupFunction = (_host, options, callback) => {
     if ((options as { all?: boolean }).all) (callback as (e: null, a: ResolvedAddress[]) => void)(null, [to]);
@@ -94,10 +95,10 @@ export function postEvent(
         finish({
           ok: false,
           statusCode: null,
-          error: `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} seconds`,
+          error: `no answer within ${timeoutMs / 1000} seconds`,
           excerpt: null,
         }),
-      ATTEMPT_TIMEOUT_MS,
+      timeoutMs,
     );
     req.on('error', (err: NodeJS.ErrnoException) =>
       finish({ ok: false, statusCode: null, error: `could not connect (${err.code ?? err.message})`, excerpt: null }),

@@ -28,7 +28,7 @@ export class SecretBox {
     const [version, data] = sealed.split('.');
     if (version !== VERSION || !data) throw new Error('not a sealed secret');
     const raw = Buffer.from(data, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12), { authTagLength: 16 });
     decipher.setAuthTag(raw.subarray(12, 28));
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
   }
@@ -44,7 +44,12 @@ export function loadSecretKey(configured: Buffer | undefined, dataDir: string): 
   const file = join(dataDir, 'secret.key');
   if (!existsSync(file)) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    try {
+      writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      // Another process made it first: that one is the key.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
   }
   const text = readFileSync(file, 'utf8').trim();
   if (!/^[0-9a-f]{64}$/.test(text)) throw new Error(`${file} does not hold a secret key (64 hex characters)`);

@@ -3,11 +3,13 @@
  * before every delivery, with the address the connection then goes to: a name that resolved to
  * a public address when it was saved may point inside later.
  */
-import { type AddressPolicy, allowedAddress, type ResolvedAddress } from '../kernel/public-address.js';
+import { type AddressPolicy, allowedAddress, type Resolve, type ResolvedAddress } from '../kernel/public-address.js';
 
 export type UrlPolicy = {
   /** Development and tests (WEBHOOK_ALLOW_LOCAL_URLS): http, this machine and private networks too. */
   allowLocal: boolean;
+  /** How names are resolved (the system's resolver by default). */
+  resolve?: Resolve;
 };
 
 /** Why `raw` may not receive webhooks, or undefined when its form is fine (its host is checked by `deliveryAddress`). */
@@ -25,7 +27,7 @@ export function urlFormProblem(raw: string, policy: UrlPolicy): string | undefin
 /** The address a delivery to `url` connects to, or an Error saying why it may not. */
 export function deliveryAddress(url: URL, policy: UrlPolicy): Promise<ResolvedAddress> {
   const addresses: AddressPolicy = policy.allowLocal ? 'any' : 'public';
-  return allowedAddress(url.hostname, addresses).catch((err: NodeJS.ErrnoException) => {
+  return allowedAddress(url.hostname, addresses, policy.resolve).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'ENODATA')
       throw new Error(`its host ${url.hostname} does not resolve`);
     throw err;

@@ -1,6 +1,6 @@
 /**
- * Webhook subscriptions: a project owner's, under the project (404 to those who may not see
- * it, 403 to its members). The signing secret is made here, shown once, and stored sealed.
+ * Webhook subscriptions: a project owner's, under the project (404 to everyone else, its
+ * members included). The signing secret is made here, shown once, and stored sealed.
  * Pings and redeliveries add a delivery that the relay (./worker.ts) hands to the job queue.
  */
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
@@ -12,7 +12,7 @@ import type {
   WebhookSubscriptionUpdate,
 } from '../../codegen/generated/api/types.gen.js';
 import type { Actor } from '../kernel/actor.js';
-import { conflict, notFound, ProblemError } from '../kernel/problem.js';
+import { conflict, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { isUuid } from '../kernel/ids.js';
 import { assertCanManageProject } from '../projects/projects.service.js';
@@ -50,13 +50,27 @@ async function checkUrl(url: string, settings: WebhookSettings): Promise<void> {
   }
 }
 
+/**
+ * The project's owner, or 404: a project's webhooks (their URLs, their delivery logs) are its
+ * owner's alone, and to anyone else, a member included, there are none.
+ */
+async function assertOwnsWebhooks(em: EntityManager, actor: Actor, projectId: string): Promise<void> {
+  try {
+    await assertCanManageProject(em, actor, projectId);
+  } catch (err) {
+    if (err instanceof ProblemError && err.status === 403)
+      throw notFound(`Project ${projectId} has no webhooks you can see: they are its owner's.`);
+    throw err;
+  }
+}
+
 async function subscriptionOf(
   em: EntityManager,
   actor: Actor,
   projectId: string,
   webhookId: string,
 ): Promise<WebhookSubscription> {
-  await assertCanManageProject(em, actor, projectId);
+  await assertOwnsWebhooks(em, actor, projectId);
   const found = isUuid(webhookId) ? await em.findOne(WebhookSubscription, { id: webhookId, project: projectId }) : null;
   if (!found) throw notFound(`Project ${projectId} has no webhook with id ${webhookId}.`);
   return found;
@@ -68,7 +82,7 @@ export async function listWebhooks(
   projectId: string,
   query: { limit: number; cursor?: string },
 ): Promise<Page<SubscriptionDto>> {
-  await assertCanManageProject(em, actor, projectId);
+  await assertOwnsWebhooks(em, actor, projectId);
   const list = cursorList('webhooks', projectId);
   const after = decodeCursor(query.cursor, isIdCursor, list);
   const rows = await em.find(
@@ -95,7 +109,7 @@ export async function createWebhook(
   input: WebhookSubscriptionCreate,
   settings: WebhookSettings,
 ): Promise<SubscriptionDto & { secret: string }> {
-  await assertCanManageProject(em, actor, projectId);
+  await assertOwnsWebhooks(em, actor, projectId);
   await checkUrl(input.url, settings);
   const secret = newSigningSecret();
   return em.transactional(async (tem) => {
@@ -103,7 +117,7 @@ export async function createWebhook(
     await tem.findOneOrFail(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['id'] });
     const count = await tem.count(WebhookSubscription, { project: projectId });
     if (count >= MAX_SUBSCRIPTIONS)
-      throw conflict(
+      throw unprocessable(
         `Project ${projectId} has ${count} webhooks, the most a project may have. Delete one, or give one more events.`,
       );
     const subscription = tem.create(WebhookSubscription, {
@@ -176,12 +190,20 @@ export async function rotateWebhookSecret(
   return { secret, previousSecretValidUntil: until?.toISOString() ?? null };
 }
 
+/** Deliveries asked for (pings, redeliveries) that may wait at once per subscription. */
+const MAX_PENDING_MANUAL = 10;
+
 /** Adds a delivery of `event` to `subscription`, asked for by its owner; the relay queues it. */
 async function manualDelivery(
   em: EntityManager,
   subscription: WebhookSubscription,
   event: WebhookEvent,
 ): Promise<DeliveryDto> {
+  const waiting = await em.count(WebhookDelivery, { subscription: subscription.id, manual: true, state: 'pending' });
+  if (waiting >= MAX_PENDING_MANUAL)
+    throw conflict(
+      `Webhook ${subscription.id} has ${waiting} deliveries you asked for still waiting to be sent; ask again once they are (see its delivery log).`,
+    );
   const delivery = em.create(WebhookDelivery, { subscription, event, manual: true });
   await em.flush();
   return presentDelivery(delivery, []);
@@ -255,8 +277,19 @@ export async function listWebhookDeliveries(
 /** How long events and their delivery logs are kept. */
 const HISTORY_DAYS = 30;
 
-/** Removes events older than HISTORY_DAYS, with their deliveries and attempts (long settled: retries end after about 3 days). */
-export function sweepWebhookHistory(em: EntityManager): Promise<number> {
+/** Retries end about 3 days after a delivery is made: one still pending a day later lost its job (its last run crashed). */
+const STRANDED_DAYS = 4;
+
+/**
+ * Marks deliveries stranded in `pending` as failed, and removes events older than HISTORY_DAYS
+ * with their deliveries and attempts (long settled). Returns how many rows it changed.
+ */
+export async function sweepWebhookHistory(em: EntityManager): Promise<number> {
+  const stranded = await em.nativeUpdate(
+    WebhookDelivery,
+    { state: 'pending', createdAt: { $lt: new Date(Date.now() - STRANDED_DAYS * 86_400_000) } },
+    { state: 'failed' },
+  );
   const before = new Date(Date.now() - HISTORY_DAYS * 86_400_000);
-  return em.nativeDelete(WebhookEvent, { occurredAt: { $lt: before }, dispatchedAt: { $ne: null } });
+  return stranded + (await em.nativeDelete(WebhookEvent, { occurredAt: { $lt: before }, dispatchedAt: { $ne: null } }));
 }

@@ -57,6 +57,11 @@ export type WorkerOptions = {
   retry?: Partial<RetryPolicy>;
   /** How often the relay looks without being woken, and pg-boss polls (seconds). */
   pollSeconds?: number;
+  /** Tests: how long a crashed worker's delivery stays claimed (default 60 s), and how often pg-boss checks (its default 60 s). */
+  expireSeconds?: number;
+  superviseSeconds?: number;
+  /** Tests: one attempt's deadline (default 10 s). */
+  attemptTimeoutMs?: number;
 };
 
 export type WebhookWorker = { stop: () => Promise<void> };
@@ -76,25 +81,34 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
     db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) },
     schema: 'pgboss',
     schedule: false,
+    ...(opts.superviseSeconds
+      ? {
+          superviseIntervalSeconds: opts.superviseSeconds,
+          monitorIntervalSeconds: opts.superviseSeconds,
+          maintenanceIntervalSeconds: opts.superviseSeconds,
+        }
+      : {}),
   });
-  boss.on('error', (error) => opts.log.error('webhook queue', { error }));
+  const queueError = everyThirtySeconds(opts.log, 'webhook queue');
+  boss.on('error', queueError);
   await boss.start();
   const queue = {
     retryLimit: retry.limit,
     retryDelay: retry.delaySeconds,
     retryBackoff: true,
     retryDelayMax: retry.maxDelaySeconds,
-    expireInSeconds: 60,
+    expireInSeconds: opts.expireSeconds ?? 60,
   };
   if (await boss.getQueue(QUEUE)) await boss.updateQueue(QUEUE, queue);
   else await boss.createQueue(QUEUE, queue);
 
   const workerId = await boss.work<{ deliveryId: string }>(
     QUEUE,
-    { pollingIntervalSeconds: Math.max(0.5, pollSeconds / 4), batchSize: 1, localConcurrency: 4 },
+    { pollingIntervalSeconds: Math.max(0.5, pollSeconds / 4), batchSize: 1, localConcurrency: 4, groupConcurrency: 1 },
     async ([job]) => deliver(opts, retry, job!),
   );
 
+  const relayError = everyThirtySeconds(opts.log, 'webhook relay');
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
@@ -109,7 +123,7 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
         if (moved > 0) boss.notifyWorker(workerId);
         if (moved >= BATCH) again = true;
       })
-      .catch((error) => opts.log.error('webhook relay', { error }))
+      .catch(relayError)
       .finally(() => {
         running = undefined;
         if (again) {
@@ -130,6 +144,22 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
       await running;
       await boss.stop({ graceful: true, timeout: 5_000, close: false });
     },
+  };
+}
+
+/**
+ * Logs an error at most every 30 seconds, with how many like it came meanwhile: while the
+ * database is away, each poll of each worker fails, and one line says as much as hundreds.
+ */
+function everyThirtySeconds(log: WorkerOptions['log'], what: string): (error: unknown) => void {
+  let last = 0;
+  let since = 0;
+  return (error) => {
+    since++;
+    if (Date.now() - last < 30_000) return;
+    log.error(what, { error, failuresSinceLastLine: since });
+    last = Date.now();
+    since = 0;
   };
 }
 
@@ -162,13 +192,19 @@ async function relay(orm: MikroORM, boss: PgBoss): Promise<number> {
     );
     const db = inTransaction(tem);
     for (const d of unqueued) {
-      await boss.send(QUEUE, { deliveryId: d.id }, { id: d.id, db });
+      // One group per subscription: at most one of its deliveries is tried at a time, anywhere, so
+      // one subscription's backlog neither floods its receiver nor holds up everyone else's.
+      await boss.send(QUEUE, { deliveryId: d.id }, { id: d.id, db, group: { id: d.subscription.id } });
       d.enqueuedAt = new Date();
     }
     await tem.flush();
     return events.length + unqueued.length;
   });
 }
+
+/** Text a receiver sent, as a text column can hold it: NUL is the one character PostgreSQL refuses. */
+const storable = (text: string | null, max: number): string | null =>
+  text === null ? null : text.replaceAll('\0', '\uFFFD').slice(0, max);
 
 /** The body a delivery sends: the event's envelope, its data, and a link to its resource. */
 function eventBody(event: WebhookEvent, apiUrl: string): string {
@@ -185,9 +221,17 @@ function eventBody(event: WebhookEvent, apiUrl: string): string {
 
 /** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
 function signingSecrets(s: WebhookSubscription, settings: WebhookSettings, now: Date): string[] {
-  const secrets = [settings.box.open(s.secret)];
-  if (s.previousSecret && s.previousSecretUntil && s.previousSecretUntil > now)
-    secrets.push(settings.box.open(s.previousSecret));
+  const open = (sealed: string) => {
+    try {
+      return settings.box.open(sealed);
+    } catch {
+      throw new Error(
+        "its signing secret cannot be read: this server's SECRET_KEY is not the one it was sealed with (every instance must share one)",
+      );
+    }
+  };
+  const secrets = [open(s.secret)];
+  if (s.previousSecret && s.previousSecretUntil && s.previousSecretUntil > now) secrets.push(open(s.previousSecret));
   return secrets;
 }
 
@@ -208,51 +252,73 @@ async function deliver(opts: WorkerOptions, retry: RetryPolicy, job: Job<{ deliv
   }
   const at = new Date();
   const started = performance.now();
-  const outcome = await attempt(
-    subscription,
-    eventBody(delivery.event, opts.apiUrl),
-    delivery.event.id,
-    opts.settings,
-    at,
-  );
+  const outcome = await attempt(subscription, eventBody(delivery.event, opts.apiUrl), delivery.event.id, opts, at);
   em.create(WebhookAttempt, {
     delivery,
     at,
     statusCode: outcome.statusCode,
     durationMs: Math.round(performance.now() - started),
-    error: outcome.error?.slice(0, 300) ?? null,
-    responseExcerpt: outcome.excerpt?.slice(0, 1024) ?? null,
+    error: storable(outcome.error, 300),
+    responseExcerpt: storable(outcome.excerpt, 1024),
   });
   delivery.attempts += 1;
   delivery.lastAttemptAt = at;
   if (outcome.ok) {
     delivery.state = 'delivered';
     delivery.deliveredAt = new Date();
-    subscription.failingSince = null;
-  } else {
-    subscription.failingSince ??= at;
-    if (subscription.active && at.getTime() - subscription.failingSince.getTime() >= retry.disableAfterMs) {
-      subscription.active = false;
-      subscription.disabledAt = at;
-      subscription.disabledReason =
-        `Every delivery failed for ${Math.round(retry.disableAfterMs / 3_600_000)} hours; the last one: ${outcome.error}`.slice(
-          0,
-          300,
-        );
-      opts.log.info('webhook subscription disabled', { subscriptionId: subscription.id });
-    }
-    const givenUp = job.retryCount >= retry.limit || (!subscription.active && !delivery.manual);
-    if (givenUp) delivery.state = 'failed';
   }
   await em.flush();
+  // On an EntityManager of its own: the row is decided in the database, and this one's copy stays as read.
+  const active = await settleSubscription(em.fork(), subscription.id, outcome, at, retry, opts.log);
+  if (!outcome.ok && (job.retryCount >= retry.limit || (!active && !delivery.manual))) {
+    delivery.state = 'failed';
+    await em.flush();
+  }
   if (delivery.state === 'pending') throw new Error(`delivery ${delivery.id}: ${outcome.error}`);
+}
+
+const duration = (ms: number) =>
+  ms >= 86_400_000 ? `${Math.round(ms / 86_400_000)} days` : `${Math.round(ms / 1000)} seconds`;
+
+/**
+ * The subscription's health after an attempt, decided by the database on its current row (a
+ * delivery beside this one may just have succeeded, or its owner turned it on again): a success
+ * clears `failingSince`; a failure sets it if unset, and disables the subscription once it is
+ * older than the limit. Returns whether the subscription is still active.
+ */
+async function settleSubscription(
+  em: EntityManager,
+  id: string,
+  outcome: AttemptOutcome,
+  at: Date,
+  retry: RetryPolicy,
+  log: WorkerOptions['log'],
+): Promise<boolean> {
+  if (outcome.ok) {
+    await em.nativeUpdate(WebhookSubscription, { id, failingSince: { $ne: null } }, { failingSince: null });
+    return true;
+  }
+  await em.nativeUpdate(WebhookSubscription, { id, failingSince: null }, { failingSince: at });
+  const disabled = await em.nativeUpdate(
+    WebhookSubscription,
+    { id, active: true, failingSince: { $lte: new Date(at.getTime() - retry.disableAfterMs) } },
+    {
+      active: false,
+      disabledAt: at,
+      disabledReason:
+        `Every delivery failed for ${duration(retry.disableAfterMs)}; the last one: ${outcome.error}`.slice(0, 300),
+    },
+  );
+  if (disabled) log.info('webhook subscription disabled', { subscriptionId: id });
+  const now = await em.findOne(WebhookSubscription, id, { fields: ['active'], refresh: true });
+  return now?.active ?? false;
 }
 
 async function attempt(
   subscription: WebhookSubscription,
   body: string,
   eventId: string,
-  settings: WebhookSettings,
+  { settings, attemptTimeoutMs }: WorkerOptions,
   now: Date,
 ): Promise<AttemptOutcome> {
   try {
@@ -265,6 +331,7 @@ async function attempt(
       address,
       body,
       signedHeaders(eventId, body, signingSecrets(subscription, settings, now)),
+      attemptTimeoutMs,
     );
   } catch (err) {
     return { ok: false, statusCode: null, error: `not sent: ${(err as Error).message}`, excerpt: null };

@@ -443,11 +443,19 @@ export type MilestoneEvent = WebhookEventEnvelope & {
     data: WebhookLinks & {
         milestone: Milestone;
         /**
+         * When this change moved other milestones (an insert, a move or a delete), which: those that were at positions `fromPosition` to `toPosition` are now `by` away. Each of them also gets its own `milestone.updated` when there are at most 50; beyond that, this is the only word of it. Null when nothing else moved.
+         */
+        shifted: {
+            fromPosition: number;
+            toPosition: number;
+            by: -1 | 1;
+        } | null;
+        /**
          * The fields an update changed (empty for created and deleted).
          */
         changed: Array<string>;
         /**
-         * Where a moved milestone was before (null when it did not move). A move shifts others, and each of them gets its own event.
+         * Where a moved milestone was before (null when it did not move). A move shifts others (see `shifted`).
          */
         previousPosition: number | null;
     };
@@ -2798,12 +2806,6 @@ export type ListWebhooksResponse = ListWebhooksResponses[keyof ListWebhooksRespo
 
 export type CreateWebhookData = {
     body: WebhookSubscriptionCreate;
-    headers?: {
-        /**
-         * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
-         */
-        'Idempotency-Key'?: string;
-    };
     path: {
         /**
          * The project's id.
@@ -2831,10 +2833,6 @@ export type CreateWebhookErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
-    /**
-     * The request conflicts with the current state of the resource.
-     */
-    409: Problem;
     /**
      * The request body is larger than the limit.
      */
@@ -3162,6 +3160,10 @@ export type PingWebhookErrors = {
      */
     404: Problem;
     /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
+    /**
      * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
      */
     429: Problem;
@@ -3290,6 +3292,10 @@ export type RedeliverWebhookErrors = {
      * No such resource, or one the caller may not see.
      */
     404: Problem;
+    /**
+     * The request conflicts with the current state of the resource.
+     */
+    409: Problem;
     /**
      * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
      */

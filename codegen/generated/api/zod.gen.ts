@@ -1003,6 +1003,11 @@ export const zMilestoneEvent = zWebhookEventEnvelope.and(z.object({
     ]).optional(),
     data: zWebhookLinks.and(z.object({
         milestone: zMilestone,
+        shifted: z.object({
+            fromPosition: z.int().gte(1),
+            toPosition: z.int().gte(1),
+            by: z.union([z.literal(-1), z.literal(1)])
+        }).nullable(),
         changed: z.array(z.string()).register(z.globalRegistry, {
             description: 'The fields an update changed (empty for created and deleted).'
         }),
@@ -1607,12 +1612,6 @@ export const zListWebhooksQuery = z.object({
 export const zListWebhooksResponse = zWebhookSubscriptionPage;
 
 export const zCreateWebhookBody = zWebhookSubscriptionCreate;
-
-export const zCreateWebhookHeaders = z.object({
-    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
-        description: 'Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools\' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.'
-    }).optional()
-});
 
 export const zCreateWebhookPath = z.object({
     projectId: z.uuid().max(36).register(z.globalRegistry, {

@@ -12,6 +12,25 @@ import { client as unconfigured } from './generated/client.gen.js';
 import * as operations from './generated/sdk.gen.js';
 import { type CallSettings, createShipyardClient, plainHeaders, type ShipyardOptions } from './client.js';
 import type { ShipyardError } from './errors.js';
+import { verifySignedBody, type VerifyOptions, type WebhookHeaders } from './webhooks.js';
+import type { BuildLogEvent, MemberEvent, MilestoneEvent, PingEvent, ProjectEvent } from './generated/types.gen.js';
+
+/** Any event Shipyard sends to a webhook subscription, told apart by `type`. */
+export type WebhookEvent = MilestoneEvent | BuildLogEvent | ProjectEvent | MemberEvent | PingEvent;
+
+/**
+ * The event a webhook delivered, once its Standard Webhooks signature and timestamp check out
+ * (a ShipyardWebhookError otherwise). Pass the raw body as received, not re-serialised JSON.
+ *
+ *   const event = await verifyWebhook(process.env.SHIPYARD_WEBHOOK_SECRET!, rawBody, req.headers);
+ *   if (event.type === 'milestone.updated') console.log(event.data.milestone.title);
+ */
+export const verifyWebhook = (
+  secret: string,
+  body: string | Uint8Array,
+  headers: WebhookHeaders,
+  options?: VerifyOptions,
+): Promise<WebhookEvent> => verifySignedBody<WebhookEvent>(secret, body, headers, options);
 
 export * from './generated/index.js';
 export type { Client, Config } from './generated/client/index.js';
@@ -19,6 +38,7 @@ export { ShipyardError, ShipyardNetworkError, ShipyardTimeoutError } from './err
 export { PROBLEM_SLUGS, type ProblemSlug, type ProblemType } from './problem-types.js';
 export { DEFAULTS, type CallSettings, type ShipyardOptions } from './client.js';
 export { API_VERSION, SDK_VERSION } from './meta.js';
+export { ShipyardWebhookError, type VerifyOptions, type WebhookHeaders } from './webhooks.js';
 
 // The generated functions fall back to a client without a server; say so instead of "Failed to parse URL".
 unconfigured.interceptors.error.use((error) => {
