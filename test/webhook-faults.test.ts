@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { type ServerOptions, startServer, type TestServer, uniqueName, userWithKey } from './harness.js';
 import { type Cluster, clusterAvailable, startCluster } from './pg-cluster.js';
-import { Receiver, waitFor } from './webhook-receiver.js';
+import { Receiver, Receivers, waitFor } from './webhook-receiver.js';
 
 const secretKey = randomBytes(32);
 /** The same queue settings for every worker here: they share one database and one queue. */
@@ -25,20 +25,15 @@ const tuning = {
 
 let cluster: Cluster;
 let receiver: Receiver;
-/** A receiver of the test's own: a late delivery of an earlier test's cannot reach it. */
-const receivers: Receiver[] = [];
-async function freshReceiver(): Promise<Receiver> {
-  const r = new Receiver();
-  await r.start();
-  receivers.push(r);
-  return r;
-}
+/** A receiver of each test's own: a late delivery of an earlier test's cannot reach it. */
+const receivers = new Receivers();
+const freshReceiver = () => receivers.fresh();
 beforeAll(async () => {
   if (!clusterAvailable) return;
   cluster = await startCluster();
 }, 120_000);
 afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
+  await receivers.closeAll();
   cluster?.destroy();
 });
 

@@ -98,6 +98,20 @@ export class Receiver {
   }
 }
 
+/** Receivers made as tests need them, each listening on a port of its own, all closed at the end. */
+export class Receivers {
+  readonly #all: Receiver[] = [];
+  async fresh(): Promise<Receiver> {
+    const r = new Receiver();
+    await r.start();
+    this.#all.push(r);
+    return r;
+  }
+  closeAll() {
+    return Promise.all(this.#all.map((r) => r.close()));
+  }
+}
+
 export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -10,7 +10,7 @@ import { User } from '../src/users/user.entity.js';
 import { createProject } from '../src/projects/projects.service.js';
 import type { Actor } from '../src/kernel/actor.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
-import { Receiver, waitFor } from './webhook-receiver.js';
+import { type Receiver, Receivers, waitFor } from './webhook-receiver.js';
 
 let t: TestServer;
 let ada: TestUser;
@@ -24,16 +24,11 @@ beforeAll(async () => {
   receiver = await freshReceiver();
 });
 
-/** A receiver of the test's own: a late delivery of an earlier test's cannot reach it. */
-const receivers: Receiver[] = [];
-async function freshReceiver(): Promise<Receiver> {
-  const r = new Receiver();
-  await r.start();
-  receivers.push(r);
-  return r;
-}
+/** A receiver of each test's own: a late delivery of an earlier test's cannot reach it. */
+const receivers = new Receivers();
+const freshReceiver = () => receivers.fresh();
 afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
+  await receivers.closeAll();
   await t?.close();
 });
 

@@ -28,6 +28,8 @@ import { postEvent, signedHeaders, type AttemptOutcome } from './deliver.js';
 const QUEUE = 'webhook-deliveries';
 const CHANNEL = 'shipyard_webhooks';
 const BATCH = 100;
+/** Deliveries tried at once by one process (each subscription's one at a time). */
+const WORKERS = 4;
 
 export type RetryPolicy = {
   /** Retries after the first attempt. */
@@ -102,11 +104,27 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
   if (await boss.getQueue(QUEUE)) await boss.updateQueue(QUEUE, queue);
   else await boss.createQueue(QUEUE, queue);
 
-  const workerId = await boss.work<{ deliveryId: string }>(
-    QUEUE,
-    { pollingIntervalSeconds: Math.max(0.5, pollSeconds / 4), batchSize: 1, localConcurrency: 4, groupConcurrency: 1 },
-    async ([job]) => deliver(opts, retry, job!),
-  );
+  // Four workers, each woken as soon as a delivery ends or the relay queues more (pg-boss polls
+  // without LISTEN on this connection): one subscription's backlog is tried back to back, not
+  // one per poll.
+  const workerIds: string[] = [];
+  const wake = () => {
+    for (const id of workerIds) boss.notifyWorker(id);
+  };
+  for (let i = 0; i < WORKERS; i++)
+    workerIds.push(
+      await boss.work<{ deliveryId: string }>(
+        QUEUE,
+        { pollingIntervalSeconds: Math.max(0.5, pollSeconds / 4), batchSize: 1, groupConcurrency: 1 },
+        async ([job]) => {
+          try {
+            await deliver(opts, retry, job!);
+          } finally {
+            wake();
+          }
+        },
+      ),
+    );
 
   const relayError = everyThirtySeconds(opts.log, 'webhook relay');
   let stopped = false;
@@ -120,7 +138,7 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
     }
     running = relay(opts.orm, boss)
       .then((moved) => {
-        if (moved > 0) boss.notifyWorker(workerId);
+        if (moved > 0) wake();
         if (moved >= BATCH) again = true;
       })
       .catch(relayError)
@@ -268,8 +286,12 @@ async function deliver(opts: WorkerOptions, retry: RetryPolicy, job: Job<{ deliv
     delivery.deliveredAt = new Date();
   }
   await em.flush();
-  // On an EntityManager of its own: the row is decided in the database, and this one's copy stays as read.
-  const active = await settleSubscription(em.fork(), subscription.id, outcome, at, retry, opts.log);
+  // A success on a healthy subscription changes nothing; anything else is decided in the database,
+  // on an EntityManager of its own, so that this one's copy stays as read.
+  const active =
+    outcome.ok && !subscription.failingSince
+      ? true
+      : await settleSubscription(em.fork(), subscription.id, outcome, at, retry, opts.log);
   if (!outcome.ok && (job.retryCount >= retry.limit || (!active && !delivery.manual))) {
     delivery.state = 'failed';
     await em.flush();
