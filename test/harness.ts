@@ -7,6 +7,7 @@ import { createServer as netServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -221,6 +222,26 @@ export async function refusedWithinASecond(t: Pick<TestServer, 'apiUrl'>, token:
     res = await raw(t, 'GET', path, { token });
   }
   return res;
+}
+
+/**
+ * A database of a test's own: on PostgreSQL a new one beside DATABASE_URL's (dropped by `drop`);
+ * on the embedded default `databaseUrl` is undefined, as every embedded server has its own anyway.
+ * For what must not share tables with the file's other servers (a second webhook worker's queue).
+ */
+export async function databaseOfItsOwn(prefix: string): Promise<{ databaseUrl?: string; drop: () => Promise<void> }> {
+  const url = process.env.DATABASE_URL;
+  if (!url) return { drop: async () => {} };
+  const name = `${prefix}_${process.pid}_${Date.now()}`;
+  const run = async (sql: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(sql).finally(() => c.end());
+  };
+  await run(`create database ${name}`);
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return { databaseUrl: u.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
 }
 
 export const uniqueName = (prefix = 'u') => `${prefix}-${randomBytes(5).toString('hex')}`;

@@ -7,9 +7,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { mcpCall, raw, startServer, uniqueName, userWithKey, type TestServer, type TestUser } from './harness.js';
+import {
+  databaseOfItsOwn,
+  mcpCall,
+  raw,
+  startServer,
+  uniqueName,
+  userWithKey,
+  type TestServer,
+  type TestUser,
+} from './harness.js';
 import { operationRequest } from './operation-request.js';
-import pg from 'pg';
 import { openDatabase } from '../src/db/database.js';
 import { createKey } from '../src/keys/keys.service.js';
 import { createUser, updateProfile } from '../src/users/users.service.js';
@@ -268,22 +276,7 @@ describe('the services behind the web forms take the same rule', () => {
 describe('the repair migration', () => {
   /** A database of its own, migrated up to the one before the repair: PostgreSQL's own, or a new embedded one. */
   async function databaseBeforeRepair() {
-    const url = process.env.DATABASE_URL;
-    let drop = async (): Promise<void> => {};
-    let databaseUrl: string | undefined;
-    if (url) {
-      const name = `shipyard_lines_${process.pid}_${Date.now()}`;
-      const run = async (sql: string) => {
-        const c = new pg.Client({ connectionString: url });
-        await c.connect();
-        await c.query(sql).finally(() => c.end());
-      };
-      await run(`create database ${name}`);
-      const u = new URL(url);
-      u.pathname = `/${name}`;
-      databaseUrl = u.toString();
-      drop = () => run(`drop database if exists ${name} with (force)`);
-    }
+    const { databaseUrl, drop } = await databaseOfItsOwn('shipyard_lines');
     const db = await openDatabase({ databaseUrl, dataDir: '', inMemory: true, migrate: false });
     await db.orm.migrator.up({ to: 'Migration20261126000000_array_null_text' });
     const close = async () => {

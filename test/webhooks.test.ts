@@ -2,7 +2,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { startServer, userWithKey, uniqueName, raw, keyFor, type TestServer, type TestUser } from './harness.js';
+import {
+  databaseOfItsOwn,
+  startServer,
+  userWithKey,
+  uniqueName,
+  raw,
+  keyFor,
+  type TestServer,
+  type TestUser,
+} from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { fakeDns } from './fake-dns.js';
 import { signedUpBrowser } from './cookie-browser.js';
@@ -298,7 +307,13 @@ describe('the SSRF guard, with names a DNS server of the test resolves', () => {
       ['rebinding.test', '203.0.113.10'],
     ]);
     const dns = await fakeDns(names);
-    const strict = await startServer({ webhooks: { worker: true, resolve: dns.resolve, retry: { limit: 0 } } });
+    // A database of its own: on a shared one, the file's other worker (which allows local
+    // addresses and resolves with the system) could take this server's deliveries.
+    const own = await databaseOfItsOwn('shipyard_dns');
+    const strict = await startServer({
+      databaseUrl: own.databaseUrl,
+      webhooks: { worker: true, resolve: dns.resolve, retry: { limit: 0 } },
+    });
     // Anything that connects here (the address the name is rebound to) is a delivery the guard let out.
     let connections = 0;
     const target = createServer(() => undefined).on('connection', () => connections++);
@@ -336,6 +351,7 @@ describe('the SSRF guard, with names a DNS server of the test resolves', () => {
     } finally {
       target.close();
       await strict.close();
+      await own.drop();
       await dns.close();
     }
   });

@@ -15,7 +15,7 @@
 import { LockMode, type MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import { CompiledQuery } from 'kysely';
-import { type Job, PgBoss } from 'pg-boss';
+import { type JobWithMetadata, PgBoss, type WorkOptions } from 'pg-boss';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeFeed } from '../db/changes.js';
 import type { Logger } from '../kernel/logger.js';
@@ -113,9 +113,14 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
   };
   for (let i = 0; i < WORKERS; i++)
     workerIds.push(
-      await boss.work<{ deliveryId: string }>(
+      await boss.work<{ deliveryId: string }, unknown, { includeMetadata: true } & WorkOptions>(
         QUEUE,
-        { pollingIntervalSeconds: Math.max(0.5, pollSeconds / 4), batchSize: 1, groupConcurrency: 1 },
+        {
+          pollingIntervalSeconds: Math.max(0.5, pollSeconds / 4),
+          batchSize: 1,
+          groupConcurrency: 1,
+          includeMetadata: true,
+        },
         async ([job]) => {
           try {
             await deliver(opts, retry, job!);
@@ -255,9 +260,15 @@ function signingSecrets(s: WebhookSubscription, settings: WebhookSettings, now: 
 
 /**
  * One attempt at one delivery, written to its log. Throws when it should be tried again, so that
- * pg-boss schedules the retry; returns when it is done (delivered, or given up).
+ * pg-boss schedules the retry; returns when it is done (delivered, or given up). Whether a retry
+ * is left is the job's own count and limit, as pg-boss set them when it was queued: a worker
+ * started with another policy (an instance mid-upgrade) cannot leave a delivery pending forever.
  */
-async function deliver(opts: WorkerOptions, retry: RetryPolicy, job: Job<{ deliveryId: string }>): Promise<void> {
+async function deliver(
+  opts: WorkerOptions,
+  retry: RetryPolicy,
+  job: JobWithMetadata<{ deliveryId: string }>,
+): Promise<void> {
   const em = opts.orm.em.fork();
   const delivery = await em.findOne(WebhookDelivery, job.data.deliveryId, { populate: ['event', 'subscription'] });
   // Gone with its subscription, or settled by an earlier run of this job.
@@ -292,7 +303,7 @@ async function deliver(opts: WorkerOptions, retry: RetryPolicy, job: Job<{ deliv
     outcome.ok && !subscription.failingSince
       ? true
       : await settleSubscription(em.fork(), subscription.id, outcome, at, retry, opts.log);
-  if (!outcome.ok && (job.retryCount >= retry.limit || (!active && !delivery.manual))) {
+  if (!outcome.ok && (job.retryCount >= job.retryLimit || (!active && !delivery.manual))) {
     delivery.state = 'failed';
     await em.flush();
   }
