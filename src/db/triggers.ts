@@ -60,16 +60,26 @@ export function resourceGoneTrigger(table: string): TriggerDef {
 
 /**
  * The triggers that wake the webhook relay (src/webhooks/worker.ts): each statement that inserts
- * into the outbox (webhook_events) or adds a delivery (a ping, a redelivery) sends
- * `pg_notify('shipyard_webhooks', '')`, delivered at commit to every instance that runs a worker.
- * The function is written by migration ..._webhooks.
+ * into the outbox (webhook_events), and each delivery added unqueued (a ping, a redelivery: the
+ * relay's own are queued as it makes them), send `pg_notify('shipyard_webhooks', '')`, delivered
+ * at commit (once however many rows asked) to every instance that runs a worker. The function is
+ * written by migration ..._webhooks.
  */
 export function webhookWakeTrigger(table: 'webhook_events' | 'webhook_deliveries'): TriggerDef {
-  return {
-    name: `${table}_wake_relay`,
-    timing: 'after',
-    events: ['insert'],
-    forEach: 'statement',
-    expression: `create trigger "${table}_wake_relay" after insert on "${table}" for each statement execute function shipyard_webhook_recorded()`,
-  };
+  return table === 'webhook_events'
+    ? {
+        name: `${table}_wake_relay`,
+        timing: 'after',
+        events: ['insert'],
+        forEach: 'statement',
+        expression: `create trigger "${table}_wake_relay" after insert on "${table}" for each statement execute function shipyard_webhook_recorded()`,
+      }
+    : {
+        name: `${table}_wake_relay`,
+        timing: 'after',
+        events: ['insert'],
+        forEach: 'row',
+        when: 'new.enqueued_at is null',
+        expression: `create trigger "${table}_wake_relay" after insert on "${table}" for each row when (new.enqueued_at is null) execute function shipyard_webhook_recorded()`,
+      };
 }

@@ -7,8 +7,9 @@
 import type { Request, Response } from 'express';
 import type { Actor } from '../kernel/actor.js';
 import { ProblemError } from '../kernel/problem.js';
-import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from '../webhooks/webhook.entity.js';
-import { redeliverWebhook } from '../webhooks/webhooks.service.js';
+import type { WebhookDelivery as DeliveryDto } from '../../codegen/generated/api/types.gen.js';
+import { WebhookSubscription } from '../webhooks/webhook.entity.js';
+import { listWebhookDeliveries, redeliverWebhook } from '../webhooks/webhooks.service.js';
 import { presentSubscription } from '../webhooks/webhooks.presenter.js';
 import { field } from './web-handler.js';
 import { errorList, html, page, userText, type Html } from './views.js';
@@ -16,37 +17,30 @@ import { errorList, html, page, userText, type Html } from './views.js';
 /** The most subscriptions the page lists, and the deliveries shown for each. */
 const SUBSCRIPTIONS = 50;
 const DELIVERIES = 10;
-const minute = (d: Date) => `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+const minute = (d: Date | string) =>
+  `${(typeof d === 'string' ? d : d.toISOString()).slice(0, 16).replace('T', ' ')} UTC`;
 
-type Row = { subscription: WebhookSubscription; deliveries: { delivery: WebhookDelivery; last?: WebhookAttempt }[] };
+type Row = { subscription: WebhookSubscription; deliveries: DeliveryDto[] };
 
-async function rows(req: Request): Promise<Row[]> {
+/** The owner's subscriptions, newest first, each with its newest deliveries as the API lists them. */
+async function rows(req: Request, actor: Actor): Promise<Row[]> {
   const subscriptions = await req.em.find(
     WebhookSubscription,
-    { project: { owner: req.web!.user!.id } },
+    { project: { owner: actor.userId } },
     { populate: ['project'], orderBy: { createdAt: 'desc' }, limit: SUBSCRIPTIONS },
   );
   return Promise.all(
     subscriptions.map(async (subscription) => {
-      const deliveries = await req.em.find(
-        WebhookDelivery,
-        { subscription: subscription.id },
-        { populate: ['event'], orderBy: { id: 'desc' }, limit: DELIVERIES },
-      );
-      const attempts = deliveries.length
-        ? await req.em.find(
-            WebhookAttempt,
-            { delivery: { $in: deliveries.map((d) => d.id) } },
-            { orderBy: { at: 'asc' } },
-          )
-        : [];
-      const last = new Map(attempts.map((a) => [a.delivery.id, a]));
-      return { subscription, deliveries: deliveries.map((delivery) => ({ delivery, last: last.get(delivery.id) })) };
+      const { items } = await listWebhookDeliveries(req.em, actor, subscription.project.id, subscription.id, {
+        limit: DELIVERIES,
+      });
+      return { subscription, deliveries: items };
     }),
   );
 }
 
-function outcome(delivery: WebhookDelivery, last: WebhookAttempt | undefined): Html {
+function outcome(delivery: DeliveryDto): Html {
+  const last = delivery.log.at(-1);
   const said = last ? (last.statusCode ? `HTTP ${last.statusCode}` : (last.error ?? '')) : 'not tried yet';
   const state =
     delivery.state === 'delivered'
@@ -63,14 +57,14 @@ function deliveryTable(row: Row, csrf: string): Html {
   return html`<table><caption class="hint">The ${DELIVERIES} newest deliveries to ${userText(s.url)}</caption>
     <thead><tr><th scope="col">Event</th><th scope="col">Made</th><th scope="col">Outcome</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead><tbody>
     ${row.deliveries.map(
-      ({ delivery, last }) => html`<tr>
-      <td data-label="Event"><code>${delivery.event.type}</code>${delivery.manual ? html` <span class="hint">(asked for)</span>` : ''} <code class="hint">${delivery.event.id}</code></td>
+      (delivery) => html`<tr>
+      <td data-label="Event"><code>${delivery.eventType}</code>${delivery.manual ? html` <span class="hint">(asked for)</span>` : ''} <code class="hint">${delivery.eventId}</code></td>
       <td data-label="Made"><span class="nowrap">${minute(delivery.createdAt)}</span></td>
-      <td data-label="Outcome">${outcome(delivery, last)}</td>
+      <td data-label="Outcome">${outcome(delivery)}</td>
       <td><form method="post" action="/settings/webhooks/redeliver">
         <input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="projectId" value="${s.project.id}">
         <input type="hidden" name="webhookId" value="${s.id}"><input type="hidden" name="deliveryId" value="${delivery.id}">
-        <button type="submit">Redeliver<span class="visually-hidden"> ${delivery.event.type} of ${minute(delivery.createdAt)}</span></button></form></td></tr>`,
+        <button type="submit">Redeliver<span class="visually-hidden"> ${delivery.eventType} of ${minute(delivery.createdAt)}</span></button></form></td></tr>`,
     )}</tbody></table>`;
 }
 
@@ -93,10 +87,13 @@ function subscriptionSection(row: Row, csrf: string, i: number): Html {
     ${deliveryTable(row, csrf)}</section>`;
 }
 
+/** The signed-in person, as the services know an owner acting on the web. */
+const ownerOf = (req: Request): Actor => ({ userId: req.web!.user!.id, via: 'session', scopes: [] });
+
 export function webhooksPages() {
   async function render(req: Request, res: Response, status = 200, errors: string[] = [], notice?: string) {
     const { user, csrf } = req.web!;
-    const all = await rows(req);
+    const all = await rows(req, ownerOf(req));
     res
       .status(status)
       .type('html')
@@ -115,7 +112,7 @@ export function webhooksPages() {
   }
 
   async function redeliver(req: Request, res: Response): Promise<void> {
-    const actor: Actor = { userId: req.web!.user!.id, via: 'session', scopes: [] };
+    const actor = ownerOf(req);
     try {
       const d = await redeliverWebhook(
         req.em,

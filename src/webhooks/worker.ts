@@ -20,7 +20,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeFeed } from '../db/changes.js';
 import type { Logger } from '../kernel/logger.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
-import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
+import { WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
+import { recordAttempt } from './webhooks.queries.js';
 import type { WebhookSettings } from './webhooks.service.js';
 import { deliveryAddress, urlFormProblem } from './url-check.js';
 import { postEvent, signedHeaders, type AttemptOutcome } from './deliver.js';
@@ -104,12 +105,14 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
   if (await boss.getQueue(QUEUE)) await boss.updateQueue(QUEUE, queue);
   else await boss.createQueue(QUEUE, queue);
 
-  // Four workers, each woken as soon as a delivery ends or the relay queues more (pg-boss polls
-  // without LISTEN on this connection): one subscription's backlog is tried back to back, not
-  // one per poll.
+  // Four workers (pg-boss polls without LISTEN on this connection): a worker that ends a delivery
+  // looks for the next one at once, so one subscription's backlog is tried back to back, not one
+  // per poll; the relay wakes as many as it queued deliveries, taking turns.
   const workerIds: string[] = [];
-  const wake = () => {
-    for (const id of workerIds) boss.notifyWorker(id);
+  let turn = 0;
+  const wake = (count: number) => {
+    for (let i = 0; i < Math.min(count, workerIds.length); i++)
+      boss.notifyWorker(workerIds[turn++ % workerIds.length]!);
   };
   for (let i = 0; i < WORKERS; i++)
     workerIds.push(
@@ -125,7 +128,8 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
           try {
             await deliver(opts, retry, job!);
           } finally {
-            wake();
+            const self = workerIds[i];
+            if (self) boss.notifyWorker(self);
           }
         },
       ),
@@ -142,9 +146,9 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
       return;
     }
     running = relay(opts.orm, boss)
-      .then((moved) => {
-        if (moved > 0) wake();
-        if (moved >= BATCH) again = true;
+      .then((queued) => {
+        wake(queued);
+        if (queued >= BATCH) again = true;
       })
       .catch(relayError)
       .finally(() => {
@@ -186,42 +190,47 @@ function everyThirtySeconds(log: WorkerOptions['log'], what: string): (error: un
   };
 }
 
-/** One pass of the relay; returns how many events and deliveries it moved. */
+/**
+ * One pass of the relay; returns how many deliveries it queued. The deliveries it makes are
+ * queued as they are made (a row-level trigger wakes the relay only for a delivery made
+ * unqueued: a ping or a redelivery), and all of a pass's jobs go to pg-boss in one statement.
+ */
 async function relay(orm: MikroORM, boss: PgBoss): Promise<number> {
   return orm.em.fork().transactional(async (tem) => {
+    const now = new Date();
     const events = await tem.find(
       WebhookEvent,
       { dispatchedAt: null },
       { orderBy: { sequence: 'asc' }, limit: BATCH, lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE },
     );
-    if (events.length) {
-      const subscriptions = await tem.find(WebhookSubscription, {
-        project: { $in: [...new Set(events.map((e) => e.projectId))] },
-        active: true,
-      });
-      const now = new Date();
-      for (const event of events) {
-        for (const s of subscriptions)
-          if (s.project.id === event.projectId && s.events.includes(event.type))
-            tem.create(WebhookDelivery, { subscription: s, event });
-        event.dispatchedAt = now;
-      }
-      await tem.flush();
-    }
-    const unqueued = await tem.find(
+    const subscriptions = events.length
+      ? await tem.find(WebhookSubscription, {
+          project: { $in: [...new Set(events.map((e) => e.projectId))] },
+          active: true,
+        })
+      : [];
+    const queued = await tem.find(
       WebhookDelivery,
       { enqueuedAt: null },
       { orderBy: { createdAt: 'asc' }, limit: BATCH, lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE },
     );
-    const db = inTransaction(tem);
-    for (const d of unqueued) {
+    for (const d of queued) d.enqueuedAt = now;
+    for (const event of events) {
+      for (const s of subscriptions)
+        if (s.project.id === event.projectId && s.events.includes(event.type))
+          queued.push(tem.create(WebhookDelivery, { subscription: s, event, enqueuedAt: now }));
+      event.dispatchedAt = now;
+    }
+    if (queued.length)
       // One group per subscription: at most one of its deliveries is tried at a time, anywhere, so
       // one subscription's backlog neither floods its receiver nor holds up everyone else's.
-      await boss.send(QUEUE, { deliveryId: d.id }, { id: d.id, db, group: { id: d.subscription.id } });
-      d.enqueuedAt = new Date();
-    }
+      await boss.insert(
+        QUEUE,
+        queued.map((d) => ({ id: d.id, data: { deliveryId: d.id }, group: { id: d.subscription.id } })),
+        { db: inTransaction(tem) },
+      );
     await tem.flush();
-    return events.length + unqueued.length;
+    return queued.length;
   });
 }
 
@@ -282,32 +291,27 @@ async function deliver(
   const at = new Date();
   const started = performance.now();
   const outcome = await attempt(subscription, eventBody(delivery.event, opts.apiUrl), delivery.event.id, opts, at);
-  em.create(WebhookAttempt, {
-    delivery,
+  await recordAttempt(em, delivery.id, {
     at,
     statusCode: outcome.statusCode,
     durationMs: Math.round(performance.now() - started),
     error: storable(outcome.error, 300),
     responseExcerpt: storable(outcome.excerpt, 1024),
+    delivered: outcome.ok,
   });
-  delivery.attempts += 1;
-  delivery.lastAttemptAt = at;
-  if (outcome.ok) {
-    delivery.state = 'delivered';
-    delivery.deliveredAt = new Date();
-  }
-  await em.flush();
   // A success on a healthy subscription changes nothing; anything else is decided in the database,
   // on an EntityManager of its own, so that this one's copy stays as read.
   const active =
     outcome.ok && !subscription.failingSince
       ? true
       : await settleSubscription(em.fork(), subscription.id, outcome, at, retry, opts.log);
-  if (!outcome.ok && (job.retryCount >= job.retryLimit || (!active && !delivery.manual))) {
+  if (outcome.ok) return;
+  if (job.retryCount >= job.retryLimit || (!active && !delivery.manual)) {
     delivery.state = 'failed';
     await em.flush();
+    return;
   }
-  if (delivery.state === 'pending') throw new Error(`delivery ${delivery.id}: ${outcome.error}`);
+  throw new Error(`delivery ${delivery.id}: ${outcome.error}`);
 }
 
 const duration = (ms: number) =>

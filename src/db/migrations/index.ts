@@ -28,6 +28,7 @@ import { Migration20261126203122_roadmap_walks } from './Migration20261126203122
 import { Migration20261126205455_roadmap_walks_project_index } from './Migration20261126205455_roadmap_walks_project_index.js';
 import { Migration20261126233332_oauth } from './Migration20261126233332_oauth.js';
 import { Migration20261127021127_webhooks } from './Migration20261127021127_webhooks.js';
+import { Migration20261127051500_webhook_deliveries_wake_unqueued } from './Migration20261127051500_webhook_deliveries_wake_unqueued.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -64,4 +65,5 @@ export const migrationsList = [
   { name: 'Migration20261126205455_roadmap_walks_project_index', class: Migration20261126205455_roadmap_walks_project_index },
   { name: 'Migration20261126233332_oauth', class: Migration20261126233332_oauth },
   { name: 'Migration20261127021127_webhooks', class: Migration20261127021127_webhooks },
+  { name: 'Migration20261127051500_webhook_deliveries_wake_unqueued', class: Migration20261127051500_webhook_deliveries_wake_unqueued },
 ];
