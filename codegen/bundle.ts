@@ -131,6 +131,42 @@ function declareResponseHeaders(doc: JsonObject): void {
   }
 }
 
+/**
+ * Each operation's 403 (the shared Forbidden response) gets an example of its own: the problem
+ * this operation answers to a key without its scope, naming the operation and the scope as the
+ * server does (src/http/authenticate.ts), and a key's scopes that plausibly lack it.
+ */
+function forbiddenExamplesPerOperation(doc: JsonObject): void {
+  const file = resolve(componentsDir, 'responses.yaml');
+  for (const item of Object.values(doc.paths as JsonObject)) {
+    for (const method of METHODS) {
+      const op = (item as JsonObject)[method] as JsonObject | undefined;
+      const responses = op?.responses as JsonObject | undefined;
+      const scope = op?.['x-required-scope'];
+      const shared = responses?.['403'] as JsonObject | undefined;
+      if (!op || !responses || typeof scope !== 'string' || !shared) continue;
+      if ('$ref' in shared && shared.$ref !== '#/components/responses/Forbidden') continue;
+      const response = (
+        '$ref' in shared ? structuredClone(resolveNode(pointer(load(file), '/Forbidden', 'Forbidden'), file)) : shared
+      ) as JsonObject;
+      const content = (response.content as JsonObject)['application/problem+json'] as JsonObject;
+      const granted = scope.endsWith('.write')
+        ? [scope.replace(/\.write$/, '.read')]
+        : [scope === 'profile.read' ? 'content.read' : 'profile.read'];
+      content.example = {
+        ...(content.example as JsonObject),
+        detail: `${op.operationId} needs the '${scope}' scope; this key has ${granted.join(', ')}.`,
+        requiredScope: scope,
+        grantedScopes: granted,
+      };
+      responses['403'] = response;
+    }
+  }
+  // Every operation now has its own: the shared one is no longer referenced.
+  if (!JSON.stringify(doc.paths).includes('"#/components/responses/Forbidden"'))
+    used.get('responses')?.delete('Forbidden');
+}
+
 /** The OAuth scheme's scopes are the contract's scopes (x-scopes), each with its label: one list, not two. */
 function oauthScopesFromXScopes(doc: JsonObject): void {
   const flows = (((doc.components as JsonObject).securitySchemes as JsonObject).oauth2 as JsonObject | undefined)
@@ -147,6 +183,7 @@ export function bundleSpec(): JsonObject {
   const rootFile = resolve(specDir, 'openapi.yaml');
   const doc = resolveObject(load(rootFile) as JsonObject, rootFile);
   declareResponseHeaders(doc);
+  forbiddenExamplesPerOperation(doc);
   oauthScopesFromXScopes(doc);
   const components = (doc.components ?? {}) as JsonObject;
   // Carry over every component a reference reached, following references between components.

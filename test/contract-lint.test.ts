@@ -109,3 +109,24 @@ describe('the scope table (README.md and openapi.yaml)', () => {
     });
   }
 });
+
+describe('403 examples', () => {
+  it("name each operation's own scope and operationId, as the server's answer does", () => {
+    const doc = loadContract() as unknown as {
+      paths: Record<string, Record<string, { operationId?: string; 'x-required-scope'?: string; responses?: any }>>;
+    };
+    let checked = 0;
+    for (const item of Object.values(doc.paths))
+      for (const op of Object.values(item)) {
+        const example = op.responses?.['403']?.content?.['application/problem+json']?.example;
+        if (!example?.type.endsWith('/insufficient-scope')) continue;
+        checked++;
+        expect(example.requiredScope, op.operationId).toBe(op['x-required-scope']);
+        expect(example.grantedScopes, op.operationId).not.toContain(op['x-required-scope']);
+        expect(example.detail, op.operationId).toBe(
+          `${op.operationId} needs the '${op['x-required-scope']}' scope; this key has ${example.grantedScopes.join(', ')}.`,
+        );
+      }
+    expect(checked).toBeGreaterThan(50);
+  });
+});

@@ -62,6 +62,21 @@ describe('jobs', () => {
       body: { salaryMin: null, salaryMax: null, salaryCurrency: null },
     });
     expect(edited.data).toMatchObject({ salaryMin: null, salaryMax: null, salaryCurrency: null, title: job.title });
+    // The contract declares no body for close: one sent is refused, unread, and nothing changes.
+    for (const [body, type] of [
+      ['{"status":"open"}', 'application/json'],
+      ['status=open', 'text/plain'],
+    ]) {
+      const refused = await raw(t, 'POST', `/jobs/${job.id}/close`, {
+        token: ada.token,
+        body,
+        headers: { 'content-type': type! },
+      });
+      expect(refused.status, type).toBe(400);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(refused.json.detail).toBe('POST /jobs/{jobId}/close takes no request body; send it without one.');
+    }
+    expect((await api.getJob({ client: ada.client, path: { jobId: job.id } })).data!.status).toBe('open');
     const closed = await api.closeJob({ client: ada.client, path: { jobId: job.id } });
     expect(closed.data!.status).toBe('closed');
     expect((await api.deleteJob({ client: ada.client, path: { jobId: job.id } })).response?.status).toBe(204);

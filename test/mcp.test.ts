@@ -1,3 +1,4 @@
+import { loadContract } from '../src/kernel/contract.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -80,7 +81,7 @@ async function rawMcp(body: unknown, headers: Record<string, string> = {}, metho
     body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+  return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : undefined };
 }
 const listTools = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
 
@@ -408,6 +409,19 @@ describe('MCP at the HTTP level', () => {
     }
   });
 
+  it('400 -32600 for an id past its bounds, never echoed (a 60 KB id came back whole)', async () => {
+    const auth = { authorization: `Bearer ${ada.token}` };
+    for (const id of ['x'.repeat(60_000), 'x'.repeat(201), 2 ** 53]) {
+      const res = await rawMcp(JSON.stringify({ ...listTools, id }), auth);
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+      expect(res.text.length).toBeLessThan(500);
+    }
+    const longest = await rawMcp(JSON.stringify({ ...listTools, id: 'x'.repeat(200) }), auth);
+    expect(longest.status).toBe(200);
+    expect(longest.json.id).toBe('x'.repeat(200));
+  });
+
   it('400 -32700 for malformed JSON', async () => {
     const res = await rawMcp('{"jsonrpc": "2.0", ', { authorization: `Bearer ${ada.token}` });
     expect(res.status).toBe(400);
@@ -438,6 +452,21 @@ describe('MCP at the HTTP level', () => {
     }
     const ok = await rawMcp(listTools, { ...auth, 'content-type': 'application/json; charset=utf-8' });
     expect(ok.status).toBe(200);
+    // The contract's Accept pattern says what the server takes: any order, with parameters.
+    const declared = (
+      loadContract().paths['/mcp'] as { post: { parameters: { name: string; schema: { pattern: string } }[] } }
+    ).post.parameters.find((p) => p.name === 'Accept')!;
+    const pattern = new RegExp(declared.schema.pattern);
+    for (const accept of [
+      'application/json, text/event-stream',
+      'text/event-stream, application/json',
+      'application/json;q=0.9,text/event-stream;q=0.8',
+    ]) {
+      expect(pattern.test(accept), accept).toBe(true);
+      expect((await rawMcp(listTools, { ...auth, accept })).status, accept).toBe(200);
+    }
+    for (const accept of ['application/json', 'text/event-stream', '*/*'])
+      expect(pattern.test(accept), accept).toBe(false);
     // Declared on the MCP answers as on REST ones: when the key stops working.
     expect(new Date(ok.headers.get('shipyard-key-expiration')!).getTime()).toBeGreaterThan(Date.now());
   });

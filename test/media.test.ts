@@ -123,8 +123,18 @@ describe('media', () => {
     const two = new FormData();
     two.append('file', new Blob([new Uint8Array(png(2, 2))]), 'a.png');
     two.append('file', new Blob([new Uint8Array(png(2, 2))]), 'b.png');
-    expect((await upload(two)).status).toBeGreaterThanOrEqual(400);
-    expect((await upload(two)).status).toBeLessThan(500);
+    const extra = new FormData();
+    extra.append('file', new Blob([new Uint8Array(png(2, 2))]), 'a.png');
+    extra.append('caption', 'a second part');
+    const before = await mediaCount();
+    for (const form of [two, extra]) {
+      // An extra part is a malformed upload (400 naming the one part there is), not a large one.
+      const res = await upload(form);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.json.detail).toContain('one part, the image in the form field `file`');
+    }
+    expect(await mediaCount()).toBe(before);
   });
 
   it('keeps client paths away from the file system', async () => {

@@ -3,6 +3,7 @@
  * sign-up and sign-in, cookies, CSRF, the sign-in budget, the keys screen's rules, and the
  * session-only moderation operations.
  */
+import { loadContract } from '../src/kernel/contract.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, raw, userWithKey, uniqueName, type TestServer } from './harness.js';
 import { loadConfig } from '../src/config.js';
@@ -593,6 +594,26 @@ describe('moderation (session only)', () => {
     const adminKey = await userWithKey(t, undefined, { admin: true });
     const byKey = await raw(t, 'POST', `/admin/posts/${post.id}/hide`, { token: adminKey.token });
     expect(byKey.status).toBe(403);
+    // The contract's 403 for these says what is sent: the problem, and no budget headers (none is spent).
+    const declared = loadContract().paths['/admin/posts/{postId}/hide'] as {
+      post: { parameters: { $ref: string }[]; responses: Record<string, { $ref?: string }> };
+    };
+    expect(declared.post.parameters.map((p) => p.$ref)).toContain('#/components/parameters/CsrfToken');
+    expect(declared.post.responses['403']!.$ref).toBe('#/components/responses/SessionOnlyForbidden');
+    const forbidden = (
+      loadContract().components as {
+        responses: Record<
+          string,
+          { headers: Record<string, unknown>; content: Record<string, { example: { type: string } }> }
+        >;
+      }
+    ).responses.SessionOnlyForbidden!;
+    for (const res of [byKey, noCsrf]) {
+      for (const name of ['ratelimit', 'ratelimit-policy', 'shipyard-key-expiration'])
+        expect(res.headers.get(name), name).toBeNull();
+      expect(Object.keys(forbidden.headers).map((h) => h.toLowerCase())).not.toContain('ratelimit');
+    }
+    expect(byKey.json.type).toBe(forbidden.content['application/problem+json']!.example.type);
     expect((await t.db.orm.em.fork().findOneOrFail(Post, { id: post.id })).hiddenAt).toBeNull();
     expect((await raw(t, 'POST', `/admin/posts/${post.id}/hide`)).status).toBe(401);
   });

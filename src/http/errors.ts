@@ -57,6 +57,16 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
       'Send the body as UTF-8 application/json.',
     );
   }
+  // The upload's parser counts parts, and says "too many" with a 413 (a 400 for a text part): an extra part is a
+  // malformed request, not a large one.
+  if ((err.status === 413 || err.status === 400) && /^too many (parts|files|fields)$/i.test(err.message))
+    return new ProblemError(
+      400,
+      'validation',
+      'Invalid request',
+      'An upload has one part, the image in the form field `file`; this request has more. Send the image alone.',
+      { errors: [{ path: '/body', message: 'has more than one part' }] },
+    );
   const status = err.status;
   if (!status || status < 400 || status >= 500 || !EOV_KINDS[status]) return undefined;
   const [slug, title] = EOV_KINDS[status];

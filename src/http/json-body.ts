@@ -141,12 +141,34 @@ function utf8Only(req: Request, _res: unknown, next: (err?: unknown) => void): v
 }
 
 /**
+ * A body sent to an operation of the contract that declares none (`POST /jobs/{jobId}/close`,
+ * a DELETE) is refused, unread: the contract says the operation takes no body, and a client
+ * that sends one expects it to mean something. An empty body (`Content-Length: 0`) is no body.
+ */
+function noBodyUnlessDeclared(req: Request, _res: unknown, next: (err?: unknown) => void): void {
+  const operation = req.openapi?.schema;
+  const length = req.headers['content-length'];
+  const sent = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (!operation || operation.requestBody || !sent) return next();
+  next(
+    new ProblemError(
+      400,
+      'validation',
+      'Invalid request',
+      `${req.method} ${req.openapi!.openApiRoute.replace(/^\/api\/v1/, '')} takes no request body; send it without one.`,
+      { errors: [{ path: '/body', message: 'must be absent' }] },
+    ),
+  );
+}
+
+/**
  * The stages that turn a JSON body into `req.body` (other bodies are left to their own parsers).
  * They run after authentication and the request budget: an unauthenticated body is never read,
  * and a malformed one costs its sender a unit like any request.
  */
 export function jsonBody(): RequestHandler[] {
   return [
+    noBodyUnlessDeclared as RequestHandler,
     utf8Only as RequestHandler,
     // Bytes first (decompressed, at most 1 MiB), so that the decoding is ours, not a lenient one.
     express.raw({ type: JSON_TYPES, limit: REQUEST_BODY_BYTES }),

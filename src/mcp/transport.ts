@@ -40,11 +40,32 @@ export function rpcError(
   res.status(status).set(headers).json({ jsonrpc: '2.0', id, error: { code, message } });
 }
 
-/** The id of the one request a body holds, when it can be read; null otherwise (a batch, a notification). */
+/** The longest string id a request may have (the contract's JsonRpcMessage.id): an id is echoed back. */
+const MAX_ID_LENGTH = 200;
+
+const boundedId = (id: unknown): id is RequestId =>
+  (typeof id === 'string' && id.length <= MAX_ID_LENGTH) || (typeof id === 'number' && Number.isSafeInteger(id));
+
+/** The id of the one request a body holds, when it can be read; null otherwise (a batch, a notification, an id out of bounds). */
 export function requestId(body: unknown): RequestId | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
   const { id } = body as { id?: unknown };
-  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
+  return boundedId(id) ? id : null;
+}
+
+/** An id longer than MAX_ID_LENGTH or an integer past 2^53: the message is refused, its id not echoed. */
+function idRefusal(raw: unknown[]): Refusal | undefined {
+  const outOfBounds = raw.some((m) => {
+    const id = typeof m === 'object' && m !== null ? (m as { id?: unknown }).id : undefined;
+    return (typeof id === 'string' || typeof id === 'number') && !boundedId(id);
+  });
+  return outOfBounds
+    ? {
+        status: 400,
+        code: -32600,
+        message: `Invalid Request: an id is a string of at most ${MAX_ID_LENGTH} characters or an integer within ±(2^53 - 1)`,
+      }
+    : undefined;
 }
 
 /** The protocol version batches belong to: 2025-06-18 removed them. No header means 2025-03-26 (the specification's rule). */
@@ -103,6 +124,8 @@ export class JsonResponseTransport implements Transport {
     if (early) return rpcError(res, early.status, early.code, early.message, early.id ?? null);
     const batch = Array.isArray(req.body);
     const raw: unknown[] = batch ? req.body : [req.body];
+    const badId = idRefusal(raw);
+    if (badId) return rpcError(res, badId.status, badId.code, badId.message, null);
     // Each element is a JSON-RPC message or answered as an Invalid Request in its place.
     const parsed = raw.map((m) => JSONRPCMessageSchema.safeParse(m));
     const refused = bodyRefusal(req, raw, parsed);

@@ -271,6 +271,9 @@ export type JsonRpcErrorResponse = {
 
 export type JsonRpcMessage = {
     jsonrpc: '2.0';
+    /**
+     * Echoed in the answer: a string of at most 200 characters or an integer within ±(2^53 - 1); a longer one is a 400 (-32600) answered with a null id.
+     */
     id?: string | number | null;
     method: string;
     params?: {
@@ -1133,6 +1136,11 @@ export type WebhookUrl = string;
  * The comment's id.
  */
 export type CommentId = string;
+
+/**
+ * The signed-in session's CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session's, the answer is a 403 (`csrf-token-required`).
+ */
+export type CsrfToken = string;
 
 /**
  * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
@@ -5078,6 +5086,12 @@ export type GetStatsResponse = GetStatsResponses[keyof GetStatsResponses];
 
 export type HidePostData = {
     body?: never;
+    headers: {
+        /**
+         * The signed-in session's CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session's, the answer is a 403 (`csrf-token-required`).
+         */
+        'X-CSRF-Token': string;
+    };
     path: {
         /**
          * The post's id.
@@ -5098,7 +5112,7 @@ export type HidePostErrors = {
      */
     401: Problem;
     /**
-     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     * Refused before any budget is spent: an API key (keys carry no account roles, an administrator's included), a session without its CSRF token, or a signed-in person who is not an administrator.
      */
     403: Problem;
     /**
@@ -5132,6 +5146,12 @@ export type HidePostResponse = HidePostResponses[keyof HidePostResponses];
 
 export type UnhidePostData = {
     body?: never;
+    headers: {
+        /**
+         * The signed-in session's CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session's, the answer is a 403 (`csrf-token-required`).
+         */
+        'X-CSRF-Token': string;
+    };
     path: {
         /**
          * The post's id.
@@ -5152,7 +5172,7 @@ export type UnhidePostErrors = {
      */
     401: Problem;
     /**
-     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     * Refused before any budget is spent: an API key (keys carry no account roles, an administrator's included), a session without its CSRF token, or a signed-in person who is not an administrator.
      */
     403: Problem;
     /**
@@ -5186,6 +5206,12 @@ export type UnhidePostResponse = UnhidePostResponses[keyof UnhidePostResponses];
 
 export type HideCommentData = {
     body?: never;
+    headers: {
+        /**
+         * The signed-in session's CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session's, the answer is a 403 (`csrf-token-required`).
+         */
+        'X-CSRF-Token': string;
+    };
     path: {
         /**
          * The comment's id.
@@ -5206,7 +5232,7 @@ export type HideCommentErrors = {
      */
     401: Problem;
     /**
-     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     * Refused before any budget is spent: an API key (keys carry no account roles, an administrator's included), a session without its CSRF token, or a signed-in person who is not an administrator.
      */
     403: Problem;
     /**
@@ -5240,6 +5266,12 @@ export type HideCommentResponse = HideCommentResponses[keyof HideCommentResponse
 
 export type UnhideCommentData = {
     body?: never;
+    headers: {
+        /**
+         * The signed-in session's CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session's, the answer is a 403 (`csrf-token-required`).
+         */
+        'X-CSRF-Token': string;
+    };
     path: {
         /**
          * The comment's id.
@@ -5260,7 +5292,7 @@ export type UnhideCommentErrors = {
      */
     401: Problem;
     /**
-     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     * Refused before any budget is spent: an API key (keys carry no account roles, an administrator's included), a session without its CSRF token, or a signed-in person who is not an administrator.
      */
     403: Problem;
     /**
@@ -5296,9 +5328,9 @@ export type McpRequestData = {
     body: JsonRpcRequest;
     headers: {
         /**
-         * The Streamable HTTP transport requires both types; the answer is always application/json.
+         * Must list both application/json and text/event-stream, in any order (parameters such as `;q=0.9` allowed); without either the answer is 406. The answer is always application/json.
          */
-        Accept: 'application/json, text/event-stream';
+        Accept: string;
         /**
          * The protocol version the connection negotiated, on every request after initialize (2025-03-26 clients may leave it out). Any other version is a 400.
          */

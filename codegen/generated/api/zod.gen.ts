@@ -152,8 +152,8 @@ export const zJsonRpcErrorResponse = z.object({
 export const zJsonRpcMessage = z.object({
     jsonrpc: z.literal('2.0'),
     id: z.union([
-        z.string(),
-        z.int()
+        z.string().max(200),
+        z.int().gte(-9007199254740991).lte(9007199254740991)
     ]).nullish(),
     method: z.string().max(200),
     params: z.record(z.string(), z.unknown()).optional()
@@ -233,7 +233,7 @@ export const zMilestoneDescription = z.string().max(5000).nullable();
 /**
  * A calendar date (YYYY-MM-DD).
  */
-export const zMilestoneDueDate = z.iso.date().nullable();
+export const zMilestoneDueDate = z.iso.date().max(10).nullable();
 
 /**
  * 1-based place in the roadmap.
@@ -1140,6 +1140,13 @@ export const zWebhookSubscriptionWithSecret = z.object({
  */
 export const zCommentId = z.uuid().max(36).register(z.globalRegistry, {
     description: 'The comment\'s id.'
+});
+
+/**
+ * The signed-in session's CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session's, the answer is a 403 (`csrf-token-required`).
+ */
+export const zCsrfToken = z.string().max(43).regex(/^[A-Za-z0-9_-]{43}$/).register(z.globalRegistry, {
+    description: 'The signed-in session\'s CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session\'s, the answer is a 403 (`csrf-token-required`).'
 });
 
 /**
@@ -2109,6 +2116,12 @@ export const zListPopularSkillsResponse = zTermCountList;
  */
 export const zGetStatsResponse = zStats;
 
+export const zHidePostHeaders = z.object({
+    'X-CSRF-Token': z.string().max(43).regex(/^[A-Za-z0-9_-]{43}$/).register(z.globalRegistry, {
+        description: 'The signed-in session\'s CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session\'s, the answer is a 403 (`csrf-token-required`).'
+    })
+});
+
 export const zHidePostPath = z.object({
     postId: z.uuid().max(36).register(z.globalRegistry, {
         description: 'The post\'s id.'
@@ -2119,6 +2132,12 @@ export const zHidePostPath = z.object({
  * The hidden post.
  */
 export const zHidePostResponse = zPost;
+
+export const zUnhidePostHeaders = z.object({
+    'X-CSRF-Token': z.string().max(43).regex(/^[A-Za-z0-9_-]{43}$/).register(z.globalRegistry, {
+        description: 'The signed-in session\'s CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session\'s, the answer is a 403 (`csrf-token-required`).'
+    })
+});
 
 export const zUnhidePostPath = z.object({
     postId: z.uuid().max(36).register(z.globalRegistry, {
@@ -2131,6 +2150,12 @@ export const zUnhidePostPath = z.object({
  */
 export const zUnhidePostResponse = zPost;
 
+export const zHideCommentHeaders = z.object({
+    'X-CSRF-Token': z.string().max(43).regex(/^[A-Za-z0-9_-]{43}$/).register(z.globalRegistry, {
+        description: 'The signed-in session\'s CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session\'s, the answer is a 403 (`csrf-token-required`).'
+    })
+});
+
 export const zHideCommentPath = z.object({
     commentId: z.uuid().max(36).register(z.globalRegistry, {
         description: 'The comment\'s id.'
@@ -2141,6 +2166,12 @@ export const zHideCommentPath = z.object({
  * The comment.
  */
 export const zHideCommentResponse = zComment;
+
+export const zUnhideCommentHeaders = z.object({
+    'X-CSRF-Token': z.string().max(43).regex(/^[A-Za-z0-9_-]{43}$/).register(z.globalRegistry, {
+        description: 'The signed-in session\'s CSRF token: every signed-in page carries it in `<meta name="csrf-token">`. Without it, or with another session\'s, the answer is a 403 (`csrf-token-required`).'
+    })
+});
 
 export const zUnhideCommentPath = z.object({
     commentId: z.uuid().max(36).register(z.globalRegistry, {
@@ -2156,8 +2187,8 @@ export const zUnhideCommentResponse = zComment;
 export const zMcpRequestBody = zJsonRpcRequest;
 
 export const zMcpRequestHeaders = z.object({
-    Accept: z.literal('application/json, text/event-stream').register(z.globalRegistry, {
-        description: 'The Streamable HTTP transport requires both types; the answer is always application/json.'
+    Accept: z.string().max(1000).regex(/^(?=.*application\/json)(?=.*text\/event-stream)/).register(z.globalRegistry, {
+        description: 'Must list both application/json and text/event-stream, in any order (parameters such as `;q=0.9` allowed); without either the answer is 406. The answer is always application/json.'
     }),
     'MCP-Protocol-Version': z.enum([
         '2025-11-25',
