@@ -66,20 +66,13 @@ export function resourceGoneTrigger(table: string): TriggerDef {
  * written by migration ..._webhooks.
  */
 export function webhookWakeTrigger(table: 'webhook_events' | 'webhook_deliveries'): TriggerDef {
-  return table === 'webhook_events'
-    ? {
-        name: `${table}_wake_relay`,
-        timing: 'after',
-        events: ['insert'],
-        forEach: 'statement',
-        expression: `create trigger "${table}_wake_relay" after insert on "${table}" for each statement execute function shipyard_webhook_recorded()`,
-      }
-    : {
-        name: `${table}_wake_relay`,
-        timing: 'after',
-        events: ['insert'],
-        forEach: 'row',
-        when: 'new.enqueued_at is null',
-        expression: `create trigger "${table}_wake_relay" after insert on "${table}" for each row when (new.enqueued_at is null) execute function shipyard_webhook_recorded()`,
-      };
+  const row = table === 'webhook_deliveries';
+  return {
+    name: `${table}_wake_relay`,
+    timing: 'after',
+    events: ['insert'],
+    forEach: row ? 'row' : 'statement',
+    ...(row ? { when: 'new.enqueued_at is null' } : {}),
+    expression: `create trigger "${table}_wake_relay" after insert on "${table}" for each ${row ? 'row when (new.enqueued_at is null)' : 'statement'} execute function shipyard_webhook_recorded()`,
+  };
 }
