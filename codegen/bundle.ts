@@ -167,6 +167,22 @@ function forbiddenExamplesPerOperation(doc: JsonObject): void {
     used.get('responses')?.delete('Forbidden');
 }
 
+/**
+ * The ProblemType enum is the contract's catalogue (x-problem-types): each type's URI, with its
+ * title, status and meaning as the enum value's description (`x-enumDescriptions`, which the
+ * reference shows). One list, not two.
+ */
+function problemTypesFromCatalogue(doc: JsonObject, components: JsonObject): void {
+  const schema = (components.schemas as JsonObject | undefined)?.ProblemType as JsonObject | undefined;
+  const catalogue = doc['x-problem-types'] as { slug: string; title: string; status: string; meaning: string }[];
+  if (!schema || !catalogue) return;
+  const uri = (slug: string) => `https://shipyard.dev/problems/${slug}`;
+  schema.enum = catalogue.map((p) => uri(p.slug));
+  schema['x-enumDescriptions'] = Object.fromEntries(
+    catalogue.map((p) => [uri(p.slug), `${p.title} (${p.status}): ${p.meaning}`]),
+  );
+}
+
 /** The OAuth scheme's scopes are the contract's scopes (x-scopes), each with its label: one list, not two. */
 function oauthScopesFromXScopes(doc: JsonObject): void {
   const flows = (((doc.components as JsonObject).securitySchemes as JsonObject).oauth2 as JsonObject | undefined)
@@ -202,6 +218,7 @@ export function bundleSpec(): JsonObject {
       section[name] = resolveNode(pointer(load(file), `/${name}`, key), file);
     }
   }
+  problemTypesFromCatalogue(doc, components);
   // Deterministic order inside each section.
   for (const kind of Object.keys(components)) {
     const section = components[kind] as JsonObject;

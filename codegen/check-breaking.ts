@@ -16,6 +16,7 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiCompare } from 'api-smart-diff';
+import { pointerPattern } from '../src/kernel/pointer-pattern.js';
 
 type Doc = { info: { version: string; [key: string]: unknown }; paths: object; [key: string]: unknown };
 export type Change = { action: string; type: string; pointer: string; description: string };
@@ -134,16 +135,6 @@ export function acceptedIn(
   };
 }
 
-function patternRegExp(pattern: string): RegExp {
-  const segments = pattern.replace(/^\//, '').split('/');
-  const body = segments
-    .map((seg) =>
-      seg === '**' ? '(?:/[^/]+)*' : seg === '*' ? '/[^/]+' : `/${seg.replace(/[.+?^${}()|[\]\\]/g, '\\$&')}`,
-    )
-    .join('');
-  return new RegExp(`^${body}$`);
-}
-
 const newer = (a: string, b: string) => {
   const [x, y] = [a, b].map((v) => v.split('.').map(Number));
   for (let i = 0; i < 3; i++) if (x![i] !== y![i]) return (x![i] ?? 0) > (y![i] ?? 0);
@@ -164,7 +155,7 @@ export function gate(released: Doc, current: Doc, changelog: string): string[] {
   if (!found) problems.push(`docs/api-changes.md has no section "## ${version} — <date>" for this contract`);
   const used = new Set<Accepted>();
   for (const change of all.filter((c) => c.type === 'breaking')) {
-    const match = accepted.find((a) => a.action === change.action && patternRegExp(a.pattern).test(change.pointer));
+    const match = accepted.find((a) => a.action === change.action && pointerPattern(a.pattern).test(change.pointer));
     if (match) used.add(match);
     else
       problems.push(
@@ -174,7 +165,7 @@ export function gate(released: Doc, current: Doc, changelog: string): string[] {
   // A deprecation is a promise with a date: the changelog says what to use instead.
   for (const change of all.filter((c) => c.type === 'deprecated' && c.action !== 'remove')) {
     const what = change.pointer.replace(/\/deprecated$/, '');
-    const match = deprecations.find((a) => patternRegExp(a.pattern).test(what));
+    const match = deprecations.find((a) => pointerPattern(a.pattern).test(what));
     if (match) used.add(match);
     else
       problems.push(

@@ -104,7 +104,17 @@ async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>
     .getByRole('link', { name: /Revoke/ })
     .click();
   await visit('revoke');
-  for (const path of ['/', '/settings/profile', '/settings/github', '/settings/webhooks', '/docs', '/no-such-page']) {
+  for (const path of [
+    '/',
+    '/settings/profile',
+    '/settings/github',
+    '/settings/webhooks',
+    '/docs',
+    '/docs/changes',
+    '/docs/problems',
+    '/docs/problems/insufficient-scope',
+    '/no-such-page',
+  ]) {
     await page.goto(`${t.baseUrl}${path}`);
     await visit(path.slice(1) || 'home');
   }

@@ -4,6 +4,8 @@
  * field is added), requests stay closed, and the server still never sends a field the contract
  * does not name (it validates its answers against a closed copy).
  */
+import { changesHtml } from '../src/web/changes.page.js';
+import { contractWithDeprecatedVersions } from './deprecated-contract.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -89,31 +91,7 @@ describe('the copy the server validates its answers against', () => {
 
 describe('a deprecated operation (the deprecation policy, docs/api-changes.md)', () => {
   it('says so on every response: Deprecation, Sunset and a Link to the explanation', async () => {
-    // A fixture: the real contract with GET /platform/versions marked deprecated.
-    const doc = structuredClone(served) as OpenApiDocument & {
-      paths: Record<string, Record<string, Record<string, unknown>>>;
-    };
-    const op = doc.paths['/platform/versions']!.get!;
-    Object.assign(op, {
-      deprecated: true,
-      'x-deprecated-at': '2026-11-01T00:00:00Z',
-      'x-sunset': '2027-06-01T00:00:00Z',
-    });
-    // Declared on each of its responses, as codegen/bundle.ts writes them for a deprecated operation.
-    const shared = (doc.components as { responses: Record<string, object> }).responses;
-    const responses = op.responses as Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
-    for (const [status, response] of Object.entries(responses)) {
-      const own = response.$ref
-        ? (structuredClone(shared[response.$ref.split('/').pop()!]) as typeof response)
-        : response;
-      own.headers = {
-        ...own.headers,
-        Deprecation: { schema: { type: 'string' } },
-        Sunset: { schema: { type: 'string' } },
-        Link: { schema: { type: 'string' } },
-      };
-      responses[status] = own;
-    }
+    const doc = contractWithDeprecatedVersions();
     const t = await startServer({ contract: doc });
     try {
       const u = await userWithKey(t, ['content.read']);
@@ -123,12 +101,48 @@ describe('a deprecated operation (the deprecation policy, docs/api-changes.md)',
         });
         expect(res.headers.get('deprecation')).toBe(`@${Date.parse('2026-11-01T00:00:00Z') / 1000}`);
         expect(res.headers.get('sunset')).toBe('Tue, 01 Jun 2027 00:00:00 GMT');
-        expect(res.headers.get('link')).toBe('</docs>; rel="deprecation"; type="text/html"');
+        expect(res.headers.get('link')).toBe(
+          '</docs/changes#deprecate-getVersions>; rel="deprecation"; type="text/html"',
+        );
       }
       const current = await fetch(`${t.apiUrl}/platform/limits`, { headers: { authorization: `Bearer ${u.token}` } });
       expect(current.headers.get('deprecation')).toBeNull();
+      // A browser page elsewhere may read them: they are exposed to CORS, deprecated operation or not.
+      const cross = await fetch(`${t.apiUrl}/platform/limits`, {
+        headers: { authorization: `Bearer ${u.token}`, origin: 'https://app.example' },
+      });
+      const exposed = cross.headers.get('access-control-expose-headers')!.split(', ');
+      for (const name of ['Deprecation', 'Sunset', 'Link']) expect(exposed).toContain(name);
+      // The Link lands on the changelog, served by the same server.
+      const changes = await fetch(`${t.baseUrl}/docs/changes`);
+      expect(changes.status).toBe(200);
+      const text = await changes.text();
+      expect(text).toContain('id="deprecation-policy"');
+      expect(text).toContain(`id="${(served.info as { version: string }).version.replaceAll('.', '-')}-`);
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('the changelog page (/docs/changes)', () => {
+  it("gives each deprecation entry an anchor per operation it names, and keeps the repository's links as text", () => {
+    const body = changesHtml(
+      [
+        '# API changes',
+        '## 9.9.0 — 2027-01-01',
+        '### Deprecated',
+        '- `deprecate /paths/~1platform~1versions/get` — use `GET /platform/limits` instead.',
+        '- `deprecate /paths/~1projects/*` — both list and create (see [the guide](webhooks.md)).',
+        '- see [RFC 9745](https://www.rfc-editor.org/rfc/rfc9745).',
+      ].join('\n'),
+      served,
+    ).html;
+    expect(body).toContain('<h2 id="9-9-0-2027-01-01">');
+    expect(body).toContain('<span id="deprecate-getVersions"></span>');
+    expect(body).toContain('<span id="deprecate-listProjects"></span><span id="deprecate-createProject"></span>');
+    expect(body).not.toContain('href="webhooks.md"');
+    expect(body).toContain('the guide');
+    expect(body).toContain('href="https://www.rfc-editor.org/rfc/rfc9745"');
   });
 });

@@ -13,8 +13,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import ts from 'typescript';
 import { keyFor, startServer, uniqueName, userWithKey, type TestServer } from './harness.js';
 import { SCRIPTS, TYPED_USE } from './sdk-scripts.js';
+import { contractWithDeprecatedVersions, DEPRECATED_AT, SUNSET } from './deprecated-contract.js';
 
 // Asynchronous on purpose: the server under test runs in this process and must keep answering.
 const run = promisify(execFile);
@@ -96,6 +98,80 @@ describe('the SDK package', () => {
     expect(`${checked.stdout ?? ''}${checked.stderr ?? ''}`).toBe('');
   }, 60_000);
 
+  it('works from a CommonJS TypeScript project (module: node16): it type-checks, compiles and runs', async () => {
+    const cjs = mkdtempSync(join(tmpdir(), 'shipyard-cjs-'));
+    try {
+      writeFileSync(join(cjs, 'package.json'), JSON.stringify({ name: 'cjs-user', private: true }));
+      await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], { cwd: cjs });
+      writeFileSync(
+        join(cjs, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            module: 'node16',
+            moduleResolution: 'node16',
+            target: 'es2022',
+            lib: ['es2022', 'dom'],
+            types: [],
+            outDir: 'out',
+          },
+          files: ['index.ts'],
+        }),
+      );
+      writeFileSync(
+        join(cjs, 'index.ts'),
+        `import { createShipyard, ShipyardError } from '@shipyard/sdk';
+declare const process: { env: Record<string, string> };
+async function main(): Promise<void> {
+  const shipyard = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: process.env.SHIPYARD_API_KEY });
+  const me = await shipyard.getCurrentUser({ throwOnError: true });
+  const jobs = await shipyard.listJobs();
+  console.log(JSON.stringify({ username: me.data.username, typed: jobs.error instanceof ShipyardError, scope: jobs.error?.requiredScope }));
+}
+void main();
+`,
+      );
+      const tsc = join(process.cwd(), 'node_modules/typescript/bin/tsc');
+      const checked = await run(process.execPath, [tsc, '-p', '.'], { cwd: cjs }).catch((e) => e);
+      expect(`${checked.stdout ?? ''}${checked.stderr ?? ''}`).toBe('');
+      expect(readFileSync(join(cjs, 'out/index.js'), 'utf8')).toContain('require("@shipyard/sdk")');
+      const u = await userWithKey(t, ['profile.read']);
+      const { stdout } = await run(process.execPath, ['out/index.js'], {
+        cwd: cjs,
+        env: { ...process.env, SHIPYARD_URL: t.baseUrl, SHIPYARD_API_KEY: u.token },
+      });
+      expect(JSON.parse(stdout)).toEqual({ username: u.user.username, typed: true, scope: 'jobs.read' });
+    } finally {
+      rmSync(cjs, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("shows each method's summary and required scope on hover (the editor's quick info)", () => {
+    const file = join(project, 'hover.ts');
+    const text = `import { createShipyard } from '@shipyard/sdk';\nconst s = createShipyard({ baseUrl: 'https://x.example', apiKey: 'k' });\ns.getProject;\n`;
+    const host: ts.LanguageServiceHost = {
+      getScriptFileNames: () => [file],
+      getScriptVersion: () => '1',
+      getScriptSnapshot: (f) => ts.ScriptSnapshot.fromString(f === file ? text : (ts.sys.readFile(f) ?? '')),
+      getCurrentDirectory: () => project,
+      getCompilationSettings: () => ({
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        strict: true,
+        target: ts.ScriptTarget.ES2022,
+        lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      }),
+      getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
+      fileExists: ts.sys.fileExists,
+      readFile: ts.sys.readFile,
+      readDirectory: ts.sys.readDirectory,
+    };
+    const info = ts.createLanguageService(host).getQuickInfoAtPosition(file, text.indexOf('getProject;') + 3);
+    const doc = ts.displayPartsToString(info?.documentation);
+    expect(doc).toContain('Get a project');
+    expect(doc).toContain('Required scope: `projects.read`');
+  });
+
   it("runs the README's start exactly as shown: npm init -y, the install, node app.mjs", async () => {
     const readme = readFileSync('README.md', 'utf8');
     const section = readme.slice(readme.indexOf('### The specification and the SDK'));
@@ -118,6 +194,61 @@ describe('the SDK package', () => {
       rmSync(fresh, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('calls request and response hooks on each attempt, and writes debug lines that never hold the key', async () => {
+    const u = await userWithKey(t, ['profile.read', 'projects.read']);
+    const out = await script('hooks.mjs', { SHIPYARD_URL: t.baseUrl, SHIPYARD_API_KEY: u.token });
+    expect(out.requests).toEqual([
+      { operation: 'GET /users/me', attempt: 1 },
+      { operation: 'GET /projects/{projectId}', attempt: 1 },
+    ]);
+    expect(out.responses).toEqual([
+      {
+        operation: 'GET /users/me',
+        attempt: 1,
+        url: `${t.apiUrl}/users/me`,
+        status: 200,
+        durationMs: 'number',
+        requestId: expect.any(String),
+      },
+      {
+        operation: 'GET /projects/{projectId}',
+        attempt: 1,
+        url: `${t.apiUrl}/projects/0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10`,
+        status: 404,
+        durationMs: 'number',
+        requestId: expect.any(String),
+      },
+    ]);
+    expect(out.lines).toHaveLength(4);
+    expect(out.lines[0]).toBe('shipyard → GET /users/me (attempt 1)');
+    expect(out.lines[3]).toMatch(/^shipyard ← 404 GET \/projects\/\{projectId\} in \d+ ms \(X-Request-Id .+\)$/);
+    expect(out.printed).toHaveLength(2);
+    expect(out.leaked).toEqual([]);
+  }, 60_000);
+
+  it('tells once per operation that it is deprecated, through a hook the integrator can replace', async () => {
+    const deprecated = await startServer({ contract: contractWithDeprecatedVersions() });
+    try {
+      const u = await userWithKey(deprecated, ['content.read']);
+      const out = await script('deprecation.mjs', { SHIPYARD_URL: deprecated.baseUrl, SHIPYARD_API_KEY: u.token });
+      const link = `${deprecated.baseUrl}/docs/changes#deprecate-getVersions`;
+      expect(out.notices).toEqual([
+        {
+          operation: 'GET /platform/versions',
+          since: new Date(DEPRECATED_AT).toISOString(),
+          sunset: new Date(SUNSET).toISOString(),
+          link,
+        },
+      ]);
+      expect(out.warnings).toEqual([
+        `Shipyard SDK: GET /platform/versions is deprecated since 2026-11-01 and may stop working after 2027-06-01. What to use instead: ${link}`,
+      ]);
+      expect(out.refused).toMatch(/onDeprecation must be a function/);
+    } finally {
+      await deprecated.close();
+    }
+  }, 60_000);
 
   it('answers every error status with a typed ShipyardError, and never shows the key', async () => {
     const ada = await userWithKey(t, ['profile.read', 'projects.read', 'projects.write']);

@@ -149,7 +149,52 @@ try { await nobody.getCurrentUser(); } catch (e) { refused = describe(e); }
 console.log(JSON.stringify({ once, retried, inPlace, aborted, refused, leaks }));
 `;
 
+const DEPRECATION = `
+import { createShipyard } from '@shipyard/sdk';
+const settings = { baseUrl: process.env.SHIPYARD_URL, apiKey: process.env.SHIPYARD_API_KEY };
+const notices = [];
+const own = createShipyard({ ...settings, onDeprecation: (n) => notices.push({ ...n, since: n.since?.toISOString(), sunset: n.sunset?.toISOString() }) });
+await own.getVersions({ throwOnError: true });
+await own.getVersions({ throwOnError: true });
+await own.getLimits({ throwOnError: true });
+const warnings = [];
+console.warn = (...args) => warnings.push(args.join(' '));
+const plain = createShipyard(settings);
+await plain.getVersions({ throwOnError: true });
+await plain.getVersions({ throwOnError: true });
+const silent = createShipyard({ ...settings, onDeprecation: () => {} });
+await silent.getVersions({ throwOnError: true });
+let refused = '';
+try { createShipyard({ ...settings, onDeprecation: 'quiet' }); } catch (e) { refused = e.message; }
+console.log(JSON.stringify({ notices, warnings, refused }));
+`;
+
+const HOOKS = `
+import { createShipyard } from '@shipyard/sdk';
+const key = process.env.SHIPYARD_API_KEY;
+const requests = [];
+const responses = [];
+const lines = [];
+const shipyard = createShipyard({
+  baseUrl: process.env.SHIPYARD_URL,
+  apiKey: key,
+  onRequest: (e) => requests.push(e),
+  onResponse: (e) => responses.push({ ...e, durationMs: typeof e.durationMs }),
+  debug: (line) => lines.push(line),
+});
+await shipyard.getCurrentUser({ throwOnError: true });
+await shipyard.getProject({ path: { projectId: '0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10' } });
+const printed = [];
+console.debug = (...args) => printed.push(args.join(' '));
+await createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: key, debug: true }).getCurrentUser();
+const secret = key.slice('shipyard_pat_'.length);
+const leaked = [...lines, ...printed, JSON.stringify(requests), JSON.stringify(responses)].filter((l) => l.includes(secret));
+console.log(JSON.stringify({ requests, responses, lines, printed, leaked }));
+`;
+
 export const SCRIPTS: Record<string, string> = {
+  'hooks.mjs': HOOKS,
+  'deprecation.mjs': DEPRECATION,
   'errors.mjs': ERRORS,
   'setup.mjs': SETUP,
   'paginate.mjs': PAGINATE,

@@ -947,6 +947,32 @@ describe('/docs', () => {
   });
 });
 
+describe('/docs/problems', () => {
+  it("explains every problem type of the contract's catalogue, and a type URI's path leads there", async () => {
+    const catalogue = (loadContract() as unknown as { 'x-problem-types': { slug: string; title: string }[] })[
+      'x-problem-types'
+    ];
+    const index = await fetch(`${t.baseUrl}/docs/problems`);
+    expect(index.status).toBe(200);
+    const text = await index.text();
+    for (const { slug } of catalogue) expect(text).toContain(`href="/docs/problems/${slug}"`);
+    // A real answer's type leads to its page, which names that type.
+    const refused = await raw(t, 'GET', '/users/me');
+    const slug = (refused.json.type as string).split('/').at(-1)!;
+    const page = await fetch(`${t.baseUrl}/docs/problems/${slug}`);
+    expect(page.status).toBe(200);
+    const body = await page.text();
+    expect(body).toContain(`<code>${refused.json.type}</code>`);
+    expect(body).toContain(`<h1>${catalogue.find((e) => e.slug === slug)!.title}</h1>`);
+    const viaUri = await fetch(`${t.baseUrl}${new URL(refused.json.type).pathname}`, { redirect: 'manual' });
+    expect(viaUri.status).toBe(301);
+    expect(viaUri.headers.get('location')).toBe(`/docs/problems/${slug}`);
+    const unknown = await fetch(`${t.baseUrl}/docs/problems/no-such-type`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+});
+
 describe('the start page', () => {
   it('says what Shipyard is and shows the ways in, signed out and signed in', async () => {
     const stranger = new Browser(t.baseUrl);

@@ -1,7 +1,8 @@
 /**
  * make sdk: the generated client as its own npm package. Copies codegen/generated/api (the
  * fetch client, the SDK functions and the types; not the server's zod schemas) beside
- * src/index.ts, compiles it to ESM with declarations, and packs it. Prints the tarball's path.
+ * src/index.ts, compiles it to ESM and to CommonJS (dist/cjs) with declarations, and packs it.
+ * Prints the tarball's path.
  */
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -94,10 +95,26 @@ writeFileSync(
   ),
 );
 
+// The same sources again as CommonJS, for projects that `require` it (TypeScript's `module:
+// node16` in a CommonJS package included): a copy that its own package.json marks CommonJS,
+// compiled by the same NodeNext rules into dist/cjs (marked CommonJS the same way).
+const commonjs = `${JSON.stringify({ type: 'commonjs' })}\n`;
+cpSync(join(build, 'src'), join(build, 'src-cjs'), { recursive: true });
+writeFileSync(join(build, 'src-cjs/package.json'), commonjs);
+writeFileSync(
+  join(build, 'tsconfig.cjs.json'),
+  JSON.stringify({
+    extends: './tsconfig.json',
+    compilerOptions: { rootDir: 'src-cjs', outDir: 'dist/cjs' },
+    include: ['src-cjs'],
+  }),
+);
+
 for (const old of readdirSync(here)) if (/^shipyard-sdk-.*\.tgz$/.test(old)) rmSync(join(here, old));
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(build, 'tsconfig.json')], {
-  stdio: 'inherit',
-});
+const tsc = join(root, 'node_modules/typescript/bin/tsc');
+for (const config of ['tsconfig.json', 'tsconfig.cjs.json'])
+  execFileSync(process.execPath, [tsc, '-p', join(build, config)], { stdio: 'inherit' });
+writeFileSync(join(build, 'dist/cjs/package.json'), commonjs);
 const out = execFileSync('npm', ['pack', '--json', '--pack-destination', here], { cwd: build, encoding: 'utf8' });
 const [{ filename }] = JSON.parse(out) as { filename: string }[];
 process.stdout.write(`${join(here, filename)}\n`);

@@ -2,7 +2,7 @@
  * The deprecation policy on the wire (docs/api-changes.md): every response of an operation the
  * contract marks `deprecated: true` says so, with `Deprecation` (RFC 9745: the moment it was
  * deprecated, `x-deprecated-at`), `Sunset` (RFC 8594: the earliest it may go, `x-sunset`) and a
- * `Link` to where the change is explained.
+ * `Link` to its entry in the changelog, where what to use instead is said.
  */
 import type { RequestHandler } from 'express';
 import { HTTP_METHODS, type OpenApiDocument } from '../kernel/contract.js';
@@ -16,7 +16,8 @@ function deprecationHeadersOf(op: Deprecated): Record<string, string> | undefine
     throw new Error(`operation ${op.operationId} is deprecated without an x-deprecated-at date`);
   const headers: Record<string, string> = {
     Deprecation: `@${Math.floor(since / 1000)}`,
-    Link: '</docs>; rel="deprecation"; type="text/html"',
+    // Its own entry in the changelog (/docs/changes, src/web/changes.page.ts): what to use instead.
+    Link: `</docs/changes#deprecate-${op.operationId}>; rel="deprecation"; type="text/html"`,
   };
   const sunset = Date.parse(op['x-sunset'] ?? '');
   if (Number.isFinite(sunset)) headers.Sunset = new Date(sunset).toUTCString();

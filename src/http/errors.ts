@@ -5,7 +5,7 @@
  */
 import { withResourceMetadata } from './challenge.js';
 import type { ErrorRequestHandler, Request } from 'express';
-import { ProblemError, PROBLEM_BASE } from '../kernel/problem.js';
+import { ProblemError, PROBLEM_BASE, type ProblemSlug } from '../kernel/problem.js';
 import type { Logger } from '../kernel/logger.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 
@@ -17,7 +17,7 @@ type HttpLikeError = Error & {
   headers?: Record<string, string>;
 };
 
-const EOV_KINDS: Record<number, [slug: string, title: string]> = {
+const EOV_KINDS: Record<number, [slug: ProblemSlug, title: string]> = {
   400: ['validation', 'Invalid request'],
   404: ['not-found', 'Not found'],
   405: ['method-not-allowed', 'Method not allowed'],

@@ -35,6 +35,9 @@ function declaredResponseHeaders(doc: OpenApiDocument): string[] {
         visit(response);
     }
   }
+  // A deprecated operation's headers, whether or not one is deprecated today: a browser client
+  // written now can read them the day one is.
+  for (const name of ['Deprecation', 'Sunset', 'Link']) names.set(name.toLowerCase(), name);
   return [...names.values()].sort();
 }
 

@@ -2,9 +2,15 @@
  * One problem type for every error a client can cause. Throw it anywhere; the error handler
  * writes it as RFC 9457 application/problem+json.
  */
-import type { Problem } from '../../codegen/generated/api/types.gen.js';
+import type { Problem, ProblemType } from '../../codegen/generated/api/types.gen.js';
 
 export const PROBLEM_BASE = 'https://shipyard.dev/problems/';
+
+/**
+ * A problem type's slug: one of the contract's catalogue (x-problem-types), so that the server
+ * cannot make a type the contract does not list (it would not compile).
+ */
+export type ProblemSlug = ProblemType extends `${typeof PROBLEM_BASE}${infer Slug}` ? Slug : never;
 
 /**
  * Why a refusal happened, in a word code can rely on: the MCP server turns it into what an agent
@@ -26,7 +32,7 @@ export class ProblemError extends Error {
 
   constructor(
     readonly status: number,
-    readonly slug: string,
+    readonly slug: ProblemSlug,
     readonly title: string,
     readonly detail: string,
     readonly extra: Partial<Pick<Problem, 'errors' | 'requiredScope' | 'grantedScopes'>> = {},
@@ -43,7 +49,7 @@ export class ProblemError extends Error {
 
   toProblem(instance?: string): Problem {
     return {
-      type: PROBLEM_BASE + this.slug,
+      type: `${PROBLEM_BASE}${this.slug}`,
       title: this.title,
       status: this.status,
       detail: this.detail,

@@ -19,7 +19,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { ProblemError, type Reason } from '../kernel/problem.js';
+import { ProblemError, type Reason, type ProblemSlug } from '../kernel/problem.js';
 import { findNul } from '../http/nul.js';
 import { createRequestHash, once } from '../idempotency/idempotency.service.js';
 import { basePath, loadContract } from '../kernel/contract.js';
@@ -312,8 +312,14 @@ async function runOnce(
   // A refusal the REST operation recorded for this key is this call's refusal too.
   const { status, body: stored } = outcome.replay;
   if (status >= 400) {
+    // A stored answer is one this server made: its type is one of the catalogue's.
     const problem = stored as { status: number; type: string; title: string; detail: string };
-    throw new ProblemError(problem.status, problem.type.split('/').at(-1)!, problem.title, problem.detail);
+    throw new ProblemError(
+      problem.status,
+      problem.type.split('/').at(-1) as ProblemSlug,
+      problem.title,
+      problem.detail,
+    );
   }
   return stored as Record<string, unknown>;
 }

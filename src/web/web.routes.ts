@@ -24,6 +24,8 @@ import { databaseUnavailable } from '../http/errors.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { findNul } from '../http/nul.js';
 import type { OpenApiDocument } from '../kernel/contract.js';
+import { changesPage } from './changes.page.js';
+import { problemPages } from './problems.page.js';
 import type { Logger } from '../kernel/logger.js';
 import type { PasswordCheck } from '../users/password-policy.js';
 
@@ -106,6 +108,11 @@ export function webRouter(opts: {
   router.get('/admin/moderation', signedIn(moderation.show));
   router.post('/admin/moderation', signedIn(moderation.act));
   router.get('/docs', wrap(docsPage));
+  router.get('/docs/changes', wrap(changesPage(opts.contract)));
+  const problems = problemPages(opts.contract);
+  router.get('/docs/problems', wrap(problems.index));
+  router.get('/docs/problems/:slug', wrap(problems.one));
+  router.get('/problems/:slug', wrap(problems.typeUri));
   // Where the API reference's sign-in window lands: the reference reads the code from its address.
   router.get(
     '/docs/oauth-callback',
@@ -144,7 +151,7 @@ function home(signedIn: boolean, oauth: boolean) {
             : html`<li><a href="/signup">Sign up</a> or <a href="/signin">sign in</a>, then make an API key.</li>`
         }
         <li><a href="/docs">The API reference</a>, and the contract it is made from:
-          <a href="/api/v1/openapi.json">openapi.json</a>.</li>
+          <a href="/api/v1/openapi.json">openapi.json</a>; <a href="/docs/changes">what changed in it</a>, version by version; <a href="/docs/problems">what each error means</a>.</li>
         ${oauth ? html`<li>MCP clients given only the URL sign in with OAuth: you approve them here.</li>` : ''}
       </ul>`;
 }

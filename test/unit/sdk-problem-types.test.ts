@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROBLEM_SLUGS } from '../../codegen/sdk/src/problem-types.js';
+import { loadContract } from '../../src/kernel/contract.js';
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -31,7 +32,22 @@ function serverSlugs(): Set<string> {
   return found;
 }
 
+const catalogue = (loadContract() as unknown as { 'x-problem-types': { slug: string }[] })['x-problem-types'].map(
+  (p) => p.slug,
+);
+
 describe('problem types', () => {
+  it("the contract's catalogue (x-problem-types) lists every problem type the server can send", () => {
+    const missing = [...serverSlugs()].filter((s) => !catalogue.includes(s));
+    expect(missing).toEqual([]);
+  });
+
+  it("the SDK's list is the contract's catalogue, and ProblemType is its enum", () => {
+    expect([...PROBLEM_SLUGS].sort()).toEqual([...catalogue].sort());
+    const schema = (loadContract().components as { schemas: Record<string, { enum?: string[] }> }).schemas.ProblemType!;
+    expect(schema.enum).toEqual(catalogue.map((s) => `https://shipyard.dev/problems/${s}`));
+  });
+
   it('the SDK knows every problem type the server can send', () => {
     const slugs = serverSlugs();
     expect(slugs.size).toBeGreaterThan(10);

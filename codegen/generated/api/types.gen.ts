@@ -588,10 +588,7 @@ export type PostUpdate = {
  * An RFC 9457 problem document.
  */
 export type Problem = {
-    /**
-     * A stable identifier of the kind of problem.
-     */
-    type: string;
+    type: ProblemType;
     title: string;
     status: number;
     detail: string;
@@ -606,6 +603,11 @@ export type Problem = {
     requiredScope?: ScopeId;
     grantedScopes?: Array<ScopeId>;
 };
+
+/**
+ * A stable identifier of the kind of problem, `https://shipyard.dev/problems/<slug>`; each is explained at `/docs/problems/<slug>` on every Shipyard server. The list is open: new types may be added, and a client must handle one it does not know by its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract's `x-problem-types`.)
+ */
+export type ProblemType = 'https://shipyard.dev/problems/validation' | 'https://shipyard.dev/problems/malformed-json' | 'https://shipyard.dev/problems/malformed-request' | 'https://shipyard.dev/problems/request-rejected' | 'https://shipyard.dev/problems/invalid-query' | 'https://shipyard.dev/problems/invalid-cursor' | 'https://shipyard.dev/problems/invalid-token' | 'https://shipyard.dev/problems/session-required' | 'https://shipyard.dev/problems/insufficient-scope' | 'https://shipyard.dev/problems/session-only' | 'https://shipyard.dev/problems/csrf-token-required' | 'https://shipyard.dev/problems/forbidden' | 'https://shipyard.dev/problems/not-found' | 'https://shipyard.dev/problems/github-not-linked' | 'https://shipyard.dev/problems/github-not-verified' | 'https://shipyard.dev/problems/method-not-allowed' | 'https://shipyard.dev/problems/not-acceptable' | 'https://shipyard.dev/problems/conflict' | 'https://shipyard.dev/problems/idempotency-in-progress' | 'https://shipyard.dev/problems/idempotency-resource-gone' | 'https://shipyard.dev/problems/payload-too-large' | 'https://shipyard.dev/problems/unsupported-media-type' | 'https://shipyard.dev/problems/idempotency-key-reused' | 'https://shipyard.dev/problems/unprocessable' | 'https://shipyard.dev/problems/image-too-large' | 'https://shipyard.dev/problems/storage-quota-exceeded' | 'https://shipyard.dev/problems/rate-limited' | 'https://shipyard.dev/problems/internal' | 'https://shipyard.dev/problems/unavailable' | 'https://shipyard.dev/problems/busy' | 'https://shipyard.dev/problems/timeout';
 
 export type Project = {
     id: Id;

@@ -298,6 +298,45 @@ export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ 
 });
 
 /**
+ * A stable identifier of the kind of problem, `https://shipyard.dev/problems/<slug>`; each is explained at `/docs/problems/<slug>` on every Shipyard server. The list is open: new types may be added, and a client must handle one it does not know by its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract's `x-problem-types`.)
+ */
+export const zProblemType = z.enum([
+    'https://shipyard.dev/problems/validation',
+    'https://shipyard.dev/problems/malformed-json',
+    'https://shipyard.dev/problems/malformed-request',
+    'https://shipyard.dev/problems/request-rejected',
+    'https://shipyard.dev/problems/invalid-query',
+    'https://shipyard.dev/problems/invalid-cursor',
+    'https://shipyard.dev/problems/invalid-token',
+    'https://shipyard.dev/problems/session-required',
+    'https://shipyard.dev/problems/insufficient-scope',
+    'https://shipyard.dev/problems/session-only',
+    'https://shipyard.dev/problems/csrf-token-required',
+    'https://shipyard.dev/problems/forbidden',
+    'https://shipyard.dev/problems/not-found',
+    'https://shipyard.dev/problems/github-not-linked',
+    'https://shipyard.dev/problems/github-not-verified',
+    'https://shipyard.dev/problems/method-not-allowed',
+    'https://shipyard.dev/problems/not-acceptable',
+    'https://shipyard.dev/problems/conflict',
+    'https://shipyard.dev/problems/idempotency-in-progress',
+    'https://shipyard.dev/problems/idempotency-resource-gone',
+    'https://shipyard.dev/problems/payload-too-large',
+    'https://shipyard.dev/problems/unsupported-media-type',
+    'https://shipyard.dev/problems/idempotency-key-reused',
+    'https://shipyard.dev/problems/unprocessable',
+    'https://shipyard.dev/problems/image-too-large',
+    'https://shipyard.dev/problems/storage-quota-exceeded',
+    'https://shipyard.dev/problems/rate-limited',
+    'https://shipyard.dev/problems/internal',
+    'https://shipyard.dev/problems/unavailable',
+    'https://shipyard.dev/problems/busy',
+    'https://shipyard.dev/problems/timeout'
+]).register(z.globalRegistry, {
+    description: 'A stable identifier of the kind of problem, `https://shipyard.dev/problems/<slug>`; each is explained at `/docs/problems/<slug>` on every Shipyard server. The list is open: new types may be added, and a client must handle one it does not know by its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract\'s `x-problem-types`.)'
+});
+
+/**
  * A link shown on a project.
  */
 export const zProjectLink = z.object({
@@ -439,9 +478,7 @@ export const zScopeId = z.enum([
  * An RFC 9457 problem document.
  */
 export const zProblem = z.object({
-    type: z.string().register(z.globalRegistry, {
-        description: 'A stable identifier of the kind of problem.'
-    }),
+    type: zProblemType,
     title: z.string(),
     status: z.int().gte(400).lte(599),
     detail: z.string(),

@@ -31,6 +31,80 @@ export interface ShipyardOptions extends CallSettings {
   userAgent?: string;
   /** Another fetch implementation (a proxy agent, a test double). */
   fetch?: typeof fetch;
+  /**
+   * Called once per operation and client when the server says the operation is deprecated (its
+   * `Deprecation` header). The default writes one `console.warn`; pass your own to log it
+   * elsewhere, or `() => {}` to say nothing.
+   */
+  onDeprecation?: (notice: DeprecationNotice) => void;
+  /** Called before each attempt is sent (a retry is an attempt of its own): for logs and metrics. */
+  onRequest?: (event: RequestEvent) => void;
+  /** Called after each attempt, with its answer's status, or `null` when none came (a timeout, a dropped connection). */
+  onResponse?: (event: ResponseEvent) => void;
+  /**
+   * Writes one line per attempt sent and per answer (method, URL, status, time, request id) with
+   * `console.debug`, or to the function given. Never a header: the key does not appear.
+   */
+  debug?: boolean | ((line: string) => void);
+}
+
+/** An attempt about to be sent. */
+export interface RequestEvent {
+  /** The method and the operation's path, e.g. `GET /projects/{projectId}`. */
+  operation: string;
+  /** 1 for the first attempt of a call, 2 for its first retry, … */
+  attempt: number;
+}
+
+/** An attempt's outcome. */
+export interface ResponseEvent extends RequestEvent {
+  /** The URL it was sent to (no headers: never the key). */
+  url: string | undefined;
+  /** The answer's status, or null when no answer came. */
+  status: number | null;
+  durationMs: number;
+  /** The server's X-Request-Id: quote it when you report a problem. */
+  requestId: string | undefined;
+}
+
+/** What a deprecated operation's answer said about it (RFC 9745 `Deprecation`, RFC 8594 `Sunset`, `Link`). */
+export interface DeprecationNotice {
+  /** The method and the operation's path, e.g. `GET /platform/versions`. */
+  operation: string;
+  /** When it was deprecated, when the server said. */
+  since?: Date;
+  /** The earliest it may stop working, when the server said. */
+  sunset?: Date;
+  /** Where what to use instead is explained: its entry in the API's changelog. */
+  link?: string;
+}
+
+const warnOnce = (notice: DeprecationNotice) =>
+  console.warn(
+    `Shipyard SDK: ${notice.operation} is deprecated${notice.since ? ` since ${notice.since.toISOString().slice(0, 10)}` : ''}` +
+      `${notice.sunset ? ` and may stop working after ${notice.sunset.toISOString().slice(0, 10)}` : ''}.` +
+      `${notice.link ? ` What to use instead: ${notice.link}` : ''}`,
+  );
+
+/** The notice a response carries, or undefined when it carries none. */
+export function deprecationNotice(operation: string, response: Response): DeprecationNotice | undefined {
+  const header = response.headers.get('deprecation');
+  if (!header) return undefined;
+  const seconds = /^@(-?\d+)$/.exec(header.trim())?.[1];
+  const sunset = Date.parse(response.headers.get('sunset') ?? '');
+  const target = /<([^>]*)>\s*;[^,]*\brel="?deprecation"?/i.exec(response.headers.get('link') ?? '')?.[1];
+  let link: string | undefined;
+  try {
+    link = target === undefined ? undefined : new URL(target, response.url || undefined).href;
+  } catch {
+    link = target;
+  }
+  return {
+    operation,
+    ...(seconds !== undefined ? { since: new Date(Number(seconds) * 1000) } : {}),
+    ...(Number.isFinite(sunset) ? { sunset: new Date(sunset) } : {}),
+    ...(link !== undefined ? { link } : {}),
+  };
 }
 
 export const DEFAULTS = { timeoutMs: 30_000, maxRetries: 2, maxRetryWaitMs: 60_000 } as const;
@@ -169,12 +243,47 @@ function answer(result: Attempt, style: string | undefined, error?: ShipyardErro
     : { data: result.data, response: result.response };
 }
 
+type Hooks = Required<Pick<ShipyardOptions, 'onDeprecation'>> & Pick<ShipyardOptions, 'onRequest' | 'onResponse'>;
+
+/** The hooks a client calls: the integrator's, and debug lines through them when asked for. */
+function hooksOf(options: ShipyardOptions): Hooks {
+  for (const name of ['onDeprecation', 'onRequest', 'onResponse'] as const)
+    if (options[name] !== undefined && typeof options[name] !== 'function')
+      throw new TypeError(`Shipyard SDK: ${name} must be a function, such as () => {} to say nothing.`);
+  const write =
+    typeof options.debug === 'function'
+      ? options.debug
+      : options.debug
+        ? (line: string) => console.debug(line)
+        : undefined;
+  if (!write)
+    return {
+      onDeprecation: options.onDeprecation ?? warnOnce,
+      onRequest: options.onRequest,
+      onResponse: options.onResponse,
+    };
+  return {
+    onDeprecation: options.onDeprecation ?? warnOnce,
+    onRequest: (e) => {
+      write(`shipyard → ${e.operation} (attempt ${e.attempt})`);
+      options.onRequest?.(e);
+    },
+    onResponse: (e) => {
+      write(
+        `shipyard ← ${e.status ?? 'no answer'} ${e.operation} in ${e.durationMs} ms${e.requestId ? ` (X-Request-Id ${e.requestId})` : ''}`,
+      );
+      options.onResponse?.(e);
+    },
+  };
+}
+
 /**
  * Sends one call, and again when it is safe and worth it (see worthRetrying), at most
  * `maxRetries` more times and never waiting more than `maxRetryWaitMs` in all. Sets an
  * Idempotency-Key on every create that accepts one unless the caller gave their own.
  */
-function resilient(base: Client, maxRetryWaitMs: number) {
+function resilient(base: Client, maxRetryWaitMs: number, hooks: Hooks) {
+  const noticed = new Set<string>();
   return async (options: RequestOptions) => {
     const config = base.getConfig();
     const method = options.method.toUpperCase();
@@ -197,6 +306,9 @@ function resilient(base: Client, maxRetryWaitMs: number) {
       const timer = timeoutMs > 0 ? setTimeout(() => timeout.abort(), timeoutMs) : undefined;
       const signal = callerSignal ? AbortSignal.any([callerSignal, timeout.signal]) : timeout.signal;
       let result: Attempt;
+      const operation = `${method} ${options.url}`;
+      hooks.onRequest?.({ operation, attempt });
+      const started = Date.now();
       try {
         result = (await base.request({
           ...options,
@@ -207,6 +319,21 @@ function resilient(base: Client, maxRetryWaitMs: number) {
         })) as Attempt;
       } finally {
         clearTimeout(timer);
+      }
+      hooks.onResponse?.({
+        operation,
+        attempt,
+        url: result.request?.url,
+        status: result.response?.status ?? null,
+        durationMs: Date.now() - started,
+        requestId: result.response?.headers.get('x-request-id') ?? undefined,
+      });
+      if (result.response && !noticed.has(operation)) {
+        const notice = deprecationNotice(operation, result.response);
+        if (notice) {
+          noticed.add(operation);
+          hooks.onDeprecation(notice);
+        }
       }
       if (result.error === undefined) return answer(result, style);
 
@@ -259,6 +386,7 @@ export function createShipyardClient(options: ShipyardOptions): Client {
   const request = resilient(
     base,
     setting('maxRetryWaitMs', options.maxRetryWaitMs) ?? DEFAULTS.maxRetryWaitMs,
+    hooksOf(options),
   ) as Client['request'];
   const method =
     (name: string) =>

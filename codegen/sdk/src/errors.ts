@@ -4,8 +4,15 @@
  * or dropped, DNS, timeout) is a `ShipyardNetworkError` and never looks like a problem. Neither
  * holds the request or its headers, so the API key cannot end up in a log through them.
  */
-import type { Problem, ScopeId } from './generated/types.gen.js';
+import type { Problem as ContractProblem, ScopeId } from './generated/types.gen.js';
 import type { ProblemSlug, ProblemType } from './problem-types.js';
+
+/**
+ * A problem document as a client receives it: the contract's, with `type` open (the catalogue
+ * may grow; a type a newer server sends is still a string), or `about:blank` for an answer that
+ * was not a problem document.
+ */
+export type Problem = Omit<ContractProblem, 'type'> & { type: ProblemType | 'about:blank' };
 
 const HIDDEN = { enumerable: false, writable: false, configurable: false } as const;
 

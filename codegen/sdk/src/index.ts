@@ -34,9 +34,16 @@ export const verifyWebhook = (
 
 export * from './generated/index.js';
 export type { Client, Config } from './generated/client/index.js';
-export { ShipyardError, ShipyardNetworkError, ShipyardTimeoutError } from './errors.js';
+export { type Problem, ShipyardError, ShipyardNetworkError, ShipyardTimeoutError } from './errors.js';
 export { PROBLEM_SLUGS, type ProblemSlug, type ProblemType } from './problem-types.js';
-export { DEFAULTS, type CallSettings, type ShipyardOptions } from './client.js';
+export {
+  DEFAULTS,
+  type CallSettings,
+  type DeprecationNotice,
+  type RequestEvent,
+  type ResponseEvent,
+  type ShipyardOptions,
+} from './client.js';
 export { API_VERSION, SDK_VERSION } from './meta.js';
 export { ShipyardWebhookError, type VerifyOptions, type WebhookHeaders } from './webhooks.js';
 
@@ -85,7 +92,7 @@ export type Operation<F> = <ThrowOnError extends boolean = false>(
 ) => Promise<Result<DataOf<F>, ThrowOnError>>;
 
 /** A client for one server and key: every operation as a method, named by its operationId. */
-export type Shipyard = { readonly [K in OperationName]: Operation<Operations[K]> } & {
+export type Shipyard = { readonly [K in keyof Operations]: Operation<Operations[K]> } & {
   /** The underlying client, for the generated functions (`getProject({ client, … })`) and interceptors. */
   readonly client: Client;
 };
