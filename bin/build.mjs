@@ -16,7 +16,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist');
 const stamp = join(out, '.built');
 const SOURCES = ['src', 'codegen/generated'];
-const ASSETS = ['codegen/generated/openapi.json'];
+// Files the server reads at run time, beside its code: the contract, and the changelog /docs/changes shows.
+const ASSETS = ['codegen/generated/openapi.json', 'docs/api-changes.md'];
 
 function files(dir) {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -31,6 +32,7 @@ const NPM_INSTALL_RECORD = join(root, 'node_modules', '.package-lock.json');
 function newestSource() {
   let newest = Math.max(statSync(fileURLToPath(import.meta.url)).mtimeMs, statSync(NPM_INSTALL_RECORD, { throwIfNoEntry: false })?.mtimeMs ?? 0);
   for (const dir of SOURCES) for (const file of files(dir)) newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
+  for (const asset of ASSETS) newest = Math.max(newest, statSync(join(root, asset)).mtimeMs);
   return newest;
 }
 

@@ -139,6 +139,7 @@ describe('the changelog page (/docs/changes)', () => {
       served,
     ).html;
     expect(body).toContain('<h2 id="9-9-0-2027-01-01">');
+    expect(body).toContain('<h3 id="9-9-0-2027-01-01-deprecated">');
     expect(body).toContain('<span id="deprecate-getVersions"></span>');
     expect(body).toContain('<span id="deprecate-listProjects"></span><span id="deprecate-createProject"></span>');
     expect(body).not.toContain('href="webhooks.md"');

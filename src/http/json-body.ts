@@ -142,23 +142,36 @@ function utf8Only(req: Request, _res: unknown, next: (err?: unknown) => void): v
 
 /**
  * A body sent to an operation of the contract that declares none (`POST /jobs/{jobId}/close`,
- * a DELETE) is refused, unread: the contract says the operation takes no body, and a client
- * that sends one expects it to mean something. An empty body (`Content-Length: 0`) is no body.
+ * a DELETE) is refused: the contract says the operation takes no body, and a client that sends
+ * one expects it to mean something. An empty body is no body: `Content-Length: 0`, or a chunked
+ * request whose stream ends without a byte (some clients and proxies send those).
  */
 function noBodyUnlessDeclared(req: Request, _res: unknown, next: (err?: unknown) => void): void {
   const operation = req.openapi?.schema;
-  const length = req.headers['content-length'];
-  const sent = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-  if (!operation || operation.requestBody || !sent) return next();
-  next(
+  if (!operation || operation.requestBody) return next();
+  const refused = () =>
     new ProblemError(
       400,
       'validation',
       'Invalid request',
       `${req.method} ${req.openapi!.openApiRoute.replace(/^\/api\/v1/, '')} takes no request body; send it without one.`,
       { errors: [{ path: '/body', message: 'must be absent' }] },
-    ),
-  );
+    );
+  const length = req.headers['content-length'];
+  if (length !== undefined) return next(Number(length) > 0 ? refused() : undefined);
+  if (req.headers['transfer-encoding'] === undefined) return next();
+  // Chunked: refused at its first byte (never read to the end), passed on when it ends without one.
+  const onData = () => {
+    req.off('end', onEnd);
+    req.pause();
+    next(refused());
+  };
+  const onEnd = () => {
+    req.off('data', onData);
+    next();
+  };
+  req.once('data', onData);
+  req.once('end', onEnd);
 }
 
 /**

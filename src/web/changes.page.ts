@@ -1,6 +1,7 @@
 /**
  * /docs/changes: the API's changelog (docs/api-changes.md) as a page, so that what a response
- * points to is on the server that sent it. Every heading has an id, and each deprecation entry
+ * points to is on the server that sent it. Every heading has an id of its own (a version's
+ * sections carry the version's, `1-2-0-2026-11-26-added`), and each deprecation entry
  * (`deprecate <pattern>`) carries an anchor per operation it names, `#deprecate-<operationId>`:
  * the `Link` a deprecated operation sends (src/http/deprecation.ts) lands on its own entry.
  * Links to the repository's other files become plain text: they are not served.
@@ -35,10 +36,14 @@ function operationsMatching(pattern: string, doc: OpenApiDocument): string[] {
 
 /** The changelog's markdown as the page's HTML (the file is the repository's own, not user input). */
 export function changesHtml(markdown: string, doc: OpenApiDocument): Html {
+  // A version's sections (Added, Breaking, …) repeat in every version: their ids carry the version's.
+  let version = '';
   const md = new Marked({
     renderer: {
       heading({ tokens, depth, text }: Tokens.Heading) {
-        return `<h${depth} id="${slug(text)}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
+        if (depth <= 2) version = slug(text);
+        const id = depth > 2 && version ? `${version}-${slug(text)}` : slug(text);
+        return `<h${depth} id="${id}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
       },
       link({ href, tokens }: Tokens.Link) {
         return /^(https?:|#)/.test(href) ? false : this.parser.parseInline(tokens);

@@ -107,12 +107,10 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
 
   // Four workers (pg-boss polls without LISTEN on this connection): a worker that ends a delivery
   // looks for the next one at once, so one subscription's backlog is tried back to back, not one
-  // per poll; the relay wakes as many as it queued deliveries, taking turns.
+  // per poll; the relay wakes them all when it queued any (a busy one would not look sooner).
   const workerIds: string[] = [];
-  let turn = 0;
-  const wake = (count: number) => {
-    for (let i = 0; i < Math.min(count, workerIds.length); i++)
-      boss.notifyWorker(workerIds[turn++ % workerIds.length]!);
+  const wakeAll = () => {
+    for (const id of workerIds) boss.notifyWorker(id);
   };
   for (let i = 0; i < WORKERS; i++)
     workerIds.push(
@@ -146,9 +144,9 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
       return;
     }
     running = relay(opts.orm, boss)
-      .then((queued) => {
-        wake(queued);
-        if (queued >= BATCH) again = true;
+      .then(({ queued, full }) => {
+        if (queued > 0) wakeAll();
+        if (full) again = true;
       })
       .catch(relayError)
       .finally(() => {
@@ -191,11 +189,12 @@ function everyThirtySeconds(log: WorkerOptions['log'], what: string): (error: un
 }
 
 /**
- * One pass of the relay; returns how many deliveries it queued. The deliveries it makes are
+ * One pass of the relay: how many deliveries it queued, and whether it took a full batch of
+ * events or of unqueued deliveries (then another pass follows at once). The deliveries it makes are
  * queued as they are made (a row-level trigger wakes the relay only for a delivery made
  * unqueued: a ping or a redelivery), and all of a pass's jobs go to pg-boss in one statement.
  */
-async function relay(orm: MikroORM, boss: PgBoss): Promise<number> {
+async function relay(orm: MikroORM, boss: PgBoss): Promise<{ queued: number; full: boolean }> {
   return orm.em.fork().transactional(async (tem) => {
     const now = new Date();
     const events = await tem.find(
@@ -214,6 +213,7 @@ async function relay(orm: MikroORM, boss: PgBoss): Promise<number> {
       { enqueuedAt: null },
       { orderBy: { createdAt: 'asc' }, limit: BATCH, lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE },
     );
+    const full = events.length >= BATCH || queued.length >= BATCH;
     for (const d of queued) d.enqueuedAt = now;
     for (const event of events) {
       for (const s of subscriptions)
@@ -230,7 +230,7 @@ async function relay(orm: MikroORM, boss: PgBoss): Promise<number> {
         { db: inTransaction(tem) },
       );
     await tem.flush();
-    return queued.length;
+    return { queued: queued.length, full };
   });
 }
 
@@ -271,7 +271,8 @@ function signingSecrets(s: WebhookSubscription, settings: WebhookSettings, now: 
  * One attempt at one delivery, written to its log. Throws when it should be tried again, so that
  * pg-boss schedules the retry; returns when it is done (delivered, or given up). Whether a retry
  * is left is the job's own count and limit, as pg-boss set them when it was queued: a worker
- * started with another policy (an instance mid-upgrade) cannot leave a delivery pending forever.
+ * started with another policy (an instance mid-upgrade) does not leave a delivery pending when
+ * its job has no retry left. (A crash during the last attempt can; the history sweep settles those.)
  */
 async function deliver(
   opts: WorkerOptions,

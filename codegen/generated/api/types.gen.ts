@@ -5114,7 +5114,7 @@ export type HidePostErrors = {
      */
     401: Problem;
     /**
-     * Refused before any budget is spent: an API key (keys carry no account roles, an administrator's included), a session without its CSRF token, or a signed-in person who is not an administrator.
+     * An API key (`session-only`: keys carry no account roles, an administrator's included) or a session without its CSRF token (`csrf-token-required`), both refused before any budget is spent, so without RateLimit headers; or a signed-in person who is not an administrator (`forbidden`), with them.
      */
     403: Problem;
     /**
@@ -5174,7 +5174,7 @@ export type UnhidePostErrors = {
      */
     401: Problem;
     /**
-     * Refused before any budget is spent: an API key (keys carry no account roles, an administrator's included), a session without its CSRF token, or a signed-in person who is not an administrator.
+     * An API key (`session-only`: keys carry no account roles, an administrator's included) or a session without its CSRF token (`csrf-token-required`), both refused before any budget is spent, so without RateLimit headers; or a signed-in person who is not an administrator (`forbidden`), with them.
      */
     403: Problem;
     /**
@@ -5234,7 +5234,7 @@ export type HideCommentErrors = {
      */
     401: Problem;
     /**
-     * Refused before any budget is spent: an API key (keys carry no account roles, an administrator's included), a session without its CSRF token, or a signed-in person who is not an administrator.
+     * An API key (`session-only`: keys carry no account roles, an administrator's included) or a session without its CSRF token (`csrf-token-required`), both refused before any budget is spent, so without RateLimit headers; or a signed-in person who is not an administrator (`forbidden`), with them.
      */
     403: Problem;
     /**
@@ -5294,7 +5294,7 @@ export type UnhideCommentErrors = {
      */
     401: Problem;
     /**
-     * Refused before any budget is spent: an API key (keys carry no account roles, an administrator's included), a session without its CSRF token, or a signed-in person who is not an administrator.
+     * An API key (`session-only`: keys carry no account roles, an administrator's included) or a session without its CSRF token (`csrf-token-required`), both refused before any budget is spent, so without RateLimit headers; or a signed-in person who is not an administrator (`forbidden`), with them.
      */
     403: Problem;
     /**

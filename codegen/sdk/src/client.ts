@@ -42,8 +42,8 @@ export interface ShipyardOptions extends CallSettings {
   /** Called after each attempt, with its answer's status, or `null` when none came (a timeout, a dropped connection). */
   onResponse?: (event: ResponseEvent) => void;
   /**
-   * Writes one line per attempt sent and per answer (method, URL, status, time, request id) with
-   * `console.debug`, or to the function given. Never a header: the key does not appear.
+   * Writes one line per attempt sent and per answer (method, the operation's path, status, time,
+   * request id) with `console.debug`, or to the function given. Never a header: the key does not appear.
    */
   debug?: boolean | ((line: string) => void);
 }
