@@ -202,9 +202,14 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   };
 }
 
-/** Uses the key until the server has cached it (once its cache hears the database's notices). */
+/**
+ * Uses the key until the server has cached it (once its cache hears the database's notices):
+ * for up to 10 seconds, as a loaded machine's embedded database may take that long to start
+ * listening.
+ */
 export async function waitForCache(t: Pick<TestServer, 'apiUrl' | 'keyCache'>, token: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
     const res = await fetch(`${t.apiUrl}/platform/versions`, { headers: { authorization: `Bearer ${token}` } });
     if (res.status !== 200 && res.status !== 403) throw new Error(`the key is not usable: ${res.status}`);
     if (t.keyCache.get(hashToken(token))) return;
