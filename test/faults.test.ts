@@ -250,3 +250,34 @@ describe.skipIf(!clusterAvailable)('the database goes away and comes back', () =
     }
   }, 60_000);
 });
+
+describe('the embedded database', () => {
+  it('hears key changes once its one connection comes free, after the first wait for it gave up', async () => {
+    const embedded = await openDatabase({ dataDir: '', inMemory: true });
+    const pool = (await embedded.orm.em.getConnection().getNativeClient()) as pg.Pool;
+    // Held past the pool's wait (10 s), as a long transaction or a process busy at start would.
+    const held = await pool.connect();
+    const live: boolean[] = [];
+    const notices: string[] = [];
+    const stop = embedded.changes.subscribe('shipyard_access', {
+      onNotice: (payload) => notices.push(payload),
+      onLive: (value) => live.push(value),
+    });
+    try {
+      await expect.poll(() => live, { timeout: 20_000, interval: 100 }).toEqual([false]);
+      held.release();
+      await expect.poll(() => live, { timeout: 10_000, interval: 50 }).toEqual([false, true]);
+      const em = embedded.orm.em.fork();
+      const name = uniqueName();
+      const user = await createUser(em, { username: name, email: `${name}@example.test` });
+      const {
+        key: { id },
+      } = await createKey(em, { userId: user.id, name: 't', scopes: ['projects.read'], expiresInDays: 1 });
+      await em.execute('update api_keys set revoked_at = now() where id = ?', [id]);
+      await expect.poll(() => notices, { timeout: 5_000, interval: 50 }).toContain(`key:${id}`);
+    } finally {
+      stop();
+      await embedded.close();
+    }
+  }, 60_000);
+});

@@ -176,20 +176,35 @@ export function embeddedFeed(orm: MikroORM): ChangeFeed {
         attach(client);
         listen(client, channel).catch(() => undefined);
       };
-      void (async () => {
-        pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
-        pool.on('connect', onConnect);
-        const client = await pool.connect();
+      let failures = 0;
+      let timer: NodeJS.Timeout | undefined;
+      // The one connection may be busy past the pool's wait (a long transaction, a process busy
+      // at start): not live until the LISTEN is made, and tried again until it is.
+      const start = async () => {
         try {
-          attach(client);
-          await listen(client, channel);
-        } finally {
-          client.release();
+          if (!pool) {
+            pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
+            pool.on('connect', onConnect);
+          }
+          const client = await pool.connect();
+          try {
+            attach(client);
+            await listen(client, channel);
+          } finally {
+            client.release();
+          }
+          if (!stopped) onLive(true);
+        } catch {
+          onLive(false);
+          if (stopped) return;
+          timer = setTimeout(() => void start(), RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)]);
+          timer.unref();
         }
-        if (!stopped) onLive(true);
-      })().catch(() => onLive(false));
+      };
+      void start();
       return () => {
         stopped = true;
+        clearTimeout(timer);
         pool?.off('connect', onConnect);
         for (const client of listening) client.off('notification', onNotification);
         listening.clear();

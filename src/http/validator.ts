@@ -144,14 +144,47 @@ function byPart(doc: OpenApiDocument, validatorFor: (part: OpenApiDocument) => R
     const part = partOf(path);
     parts.set(part, { ...parts.get(part), [path]: item });
   }
-  const validators = new Map(
-    [...parts].map(([part, paths]) => [part, validatorFor({ ...doc, paths } as OpenApiDocument)]),
-  );
+  // Each part's validator is made when a request first needs it: making one compiles the
+  // OpenAPI schema itself, on the event loop, and all of them at start held it for seconds.
+  const validators = new Map<string, RequestHandler>();
   return (req, res, next) => {
-    const validator = validators.get(partOf(req.path));
-    if (validator) return validator(req, res, next);
-    next(new OpenApiValidator.error.NotFound({ path: req.path, message: 'not found' }));
+    const part = partOf(req.path);
+    const paths = parts.get(part);
+    if (!paths) return next(new OpenApiValidator.error.NotFound({ path: req.path, message: 'not found' }));
+    let validator = validators.get(part);
+    if (!validator) {
+      validator = validatorFor(withReferenced({ ...doc, paths } as OpenApiDocument));
+      validators.set(part, validator);
+    }
+    validator(req, res, next);
   };
+}
+
+/**
+ * `doc` with only the components its paths reach, through `$ref`s followed to the end (and every
+ * security scheme), and without its events. Each validator prepares and compiles every component it is given, before its
+ * first request and on the event loop: given all of them, the parts together took seconds.
+ */
+function withReferenced(doc: OpenApiDocument): OpenApiDocument {
+  const all = (doc.components ?? {}) as Record<string, Record<string, unknown>>;
+  const kept: Record<string, Record<string, unknown>> = { securitySchemes: { ...all.securitySchemes } };
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    const ref = (node as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/components/')) {
+      const [kind, name] = ref.slice('#/components/'.length).split('/') as [string, string];
+      if (!kept[kind]?.[name] && all[kind]?.[name] !== undefined) {
+        kept[kind] = { ...kept[kind], [name]: all[kind][name] };
+        visit(all[kind][name]);
+      }
+    }
+    for (const value of Object.values(node)) visit(value);
+  };
+  visit(doc.paths);
+  // Events are sent, never received: a validator has no use for them.
+  const { webhooks: _events, ...rest } = doc as OpenApiDocument & { webhooks?: unknown };
+  return { ...rest, components: kept } as OpenApiDocument;
 }
 
 /**
