@@ -16,8 +16,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist');
 const stamp = join(out, '.built');
 const SOURCES = ['src', 'codegen/generated'];
-// Files the server reads at run time, beside its code: the contract, and the changelog /docs/changes shows.
-const ASSETS = ['codegen/generated/openapi.json', 'docs/api-changes.md'];
+// Files the server reads at run time, beside its code: the contract, and the guide and changelog
+// that /docs/guide and /docs/changes show.
+const ASSETS = ['codegen/generated/openapi.json', 'docs/api.md', 'docs/api-changes.md'];
 
 function files(dir) {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {

@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve, relative, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { headingId } from '../src/kernel/heading-id.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -183,6 +184,24 @@ function problemTypesFromCatalogue(doc: JsonObject, components: JsonObject): voi
   );
 }
 
+/**
+ * Each operation links to its area's section of the guide (docs/api.md, served at /docs/guide),
+ * whose headings are the contract's tags: one `### <tag>` each, its id the tag's slug.
+ */
+function guideLinksPerOperation(doc: JsonObject): void {
+  for (const item of Object.values(doc.paths as JsonObject)) {
+    for (const method of METHODS) {
+      const op = (item as JsonObject)[method] as JsonObject | undefined;
+      const tag = (op?.tags as string[] | undefined)?.[0];
+      if (!op || !tag || op.externalDocs) continue;
+      op.externalDocs = {
+        description: `${tag}, in the guide`,
+        url: `https://shipyard.dev/docs/guide#${headingId(tag)}`,
+      };
+    }
+  }
+}
+
 /** The OAuth scheme's scopes are the contract's scopes (x-scopes), each with its label: one list, not two. */
 function oauthScopesFromXScopes(doc: JsonObject): void {
   const flows = (((doc.components as JsonObject).securitySchemes as JsonObject).oauth2 as JsonObject | undefined)
@@ -200,6 +219,7 @@ export function bundleSpec(): JsonObject {
   const doc = resolveObject(load(rootFile) as JsonObject, rootFile);
   declareResponseHeaders(doc);
   forbiddenExamplesPerOperation(doc);
+  guideLinksPerOperation(doc);
   oauthScopesFromXScopes(doc);
   const components = (doc.components ?? {}) as JsonObject;
   // Carry over every component a reference reached, following references between components.

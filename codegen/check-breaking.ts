@@ -31,7 +31,7 @@ const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/
  * (api-smart-diff resolves references), so they are not counted twice.
  */
 export function changes(released: Doc, current: Doc): Change[] {
-  const { diffs } = apiCompare(released, current);
+  const { diffs } = apiCompare(withoutDocumentation(released), withoutDocumentation(current));
   return diffs
     .filter((d) => !(d.path[0] === 'components' && d.path[1] !== 'securitySchemes'))
     .map((d) => ({
@@ -41,6 +41,28 @@ export function changes(released: Doc, current: Doc): Change[] {
       description: d.description ?? '',
     }))
     .filter((c) => c.type !== 'annotation');
+}
+
+/** The keywords that only document: no change to them can break a client. */
+const DOCUMENTATION = new Set(['description', 'summary', 'example', 'examples', 'externalDocs']);
+
+/**
+ * `doc` without its documentation keywords (a property that happens to be called `description`
+ * stays). api-smart-diff reads a `$ref` with a sibling `description` (OpenAPI 3.1) as a schema
+ * of its own, not as the schema it refers to: describing a property that way would read as
+ * every field of that schema removed.
+ */
+function withoutDocumentation<T>(node: T, names = false): T {
+  if (Array.isArray(node)) return node.map((n) => withoutDocumentation(n)) as T;
+  if (typeof node !== 'object' || node === null) return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => names || !DOCUMENTATION.has(key))
+      .map(([key, value]) => [
+        key,
+        withoutDocumentation(value, !names && (key === 'properties' || key === 'patternProperties')),
+      ]),
+  ) as T;
 }
 
 type Diff = { action: string; type: string; path: (string | number)[] };

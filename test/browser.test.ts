@@ -111,6 +111,7 @@ async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>
     '/settings/webhooks',
     '/docs',
     '/docs/changes',
+    '/docs/guide',
     '/docs/problems',
     '/docs/problems/insufficient-scope',
     '/no-such-page',

@@ -147,3 +147,86 @@ describe('the changelog page (/docs/changes)', () => {
     expect(body).toContain('href="https://www.rfc-editor.org/rfc/rfc9745"');
   });
 });
+
+describe('the documentation in the contract', () => {
+  type Schema = {
+    $ref?: string;
+    type?: string | string[];
+    format?: string;
+    description?: string;
+    example?: unknown;
+    examples?: unknown[];
+    enum?: unknown[];
+    const?: unknown;
+    properties?: Record<string, Schema>;
+    items?: Schema;
+    allOf?: Schema[];
+    oneOf?: Schema[];
+    anyOf?: Schema[];
+  };
+  const schemas = schemasOf(served) as Record<string, Schema>;
+  /** Every property of every component schema, nested ones included, by where it is. */
+  const properties = (): [string, Schema][] => {
+    const found: [string, Schema][] = [];
+    const walk = (s: Schema | undefined, at: string): void => {
+      if (!s) return;
+      for (const [name, p] of Object.entries(s.properties ?? {})) {
+        found.push([`${at}.${name}`, p]);
+        walk(p, `${at}.${name}`);
+      }
+      walk(s.items, `${at}[]`);
+      for (const list of [s.allOf, s.oneOf, s.anyOf])
+        for (const [i, x] of (list ?? []).entries()) walk(x, `${at}/${i}`);
+    };
+    for (const [name, s] of Object.entries(schemas)) walk(s, name);
+    return found;
+  };
+
+  it('describes every property, itself or through the schema it refers to', () => {
+    const all = properties();
+    expect(all.length).toBeGreaterThan(300);
+    const undescribed = all
+      .filter(([, p]) => !p.description && !(p.$ref && schemas[p.$ref.split('/').pop()!]?.description))
+      .map(([at]) => at);
+    expect(undescribed).toEqual([]);
+  });
+
+  it('gives every scalar property an example (or its only values)', () => {
+    const scalar = (p: Schema) =>
+      !p.$ref &&
+      p.format !== 'binary' &&
+      [p.type].flat().some((t) => t === 'string' || t === 'integer' || t === 'number' || t === 'boolean');
+    const without = properties()
+      .filter(([, p]) => scalar(p) && p.example === undefined && !p.examples && !p.enum && p.const === undefined)
+      .map(([at]) => at);
+    expect(without).toEqual([]);
+  });
+
+  it("links each operation to its area's section of the guide, which the server serves", async () => {
+    const links = new Set<string>();
+    for (const item of Object.values(served.paths))
+      for (const op of Object.values(item as Record<string, { operationId?: string; externalDocs?: { url: string } }>))
+        if (op.operationId) {
+          expect(op.externalDocs?.url, op.operationId).toMatch(/^https:\/\/shipyard\.dev\/docs\/guide#[a-z0-9-]+$/);
+          links.add(op.externalDocs!.url.split('#')[1]!);
+        }
+    expect(links.size).toBe((served.tags as unknown[]).length);
+    const t = await startServer();
+    try {
+      const page = await fetch(`${t.baseUrl}/docs/guide`);
+      expect(page.status).toBe(200);
+      const text = await page.text();
+      for (const id of links) expect(text, id).toContain(`id="${id}"`);
+      // The repository's other files are not served: their links are plain text.
+      expect(text).not.toContain('href="mcp.md"');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('names where to write and the terms, as URLs', () => {
+    const info = served.info as { contact: unknown; license: unknown };
+    expect(info.contact).toMatchObject({ url: expect.stringMatching(/^https:/), email: expect.stringContaining('@') });
+    expect(info.license).toMatchObject({ url: expect.stringMatching(/^https:/) });
+  });
+});

@@ -4,23 +4,19 @@
  * sections carry the version's, `1-2-0-2026-11-26-added`), and each deprecation entry
  * (`deprecate <pattern>`) carries an anchor per operation it names, `#deprecate-<operationId>`:
  * the `Link` a deprecated operation sends (src/http/deprecation.ts) lands on its own entry.
- * Links to the repository's other files become plain text: they are not served.
+ * (src/web/markdown.ts renders it.)
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Request, Response } from 'express';
-import { Marked, type Tokens } from 'marked';
+import type { Tokens } from 'marked';
 import { HTTP_METHODS, type OpenApiDocument } from '../kernel/contract.js';
 import { operationPointer, pointerPattern } from '../kernel/pointer-pattern.js';
-import { page, raw, type Html } from './views.js';
+import { headingId } from '../kernel/heading-id.js';
+import { markdownHtml } from './markdown.js';
+import { page, type Html } from './views.js';
 
 const CHANGELOG = fileURLToPath(new URL('../../docs/api-changes.md', import.meta.url));
-
-const slug = (text: string) =>
-  text
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '');
 
 /** The operations a deprecation pattern names, by operationId. */
 function operationsMatching(pattern: string, doc: OpenApiDocument): string[] {
@@ -34,20 +30,16 @@ function operationsMatching(pattern: string, doc: OpenApiDocument): string[] {
   return ids;
 }
 
-/** The changelog's markdown as the page's HTML (the file is the repository's own, not user input). */
+/** The changelog's markdown as the page's HTML. */
 export function changesHtml(markdown: string, doc: OpenApiDocument): Html {
   // A version's sections (Added, Breaking, …) repeat in every version: their ids carry the version's.
   let version = '';
-  const md = new Marked({
+  return markdownHtml(markdown, {
+    id: ({ depth, text }) => {
+      if (depth <= 2) version = headingId(text);
+      return depth > 2 && version ? `${version}-${headingId(text)}` : headingId(text);
+    },
     renderer: {
-      heading({ tokens, depth, text }: Tokens.Heading) {
-        if (depth <= 2) version = slug(text);
-        const id = depth > 2 && version ? `${version}-${slug(text)}` : slug(text);
-        return `<h${depth} id="${id}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
-      },
-      link({ href, tokens }: Tokens.Link) {
-        return /^(https?:|#)/.test(href) ? false : this.parser.parseInline(tokens);
-      },
       listitem(item: Tokens.ListItem) {
         const entry = /^`deprecate ([^`]+)`/.exec(item.text);
         if (!entry) return false;
@@ -58,7 +50,6 @@ export function changesHtml(markdown: string, doc: OpenApiDocument): Html {
       },
     },
   });
-  return raw(md.parse(markdown, { async: false }));
 }
 
 export function changesPage(doc: OpenApiDocument) {

@@ -25,6 +25,7 @@ import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { findNul } from '../http/nul.js';
 import type { OpenApiDocument } from '../kernel/contract.js';
 import { changesPage } from './changes.page.js';
+import { guidePage } from './guide.page.js';
 import { problemPages } from './problems.page.js';
 import type { Logger } from '../kernel/logger.js';
 import type { PasswordCheck } from '../users/password-policy.js';
@@ -109,6 +110,7 @@ export function webRouter(opts: {
   router.post('/admin/moderation', signedIn(moderation.act));
   router.get('/docs', wrap(docsPage));
   router.get('/docs/changes', wrap(changesPage(opts.contract)));
+  router.get('/docs/guide', wrap(guidePage()));
   const problems = problemPages(opts.contract);
   router.get('/docs/problems', wrap(problems.index));
   router.get('/docs/problems/:slug', wrap(problems.one));

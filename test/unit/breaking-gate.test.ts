@@ -173,6 +173,24 @@ describe('check-breaking catches what a client notices', () => {
     expect(judge((d) => (get(d).description = 'One project.'))).toBe('');
     expect(judge((d) => d.servers.push({ url: 'https://eu.example.com/api/v1' }))).toBe('');
     expect(judge((d) => (d.components.schemas.Project.properties.id.description = 'The id.'))).toBe('');
+    // OpenAPI 3.1 lets a reference carry its own description: still the schema it refers to.
+    expect(judge((d) => (d.components.schemas.Project.properties.stage.description = 'Where it is.'))).toBe('');
+    expect(judge((d) => (d.components.schemas.Project.properties.tagline.example = 'A computer'))).toBe('');
+    expect(judge((d) => (get(d).externalDocs = { url: 'https://example.com/guide#projects' }))).toBe('');
+  });
+
+  it('still sees a field called `description` go', () => {
+    const project = before.components.schemas.Project;
+    project.properties.description = { type: 'string' };
+    project.required = ['description'];
+    try {
+      expect(judge((d) => delete d.components.schemas.Project.properties.description)).toMatch(
+        /breaking, not accepted in the changelog: remove .*\/properties\/description/,
+      );
+    } finally {
+      delete project.properties.description;
+      delete project.required;
+    }
   });
 
   it('takes a break once the changelog accepts it', () => {

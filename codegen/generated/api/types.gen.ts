@@ -6,9 +6,21 @@ export type ClientOptions = {
 
 export type Webhooks = MilestoneCreatedEventWebhookRequest | MilestoneUpdatedEventWebhookRequest | MilestoneDeletedEventWebhookRequest | BuildLogCreatedEventWebhookRequest | BuildLogUpdatedEventWebhookRequest | BuildLogDeletedEventWebhookRequest | ProjectUpdatedEventWebhookRequest | ProjectMemberAddedEventWebhookRequest | ProjectMemberRemovedEventWebhookRequest | PingEventWebhookRequest;
 
+/**
+ * A build log was created, updated or deleted.
+ */
 export type BuildLogEvent = WebhookEventEnvelope & {
+    /**
+     * Which change it was.
+     */
     type?: 'build_log.created' | 'build_log.updated' | 'build_log.deleted';
+    /**
+     * The build log as the REST API presents it.
+     */
     data: WebhookLinks & {
+        /**
+         * The build log after the change (as it was, for a delete).
+         */
         buildLog: Post;
     };
 };
@@ -18,6 +30,9 @@ export type BuildLogEvent = WebhookEventEnvelope & {
  */
 export type Comment = {
     id: Id;
+    /**
+     * The post it is on.
+     */
     postId: Id;
     /**
      * The comment this one replies to; null for a top-level comment.
@@ -35,17 +50,29 @@ export type Comment = {
      * Null for a deleted comment.
      */
     author: UserSummary | null;
+    /**
+     * Deleted by its author, kept as a placeholder because it has replies.
+     */
     deleted: boolean;
     /**
      * Hidden by a moderator; its author still sees the body.
      */
     hidden: boolean;
+    /**
+     * Direct replies to it that the caller can see.
+     */
     replyCount: number;
     createdAt: Timestamp;
     updatedAt: Timestamp;
 };
 
+/**
+ * A new comment on a post, or a reply to one of its comments.
+ */
 export type CommentCreate = {
+    /**
+     * The text, in Markdown.
+     */
     body: string;
     /**
      * Reply to this comment (of the same post).
@@ -53,12 +80,24 @@ export type CommentCreate = {
     parentId?: string;
 };
 
+/**
+ * A page of a post's comments, in the order they were written.
+ */
 export type CommentPage = {
+    /**
+     * The comments on this page.
+     */
     items: Array<Comment>;
     nextCursor: Cursor;
 };
 
+/**
+ * A comment's new text.
+ */
 export type CommentUpdate = {
+    /**
+     * The text, in Markdown.
+     */
     body: string;
 };
 
@@ -77,8 +116,14 @@ export type Currency = string;
  */
 export type Cursor = string | null;
 
+/**
+ * The kind of engagement.
+ */
 export type EmploymentType = 'full_time' | 'part_time' | 'contract' | 'internship' | 'freelance';
 
+/**
+ * Commit activity of the linked GitHub account.
+ */
 export type GithubActivity = {
     /**
      * Commits per week across the user's repositories, oldest first (up to 52 weeks).
@@ -88,27 +133,63 @@ export type GithubActivity = {
          * The Sunday the week starts on.
          */
         week: string;
+        /**
+         * Commits that week.
+         */
         commits: number;
     }>;
 };
 
+/**
+ * The languages of the linked GitHub account's code.
+ */
 export type GithubLanguages = {
     /**
      * Languages by bytes of code across the user's own (non-fork) repositories, most first.
      */
     items: Array<{
+        /**
+         * The language, as GitHub names it.
+         */
         language: string;
+        /**
+         * Bytes of code in it.
+         */
         bytes: number;
+        /**
+         * Its share of all the bytes, from 0 to 1.
+         */
         share: number;
     }>;
 };
 
+/**
+ * The linked GitHub account, as last fetched from GitHub.
+ */
 export type GithubProfile = {
+    /**
+     * The GitHub login.
+     */
     login: string;
+    /**
+     * The name on the GitHub profile; null when none.
+     */
     name: string | null;
+    /**
+     * The GitHub profile picture; null until fetched.
+     */
     avatarUrl: string | null;
+    /**
+     * The profile on github.com; null until fetched.
+     */
     htmlUrl: string | null;
+    /**
+     * Public repositories, as GitHub counts them; null until fetched.
+     */
     publicRepos: number | null;
+    /**
+     * Followers on GitHub; null until fetched.
+     */
     followers: number | null;
     syncStatus: GithubSyncStatus;
     /**
@@ -121,29 +202,86 @@ export type GithubProfile = {
     lastSyncedAt: string | null;
 };
 
+/**
+ * A public repository of the linked GitHub account.
+ */
 export type GithubRepo = {
+    /**
+     * The repository's name.
+     */
     name: string;
+    /**
+     * owner/name.
+     */
     fullName: string;
+    /**
+     * The repository's description; null when none.
+     */
     description: string | null;
+    /**
+     * The repository on github.com.
+     */
     htmlUrl: string;
+    /**
+     * Stargazers.
+     */
     stars: number;
+    /**
+     * Forks of it.
+     */
     forks: number;
+    /**
+     * Its main language, as GitHub detects it; null when none.
+     */
     language: string | null;
+    /**
+     * Its GitHub topics.
+     */
     topics: Array<string>;
+    /**
+     * The last push; null when never pushed.
+     */
     pushedAt: string | null;
+    /**
+     * A fork of another repository.
+     */
     fork: boolean;
+    /**
+     * Archived (read-only) on GitHub.
+     */
     archived: boolean;
 };
 
+/**
+ * A page of repositories, most recently pushed first.
+ */
 export type GithubRepoPage = {
+    /**
+     * The repositories on this page.
+     */
     items: Array<GithubRepo>;
     nextCursor: Cursor;
 };
 
+/**
+ * A summary of the linked GitHub account, for a profile.
+ */
 export type GithubSummary = {
+    /**
+     * The GitHub login.
+     */
     login: string;
+    /**
+     * Its own (non-fork) public repositories.
+     */
     repoCount: number;
+    /**
+     * Stars across those repositories.
+     */
     totalStars: number;
+    /**
+     * Its most used languages by bytes, most first (up to 3).
+     */
     topLanguages: Array<string>;
     /**
      * Weeks with at least one commit in the last 52.
@@ -153,6 +291,9 @@ export type GithubSummary = {
      * The longest run of consecutive active weeks.
      */
     longestStreakWeeks: number;
+    /**
+     * When data was last fetched successfully; null before the first sync.
+     */
     lastSyncedAt: string | null;
     syncStatus: GithubSyncStatus;
 };
@@ -167,6 +308,9 @@ export type GithubSyncStatus = 'never' | 'ok' | 'partial' | 'rate_limited' | 'no
  */
 export type Id = string;
 
+/**
+ * A job listing.
+ */
 export type Job = {
     id: Id;
     title: JobTitle;
@@ -175,13 +319,31 @@ export type Job = {
      * Markdown.
      */
     description: string;
+    /**
+     * Where the job is, as the poster wrote it; null for none (fully remote).
+     */
     location: string | null;
     remotePolicy: RemotePolicy;
     employmentType: EmploymentType;
+    /**
+     * The lowest yearly salary offered, in `salaryCurrency`; null when no salary is given.
+     */
     salaryMin: number | null;
+    /**
+     * The highest yearly salary offered, in `salaryCurrency`; null when no salary is given.
+     */
     salaryMax: number | null;
+    /**
+     * The salary's currency; null when no salary is given.
+     */
     salaryCurrency: Currency | null;
+    /**
+     * The skills the job asks for, as tags.
+     */
     skills: Array<Tag>;
+    /**
+     * Where to apply.
+     */
     applyUrl: string;
     status: JobStatus;
     expiresAt: Timestamp;
@@ -189,6 +351,9 @@ export type Job = {
      * The expiry has passed; the job is no longer listed by default.
      */
     expired: boolean;
+    /**
+     * Who posted the job.
+     */
     poster: UserSummary;
     createdAt: Timestamp;
     updatedAt: Timestamp;
@@ -200,6 +365,9 @@ export type Job = {
 export type JobCreate = {
     title: JobTitle;
     company: CompanyName;
+    /**
+     * What the job is, in Markdown.
+     */
     description: string;
     /**
      * One line: no control, line-break or bidi-override character.
@@ -207,9 +375,21 @@ export type JobCreate = {
     location?: string | null;
     remotePolicy: RemotePolicy;
     employmentType: EmploymentType;
+    /**
+     * The lowest yearly salary offered (with salaryMax and salaryCurrency).
+     */
     salaryMin?: number | null;
+    /**
+     * The highest yearly salary offered (with salaryMin and salaryCurrency).
+     */
     salaryMax?: number | null;
+    /**
+     * The salary's currency (with salaryMin and salaryMax).
+     */
     salaryCurrency?: Currency | null;
+    /**
+     * The skills the job asks for (stored in lowercase).
+     */
     skills?: Array<Tag>;
     /**
      * An https URL.
@@ -221,11 +401,20 @@ export type JobCreate = {
     expiresAt?: string;
 };
 
+/**
+ * A page of job listings, newest first.
+ */
 export type JobPage = {
+    /**
+     * The jobs on this page.
+     */
     items: Array<Job>;
     nextCursor: Cursor;
 };
 
+/**
+ * open (taking applications) or closed by its poster.
+ */
 export type JobStatus = 'open' | 'closed';
 
 /**
@@ -239,6 +428,9 @@ export type JobTitle = string;
 export type JobUpdate = {
     title?: JobTitle;
     company?: CompanyName;
+    /**
+     * What the job is, in Markdown.
+     */
     description?: string;
     /**
      * One line: no control, line-break or bidi-override character.
@@ -246,9 +438,21 @@ export type JobUpdate = {
     location?: string | null;
     remotePolicy?: RemotePolicy;
     employmentType?: EmploymentType;
+    /**
+     * The lowest yearly salary offered (with salaryMax and salaryCurrency).
+     */
     salaryMin?: number | null;
+    /**
+     * The highest yearly salary offered (with salaryMin and salaryCurrency).
+     */
     salaryMax?: number | null;
+    /**
+     * The salary's currency (with salaryMin and salaryMax).
+     */
     salaryCurrency?: Currency | null;
+    /**
+     * The skills the job asks for (stored in lowercase).
+     */
     skills?: Array<Tag>;
     /**
      * An https URL.
@@ -260,22 +464,52 @@ export type JobUpdate = {
     expiresAt?: string;
 };
 
+/**
+ * A JSON-RPC 2.0 error, for a request refused before MCP read it.
+ */
 export type JsonRpcErrorResponse = {
+    /**
+     * Always `2.0`.
+     */
     jsonrpc: '2.0';
+    /**
+     * The request's id; null when it could not be read.
+     */
     id: string | number | null;
+    /**
+     * What went wrong.
+     */
     error: {
+        /**
+         * The JSON-RPC error code (-32001: the key is missing or refused; -32600: not a valid request).
+         */
         code: number;
+        /**
+         * What went wrong, in plain words.
+         */
         message: string;
     };
 };
 
+/**
+ * One JSON-RPC 2.0 message.
+ */
 export type JsonRpcMessage = {
+    /**
+     * Always `2.0`.
+     */
     jsonrpc: '2.0';
     /**
      * Echoed in the answer: a string of at most 200 characters or an integer within ±(2^53 - 1); a longer one is a 400 (-32600) answered with a null id.
      */
     id?: string | number | null;
+    /**
+     * The MCP method, such as `initialize`, `tools/list` or `tools/call`.
+     */
     method: string;
+    /**
+     * The method's parameters (MCP specification).
+     */
     params?: {
         [key: string]: unknown;
     };
@@ -286,7 +520,13 @@ export type JsonRpcMessage = {
  */
 export type JsonRpcRequest = JsonRpcMessage | Array<JsonRpcMessage>;
 
+/**
+ * The limits this server enforces, so that a client can stay within them.
+ */
 export type Limits = {
+    /**
+     * The request budgets, per key, per account and per client address.
+     */
     rateLimit: {
         /**
          * Requests one API key may make per minute (REST and MCP together; an MCP POST counts each JSON-RPC request in it).
@@ -316,8 +556,17 @@ export type Limits = {
             [key: string]: number;
         };
     };
+    /**
+     * The `limit` a list accepts.
+     */
     pageSize: {
+        /**
+         * Items on a page when `limit` is left out.
+         */
         default: number;
+        /**
+         * The largest `limit` a list accepts.
+         */
         max: number;
     };
     /**
@@ -352,22 +601,40 @@ export type Limits = {
      * How deep a comment thread may go.
      */
     commentDepth: number;
+    /**
+     * The most tags a post, project or job may have.
+     */
     tagsPerItem: number;
 };
 
+/**
+ * An uploaded image.
+ */
 export type Media = {
     id: Id;
     /**
      * Recognised from the bytes, not from the file name.
      */
     contentType: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+    /**
+     * The image's size in bytes.
+     */
     byteSize: number;
+    /**
+     * Width in pixels.
+     */
     width: number;
+    /**
+     * Height in pixels.
+     */
     height: number;
     /**
      * The content's SHA-256 (also its ETag).
      */
     sha256: string;
+    /**
+     * Who uploaded it.
+     */
     uploader: UserSummary;
     /**
      * Where to fetch the bytes.
@@ -376,6 +643,9 @@ export type Media = {
     createdAt: Timestamp;
 };
 
+/**
+ * A multipart/form-data body with one part, `file`.
+ */
 export type MediaUpload = {
     /**
      * A PNG, JPEG, GIF or WebP image.
@@ -383,32 +653,71 @@ export type MediaUpload = {
     file: Blob | File;
 };
 
+/**
+ * A person on a project's team.
+ */
 export type Member = {
+    /**
+     * Who the member is.
+     */
     user: UserSummary;
     role: MemberRole;
+    /**
+     * When they joined the project (for the owner, when it was created).
+     */
     addedAt: Timestamp;
 };
 
+/**
+ * Who to add to the project, by username.
+ */
 export type MemberAdd = {
     username: Username;
 };
 
+/**
+ * A member was added to a project or removed from it.
+ */
 export type MemberEvent = WebhookEventEnvelope & {
+    /**
+     * Which change it was.
+     */
     type?: 'project.member_added' | 'project.member_removed';
+    /**
+     * The member as the REST API presents it.
+     */
     data: WebhookLinks & {
+        /**
+         * The member added or removed.
+         */
         member: Member;
     };
 };
 
+/**
+ * A page of a project's members, the owner first.
+ */
 export type MemberPage = {
+    /**
+     * The members on this page.
+     */
     items: Array<Member>;
     nextCursor: Cursor;
 };
 
+/**
+ * owner (created the project and changes it and its roadmap) or member (sees it when private, and may post its build logs).
+ */
 export type MemberRole = 'owner' | 'member';
 
+/**
+ * One step on a project's roadmap.
+ */
 export type Milestone = {
     id: Id;
+    /**
+     * The project whose roadmap it is on.
+     */
     projectId: Id;
     title: MilestoneTitle;
     description: MilestoneDescription;
@@ -423,6 +732,9 @@ export type Milestone = {
     updatedAt: Timestamp;
 };
 
+/**
+ * A new milestone. Only the title is required; it starts planned, at the end of the roadmap.
+ */
 export type MilestoneCreate = {
     title: MilestoneTitle;
     description?: MilestoneDescription;
@@ -434,6 +746,9 @@ export type MilestoneCreate = {
     position?: MilestonePosition;
 };
 
+/**
+ * What the milestone is about, in Markdown; null when none.
+ */
 export type MilestoneDescription = string | null;
 
 /**
@@ -441,16 +756,37 @@ export type MilestoneDescription = string | null;
  */
 export type MilestoneDueDate = string | null;
 
+/**
+ * A milestone was created, updated (moves included) or deleted.
+ */
 export type MilestoneEvent = WebhookEventEnvelope & {
+    /**
+     * Which change it was.
+     */
     type?: 'milestone.created' | 'milestone.updated' | 'milestone.deleted';
+    /**
+     * The milestone as the REST API presents it, and what changed.
+     */
     data: WebhookLinks & {
+        /**
+         * The milestone after the change (as it was, for a delete).
+         */
         milestone: Milestone;
         /**
          * When this change moved other milestones (an insert, a move or a delete), which: those that were at positions `fromPosition` to `toPosition` are now `by` away. Each of them also gets its own `milestone.updated` when there are at most 50; beyond that, this is the only word of it. Null when nothing else moved.
          */
         shifted: {
+            /**
+             * The first position moved (before the change).
+             */
             fromPosition: number;
+            /**
+             * The last position moved (before the change).
+             */
             toPosition: number;
+            /**
+             * How far they moved: 1 down or -1 up.
+             */
             by: -1 | 1;
         } | null;
         /**
@@ -464,7 +800,13 @@ export type MilestoneEvent = WebhookEventEnvelope & {
     };
 };
 
+/**
+ * A page of a project's milestones, in roadmap order.
+ */
 export type MilestonePage = {
+    /**
+     * The milestones on this page.
+     */
     items: Array<Milestone>;
     nextCursor: Cursor;
 };
@@ -481,6 +823,9 @@ export type MilestoneReorder = {
     milestoneIds: Array<Id>;
 };
 
+/**
+ * planned, in_progress, done or cancelled; becoming done sets `completedAt`.
+ */
 export type MilestoneStatus = 'planned' | 'in_progress' | 'done' | 'cancelled';
 
 /**
@@ -502,14 +847,32 @@ export type MilestoneUpdate = {
     position?: MilestonePosition;
 };
 
+/**
+ * Sent when a subscription's owner asks for a ping, to check the endpoint.
+ */
 export type PingEvent = WebhookEventEnvelope & {
+    /**
+     * Always `ping`.
+     */
     type?: 'ping';
+    /**
+     * Which subscription asked, and a message.
+     */
     data: {
+        /**
+         * The subscription the ping was sent for.
+         */
         subscriptionId: Id;
+        /**
+         * A fixed message for a person reading the receiver's log.
+         */
         message: string;
     };
 };
 
+/**
+ * A post, or a build log (a post attached to a project).
+ */
 export type Post = {
     id: Id;
     kind: PostKind;
@@ -518,16 +881,25 @@ export type Post = {
      * Markdown.
      */
     body: string;
+    /**
+     * Tags the author chose, in lowercase.
+     */
     tags: Array<Tag>;
     /**
      * Images shown with the post (GET /media/{mediaId}).
      */
     mediaIds: Array<Id>;
+    /**
+     * Who wrote it.
+     */
     author: UserSummary;
     /**
      * The project of a build log; null for a plain post.
      */
     projectId: string | null;
+    /**
+     * Comments on it that the caller can see.
+     */
     commentCount: number;
     /**
      * All reactions of all kinds.
@@ -541,10 +913,19 @@ export type Post = {
     updatedAt: Timestamp;
 };
 
+/**
+ * A new post; with `kind: build_log` and a `projectId`, a build log of that project.
+ */
 export type PostCreate = {
     kind?: PostKind;
     title: PostTitle;
+    /**
+     * The text, in Markdown.
+     */
     body: string;
+    /**
+     * Tags for the post (stored in lowercase).
+     */
     tags?: Array<Tag>;
     /**
      * Images to show with the post, uploaded by its author (POST /media).
@@ -561,7 +942,13 @@ export type PostCreate = {
  */
 export type PostKind = 'post' | 'build_log';
 
+/**
+ * A page of posts, newest first.
+ */
 export type PostPage = {
+    /**
+     * The posts on this page.
+     */
     items: Array<Post>;
     nextCursor: Cursor;
 };
@@ -576,7 +963,13 @@ export type PostTitle = string;
  */
 export type PostUpdate = {
     title?: PostTitle;
+    /**
+     * The text, in Markdown.
+     */
     body?: string;
+    /**
+     * The post's tags, all of them (the list replaces the old one).
+     */
     tags?: Array<Tag>;
     /**
      * Images to show with the post, uploaded by its author (POST /media).
@@ -589,18 +982,42 @@ export type PostUpdate = {
  */
 export type Problem = {
     type: ProblemType;
+    /**
+     * A short, fixed summary of the problem type; the same for every problem of that type.
+     */
     title: string;
+    /**
+     * The HTTP status code, repeated from the response.
+     */
     status: number;
+    /**
+     * What went wrong in this request, in plain words, and what to do about it.
+     */
     detail: string;
+    /**
+     * The request path the problem is about (without the query string).
+     */
     instance?: string;
     /**
      * For validation problems, each thing that was wrong.
      */
     errors?: Array<{
+        /**
+         * Where in the request the thing was wrong, as a JSON pointer prefixed by the part (`/body`, `/query`, `/path`, `/headers`).
+         */
         path: string;
+        /**
+         * What was wrong with it.
+         */
         message: string;
     }>;
+    /**
+     * For a 403 insufficient-scope: the scope the operation needs.
+     */
     requiredScope?: ScopeId;
+    /**
+     * For a 403 insufficient-scope: the scopes the key carries.
+     */
     grantedScopes?: Array<ScopeId>;
 };
 
@@ -609,23 +1026,50 @@ export type Problem = {
  */
 export type ProblemType = 'https://shipyard.dev/problems/validation' | 'https://shipyard.dev/problems/malformed-json' | 'https://shipyard.dev/problems/malformed-request' | 'https://shipyard.dev/problems/request-rejected' | 'https://shipyard.dev/problems/invalid-query' | 'https://shipyard.dev/problems/invalid-cursor' | 'https://shipyard.dev/problems/invalid-token' | 'https://shipyard.dev/problems/session-required' | 'https://shipyard.dev/problems/insufficient-scope' | 'https://shipyard.dev/problems/session-only' | 'https://shipyard.dev/problems/csrf-token-required' | 'https://shipyard.dev/problems/forbidden' | 'https://shipyard.dev/problems/not-found' | 'https://shipyard.dev/problems/github-not-linked' | 'https://shipyard.dev/problems/github-not-verified' | 'https://shipyard.dev/problems/method-not-allowed' | 'https://shipyard.dev/problems/not-acceptable' | 'https://shipyard.dev/problems/conflict' | 'https://shipyard.dev/problems/idempotency-in-progress' | 'https://shipyard.dev/problems/idempotency-resource-gone' | 'https://shipyard.dev/problems/payload-too-large' | 'https://shipyard.dev/problems/unsupported-media-type' | 'https://shipyard.dev/problems/idempotency-key-reused' | 'https://shipyard.dev/problems/unprocessable' | 'https://shipyard.dev/problems/image-too-large' | 'https://shipyard.dev/problems/storage-quota-exceeded' | 'https://shipyard.dev/problems/rate-limited' | 'https://shipyard.dev/problems/internal' | 'https://shipyard.dev/problems/unavailable' | 'https://shipyard.dev/problems/busy' | 'https://shipyard.dev/problems/timeout';
 
+/**
+ * A project: what someone is building, with its roadmap (milestones), build logs and members.
+ */
 export type Project = {
     id: Id;
     name: ProjectName;
     slug: ProjectSlug;
+    /**
+     * One line saying what the project is (may be empty).
+     */
     tagline: string;
+    /**
+     * The long description, in Markdown (may be empty).
+     */
     description: string;
     stage: ProjectStage;
     visibility: ProjectVisibility;
+    /**
+     * Tags the owner chose, in lowercase.
+     */
     tags: Array<Tag>;
+    /**
+     * Links the owner shows on the project, in their order.
+     */
     links: Array<ProjectLink>;
+    /**
+     * The owner is looking for people to join; the radar offers the project to those whose skills match.
+     */
     lookingForCollaborators: boolean;
+    /**
+     * The skills the owner is looking for, as tags.
+     */
     wantedSkills: Array<Tag>;
+    /**
+     * The user who created the project and may change or delete it.
+     */
     owner: UserSummary;
     createdAt: Timestamp;
     updatedAt: Timestamp;
 };
 
+/**
+ * A new project. Only the name is required; the slug is made from the name when left out.
+ */
 export type ProjectCreate = {
     name: ProjectName;
     slug?: ProjectSlug;
@@ -633,19 +1077,49 @@ export type ProjectCreate = {
      * One line: no control, line-break or bidi-override character.
      */
     tagline?: string;
+    /**
+     * The long description, in Markdown.
+     */
     description?: string;
     stage?: ProjectStage;
     visibility?: ProjectVisibility;
+    /**
+     * Tags for the project (stored in lowercase).
+     */
     tags?: Array<Tag>;
+    /**
+     * Links to show on the project.
+     */
     links?: Array<ProjectLinkInput>;
+    /**
+     * Whether the owner is looking for people to join (default false).
+     */
     lookingForCollaborators?: boolean;
+    /**
+     * The skills the owner is looking for.
+     */
     wantedSkills?: Array<Tag>;
 };
 
+/**
+ * A project was changed.
+ */
 export type ProjectEvent = WebhookEventEnvelope & {
+    /**
+     * Which change it was.
+     */
     type?: 'project.updated';
+    /**
+     * The project as the REST API presents it, and what changed.
+     */
     data: WebhookLinks & {
+        /**
+         * The project after the change.
+         */
         project: Project;
+        /**
+         * The fields the update changed.
+         */
         changed: Array<string>;
     };
 };
@@ -658,6 +1132,9 @@ export type ProjectLink = {
      * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
      */
     label: string;
+    /**
+     * An http or https URL.
+     */
     url: string;
 };
 
@@ -669,6 +1146,9 @@ export type ProjectLinkInput = {
      * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
      */
     label: string;
+    /**
+     * An http or https URL.
+     */
     url: string;
 };
 
@@ -677,7 +1157,13 @@ export type ProjectLinkInput = {
  */
 export type ProjectName = string;
 
+/**
+ * A page of projects, newest first.
+ */
 export type ProjectPage = {
+    /**
+     * The projects on this page.
+     */
     items: Array<Project>;
     nextCursor: Cursor;
 };
@@ -687,6 +1173,9 @@ export type ProjectPage = {
  */
 export type ProjectSlug = string;
 
+/**
+ * Where a project is: an idea, being built, launched, or paused.
+ */
 export type ProjectStage = 'idea' | 'building' | 'launched' | 'paused';
 
 /**
@@ -699,12 +1188,27 @@ export type ProjectUpdate = {
      * One line: no control, line-break or bidi-override character.
      */
     tagline?: string;
+    /**
+     * The long description, in Markdown.
+     */
     description?: string;
     stage?: ProjectStage;
     visibility?: ProjectVisibility;
+    /**
+     * The project's tags, all of them (the list replaces the old one).
+     */
     tags?: Array<Tag>;
+    /**
+     * The project's links, all of them (the list replaces the old one).
+     */
     links?: Array<ProjectLinkInput>;
+    /**
+     * Whether the owner is looking for people to join.
+     */
     lookingForCollaborators?: boolean;
+    /**
+     * The skills wanted, all of them (the list replaces the old one).
+     */
     wantedSkills?: Array<Tag>;
 };
 
@@ -717,8 +1221,14 @@ export type ProjectVisibility = 'public' | 'private';
  * An opportunity ranked for the caller, with why it matched.
  */
 export type RadarItem = {
+    /**
+     * What it is: a job or a project looking for collaborators.
+     */
     type: 'job' | 'project';
     id: Id;
+    /**
+     * The job's title or the project's name.
+     */
     title: string;
     /**
      * The company of a job, the tagline of a project.
@@ -728,6 +1238,9 @@ export type RadarItem = {
      * 0.85 × skill coverage (your skills count 1, your GitHub languages 0.6 + 0.4 × their share) + 0.15 × recency (halves about every three weeks).
      */
     score: number;
+    /**
+     * Why it matched.
+     */
     reasons: {
         /**
          * Wanted skills that are among your skills.
@@ -742,18 +1255,33 @@ export type RadarItem = {
          */
         signals: Array<string>;
     };
+    /**
+     * Where to read it in this API.
+     */
     path: string;
 };
 
+/**
+ * A page of opportunities, best match first.
+ */
 export type RadarPage = {
+    /**
+     * The opportunities on this page.
+     */
     items: Array<RadarItem>;
     nextCursor: Cursor;
 };
 
+/**
+ * The kind of reaction to add (adding one the caller already has changes nothing).
+ */
 export type ReactionCreate = {
     kind: ReactionKind;
 };
 
+/**
+ * A kind of reaction to a post.
+ */
 export type ReactionKind = 'like' | 'heart' | 'celebrate' | 'rocket' | 'eyes' | 'laugh';
 
 /**
@@ -761,6 +1289,9 @@ export type ReactionKind = 'like' | 'heart' | 'celebrate' | 'rocket' | 'eyes' | 
  */
 export type Reactions = {
     postId: Id;
+    /**
+     * All reactions of all kinds.
+     */
     total: number;
     /**
      * How many of each kind (kinds nobody used are left out).
@@ -774,6 +1305,9 @@ export type Reactions = {
     mine: Array<ReactionKind>;
 };
 
+/**
+ * Where the work is done: on site, hybrid or remote.
+ */
 export type RemotePolicy = 'onsite' | 'hybrid' | 'remote';
 
 /**
@@ -781,9 +1315,18 @@ export type RemotePolicy = 'onsite' | 'hybrid' | 'remote';
  */
 export type ScopeId = 'content.read' | 'content.write' | 'jobs.read' | 'jobs.write' | 'profile.read' | 'projects.read' | 'projects.write' | 'github.read' | 'radar.read';
 
+/**
+ * A scope an API key may carry, with what it opens.
+ */
 export type ScopeInfo = {
     id: ScopeId;
+    /**
+     * A short name for the scope, as the key form shows it.
+     */
     label: string;
+    /**
+     * What a key with this scope may do, in a sentence.
+     */
     description: string;
     /**
      * The method and path patterns the scope opens (`**` = the path or any sub-path).
@@ -793,22 +1336,49 @@ export type ScopeInfo = {
      * The operations of this API that need this scope.
      */
     operations: Array<{
+        /**
+         * The operation's operationId (also the SDK's method name).
+         */
         operationId: string;
+        /**
+         * The HTTP method.
+         */
         method: string;
+        /**
+         * The path template, under /api/v1.
+         */
         path: string;
+        /**
+         * The operation's summary.
+         */
         summary: string;
     }>;
 };
 
+/**
+ * Every scope an API key may carry.
+ */
 export type ScopeList = {
+    /**
+     * The scopes, in the order the key form shows them.
+     */
     items: Array<ScopeInfo>;
 };
 
+/**
+ * A page of search results, most relevant first.
+ */
 export type SearchPage = {
+    /**
+     * The results on this page.
+     */
     items: Array<SearchResult>;
     nextCursor: Cursor;
 };
 
+/**
+ * One thing a search found, with where to read it.
+ */
 export type SearchResult = {
     type: SearchResultType;
     id: Id;
@@ -830,12 +1400,18 @@ export type SearchResult = {
     path: string;
 };
 
+/**
+ * What a search result is: a post, a project, a user or a job.
+ */
 export type SearchResultType = 'post' | 'project' | 'user' | 'job';
 
 /**
  * Counts of public things.
  */
 export type Stats = {
+    /**
+     * Accounts that are not disabled.
+     */
     users: number;
     /**
      * Public projects.
@@ -849,7 +1425,13 @@ export type Stats = {
      * Visible posts (build logs included).
      */
     posts: number;
+    /**
+     * Visible build logs of public projects.
+     */
     buildLogs: number;
+    /**
+     * Visible comments on visible posts.
+     */
     comments: number;
     /**
      * When these counts were taken (they are shared by every caller and taken again at most once a minute by default).
@@ -862,12 +1444,24 @@ export type Stats = {
  */
 export type Tag = string;
 
+/**
+ * A tag and how many public items carry it.
+ */
 export type TermCount = {
     name: Tag;
+    /**
+     * How many public items carry it.
+     */
     count: number;
 };
 
+/**
+ * The most used tags or skills, most used first.
+ */
 export type TermCountList = {
+    /**
+     * The tags, most used first.
+     */
     items: Array<TermCount>;
     /**
      * When these counts were taken (they are shared by every caller and taken again at most once a minute by default).
@@ -886,25 +1480,46 @@ export type Timestamp = string;
 export type User = {
     id: Id;
     username: Username;
+    /**
+     * The name the user shows; their username when they set none.
+     */
     displayName: string;
+    /**
+     * A few words the user wrote about themself (may be empty).
+     */
     bio: string;
     /**
      * The profile picture, an image the user uploaded (GET /media/{mediaId}); null when none.
      */
     avatarMediaId: string | null;
+    /**
+     * Where the user says they are, as they wrote it; null when not given.
+     */
     location: string | null;
+    /**
+     * The user's own website; null when not given.
+     */
     website: string | null;
     /**
      * The linked GitHub account, once its owner has proven it is theirs (null before that).
      */
     githubLogin: string | null;
+    /**
+     * The skills the user lists, as tags; the radar matches them against jobs and projects.
+     */
     skills: Array<Tag>;
     createdAt: Timestamp;
 };
 
+/**
+ * Who a user is, as shown beside what they made.
+ */
 export type UserSummary = {
     id: Id;
     username: Username;
+    /**
+     * The name the user shows; their username when they set none.
+     */
     displayName: string;
 };
 
@@ -913,14 +1528,23 @@ export type UserSummary = {
  */
 export type Username = string;
 
+/**
+ * The API's version and the MCP protocol versions this server speaks.
+ */
 export type Versions = {
     /**
      * The contract's info.version (semver; docs/api-changes.md).
      */
     apiVersion: string;
+    /**
+     * The MCP protocol versions the server accepts, newest first.
+     */
     mcpProtocolVersions: Array<string>;
 };
 
+/**
+ * One try to deliver an event.
+ */
 export type WebhookAttempt = {
     at: Timestamp;
     /**
@@ -941,6 +1565,9 @@ export type WebhookAttempt = {
     responseExcerpt: string | null;
 };
 
+/**
+ * One event sent to one subscription, with its attempts.
+ */
 export type WebhookDelivery = {
     id: Id;
     subscriptionId: Id;
@@ -957,8 +1584,14 @@ export type WebhookDelivery = {
      * A redelivery or a ping asked for by the owner.
      */
     manual: boolean;
+    /**
+     * How many times it was tried.
+     */
     attempts: number;
     createdAt: Timestamp;
+    /**
+     * When a 2xx came back; null until then.
+     */
     deliveredAt: string | null;
     /**
      * Its attempts, oldest first (the last 20).
@@ -966,7 +1599,13 @@ export type WebhookDelivery = {
     log: Array<WebhookAttempt>;
 };
 
+/**
+ * A page of a subscription's deliveries, newest first.
+ */
 export type WebhookDeliveryPage = {
+    /**
+     * The deliveries on this page.
+     */
     items: Array<WebhookDelivery>;
     nextCursor: Cursor;
 };
@@ -976,13 +1615,22 @@ export type WebhookDeliveryPage = {
  */
 export type WebhookDescription = string;
 
+/**
+ * What every event carries.
+ */
 export type WebhookEventEnvelope = {
     /**
      * The event's id, also sent as `webhook-id`. The same on every retry; dedupe on it.
      */
     id: Id;
     type: WebhookEventType;
+    /**
+     * When the change was committed.
+     */
     occurredAt: Timestamp;
+    /**
+     * The project the event is about.
+     */
     projectId: Id;
     /**
      * Grows with every event, in the order the changes were committed for any one resource: keep the highest you have applied per resource and drop an event with a lower one (events may arrive out of order or twice).
@@ -1000,6 +1648,9 @@ export type WebhookEventType = 'milestone.created' | 'milestone.updated' | 'mile
  */
 export type WebhookEventTypeInput = 'milestone.created' | 'milestone.updated' | 'milestone.deleted' | 'build_log.created' | 'build_log.updated' | 'build_log.deleted' | 'project.updated' | 'project.member_added' | 'project.member_removed';
 
+/**
+ * Where to read the whole resource, and what this event shortened.
+ */
 export type WebhookLinks = {
     /**
      * The resource in the REST API (its whole text included).
@@ -1016,6 +1667,9 @@ export type WebhookLinks = {
  */
 export type WebhookSecret = string;
 
+/**
+ * How to rotate the signing secret.
+ */
 export type WebhookSecretRotate = {
     /**
      * How long the previous secret keeps signing beside the new one (default 24; 0 ends it at once).
@@ -1023,6 +1677,9 @@ export type WebhookSecretRotate = {
     overlapHours?: number;
 };
 
+/**
+ * The new signing secret, shown once.
+ */
 export type WebhookSecretRotated = {
     secret: WebhookSecret;
     /**
@@ -1067,8 +1724,14 @@ export type WebhookSubscription = {
     updatedAt: Timestamp;
 };
 
+/**
+ * A new subscription. The answer carries its signing secret, shown only then.
+ */
 export type WebhookSubscriptionCreate = {
     url: WebhookUrl;
+    /**
+     * The kinds of event to receive.
+     */
     events: Array<WebhookEventTypeInput>;
     description?: WebhookDescription;
     /**
@@ -1077,7 +1740,13 @@ export type WebhookSubscriptionCreate = {
     active?: boolean;
 };
 
+/**
+ * A page of a project's webhook subscriptions, newest first.
+ */
 export type WebhookSubscriptionPage = {
+    /**
+     * The subscriptions on this page.
+     */
     items: Array<WebhookSubscription>;
     nextCursor: Cursor;
 };
@@ -1087,8 +1756,14 @@ export type WebhookSubscriptionPage = {
  */
 export type WebhookSubscriptionUpdate = {
     url?: WebhookUrl;
+    /**
+     * The kinds of event to receive, all of them (the list replaces the old one).
+     */
     events?: Array<WebhookEventTypeInput>;
     description?: WebhookDescription;
+    /**
+     * Whether deliveries go out; true starts a paused or disabled subscription again.
+     */
     active?: boolean;
 };
 

@@ -2,15 +2,29 @@
 
 import * as z from 'zod';
 
+/**
+ * A new comment on a post, or a reply to one of its comments.
+ */
 export const zCommentCreate = z.object({
-    body: z.string().min(1).max(10000),
+    body: z.string().min(1).max(10000).register(z.globalRegistry, {
+        description: 'The text, in Markdown.'
+    }),
     parentId: z.uuid().max(36).register(z.globalRegistry, {
         description: 'Reply to this comment (of the same post).'
     }).optional()
+}).register(z.globalRegistry, {
+    description: 'A new comment on a post, or a reply to one of its comments.'
 });
 
+/**
+ * A comment's new text.
+ */
 export const zCommentUpdate = z.object({
-    body: z.string().min(1).max(10000)
+    body: z.string().min(1).max(10000).register(z.globalRegistry, {
+        description: 'The text, in Markdown.'
+    })
+}).register(z.globalRegistry, {
+    description: 'A comment\'s new text.'
 });
 
 /**
@@ -32,52 +46,103 @@ export const zCurrency = z.string().max(3).regex(/^[A-Z]{3}$/).register(z.global
  */
 export const zCursor = z.string().nullable();
 
+/**
+ * The kind of engagement.
+ */
 export const zEmploymentType = z.enum([
     'full_time',
     'part_time',
     'contract',
     'internship',
     'freelance'
-]);
+]).register(z.globalRegistry, {
+    description: 'The kind of engagement.'
+});
 
+/**
+ * Commit activity of the linked GitHub account.
+ */
 export const zGithubActivity = z.object({
     weeks: z.array(z.object({
         week: z.iso.date().register(z.globalRegistry, {
             description: 'The Sunday the week starts on.'
         }),
-        commits: z.int().gte(0)
+        commits: z.int().gte(0).register(z.globalRegistry, {
+            description: 'Commits that week.'
+        })
     })).register(z.globalRegistry, {
         description: 'Commits per week across the user\'s repositories, oldest first (up to 52 weeks).'
     })
+}).register(z.globalRegistry, {
+    description: 'Commit activity of the linked GitHub account.'
 });
 
+/**
+ * The languages of the linked GitHub account's code.
+ */
 export const zGithubLanguages = z.object({
     items: z.array(z.object({
-        language: z.string(),
-        bytes: z.int(),
-        share: z.number().gte(0).lte(1)
+        language: z.string().register(z.globalRegistry, {
+            description: 'The language, as GitHub names it.'
+        }),
+        bytes: z.int().register(z.globalRegistry, {
+            description: 'Bytes of code in it.'
+        }),
+        share: z.number().gte(0).lte(1).register(z.globalRegistry, {
+            description: 'Its share of all the bytes, from 0 to 1.'
+        })
     })).register(z.globalRegistry, {
         description: 'Languages by bytes of code across the user\'s own (non-fork) repositories, most first.'
     })
+}).register(z.globalRegistry, {
+    description: 'The languages of the linked GitHub account\'s code.'
 });
 
+/**
+ * A public repository of the linked GitHub account.
+ */
 export const zGithubRepo = z.object({
-    name: z.string(),
-    fullName: z.string(),
+    name: z.string().register(z.globalRegistry, {
+        description: 'The repository\'s name.'
+    }),
+    fullName: z.string().register(z.globalRegistry, {
+        description: 'owner/name.'
+    }),
     description: z.string().nullable(),
-    htmlUrl: z.string(),
-    stars: z.int(),
-    forks: z.int(),
+    htmlUrl: z.string().register(z.globalRegistry, {
+        description: 'The repository on github.com.'
+    }),
+    stars: z.int().register(z.globalRegistry, {
+        description: 'Stargazers.'
+    }),
+    forks: z.int().register(z.globalRegistry, {
+        description: 'Forks of it.'
+    }),
     language: z.string().nullable(),
-    topics: z.array(z.string()),
+    topics: z.array(z.string()).register(z.globalRegistry, {
+        description: 'Its GitHub topics.'
+    }),
     pushedAt: z.iso.datetime({ offset: true }).nullable(),
-    fork: z.boolean(),
-    archived: z.boolean()
+    fork: z.boolean().register(z.globalRegistry, {
+        description: 'A fork of another repository.'
+    }),
+    archived: z.boolean().register(z.globalRegistry, {
+        description: 'Archived (read-only) on GitHub.'
+    })
+}).register(z.globalRegistry, {
+    description: 'A public repository of the linked GitHub account.'
 });
 
+/**
+ * A page of repositories, most recently pushed first.
+ */
 export const zGithubRepoPage = z.object({
-    items: z.array(zGithubRepo),
+    items: z.array(zGithubRepo).register(z.globalRegistry, {
+        description: 'The repositories on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of repositories, most recently pushed first.'
 });
 
 /**
@@ -94,8 +159,13 @@ export const zGithubSyncStatus = z.enum([
     description: 'never: not synced yet; ok: complete; partial: GitHub was still computing some statistics (the previous figures are kept); rate_limited: GitHub refused for now (the last good data is kept); not_found: GitHub has no such user (the link is broken); error: GitHub answered something unexpected.'
 });
 
+/**
+ * The linked GitHub account, as last fetched from GitHub.
+ */
 export const zGithubProfile = z.object({
-    login: z.string(),
+    login: z.string().register(z.globalRegistry, {
+        description: 'The GitHub login.'
+    }),
     name: z.string().nullable(),
     avatarUrl: z.string().nullable(),
     htmlUrl: z.string().nullable(),
@@ -104,13 +174,26 @@ export const zGithubProfile = z.object({
     syncStatus: zGithubSyncStatus,
     syncMessage: z.string().nullable(),
     lastSyncedAt: z.iso.datetime({ offset: true }).nullable()
+}).register(z.globalRegistry, {
+    description: 'The linked GitHub account, as last fetched from GitHub.'
 });
 
+/**
+ * A summary of the linked GitHub account, for a profile.
+ */
 export const zGithubSummary = z.object({
-    login: z.string(),
-    repoCount: z.int(),
-    totalStars: z.int(),
-    topLanguages: z.array(z.string()),
+    login: z.string().register(z.globalRegistry, {
+        description: 'The GitHub login.'
+    }),
+    repoCount: z.int().register(z.globalRegistry, {
+        description: 'Its own (non-fork) public repositories.'
+    }),
+    totalStars: z.int().register(z.globalRegistry, {
+        description: 'Stars across those repositories.'
+    }),
+    topLanguages: z.array(z.string()).register(z.globalRegistry, {
+        description: 'Its most used languages by bytes, most first (up to 3).'
+    }),
     activeWeeks: z.int().register(z.globalRegistry, {
         description: 'Weeks with at least one commit in the last 52.'
     }),
@@ -119,6 +202,8 @@ export const zGithubSummary = z.object({
     }),
     lastSyncedAt: z.iso.datetime({ offset: true }).nullable(),
     syncStatus: zGithubSyncStatus
+}).register(z.globalRegistry, {
+    description: 'A summary of the linked GitHub account, for a profile.'
 });
 
 /**
@@ -128,7 +213,12 @@ export const zId = z.uuid().max(36).register(z.globalRegistry, {
     description: 'An opaque identifier.'
 });
 
-export const zJobStatus = z.enum(['open', 'closed']);
+/**
+ * open (taking applications) or closed by its poster.
+ */
+export const zJobStatus = z.enum(['open', 'closed']).register(z.globalRegistry, {
+    description: 'open (taking applications) or closed by its poster.'
+});
 
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
@@ -137,26 +227,50 @@ export const zJobTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ �
     description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
 });
 
+/**
+ * A JSON-RPC 2.0 error, for a request refused before MCP read it.
+ */
 export const zJsonRpcErrorResponse = z.object({
-    jsonrpc: z.literal('2.0'),
+    jsonrpc: z.literal('2.0').register(z.globalRegistry, {
+        description: 'Always `2.0`.'
+    }),
     id: z.union([
         z.string(),
         z.int()
     ]).nullable(),
     error: z.object({
-        code: z.int(),
-        message: z.string()
+        code: z.int().register(z.globalRegistry, {
+            description: 'The JSON-RPC error code (-32001: the key is missing or refused; -32600: not a valid request).'
+        }),
+        message: z.string().register(z.globalRegistry, {
+            description: 'What went wrong, in plain words.'
+        })
+    }).register(z.globalRegistry, {
+        description: 'What went wrong.'
     })
+}).register(z.globalRegistry, {
+    description: 'A JSON-RPC 2.0 error, for a request refused before MCP read it.'
 });
 
+/**
+ * One JSON-RPC 2.0 message.
+ */
 export const zJsonRpcMessage = z.object({
-    jsonrpc: z.literal('2.0'),
+    jsonrpc: z.literal('2.0').register(z.globalRegistry, {
+        description: 'Always `2.0`.'
+    }),
     id: z.union([
         z.string().max(200),
         z.int().gte(-9007199254740991).lte(9007199254740991)
     ]).nullish(),
-    method: z.string().max(200),
-    params: z.record(z.string(), z.unknown()).optional()
+    method: z.string().max(200).register(z.globalRegistry, {
+        description: 'The MCP method, such as `initialize`, `tools/list` or `tools/call`.'
+    }),
+    params: z.record(z.string(), z.unknown()).register(z.globalRegistry, {
+        description: 'The method\'s parameters (MCP specification).'
+    }).optional()
+}).register(z.globalRegistry, {
+    description: 'One JSON-RPC 2.0 message.'
 });
 
 /**
@@ -167,6 +281,9 @@ export const zJsonRpcRequest = z.union([
     z.array(zJsonRpcMessage).min(1).max(100)
 ]);
 
+/**
+ * The limits this server enforces, so that a client can stay within them.
+ */
 export const zLimits = z.object({
     rateLimit: z.object({
         requestsPerMinutePerKey: z.int().register(z.globalRegistry, {
@@ -178,6 +295,8 @@ export const zLimits = z.object({
         failedAuthPerMinutePerAddress: z.int().register(z.globalRegistry, {
             description: 'Requests with a missing or bad key one client address may make per minute; beyond it such requests get 429 instead of 401. Requests with a valid key are never counted or refused by it.'
         })
+    }).register(z.globalRegistry, {
+        description: 'The request budgets, per key, per account and per client address.'
     }),
     requestCosts: z.object({
         default: z.int().gte(1).register(z.globalRegistry, {
@@ -190,8 +309,14 @@ export const zLimits = z.object({
         description: 'How many units of the rate-limit budgets a request spends: `default` for most, more for the operations named in `operations` (their `x-cost` in the contract), whose work costs far more than a read. An MCP POST spends one unit per JSON-RPC request it carries.'
     }),
     pageSize: z.object({
-        default: z.int(),
-        max: z.int()
+        default: z.int().register(z.globalRegistry, {
+            description: 'Items on a page when `limit` is left out.'
+        }),
+        max: z.int().register(z.globalRegistry, {
+            description: 'The largest `limit` a list accepts.'
+        })
+    }).register(z.globalRegistry, {
+        description: 'The `limit` a list accepts.'
     }),
     requestBodyBytes: z.int().register(z.globalRegistry, {
         description: 'Largest JSON request body.'
@@ -217,17 +342,34 @@ export const zLimits = z.object({
     commentDepth: z.int().register(z.globalRegistry, {
         description: 'How deep a comment thread may go.'
     }),
-    tagsPerItem: z.int()
+    tagsPerItem: z.int().register(z.globalRegistry, {
+        description: 'The most tags a post, project or job may have.'
+    })
+}).register(z.globalRegistry, {
+    description: 'The limits this server enforces, so that a client can stay within them.'
 });
 
+/**
+ * A multipart/form-data body with one part, `file`.
+ */
 export const zMediaUpload = z.object({
     file: z.string().register(z.globalRegistry, {
         description: 'A PNG, JPEG, GIF or WebP image.'
     })
+}).register(z.globalRegistry, {
+    description: 'A multipart/form-data body with one part, `file`.'
 });
 
-export const zMemberRole = z.enum(['owner', 'member']);
+/**
+ * owner (created the project and changes it and its roadmap) or member (sees it when private, and may post its build logs).
+ */
+export const zMemberRole = z.enum(['owner', 'member']).register(z.globalRegistry, {
+    description: 'owner (created the project and changes it and its roadmap) or member (sees it when private, and may post its build logs).'
+});
 
+/**
+ * What the milestone is about, in Markdown; null when none.
+ */
 export const zMilestoneDescription = z.string().max(5000).nullable();
 
 /**
@@ -248,12 +390,17 @@ export const zMilestoneReorder = z.object({
     })
 });
 
+/**
+ * planned, in_progress, done or cancelled; becoming done sets `completedAt`.
+ */
 export const zMilestoneStatus = z.enum([
     'planned',
     'in_progress',
     'done',
     'cancelled'
-]);
+]).register(z.globalRegistry, {
+    description: 'planned, in_progress, done or cancelled; becoming done sets `completedAt`.'
+});
 
 /**
  * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
@@ -262,12 +409,17 @@ export const zMilestoneTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟ�
     description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
 });
 
+/**
+ * A new milestone. Only the title is required; it starts planned, at the end of the roadmap.
+ */
 export const zMilestoneCreate = z.object({
     title: zMilestoneTitle,
     description: zMilestoneDescription.optional(),
     status: zMilestoneStatus.optional(),
     dueDate: zMilestoneDueDate.optional(),
     position: zMilestonePosition.optional()
+}).register(z.globalRegistry, {
+    description: 'A new milestone. Only the title is required; it starts planned, at the end of the roadmap.'
 });
 
 /**
@@ -343,7 +495,9 @@ export const zProjectLink = z.object({
     label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
         description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
     }),
-    url: z.url().max(500).regex(/^https?:\/\//)
+    url: z.url().max(500).regex(/^https?:\/\//).register(z.globalRegistry, {
+        description: 'An http or https URL.'
+    })
 }).register(z.globalRegistry, {
     description: 'A link shown on a project.'
 });
@@ -355,7 +509,9 @@ export const zProjectLinkInput = z.object({
     label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
         description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
     }),
-    url: z.url().max(500).regex(/^https?:\/\//)
+    url: z.url().max(500).regex(/^https?:\/\//).register(z.globalRegistry, {
+        description: 'An http or https URL.'
+    })
 }).register(z.globalRegistry, {
     description: 'A link to show on a project, as a client sends it.'
 });
@@ -374,12 +530,17 @@ export const zProjectSlug = z.string().max(64).regex(/^[a-z0-9](?:[a-z0-9-]{0,62
     description: 'Unique among the owner\'s projects.'
 });
 
+/**
+ * Where a project is: an idea, being built, launched, or paused.
+ */
 export const zProjectStage = z.enum([
     'idea',
     'building',
     'launched',
     'paused'
-]);
+]).register(z.globalRegistry, {
+    description: 'Where a project is: an idea, being built, launched, or paused.'
+});
 
 /**
  * A private project is visible only to its owner and members; to everyone else it does not exist (404).
@@ -392,9 +553,13 @@ export const zProjectVisibility = z.enum(['public', 'private']).register(z.globa
  * An opportunity ranked for the caller, with why it matched.
  */
 export const zRadarItem = z.object({
-    type: z.enum(['job', 'project']),
+    type: z.enum(['job', 'project']).register(z.globalRegistry, {
+        description: 'What it is: a job or a project looking for collaborators.'
+    }),
     id: zId,
-    title: z.string(),
+    title: z.string().register(z.globalRegistry, {
+        description: 'The job\'s title or the project\'s name.'
+    }),
     subtitle: z.string().register(z.globalRegistry, {
         description: 'The company of a job, the tagline of a project.'
     }),
@@ -411,17 +576,31 @@ export const zRadarItem = z.object({
         signals: z.array(z.string()).register(z.globalRegistry, {
             description: 'Other facts that weighed in.'
         })
+    }).register(z.globalRegistry, {
+        description: 'Why it matched.'
     }),
-    path: z.string()
+    path: z.string().register(z.globalRegistry, {
+        description: 'Where to read it in this API.'
+    })
 }).register(z.globalRegistry, {
     description: 'An opportunity ranked for the caller, with why it matched.'
 });
 
+/**
+ * A page of opportunities, best match first.
+ */
 export const zRadarPage = z.object({
-    items: z.array(zRadarItem),
+    items: z.array(zRadarItem).register(z.globalRegistry, {
+        description: 'The opportunities on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of opportunities, best match first.'
 });
 
+/**
+ * A kind of reaction to a post.
+ */
 export const zReactionKind = z.enum([
     'like',
     'heart',
@@ -429,10 +608,17 @@ export const zReactionKind = z.enum([
     'rocket',
     'eyes',
     'laugh'
-]);
+]).register(z.globalRegistry, {
+    description: 'A kind of reaction to a post.'
+});
 
+/**
+ * The kind of reaction to add (adding one the caller already has changes nothing).
+ */
 export const zReactionCreate = z.object({
     kind: zReactionKind
+}).register(z.globalRegistry, {
+    description: 'The kind of reaction to add (adding one the caller already has changes nothing).'
 });
 
 /**
@@ -440,7 +626,9 @@ export const zReactionCreate = z.object({
  */
 export const zReactions = z.object({
     postId: zId,
-    total: z.int().gte(0),
+    total: z.int().gte(0).register(z.globalRegistry, {
+        description: 'All reactions of all kinds.'
+    }),
     counts: z.record(z.string(), z.int().gte(1)).register(z.globalRegistry, {
         description: 'How many of each kind (kinds nobody used are left out).'
     }),
@@ -451,11 +639,16 @@ export const zReactions = z.object({
     description: 'A post\'s reactions, counted by kind, and the caller\'s own.'
 });
 
+/**
+ * Where the work is done: on site, hybrid or remote.
+ */
 export const zRemotePolicy = z.enum([
     'onsite',
     'hybrid',
     'remote'
-]);
+]).register(z.globalRegistry, {
+    description: 'Where the work is done: on site, hybrid or remote.'
+});
 
 /**
  * A scope a key may carry. The list is open: new scopes may be added, and a client must accept a value it does not know.
@@ -479,50 +672,96 @@ export const zScopeId = z.enum([
  */
 export const zProblem = z.object({
     type: zProblemType,
-    title: z.string(),
-    status: z.int().gte(400).lte(599),
-    detail: z.string(),
-    instance: z.string().optional(),
+    title: z.string().register(z.globalRegistry, {
+        description: 'A short, fixed summary of the problem type; the same for every problem of that type.'
+    }),
+    status: z.int().gte(400).lte(599).register(z.globalRegistry, {
+        description: 'The HTTP status code, repeated from the response.'
+    }),
+    detail: z.string().register(z.globalRegistry, {
+        description: 'What went wrong in this request, in plain words, and what to do about it.'
+    }),
+    instance: z.string().register(z.globalRegistry, {
+        description: 'The request path the problem is about (without the query string).'
+    }).optional(),
     errors: z.array(z.object({
-        path: z.string(),
-        message: z.string()
+        path: z.string().register(z.globalRegistry, {
+            description: 'Where in the request the thing was wrong, as a JSON pointer prefixed by the part (`/body`, `/query`, `/path`, `/headers`).'
+        }),
+        message: z.string().register(z.globalRegistry, {
+            description: 'What was wrong with it.'
+        })
     })).register(z.globalRegistry, {
         description: 'For validation problems, each thing that was wrong.'
     }).optional(),
     requiredScope: zScopeId.optional(),
-    grantedScopes: z.array(zScopeId).optional()
+    grantedScopes: z.array(zScopeId).register(z.globalRegistry, {
+        description: 'For a 403 insufficient-scope: the scopes the key carries.'
+    }).optional()
 }).register(z.globalRegistry, {
     description: 'An RFC 9457 problem document.'
 });
 
+/**
+ * A scope an API key may carry, with what it opens.
+ */
 export const zScopeInfo = z.object({
     id: zScopeId,
-    label: z.string(),
-    description: z.string(),
+    label: z.string().register(z.globalRegistry, {
+        description: 'A short name for the scope, as the key form shows it.'
+    }),
+    description: z.string().register(z.globalRegistry, {
+        description: 'What a key with this scope may do, in a sentence.'
+    }),
     routes: z.array(z.string()).register(z.globalRegistry, {
         description: 'The method and path patterns the scope opens (`**` = the path or any sub-path).'
     }),
     operations: z.array(z.object({
-        operationId: z.string(),
-        method: z.string(),
-        path: z.string(),
-        summary: z.string()
+        operationId: z.string().register(z.globalRegistry, {
+            description: 'The operation\'s operationId (also the SDK\'s method name).'
+        }),
+        method: z.string().register(z.globalRegistry, {
+            description: 'The HTTP method.'
+        }),
+        path: z.string().register(z.globalRegistry, {
+            description: 'The path template, under /api/v1.'
+        }),
+        summary: z.string().register(z.globalRegistry, {
+            description: 'The operation\'s summary.'
+        })
     })).register(z.globalRegistry, {
         description: 'The operations of this API that need this scope.'
     })
+}).register(z.globalRegistry, {
+    description: 'A scope an API key may carry, with what it opens.'
 });
 
+/**
+ * Every scope an API key may carry.
+ */
 export const zScopeList = z.object({
-    items: z.array(zScopeInfo)
+    items: z.array(zScopeInfo).register(z.globalRegistry, {
+        description: 'The scopes, in the order the key form shows them.'
+    })
+}).register(z.globalRegistry, {
+    description: 'Every scope an API key may carry.'
 });
 
+/**
+ * What a search result is: a post, a project, a user or a job.
+ */
 export const zSearchResultType = z.enum([
     'post',
     'project',
     'user',
     'job'
-]);
+]).register(z.globalRegistry, {
+    description: 'What a search result is: a post, a project, a user or a job.'
+});
 
+/**
+ * One thing a search found, with where to read it.
+ */
 export const zSearchResult = z.object({
     type: zSearchResultType,
     id: zId,
@@ -538,18 +777,29 @@ export const zSearchResult = z.object({
     path: z.string().register(z.globalRegistry, {
         description: 'Where to read it in this API.'
     })
+}).register(z.globalRegistry, {
+    description: 'One thing a search found, with where to read it.'
 });
 
+/**
+ * A page of search results, most relevant first.
+ */
 export const zSearchPage = z.object({
-    items: z.array(zSearchResult),
+    items: z.array(zSearchResult).register(z.globalRegistry, {
+        description: 'The results on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of search results, most relevant first.'
 });
 
 /**
  * Counts of public things.
  */
 export const zStats = z.object({
-    users: z.int(),
+    users: z.int().register(z.globalRegistry, {
+        description: 'Accounts that are not disabled.'
+    }),
     projects: z.int().register(z.globalRegistry, {
         description: 'Public projects.'
     }),
@@ -559,8 +809,12 @@ export const zStats = z.object({
     posts: z.int().register(z.globalRegistry, {
         description: 'Visible posts (build logs included).'
     }),
-    buildLogs: z.int(),
-    comments: z.int(),
+    buildLogs: z.int().register(z.globalRegistry, {
+        description: 'Visible build logs of public projects.'
+    }),
+    comments: z.int().register(z.globalRegistry, {
+        description: 'Visible comments on visible posts.'
+    }),
     countedAt: z.iso.datetime({ offset: true }).register(z.globalRegistry, {
         description: 'When these counts were taken (they are shared by every caller and taken again at most once a minute by default).'
     })
@@ -581,14 +835,18 @@ export const zTag = z.string().max(32).regex(/^[A-Za-z0-9][A-Za-z0-9+#.-]{0,31}$
 export const zJobCreate = z.object({
     title: zJobTitle,
     company: zCompanyName,
-    description: z.string().min(1).max(20000),
+    description: z.string().min(1).max(20000).register(z.globalRegistry, {
+        description: 'What the job is, in Markdown.'
+    }),
     location: z.string().max(200).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/).nullish(),
     remotePolicy: zRemotePolicy,
     employmentType: zEmploymentType,
     salaryMin: z.int().gte(0).lte(100000000).nullish(),
     salaryMax: z.int().gte(0).lte(100000000).nullish(),
     salaryCurrency: zCurrency.nullish(),
-    skills: z.array(zTag).max(20).optional(),
+    skills: z.array(zTag).max(20).register(z.globalRegistry, {
+        description: 'The skills the job asks for (stored in lowercase).'
+    }).optional(),
     applyUrl: z.url().max(500).regex(/^https:\/\//).register(z.globalRegistry, {
         description: 'An https URL.'
     }),
@@ -605,14 +863,18 @@ export const zJobCreate = z.object({
 export const zJobUpdate = z.object({
     title: zJobTitle.optional(),
     company: zCompanyName.optional(),
-    description: z.string().min(1).max(20000).optional(),
+    description: z.string().min(1).max(20000).register(z.globalRegistry, {
+        description: 'What the job is, in Markdown.'
+    }).optional(),
     location: z.string().max(200).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/).nullish(),
     remotePolicy: zRemotePolicy.optional(),
     employmentType: zEmploymentType.optional(),
     salaryMin: z.int().gte(0).lte(100000000).nullish(),
     salaryMax: z.int().gte(0).lte(100000000).nullish(),
     salaryCurrency: zCurrency.nullish(),
-    skills: z.array(zTag).max(20).optional(),
+    skills: z.array(zTag).max(20).register(z.globalRegistry, {
+        description: 'The skills the job asks for (stored in lowercase).'
+    }).optional(),
     applyUrl: z.url().max(500).regex(/^https:\/\//).register(z.globalRegistry, {
         description: 'An https URL.'
     }).optional(),
@@ -623,17 +885,26 @@ export const zJobUpdate = z.object({
     description: 'Only the fields sent change. Salary fields go together (all three; null clears the salary).'
 });
 
+/**
+ * A new post; with `kind: build_log` and a `projectId`, a build log of that project.
+ */
 export const zPostCreate = z.object({
     kind: zPostKind.optional(),
     title: zPostTitle,
-    body: z.string().min(1).max(100000),
-    tags: z.array(zTag).max(10).optional(),
+    body: z.string().min(1).max(100000).register(z.globalRegistry, {
+        description: 'The text, in Markdown.'
+    }),
+    tags: z.array(zTag).max(10).register(z.globalRegistry, {
+        description: 'Tags for the post (stored in lowercase).'
+    }).optional(),
     mediaIds: z.array(z.uuid().max(36)).max(10).register(z.globalRegistry, {
         description: 'Images to show with the post, uploaded by its author (POST /media).'
     }).optional(),
     projectId: z.uuid().max(36).register(z.globalRegistry, {
         description: 'Required for a build log; the author must own the project or be a member of it.'
     }).optional()
+}).register(z.globalRegistry, {
+    description: 'A new post; with `kind: build_log` and a `projectId`, a build log of that project.'
 });
 
 /**
@@ -641,8 +912,12 @@ export const zPostCreate = z.object({
  */
 export const zPostUpdate = z.object({
     title: zPostTitle.optional(),
-    body: z.string().min(1).max(100000).optional(),
-    tags: z.array(zTag).max(10).optional(),
+    body: z.string().min(1).max(100000).register(z.globalRegistry, {
+        description: 'The text, in Markdown.'
+    }).optional(),
+    tags: z.array(zTag).max(10).register(z.globalRegistry, {
+        description: 'The post\'s tags, all of them (the list replaces the old one).'
+    }).optional(),
     mediaIds: z.array(z.uuid().max(36)).max(10).register(z.globalRegistry, {
         description: 'Images to show with the post, uploaded by its author (POST /media).'
     }).optional()
@@ -650,19 +925,34 @@ export const zPostUpdate = z.object({
     description: 'Only the fields sent change. The kind and the project of a post never change.'
 });
 
+/**
+ * A new project. Only the name is required; the slug is made from the name when left out.
+ */
 export const zProjectCreate = z.object({
     name: zProjectName,
     slug: zProjectSlug.optional(),
     tagline: z.string().max(140).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line, with no control, line-break or bidi-override character').register(z.globalRegistry, {
         description: 'One line: no control, line-break or bidi-override character.'
     }).optional(),
-    description: z.string().max(20000).optional(),
+    description: z.string().max(20000).register(z.globalRegistry, {
+        description: 'The long description, in Markdown.'
+    }).optional(),
     stage: zProjectStage.optional(),
     visibility: zProjectVisibility.optional(),
-    tags: z.array(zTag).max(10).optional(),
-    links: z.array(zProjectLinkInput).max(10).optional(),
-    lookingForCollaborators: z.boolean().optional(),
-    wantedSkills: z.array(zTag).max(20).optional()
+    tags: z.array(zTag).max(10).register(z.globalRegistry, {
+        description: 'Tags for the project (stored in lowercase).'
+    }).optional(),
+    links: z.array(zProjectLinkInput).max(10).register(z.globalRegistry, {
+        description: 'Links to show on the project.'
+    }).optional(),
+    lookingForCollaborators: z.boolean().register(z.globalRegistry, {
+        description: 'Whether the owner is looking for people to join (default false).'
+    }).optional(),
+    wantedSkills: z.array(zTag).max(20).register(z.globalRegistry, {
+        description: 'The skills the owner is looking for.'
+    }).optional()
+}).register(z.globalRegistry, {
+    description: 'A new project. Only the name is required; the slug is made from the name when left out.'
 });
 
 /**
@@ -674,27 +964,51 @@ export const zProjectUpdate = z.object({
     tagline: z.string().max(140).regex(/^[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line, with no control, line-break or bidi-override character').register(z.globalRegistry, {
         description: 'One line: no control, line-break or bidi-override character.'
     }).optional(),
-    description: z.string().max(20000).optional(),
+    description: z.string().max(20000).register(z.globalRegistry, {
+        description: 'The long description, in Markdown.'
+    }).optional(),
     stage: zProjectStage.optional(),
     visibility: zProjectVisibility.optional(),
-    tags: z.array(zTag).max(10).optional(),
-    links: z.array(zProjectLinkInput).max(10).optional(),
-    lookingForCollaborators: z.boolean().optional(),
-    wantedSkills: z.array(zTag).max(20).optional()
+    tags: z.array(zTag).max(10).register(z.globalRegistry, {
+        description: 'The project\'s tags, all of them (the list replaces the old one).'
+    }).optional(),
+    links: z.array(zProjectLinkInput).max(10).register(z.globalRegistry, {
+        description: 'The project\'s links, all of them (the list replaces the old one).'
+    }).optional(),
+    lookingForCollaborators: z.boolean().register(z.globalRegistry, {
+        description: 'Whether the owner is looking for people to join.'
+    }).optional(),
+    wantedSkills: z.array(zTag).max(20).register(z.globalRegistry, {
+        description: 'The skills wanted, all of them (the list replaces the old one).'
+    }).optional()
 }).register(z.globalRegistry, {
     description: 'Only the fields sent change.'
 });
 
+/**
+ * A tag and how many public items carry it.
+ */
 export const zTermCount = z.object({
     name: zTag,
-    count: z.int().gte(1)
+    count: z.int().gte(1).register(z.globalRegistry, {
+        description: 'How many public items carry it.'
+    })
+}).register(z.globalRegistry, {
+    description: 'A tag and how many public items carry it.'
 });
 
+/**
+ * The most used tags or skills, most used first.
+ */
 export const zTermCountList = z.object({
-    items: z.array(zTermCount),
+    items: z.array(zTermCount).register(z.globalRegistry, {
+        description: 'The tags, most used first.'
+    }),
     countedAt: z.iso.datetime({ offset: true }).register(z.globalRegistry, {
         description: 'When these counts were taken (they are shared by every caller and taken again at most once a minute by default).'
     })
+}).register(z.globalRegistry, {
+    description: 'The most used tags or skills, most used first.'
 });
 
 /**
@@ -704,6 +1018,9 @@ export const zTimestamp = z.iso.datetime({ offset: true }).register(z.globalRegi
     description: 'RFC 3339 timestamp in UTC.'
 });
 
+/**
+ * One step on a project's roadmap.
+ */
 export const zMilestone = z.object({
     id: zId,
     projectId: zId,
@@ -715,11 +1032,20 @@ export const zMilestone = z.object({
     position: zMilestonePosition,
     createdAt: zTimestamp,
     updatedAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'One step on a project\'s roadmap.'
 });
 
+/**
+ * A page of a project's milestones, in roadmap order.
+ */
 export const zMilestonePage = z.object({
-    items: z.array(zMilestone),
+    items: z.array(zMilestone).register(z.globalRegistry, {
+        description: 'The milestones on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of a project\'s milestones, in roadmap order.'
 });
 
 /**
@@ -729,8 +1055,13 @@ export const zUsername = z.string().min(1).max(39).regex(/^[a-z0-9](?:[a-z0-9-]{
     description: 'Lowercase letters, digits and inner hyphens, like a GitHub login.'
 });
 
+/**
+ * Who to add to the project, by username.
+ */
 export const zMemberAdd = z.object({
     username: zUsername
+}).register(z.globalRegistry, {
+    description: 'Who to add to the project, by username.'
 });
 
 /**
@@ -739,22 +1070,35 @@ export const zMemberAdd = z.object({
 export const zUser = z.object({
     id: zId,
     username: zUsername,
-    displayName: z.string(),
-    bio: z.string(),
+    displayName: z.string().register(z.globalRegistry, {
+        description: 'The name the user shows; their username when they set none.'
+    }),
+    bio: z.string().register(z.globalRegistry, {
+        description: 'A few words the user wrote about themself (may be empty).'
+    }),
     avatarMediaId: z.uuid().nullable(),
     location: z.string().nullable(),
     website: z.url().nullable(),
     githubLogin: z.string().nullable(),
-    skills: z.array(zTag),
+    skills: z.array(zTag).register(z.globalRegistry, {
+        description: 'The skills the user lists, as tags; the radar matches them against jobs and projects.'
+    }),
     createdAt: zTimestamp
 }).register(z.globalRegistry, {
     description: 'The profile of a user. Private fields (email, password, keys) never appear.'
 });
 
+/**
+ * Who a user is, as shown beside what they made.
+ */
 export const zUserSummary = z.object({
     id: zId,
     username: zUsername,
-    displayName: z.string()
+    displayName: z.string().register(z.globalRegistry, {
+        description: 'The name the user shows; their username when they set none.'
+    })
+}).register(z.globalRegistry, {
+    description: 'Who a user is, as shown beside what they made.'
 });
 
 /**
@@ -769,22 +1113,36 @@ export const zComment = z.object({
     }),
     body: z.string().nullable(),
     author: zUserSummary.nullable(),
-    deleted: z.boolean(),
+    deleted: z.boolean().register(z.globalRegistry, {
+        description: 'Deleted by its author, kept as a placeholder because it has replies.'
+    }),
     hidden: z.boolean().register(z.globalRegistry, {
         description: 'Hidden by a moderator; its author still sees the body.'
     }),
-    replyCount: z.int().gte(0),
+    replyCount: z.int().gte(0).register(z.globalRegistry, {
+        description: 'Direct replies to it that the caller can see.'
+    }),
     createdAt: zTimestamp,
     updatedAt: zTimestamp
 }).register(z.globalRegistry, {
     description: 'A comment on a post, or a reply to another comment (`parentId`). A deleted comment that has replies stays as a placeholder (`deleted: true`, no body, no author) so the thread stays readable.'
 });
 
+/**
+ * A page of a post's comments, in the order they were written.
+ */
 export const zCommentPage = z.object({
-    items: z.array(zComment),
+    items: z.array(zComment).register(z.globalRegistry, {
+        description: 'The comments on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of a post\'s comments, in the order they were written.'
 });
 
+/**
+ * A job listing.
+ */
 export const zJob = z.object({
     id: zId,
     title: zJobTitle,
@@ -798,8 +1156,12 @@ export const zJob = z.object({
     salaryMin: z.int().gte(0).nullable(),
     salaryMax: z.int().gte(0).nullable(),
     salaryCurrency: zCurrency.nullable(),
-    skills: z.array(zTag),
-    applyUrl: z.url(),
+    skills: z.array(zTag).register(z.globalRegistry, {
+        description: 'The skills the job asks for, as tags.'
+    }),
+    applyUrl: z.url().register(z.globalRegistry, {
+        description: 'Where to apply.'
+    }),
     status: zJobStatus,
     expiresAt: zTimestamp,
     expired: z.boolean().register(z.globalRegistry, {
@@ -808,13 +1170,25 @@ export const zJob = z.object({
     poster: zUserSummary,
     createdAt: zTimestamp,
     updatedAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'A job listing.'
 });
 
+/**
+ * A page of job listings, newest first.
+ */
 export const zJobPage = z.object({
-    items: z.array(zJob),
+    items: z.array(zJob).register(z.globalRegistry, {
+        description: 'The jobs on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of job listings, newest first.'
 });
 
+/**
+ * An uploaded image.
+ */
 export const zMedia = z.object({
     id: zId,
     contentType: z.enum([
@@ -825,9 +1199,15 @@ export const zMedia = z.object({
     ]).register(z.globalRegistry, {
         description: 'Recognised from the bytes, not from the file name.'
     }),
-    byteSize: z.int().gte(1),
-    width: z.int().gte(1),
-    height: z.int().gte(1),
+    byteSize: z.int().gte(1).register(z.globalRegistry, {
+        description: 'The image\'s size in bytes.'
+    }),
+    width: z.int().gte(1).register(z.globalRegistry, {
+        description: 'Width in pixels.'
+    }),
+    height: z.int().gte(1).register(z.globalRegistry, {
+        description: 'Height in pixels.'
+    }),
     sha256: z.string().regex(/^[0-9a-f]{64}$/).register(z.globalRegistry, {
         description: 'The content\'s SHA-256 (also its ETag).'
     }),
@@ -836,19 +1216,36 @@ export const zMedia = z.object({
         description: 'Where to fetch the bytes.'
     }),
     createdAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'An uploaded image.'
 });
 
+/**
+ * A person on a project's team.
+ */
 export const zMember = z.object({
     user: zUserSummary,
     role: zMemberRole,
     addedAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'A person on a project\'s team.'
 });
 
+/**
+ * A page of a project's members, the owner first.
+ */
 export const zMemberPage = z.object({
-    items: z.array(zMember),
+    items: z.array(zMember).register(z.globalRegistry, {
+        description: 'The members on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of a project\'s members, the owner first.'
 });
 
+/**
+ * A post, or a build log (a post attached to a project).
+ */
 export const zPost = z.object({
     id: zId,
     kind: zPostKind,
@@ -856,13 +1253,17 @@ export const zPost = z.object({
     body: z.string().register(z.globalRegistry, {
         description: 'Markdown.'
     }),
-    tags: z.array(zTag),
+    tags: z.array(zTag).register(z.globalRegistry, {
+        description: 'Tags the author chose, in lowercase.'
+    }),
     mediaIds: z.array(zId).register(z.globalRegistry, {
         description: 'Images shown with the post (GET /media/{mediaId}).'
     }),
     author: zUserSummary,
     projectId: z.uuid().nullable(),
-    commentCount: z.int().gte(0),
+    commentCount: z.int().gte(0).register(z.globalRegistry, {
+        description: 'Comments on it that the caller can see.'
+    }),
     reactionCount: z.int().gte(0).register(z.globalRegistry, {
         description: 'All reactions of all kinds.'
     }),
@@ -871,42 +1272,85 @@ export const zPost = z.object({
     }),
     createdAt: zTimestamp,
     updatedAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'A post, or a build log (a post attached to a project).'
 });
 
+/**
+ * A page of posts, newest first.
+ */
 export const zPostPage = z.object({
-    items: z.array(zPost),
+    items: z.array(zPost).register(z.globalRegistry, {
+        description: 'The posts on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of posts, newest first.'
 });
 
+/**
+ * A project: what someone is building, with its roadmap (milestones), build logs and members.
+ */
 export const zProject = z.object({
     id: zId,
     name: zProjectName,
     slug: zProjectSlug,
-    tagline: z.string(),
-    description: z.string(),
+    tagline: z.string().register(z.globalRegistry, {
+        description: 'One line saying what the project is (may be empty).'
+    }),
+    description: z.string().register(z.globalRegistry, {
+        description: 'The long description, in Markdown (may be empty).'
+    }),
     stage: zProjectStage,
     visibility: zProjectVisibility,
-    tags: z.array(zTag),
-    links: z.array(zProjectLink),
-    lookingForCollaborators: z.boolean(),
-    wantedSkills: z.array(zTag),
+    tags: z.array(zTag).register(z.globalRegistry, {
+        description: 'Tags the owner chose, in lowercase.'
+    }),
+    links: z.array(zProjectLink).register(z.globalRegistry, {
+        description: 'Links the owner shows on the project, in their order.'
+    }),
+    lookingForCollaborators: z.boolean().register(z.globalRegistry, {
+        description: 'The owner is looking for people to join; the radar offers the project to those whose skills match.'
+    }),
+    wantedSkills: z.array(zTag).register(z.globalRegistry, {
+        description: 'The skills the owner is looking for, as tags.'
+    }),
     owner: zUserSummary,
     createdAt: zTimestamp,
     updatedAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'A project: what someone is building, with its roadmap (milestones), build logs and members.'
 });
 
+/**
+ * A page of projects, newest first.
+ */
 export const zProjectPage = z.object({
-    items: z.array(zProject),
+    items: z.array(zProject).register(z.globalRegistry, {
+        description: 'The projects on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of projects, newest first.'
 });
 
+/**
+ * The API's version and the MCP protocol versions this server speaks.
+ */
 export const zVersions = z.object({
     apiVersion: z.string().register(z.globalRegistry, {
         description: 'The contract\'s info.version (semver; docs/api-changes.md).'
     }),
-    mcpProtocolVersions: z.array(z.string())
+    mcpProtocolVersions: z.array(z.string()).register(z.globalRegistry, {
+        description: 'The MCP protocol versions the server accepts, newest first.'
+    })
+}).register(z.globalRegistry, {
+    description: 'The API\'s version and the MCP protocol versions this server speaks.'
 });
 
+/**
+ * One try to deliver an event.
+ */
 export const zWebhookAttempt = z.object({
     at: zTimestamp,
     statusCode: z.int().nullable(),
@@ -915,6 +1359,8 @@ export const zWebhookAttempt = z.object({
     }),
     error: z.string().nullable(),
     responseExcerpt: z.string().nullable()
+}).register(z.globalRegistry, {
+    description: 'One try to deliver an event.'
 });
 
 /**
@@ -942,6 +1388,9 @@ export const zWebhookEventType = z.enum([
     description: 'The kind of an event. The list is open: new kinds may be added, and a receiver must accept (and may ignore) a type it does not know. A subscription receives only the kinds it chose, and `ping` when its owner asks for one.'
 });
 
+/**
+ * One event sent to one subscription, with its attempts.
+ */
 export const zWebhookDelivery = z.object({
     id: zId,
     subscriptionId: zId,
@@ -957,19 +1406,33 @@ export const zWebhookDelivery = z.object({
     manual: z.boolean().register(z.globalRegistry, {
         description: 'A redelivery or a ping asked for by the owner.'
     }),
-    attempts: z.int().gte(0),
+    attempts: z.int().gte(0).register(z.globalRegistry, {
+        description: 'How many times it was tried.'
+    }),
     createdAt: zTimestamp,
     deliveredAt: z.iso.datetime({ offset: true }).nullable(),
     log: z.array(zWebhookAttempt).register(z.globalRegistry, {
         description: 'Its attempts, oldest first (the last 20).'
     })
+}).register(z.globalRegistry, {
+    description: 'One event sent to one subscription, with its attempts.'
 });
 
+/**
+ * A page of a subscription's deliveries, newest first.
+ */
 export const zWebhookDeliveryPage = z.object({
-    items: z.array(zWebhookDelivery),
+    items: z.array(zWebhookDelivery).register(z.globalRegistry, {
+        description: 'The deliveries on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of a subscription\'s deliveries, newest first.'
 });
 
+/**
+ * What every event carries.
+ */
 export const zWebhookEventEnvelope = z.object({
     id: zId,
     type: zWebhookEventType,
@@ -978,13 +1441,24 @@ export const zWebhookEventEnvelope = z.object({
     sequence: z.int().gte(1).register(z.globalRegistry, {
         description: 'Grows with every event, in the order the changes were committed for any one resource: keep the highest you have applied per resource and drop an event with a lower one (events may arrive out of order or twice).'
     })
+}).register(z.globalRegistry, {
+    description: 'What every event carries.'
 });
 
+/**
+ * Sent when a subscription's owner asks for a ping, to check the endpoint.
+ */
 export const zPingEvent = zWebhookEventEnvelope.and(z.object({
-    type: z.enum(['ping']).optional(),
+    type: z.enum(['ping']).register(z.globalRegistry, {
+        description: 'Always `ping`.'
+    }).optional(),
     data: z.object({
         subscriptionId: zId,
-        message: z.string()
+        message: z.string().register(z.globalRegistry, {
+            description: 'A fixed message for a person reading the receiver\'s log.'
+        })
+    }).register(z.globalRegistry, {
+        description: 'Which subscription asked, and a message.'
     })
 }));
 
@@ -1005,6 +1479,9 @@ export const zWebhookEventTypeInput = z.enum([
     description: 'An event kind a subscription may choose (`ping` is sent on request to every subscription).'
 });
 
+/**
+ * Where to read the whole resource, and what this event shortened.
+ */
 export const zWebhookLinks = z.object({
     url: z.url().register(z.globalRegistry, {
         description: 'The resource in the REST API (its whole text included).'
@@ -1012,38 +1489,61 @@ export const zWebhookLinks = z.object({
     truncated: z.array(z.string()).register(z.globalRegistry, {
         description: 'The fields shortened to 1,000 characters in this event.'
     })
+}).register(z.globalRegistry, {
+    description: 'Where to read the whole resource, and what this event shortened.'
 });
 
+/**
+ * A build log was created, updated or deleted.
+ */
 export const zBuildLogEvent = zWebhookEventEnvelope.and(z.object({
     type: z.enum([
         'build_log.created',
         'build_log.updated',
         'build_log.deleted'
-    ]).optional(),
+    ]).register(z.globalRegistry, {
+        description: 'Which change it was.'
+    }).optional(),
     data: zWebhookLinks.and(z.object({
         buildLog: zPost
     }))
 }));
 
+/**
+ * A member was added to a project or removed from it.
+ */
 export const zMemberEvent = zWebhookEventEnvelope.and(z.object({
-    type: z.enum(['project.member_added', 'project.member_removed']).optional(),
+    type: z.enum(['project.member_added', 'project.member_removed']).register(z.globalRegistry, {
+        description: 'Which change it was.'
+    }).optional(),
     data: zWebhookLinks.and(z.object({
         member: zMember
     }))
 }));
 
+/**
+ * A milestone was created, updated (moves included) or deleted.
+ */
 export const zMilestoneEvent = zWebhookEventEnvelope.and(z.object({
     type: z.enum([
         'milestone.created',
         'milestone.updated',
         'milestone.deleted'
-    ]).optional(),
+    ]).register(z.globalRegistry, {
+        description: 'Which change it was.'
+    }).optional(),
     data: zWebhookLinks.and(z.object({
         milestone: zMilestone,
         shifted: z.object({
-            fromPosition: z.int().gte(1),
-            toPosition: z.int().gte(1),
-            by: z.union([z.literal(-1), z.literal(1)])
+            fromPosition: z.int().gte(1).register(z.globalRegistry, {
+                description: 'The first position moved (before the change).'
+            }),
+            toPosition: z.int().gte(1).register(z.globalRegistry, {
+                description: 'The last position moved (before the change).'
+            }),
+            by: z.union([z.literal(-1), z.literal(1)]).register(z.globalRegistry, {
+                description: 'How far they moved: 1 down or -1 up.'
+            })
         }).nullable(),
         changed: z.array(z.string()).register(z.globalRegistry, {
             description: 'The fields an update changed (empty for created and deleted).'
@@ -1052,11 +1552,18 @@ export const zMilestoneEvent = zWebhookEventEnvelope.and(z.object({
     }))
 }));
 
+/**
+ * A project was changed.
+ */
 export const zProjectEvent = zWebhookEventEnvelope.and(z.object({
-    type: z.enum(['project.updated']).optional(),
+    type: z.enum(['project.updated']).register(z.globalRegistry, {
+        description: 'Which change it was.'
+    }).optional(),
     data: zWebhookLinks.and(z.object({
         project: zProject,
-        changed: z.array(z.string())
+        changed: z.array(z.string()).register(z.globalRegistry, {
+            description: 'The fields the update changed.'
+        })
     }))
 }));
 
@@ -1067,15 +1574,25 @@ export const zWebhookSecret = z.string().regex(/^whsec_[A-Za-z0-9+\/]{43}=$/).re
     description: 'The signing secret (Standard Webhooks, `whsec_` and 32 random bytes in base64). Shown once; keep it with the receiver.'
 });
 
+/**
+ * How to rotate the signing secret.
+ */
 export const zWebhookSecretRotate = z.object({
     overlapHours: z.int().gte(0).lte(72).register(z.globalRegistry, {
         description: 'How long the previous secret keeps signing beside the new one (default 24; 0 ends it at once).'
     }).optional()
+}).register(z.globalRegistry, {
+    description: 'How to rotate the signing secret.'
 });
 
+/**
+ * The new signing secret, shown once.
+ */
 export const zWebhookSecretRotated = z.object({
     secret: zWebhookSecret,
     previousSecretValidUntil: z.iso.datetime({ offset: true }).nullable()
+}).register(z.globalRegistry, {
+    description: 'The new signing secret, shown once.'
 });
 
 /**
@@ -1115,18 +1632,32 @@ export const zWebhookSubscription = z.object({
     description: 'Where a project\'s events go. Its signing secret is shown only when it is made (create, rotate).'
 });
 
+/**
+ * A new subscription. The answer carries its signing secret, shown only then.
+ */
 export const zWebhookSubscriptionCreate = z.object({
     url: zWebhookUrl,
-    events: z.array(zWebhookEventTypeInput).min(1).max(20),
+    events: z.array(zWebhookEventTypeInput).min(1).max(20).register(z.globalRegistry, {
+        description: 'The kinds of event to receive.'
+    }),
     description: zWebhookDescription.optional(),
     active: z.boolean().register(z.globalRegistry, {
         description: 'Whether deliveries go out (default true).'
     }).optional()
+}).register(z.globalRegistry, {
+    description: 'A new subscription. The answer carries its signing secret, shown only then.'
 });
 
+/**
+ * A page of a project's webhook subscriptions, newest first.
+ */
 export const zWebhookSubscriptionPage = z.object({
-    items: z.array(zWebhookSubscription),
+    items: z.array(zWebhookSubscription).register(z.globalRegistry, {
+        description: 'The subscriptions on this page.'
+    }),
     nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of a project\'s webhook subscriptions, newest first.'
 });
 
 /**
@@ -1134,9 +1665,13 @@ export const zWebhookSubscriptionPage = z.object({
  */
 export const zWebhookSubscriptionUpdate = z.object({
     url: zWebhookUrl.optional(),
-    events: z.array(zWebhookEventTypeInput).min(1).max(20).optional(),
+    events: z.array(zWebhookEventTypeInput).min(1).max(20).register(z.globalRegistry, {
+        description: 'The kinds of event to receive, all of them (the list replaces the old one).'
+    }).optional(),
     description: zWebhookDescription.optional(),
-    active: z.boolean().optional()
+    active: z.boolean().register(z.globalRegistry, {
+        description: 'Whether deliveries go out; true starts a paused or disabled subscription again.'
+    }).optional()
 }).register(z.globalRegistry, {
     description: 'Only the fields sent change. Setting `active` to true starts a disabled subscription again.'
 });
