@@ -85,6 +85,9 @@ async function rawMcp(body: unknown, headers: Record<string, string> = {}, metho
 }
 const listTools = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
 
+/** A test's own tool, with the scope its operation needs. */
+const bind = (...args: Parameters<typeof defineTool>) => ({ ...defineTool(...args), scope: 'projects.read' as const });
+
 describe('MCP through the SDK client', () => {
   for (const version of VERSIONS) {
     it(`negotiates ${version} and serves the seven tools`, async () => {
@@ -274,9 +277,9 @@ describe('MCP through the SDK client', () => {
   });
 
   it('never leaks a thrown error message', async () => {
-    const boom = defineTool({
+    const boom = bind({
       name: 'boom',
-      scope: 'projects.read',
+      operation: 'listProjects',
       title: 'b',
       description: 'b',
       input: z.object({}),
@@ -299,9 +302,9 @@ describe('MCP through the SDK client', () => {
   });
 
   it("checks each result against the tool's output schema (VALIDATE_RESPONSES, on in tests) and never sends one that fails", async () => {
-    const wrong = defineTool({
+    const wrong = bind({
       name: 'wrong',
-      scope: 'projects.read',
+      operation: 'listProjects',
       title: 'w',
       description: 'w',
       input: z.object({}).strict(),

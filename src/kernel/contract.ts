@@ -81,6 +81,26 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
   return ops;
 }
 
+/**
+ * The scopes of the MCP endpoint, from its operation's `x-mcp-scopes`: a key must hold at least
+ * one to be let in, and together they are the scopes of its tools (src/mcp/server.ts checks that
+ * at start).
+ */
+export function mcpScopes(doc: OpenApiDocument): ScopeId[] {
+  for (const item of Object.values(doc.paths))
+    for (const method of HTTP_METHODS) {
+      const scopes = item[method]?.['x-mcp-scopes'];
+      if (item[method]?.['x-mcp'] !== true) continue;
+      if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s) => isScopeId(String(s))))
+        throw new Error('the MCP operation must name its scopes, known ones, in x-mcp-scopes');
+      return scopes as ScopeId[];
+    }
+  throw new Error('the contract has no MCP operation (x-mcp)');
+}
+
+/** The MCP endpoint's scopes in the served contract. */
+export const MCP_SCOPES: readonly ScopeId[] = mcpScopes(loadContract());
+
 /** The path every operation is under: the first server's URL with its variables at their defaults. */
 export function basePath(doc: OpenApiDocument): string {
   const server = doc.servers?.[0];

@@ -15,6 +15,3 @@ export type ScopeId = (typeof SCOPE_IDS)[number];
 export function isScopeId(value: string): value is ScopeId {
   return (SCOPE_IDS as readonly string[]).includes(value);
 }
-
-/** The MCP endpoint's outer gate: a key must hold at least one of these. */
-export const MCP_SCOPES: readonly ScopeId[] = ['projects.read', 'projects.write', 'content.write'];

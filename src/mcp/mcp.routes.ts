@@ -27,7 +27,7 @@ import { bearerToken } from '../http/bearer.js';
 import { ProblemError } from '../kernel/problem.js';
 import { withResourceMetadata } from '../http/challenge.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { MCP_SCOPES } from '../kernel/scopes.js';
+import { MCP_SCOPES } from '../kernel/contract.js';
 import { jsonBody } from '../http/json-body.js';
 import { chain } from '../http/chain.js';
 import type { Logger } from '../kernel/logger.js';

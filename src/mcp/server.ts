@@ -24,7 +24,7 @@ import { findNul } from '../http/nul.js';
 import { createRequestHash, once } from '../idempotency/idempotency.service.js';
 import { basePath, loadContract } from '../kernel/contract.js';
 import type { Logger } from '../kernel/logger.js';
-import type { ToolContext, ToolDef } from './tool.js';
+import { bindTools, type BoundTool, type ToolContext } from './tool.js';
 import { answer, clip } from './answers.js';
 import { ARGUMENT_HINTS } from './inputs.js';
 import { EXPIRY_META_KEY, expiryNotice } from './expiry.js';
@@ -32,8 +32,10 @@ import { projectsTools } from '../projects/projects.tools.js';
 import { milestonesTools } from '../milestones/milestones.tools.js';
 import { postsTools } from '../posts/posts.tools.js';
 
-export const TOOLS: readonly ToolDef[] = [...projectsTools, ...milestonesTools, ...postsTools];
-const BY_NAME: ReadonlyMap<string, ToolDef> = new Map(TOOLS.map((t) => [t.name, t]));
+const CONTRACT = loadContract();
+/** Each tool with the scope of the REST operation it mirrors, read from the contract. */
+export const TOOLS: readonly BoundTool[] = bindTools([...projectsTools, ...milestonesTools, ...postsTools], CONTRACT);
+const BY_NAME: ReadonlyMap<string, BoundTool> = new Map(TOOLS.map((t) => [t.name, t]));
 export const TOOL_NAMES: ReadonlySet<string> = new Set(BY_NAME.keys());
 
 const idempotencyKeyInput = z
@@ -42,13 +44,13 @@ const idempotencyKeyInput = z
   .describe(
     'Optional. Send the same key when you retry this call: the first result is returned instead of creating it twice (kept 24 hours).',
   );
-const INPUTS = new WeakMap<ToolDef, z.ZodObject>();
+const INPUTS = new WeakMap<BoundTool, z.ZodObject>();
 /**
  * A tool's input schema, built once per tool: creates also take an idempotencyKey. Closed, as the
  * contract's request bodies are: an argument the tool does not take (a misspelt name, a
  * `__proto__`) is refused by name, never dropped.
  */
-function inputOf(tool: ToolDef): z.ZodObject {
+function inputOf(tool: BoundTool): z.ZodObject {
   let input = INPUTS.get(tool);
   if (!input) {
     input = (
@@ -60,7 +62,7 @@ function inputOf(tool: ToolDef): z.ZodObject {
 }
 const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
 /** Where the REST API is, for the Location a create made here records. */
-const API_BASE = basePath(loadContract());
+const API_BASE = basePath(CONTRACT);
 const INSTRUCTIONS =
   'Shipyard keeps a project roadmap (milestones) and build log. Call list_my_projects first to get project ids; ' +
   'then get_roadmap / list_build_logs to read and create_milestone, update_milestone, delete_milestone, create_build_log to write.';
@@ -140,7 +142,7 @@ function inlineSmall(schema: unknown): unknown {
  * A tool as tools/list shows it, built once: the JSON Schemas are zod's conversion, with a shape
  * used more than once written once under `definitions` and referred to.
  */
-const listed = (t: ToolDef): Tool => ({
+const listed = (t: BoundTool): Tool => ({
   name: t.name,
   title: t.title,
   description: `${t.description} Needs the ${t.scope} scope.`,
@@ -217,7 +219,7 @@ class OutputMismatch extends Error {
  * its output schema. Every failure becomes an isError result with a clear, safe text.
  */
 export async function runTool(
-  tool: ToolDef,
+  tool: BoundTool,
   args: unknown,
   ctx: ToolContext,
   opts: RunOptions,
@@ -255,7 +257,7 @@ export async function runTool(
 
 /** Why the call is refused before the tool runs (its scope, a NUL, its input schema), or its parsed arguments. */
 function refusal(
-  tool: ToolDef,
+  tool: BoundTool,
   args: unknown,
   ctx: ToolContext,
 ): string | { args: { idempotencyKey?: string } & Record<string, unknown> } {
@@ -275,7 +277,7 @@ function refusal(
 
 /** The tool's result, checked against its output schema; a create with an idempotency key happens once. */
 async function runOnce(
-  tool: ToolDef,
+  tool: BoundTool,
   toolArgs: Record<string, unknown>,
   idempotencyKey: string | undefined,
   ctx: ToolContext,
@@ -301,7 +303,7 @@ async function runOnce(
     userId: ctx.actor.userId,
     apiKeyId: ctx.actor.keyId,
     key: idempotencyKey,
-    hash: createRequestHash(creates.operationId, params, body),
+    hash: createRequestHash(tool.operation, params, body),
   };
   const outcome = await once(ctx.em, request, run, (o) =>
     'result' in o

@@ -1,19 +1,22 @@
 /**
- * What an area declares for the MCP server: a tool's name, the one scope it needs, its
- * schemas (built once, from the generated zod of the contract) and what it runs (the area's
- * own service and presenter; there is no second business layer).
+ * What an area declares for the MCP server: a tool's name, the REST operation it mirrors (whose
+ * scope it needs: src/mcp/server.ts binds it from the contract), its schemas (built once, from
+ * the generated zod of the contract) and what it runs (the area's own service and presenter;
+ * there is no second business layer).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type * as z from 'zod';
 import type { Actor } from '../kernel/actor.js';
-import type { ScopeId } from '../kernel/scopes.js';
+import { HTTP_METHODS, mcpScopes, type OpenApiDocument } from '../kernel/contract.js';
+import { isScopeId, type ScopeId } from '../kernel/scopes.js';
 
 export type ToolContext = { em: EntityManager; actor: Actor };
 
 export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> = {
   name: string;
-  scope: ScopeId;
+  /** The operationId of the REST operation that does the same: the tool needs its scope. */
+  operation: string;
   title: string;
   description: string;
   input: I;
@@ -21,12 +24,11 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
   annotations: ToolAnnotations;
   /**
    * A create: takes an optional idempotencyKey, so a client's retry replays instead of creating
-   * twice. It names the REST operation that makes the same thing, the request it would send there
-   * (path parameters and body) and where the result is (its Location): a key used on either side
-   * is the same key (src/idempotency/idempotency.service.ts).
+   * twice. It names the request its operation would be sent (path parameters and body) and where
+   * the result is (its Location): a key used on either side is the same key
+   * (src/idempotency/idempotency.service.ts).
    */
   creates?: {
-    operationId: string;
     request: (args: z.infer<I>) => { params: Record<string, string>; body: Record<string, unknown> };
     location: (result: z.infer<O>) => string;
   };
@@ -53,6 +55,41 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
   /** Where the whole of an item shortened to fit can be read (a REST path). */
   wholeAt?: (item: Record<string, unknown>) => string;
 };
+
+/** A tool with the scope of its operation, as the server serves it. */
+export type BoundTool = ToolDef & { scope: ScopeId };
+
+/**
+ * The tools with the scopes of their operations in `doc`. Fails (the server does not start) when
+ * a tool names an operation the contract lacks or one without a scope, or when the tools' scopes
+ * together are not the MCP endpoint's (`x-mcp-scopes`): the tools and the contract cannot disagree.
+ */
+export function bindTools(tools: readonly ToolDef[], doc: OpenApiDocument): BoundTool[] {
+  const scopes = new Map<string, string | undefined>();
+  for (const item of Object.values(doc.paths))
+    for (const method of HTTP_METHODS) {
+      const op = item[method];
+      if (op?.operationId) scopes.set(op.operationId, op['x-required-scope']);
+    }
+  const problems: string[] = [];
+  const bound = tools.flatMap((tool) => {
+    const scope = scopes.get(tool.operation);
+    if (scope !== undefined && isScopeId(scope)) return [{ ...tool, scope }];
+    problems.push(
+      scopes.has(tool.operation)
+        ? `${tool.name}: its operation ${tool.operation} needs no scope a key can hold`
+        : `${tool.name}: the contract has no operation ${tool.operation}`,
+    );
+    return [];
+  });
+  const endpoint = mcpScopes(doc);
+  const used = new Set(bound.map((t) => t.scope));
+  for (const scope of endpoint) if (!used.has(scope)) problems.push(`x-mcp-scopes names ${scope}, which no tool needs`);
+  for (const scope of used)
+    if (!endpoint.includes(scope)) problems.push(`a tool needs ${scope}, which x-mcp-scopes does not name`);
+  if (problems.length) throw new Error(`The MCP tools and the contract disagree:\n  ${problems.join('\n  ')}`);
+  return bound;
+}
 
 /** Keeps each tool's argument and result types tied to its own schemas. */
 export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(def: ToolDef<I, O>): ToolDef =>

@@ -47,7 +47,7 @@ const updatedFields = {
 export const milestonesTools = [
   defineTool({
     name: 'get_roadmap',
-    scope: 'projects.read',
+    operation: 'listMilestones',
     title: "Get a project's roadmap",
     description:
       "A project's milestones in display order (position 1 first), with their status and due dates; 20 at a time " +
@@ -95,14 +95,13 @@ export const milestonesTools = [
   }),
   defineTool({
     name: 'create_milestone',
-    scope: 'projects.write',
+    operation: 'createMilestone',
     title: 'Add a milestone',
     description: `Adds a milestone to a project you own: last in the roadmap, or at \`position\` (later ones move down). Returns the milestone. A roadmap holds at most ${MAX_MILESTONES.toLocaleString('en')} milestones; a full one refuses the call.`,
     input: z.object({ ...projectIdInput, ...milestoneFields }).strict(),
     output: zMilestone,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     creates: {
-      operationId: 'createMilestone',
       request: ({ projectId, ...body }) => ({ params: { projectId }, body }),
       location: (m) => `/projects/${m.projectId}/milestones/${m.id}`,
     },
@@ -113,7 +112,7 @@ export const milestonesTools = [
   }),
   defineTool({
     name: 'update_milestone',
-    scope: 'projects.write',
+    operation: 'updateMilestone',
     title: 'Update a milestone',
     description:
       'Changes the fields you send on a milestone of a project you own; a field left out keeps its value, null clears description or dueDate. A new position moves it.',
@@ -131,7 +130,7 @@ export const milestonesTools = [
   }),
   defineTool({
     name: 'delete_milestone',
-    scope: 'projects.write',
+    operation: 'deleteMilestone',
     title: 'Delete a milestone',
     description:
       'Deletes a milestone of a project you own, for good: it cannot be undone. The milestones after it move up.',

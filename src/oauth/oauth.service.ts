@@ -9,7 +9,8 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { lineProblem } from '../kernel/text.js';
 import { isUuid } from '../kernel/ids.js';
-import { isScopeId, MCP_SCOPES, SCOPE_IDS, type ScopeId } from '../kernel/scopes.js';
+import { isScopeId, SCOPE_IDS, type ScopeId } from '../kernel/scopes.js';
+import { MCP_SCOPES } from '../kernel/contract.js';
 import { ProblemError } from '../kernel/problem.js';
 import { createKey, revokeKey } from '../keys/keys.service.js';
 import { hashToken } from '../keys/tokens.js';

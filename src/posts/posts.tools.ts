@@ -14,7 +14,7 @@ const sinceOf = (since: string | undefined) => (since === undefined ? undefined 
 export const postsTools = [
   defineTool({
     name: 'list_build_logs',
-    scope: 'projects.read',
+    operation: 'listBuildLogs',
     title: "List a project's build logs",
     description:
       'The build logs posted for a project, newest first, 20 at a time unless limit says otherwise; since ' +
@@ -60,7 +60,7 @@ export const postsTools = [
   }),
   defineTool({
     name: 'create_build_log',
-    scope: 'content.write',
+    operation: 'createPost',
     title: 'Post a build log',
     description:
       'Publishes a build log (a markdown post about progress) on a project you own or are a member of. It is public wherever the project is.',
@@ -75,7 +75,6 @@ export const postsTools = [
     output: zPost,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     creates: {
-      operationId: 'createPost',
       request: ({ projectId, ...post }) => ({ params: {}, body: { kind: 'build_log', projectId, ...post } }),
       location: (p) => `/posts/${p.id}`,
     },

@@ -11,7 +11,7 @@ const SUMMARY = ['id', 'name', 'slug'] as const;
 export const projectsTools = [
   defineTool({
     name: 'list_my_projects',
-    scope: 'projects.read',
+    operation: 'listProjects',
     title: 'List my projects',
     description:
       'The projects you own, newest first, with their ids. Start here: every other tool takes a projectId from ' +

@@ -5,7 +5,8 @@
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { keyStatus, lastExpiryDay } from '../keys/keys.service.js';
 import { MAX_KEY_DAYS } from '../kernel/limits.js';
-import { MCP_SCOPES, SCOPE_IDS } from '../kernel/scopes.js';
+import { SCOPE_IDS } from '../kernel/scopes.js';
+import { MCP_SCOPES } from '../kernel/contract.js';
 import type { ScopeEntry } from '../kernel/contract.js';
 import { errorList, fieldError, html, raw, userText, type Html } from './views.js';
 

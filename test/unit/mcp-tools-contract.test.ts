@@ -1,0 +1,51 @@
+/** Each MCP tool is bound to the REST operation it mirrors: its scope is that operation's, read from the contract. */
+import { describe, expect, it } from 'vitest';
+import { loadContract, MCP_SCOPES, type OpenApiDocument } from '../../src/kernel/contract.js';
+import { bindTools, type ToolDef } from '../../src/mcp/tool.js';
+import { TOOLS } from '../../src/mcp/server.js';
+import { projectsTools } from '../../src/projects/projects.tools.js';
+import { milestonesTools } from '../../src/milestones/milestones.tools.js';
+import { postsTools } from '../../src/posts/posts.tools.js';
+
+const contract = loadContract();
+const tools: ToolDef[] = [...projectsTools, ...milestonesTools, ...postsTools];
+const operation = (doc: OpenApiDocument, id: string) =>
+  Object.values(doc.paths)
+    .flatMap((item) => Object.values(item as Record<string, { operationId?: string; [k: string]: unknown }>))
+    .find((op) => op.operationId === id)!;
+
+describe('the MCP tools and their operations', () => {
+  it("give each tool its operation's scope, and together the MCP endpoint's scopes", () => {
+    expect(TOOLS.map((t) => [t.name, t.operation, t.scope])).toEqual([
+      ['list_my_projects', 'listProjects', 'projects.read'],
+      ['get_roadmap', 'listMilestones', 'projects.read'],
+      ['create_milestone', 'createMilestone', 'projects.write'],
+      ['update_milestone', 'updateMilestone', 'projects.write'],
+      ['delete_milestone', 'deleteMilestone', 'projects.write'],
+      ['list_build_logs', 'listBuildLogs', 'projects.read'],
+      ['create_build_log', 'createPost', 'content.write'],
+    ]);
+    for (const t of TOOLS) expect(t.scope).toBe(operation(contract, t.operation)['x-required-scope']);
+    expect(new Set(TOOLS.map((t) => t.scope))).toEqual(new Set(MCP_SCOPES));
+  });
+
+  it("follows the contract when an operation's scope changes", () => {
+    const bent = structuredClone(contract);
+    operation(bent, 'listBuildLogs')['x-required-scope'] = 'content.read';
+    operation(bent, 'mcpRequest')['x-mcp-scopes'] = [...MCP_SCOPES, 'content.read'];
+    expect(bindTools(tools, bent).find((t) => t.name === 'list_build_logs')!.scope).toBe('content.read');
+  });
+
+  it('refuses to start when a tool and the contract disagree', () => {
+    const elsewhere = tools.map((t) => (t.name === 'create_milestone' ? { ...t, operation: 'createJob' } : t));
+    expect(() => bindTools(elsewhere, contract)).toThrow(/a tool needs jobs\.write, which x-mcp-scopes does not name/);
+    const unknown = tools.map((t) => (t.name === 'get_roadmap' ? { ...t, operation: 'getRoadmap' } : t));
+    expect(() => bindTools(unknown, contract)).toThrow(/get_roadmap: the contract has no operation getRoadmap/);
+    const wider = structuredClone(contract);
+    operation(wider, 'mcpRequest')['x-mcp-scopes'] = [...MCP_SCOPES, 'radar.read'];
+    expect(() => bindTools(tools, wider)).toThrow(/x-mcp-scopes names radar\.read, which no tool needs/);
+    const narrower = structuredClone(contract);
+    operation(narrower, 'mcpRequest')['x-mcp-scopes'] = ['projects.read', 'projects.write'];
+    expect(() => bindTools(tools, narrower)).toThrow(/a tool needs content\.write/);
+  });
+});
