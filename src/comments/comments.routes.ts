@@ -1,13 +1,14 @@
 import type { SomeHandlers } from '../http/handler.js';
 import { createComment, deleteComment, listComments, readComment, updateComment } from './comments.service.js';
 import { presentComment } from './comments.presenter.js';
+import { pageLimit } from '../kernel/contract.js';
 
 type Ops = 'listComments' | 'createComment' | 'getComment' | 'updateComment' | 'deleteComment';
 
 export const commentsHandlers = {
   listComments: async ({ em, actor, path, query }) => ({
     status: 200,
-    body: await listComments(em, actor, path.postId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+    body: await listComments(em, actor, path.postId, { limit: pageLimit(query?.limit), cursor: query?.cursor }),
   }),
   createComment: async ({ em, actor, path, body, req }) => {
     const comment = await createComment(em, actor, path.postId, body);

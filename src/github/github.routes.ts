@@ -7,6 +7,7 @@ import {
   linkedAccount,
   presentGithubProfile,
 } from './github.service.js';
+import { pageLimit } from '../kernel/contract.js';
 
 type Ops = 'getGithubProfile' | 'listGithubRepos' | 'getGithubLanguages' | 'getGithubActivity' | 'getGithubSummary';
 
@@ -17,7 +18,7 @@ export const githubHandlers = {
   }),
   listGithubRepos: async ({ em, actor, query }) => ({
     status: 200,
-    body: await githubRepos(em, actor, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+    body: await githubRepos(em, actor, { limit: pageLimit(query?.limit), cursor: query?.cursor }),
   }),
   getGithubLanguages: async ({ em, actor }) => ({ status: 200, body: await githubLanguages(em, actor) }),
   getGithubActivity: async ({ em, actor }) => ({ status: 200, body: await githubActivity(em, actor) }),

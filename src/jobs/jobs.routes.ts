@@ -1,13 +1,14 @@
 import type { SomeHandlers } from '../http/handler.js';
 import { closeJob, createJob, deleteJob, listJobs, readJob, updateJob } from './jobs.service.js';
 import { presentJob } from './jobs.presenter.js';
+import { pageLimit } from '../kernel/contract.js';
 
 type Ops = 'listJobs' | 'createJob' | 'getJob' | 'updateJob' | 'deleteJob' | 'closeJob';
 
 export const jobsHandlers = {
   listJobs: async ({ em, actor, query }) => ({
     status: 200,
-    body: await listJobs(em, actor, { ...query, limit: query?.limit ?? 20 }),
+    body: await listJobs(em, actor, { ...query, limit: pageLimit(query?.limit) }),
   }),
   createJob: async ({ em, actor, body, req }) => {
     const job = await createJob(em, actor, body);

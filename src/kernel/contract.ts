@@ -98,8 +98,23 @@ export function mcpScopes(doc: OpenApiDocument): ScopeId[] {
   throw new Error('the contract has no MCP operation (x-mcp)');
 }
 
+/** The `limit` parameter every list takes: its default and its maximum page size. */
+export function pageSize(doc: OpenApiDocument): { default: number; max: number } {
+  const limit = (doc.components as { parameters: Record<string, { schema: { default: number; maximum: number } }> })
+    .parameters.Limit!.schema;
+  return { default: limit.default, max: limit.maximum };
+}
+
+const SERVED = loadContract();
+
 /** The MCP endpoint's scopes in the served contract. */
-export const MCP_SCOPES: readonly ScopeId[] = mcpScopes(loadContract());
+export const MCP_SCOPES: readonly ScopeId[] = mcpScopes(SERVED);
+
+/** The page size of every list in the served contract. */
+export const PAGE_SIZE = pageSize(SERVED);
+
+/** How many items a list returns: the `limit` asked for, else the contract's default. */
+export const pageLimit = (limit: number | undefined): number => limit ?? PAGE_SIZE.default;
 
 /** The path every operation is under: the first server's URL with its variables at their defaults. */
 export function basePath(doc: OpenApiDocument): string {

@@ -1,6 +1,7 @@
 /** Argument schemas shared by the tools, taken from the generated zod of the contract where it has them. */
 import * as z from 'zod';
 import { zId, zTag, zTimestamp } from '../../codegen/generated/api/zod.gen.js';
+import { PAGE_SIZE } from '../kernel/contract.js';
 
 // The shapes the output schemas share are written once under definitions with these names, not
 // zod's invented `__schema0`.
@@ -8,8 +9,14 @@ z.globalRegistry.add(zId, { id: 'Id' });
 z.globalRegistry.add(zTimestamp, { id: 'Timestamp' });
 z.globalRegistry.add(zTag, { id: 'Tag' });
 
+/** A list's `limit` and `cursor`, bounded as the REST operations bound them. */
 export const pageInput = {
-  limit: z.int().min(1).max(100).optional().describe('How many items to return (1-100, default 20).'),
+  limit: z
+    .int()
+    .min(1)
+    .max(PAGE_SIZE.max)
+    .optional()
+    .describe(`How many items to return (1-${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).`),
   cursor: z.string().min(1).max(200).optional().describe('The nextCursor of the previous page, for the next one.'),
 };
 export const projectIdInput = {

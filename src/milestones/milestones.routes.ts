@@ -8,6 +8,7 @@ import {
   updateMilestone,
 } from './milestones.service.js';
 import { presentMilestone } from './milestones.presenter.js';
+import { pageLimit } from '../kernel/contract.js';
 
 type Ops =
   | 'listMilestones'
@@ -20,7 +21,7 @@ type Ops =
 export const milestonesHandlers = {
   listMilestones: async ({ em, actor, path, query }) => ({
     status: 200,
-    body: await listMilestones(em, actor, path.projectId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+    body: await listMilestones(em, actor, path.projectId, { limit: pageLimit(query?.limit), cursor: query?.cursor }),
   }),
   createMilestone: async ({ em, actor, path, body, req }) => {
     const m = await createMilestone(em, actor, path.projectId, body);

@@ -20,6 +20,7 @@ import {
   updateMilestone,
 } from './milestones.service.js';
 import { presentMilestone } from './milestones.presenter.js';
+import { pageLimit } from '../kernel/contract.js';
 
 const SUMMARY = ['id', 'title', 'status', 'position'] as const;
 const one = (verb: string, m: Milestone) => `${verb} milestone ${m.position}. [${m.status}] ${m.title} — id ${m.id}.`;
@@ -75,7 +76,7 @@ export const milestonesTools = [
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor }) => {
       const page = await listMilestones(em, actor, args.projectId, {
-        limit: args.limit ?? 20,
+        limit: pageLimit(args.limit),
         cursor: args.cursor,
         statuses: args.status,
         ids: args.milestoneIds,

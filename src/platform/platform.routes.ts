@@ -1,9 +1,9 @@
 import type { SomeHandlers } from '../http/handler.js';
-import type { OpenApiDocument } from '../kernel/contract.js';
+import { pageSize, type OpenApiDocument } from '../kernel/contract.js';
 import type { RateLimits } from '../kernel/limits.js';
 import type { MediaLimits } from '../media/media.service.js';
 import type { Stats, TermCountList } from '../../codegen/generated/api/types.gen.js';
-import { limits, pageSize, popularSkills, popularTags, scopeList, stats, versions } from './platform.service.js';
+import { limits, popularSkills, popularTags, scopeList, stats, versions } from './platform.service.js';
 import { CountsCache } from './counts-cache.js';
 
 type Ops = 'listScopes' | 'getLimits' | 'getVersions' | 'listPopularTags' | 'listPopularSkills' | 'getStats';

@@ -4,7 +4,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Limits, ScopeList, Stats, TermCountList, Versions } from '../../codegen/generated/api/types.gen.js';
-import { basePath, listOperations, operationCosts, type OpenApiDocument } from '../kernel/contract.js';
+import { basePath, listOperations, operationCosts, pageSize, type OpenApiDocument } from '../kernel/contract.js';
 import { MAX_ACTIVE_KEYS } from '../keys/keys.service.js';
 import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import { MAX_COMMENT_DEPTH } from '../comments/comment.entity.js';
@@ -32,13 +32,6 @@ export function scopeList(doc: OpenApiDocument): ScopeList {
         })),
     })),
   };
-}
-
-/** The `limit` parameter every list takes: its default and its maximum page size. */
-export function pageSize(doc: OpenApiDocument): { default: number; max: number } {
-  const limit = (doc.components as { parameters: Record<string, { schema: { default: number; maximum: number } }> })
-    .parameters.Limit!.schema;
-  return { default: limit.default, max: limit.maximum };
 }
 
 export function limits(

@@ -1,6 +1,7 @@
 import type { SomeHandlers } from '../http/handler.js';
 import { createPost, deletePost, listBuildLogs, listPosts, readPost, updatePost } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
+import { pageLimit } from '../kernel/contract.js';
 
 export const postsHandlers = {
   listPosts: async ({ em, actor, query }) => ({
@@ -10,7 +11,7 @@ export const postsHandlers = {
       tag: query?.tag,
       kind: query?.kind,
       projectId: query?.projectId,
-      limit: query?.limit ?? 20,
+      limit: pageLimit(query?.limit),
       cursor: query?.cursor,
     }),
   }),
@@ -29,6 +30,6 @@ export const postsHandlers = {
   },
   listBuildLogs: async ({ em, actor, path, query }) => ({
     status: 200,
-    body: await listBuildLogs(em, actor, path.projectId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+    body: await listBuildLogs(em, actor, path.projectId, { limit: pageLimit(query?.limit), cursor: query?.cursor }),
   }),
 } satisfies SomeHandlers<'listPosts' | 'getPost' | 'createPost' | 'updatePost' | 'deletePost' | 'listBuildLogs'>;

@@ -6,6 +6,7 @@ import { listed, listOutput, plural, unmatched } from '../mcp/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
 import { buildLogList, createPost, listBuildLogs } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
+import { pageLimit } from '../kernel/contract.js';
 
 const SUMMARY = ['id', 'title', 'createdAt'] as const;
 /** The `since` argument as the service takes it. */
@@ -41,7 +42,7 @@ export const postsTools = [
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor }) => {
       const page = await listBuildLogs(em, actor, args.projectId, {
-        limit: args.limit ?? 20,
+        limit: pageLimit(args.limit),
         cursor: args.cursor,
         since: sinceOf(args.since),
         ids: args.postIds,

@@ -2,6 +2,7 @@ import type { SomeHandlers } from '../http/handler.js';
 import { createProject, deleteProject, listProjects, updateProject, assertCanReadProject } from './projects.service.js';
 import { addMember, listMembers, removeMember } from './members.service.js';
 import { presentMember, presentProject } from './projects.presenter.js';
+import { pageLimit } from '../kernel/contract.js';
 
 type Ops =
   | 'listProjects'
@@ -16,7 +17,7 @@ type Ops =
 export const projectsHandlers = {
   listProjects: async ({ em, actor, query }) => ({
     status: 200,
-    body: await listProjects(em, actor, { owner: query?.owner, limit: query?.limit ?? 20, cursor: query?.cursor }),
+    body: await listProjects(em, actor, { owner: query?.owner, limit: pageLimit(query?.limit), cursor: query?.cursor }),
   }),
   createProject: async ({ em, actor, body, req }) => {
     const project = await createProject(em, actor, body);
@@ -40,7 +41,7 @@ export const projectsHandlers = {
   },
   listProjectMembers: async ({ em, actor, path, query }) => ({
     status: 200,
-    body: await listMembers(em, actor, path.projectId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+    body: await listMembers(em, actor, path.projectId, { limit: pageLimit(query?.limit), cursor: query?.cursor }),
   }),
   addProjectMember: async ({ em, actor, path, body }) => ({
     status: 201,

@@ -5,6 +5,7 @@ import { listMyProjects, myProjectList } from './projects.service.js';
 import { detailInput, pageInput } from '../mcp/inputs.js';
 import { listed, listOutput, plural } from '../mcp/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
+import { pageLimit } from '../kernel/contract.js';
 
 const SUMMARY = ['id', 'name', 'slug'] as const;
 
@@ -30,7 +31,7 @@ export const projectsTools = [
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor }) => {
       const page = await listMyProjects(em, actor, {
-        limit: args.limit ?? 20,
+        limit: pageLimit(args.limit),
         cursor: args.cursor,
         role: args.role ?? 'owner',
       });

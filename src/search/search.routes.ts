@@ -2,6 +2,7 @@ import type { SearchPage } from '../../codegen/generated/api/types.gen.js';
 import type { SomeHandlers } from '../http/handler.js';
 import type { SearchCache } from './search-cache.js';
 import { search } from './search.service.js';
+import { pageLimit } from '../kernel/contract.js';
 
 export function searchHandlers(cache: SearchCache<SearchPage>) {
   return {
@@ -10,7 +11,7 @@ export function searchHandlers(cache: SearchCache<SearchPage>) {
       body: await search(
         em,
         actor,
-        { q: query.q, type: query.type, limit: query.limit ?? 20, cursor: query.cursor },
+        { q: query.q, type: query.type, limit: pageLimit(query.limit), cursor: query.cursor },
         cache,
       ),
     }),

@@ -5,6 +5,7 @@ import { invalidToken, notFound } from '../kernel/problem.js';
 import { listProjects } from '../projects/projects.service.js';
 import { listPosts } from '../posts/posts.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { pageLimit } from '../kernel/contract.js';
 
 async function userNamed(em: EntityManager, username: string) {
   const user = await readUser(em, { username });
@@ -25,14 +26,14 @@ export const usersHandlers = {
     const user = await userNamed(em, path.username);
     return {
       status: 200,
-      body: await listProjects(em, actor, { ownerId: user.id, limit: query?.limit ?? 20, cursor: query?.cursor }),
+      body: await listProjects(em, actor, { ownerId: user.id, limit: pageLimit(query?.limit), cursor: query?.cursor }),
     };
   },
   listUserPosts: async ({ em, actor, path, query }) => {
     const user = await userNamed(em, path.username);
     return {
       status: 200,
-      body: await listPosts(em, actor, { authorId: user.id, limit: query?.limit ?? 20, cursor: query?.cursor }),
+      body: await listPosts(em, actor, { authorId: user.id, limit: pageLimit(query?.limit), cursor: query?.cursor }),
     };
   },
 } satisfies SomeHandlers<'getCurrentUser' | 'getUser' | 'listUserProjects' | 'listUserPosts'>;

@@ -11,6 +11,7 @@ import {
   updateWebhook,
   type WebhookSettings,
 } from './webhooks.service.js';
+import { pageLimit } from '../kernel/contract.js';
 
 type Ops =
   | 'listWebhooks'
@@ -27,7 +28,7 @@ export const webhooksHandlers = (settings: WebhookSettings) =>
   ({
     listWebhooks: async ({ em, actor, path, query }) => ({
       status: 200,
-      body: await listWebhooks(em, actor, path.projectId, { limit: query?.limit ?? 20, cursor: query?.cursor }),
+      body: await listWebhooks(em, actor, path.projectId, { limit: pageLimit(query?.limit), cursor: query?.cursor }),
     }),
     createWebhook: async ({ em, actor, path, body, req }) => {
       const created = await createWebhook(em, actor, path.projectId, body, settings);
@@ -60,7 +61,7 @@ export const webhooksHandlers = (settings: WebhookSettings) =>
     listWebhookDeliveries: async ({ em, actor, path, query }) => ({
       status: 200,
       body: await listWebhookDeliveries(em, actor, path.projectId, path.webhookId, {
-        limit: query?.limit ?? 20,
+        limit: pageLimit(query?.limit),
         cursor: query?.cursor,
       }),
     }),
