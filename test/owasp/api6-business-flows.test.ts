@@ -72,7 +72,8 @@ describe('API6 sensitive business flows', () => {
       // Warm: the key is looked up (and cached), and the validator of the paths under /projects
       // made, before the table is held; making it may take longer than this short deadline (503).
       let warm = await raw(slow, 'GET', '/projects', { token: ada.token });
-      for (let i = 0; i < 5 && warm.status === 503; i++) warm = await raw(slow, 'GET', '/projects', { token: ada.token });
+      for (let i = 0; i < 5 && warm.status === 503; i++)
+        warm = await raw(slow, 'GET', '/projects', { token: ada.token });
       expect(warm.status).toBe(200);
       const key = randomUUID();
       const send = () =>
