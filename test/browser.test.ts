@@ -101,6 +101,12 @@ async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>
   await page.getByRole('link', { name: 'Back to your keys' }).click();
   await page
     .getByRole('row', { name: /axe key/ })
+    .getByRole('link', { name: /Regenerate/ })
+    .click();
+  await visit('regenerate');
+  await page.getByRole('link', { name: 'Cancel' }).click();
+  await page
+    .getByRole('row', { name: /axe key/ })
     .getByRole('link', { name: /Revoke/ })
     .click();
   await visit('revoke');

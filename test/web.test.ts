@@ -446,12 +446,70 @@ describe('Settings → Manage API keys', () => {
     expect(after.text).not.toContain('data-label="Action"');
   });
 
-  it("another person's key cannot be revoked (404)", async () => {
+  it('regenerates a key: a new secret, same name, scopes and lifetime, the old one stopped at once or after an overlap', async () => {
+    const { b, username } = await signedUp();
+    const user = await t.db.orm.em.fork().findOneOrFail(User, { username });
+    const old = await createKey(t.db.orm.em.fork(), {
+      userId: user.id,
+      name: 'deploy bot',
+      scopes: ['projects.read', 'content.read'],
+      expiresInDays: 30,
+    });
+    expect((await raw(t, 'GET', '/projects', { token: old.token })).status).toBe(200);
+    const list = await b.get('/settings/keys');
+    expect(list.text).toContain(`href="/settings/keys/${old.key.id}/regenerate"`);
+    const confirm = await b.get(`/settings/keys/${old.key.id}/regenerate`);
+    expect(confirm.text).toContain('Regenerate the key "<bdi>deploy bot</bdi>"?');
+    expect(confirm.text).toContain('lasting 30 days from now');
+    // A choice the form does not offer changes nothing.
+    const refused = await b.post(`/settings/keys/${old.key.id}/regenerate`, { _csrf: b.csrf(), overlap: '5' });
+    expect(refused.status).toBe(400);
+    expect((await raw(t, 'GET', '/projects', { token: old.token })).status).toBe(200);
+
+    // At once: the old secret is refused, the new one works with the same scopes.
+    const shown = await shownOnce(
+      b,
+      await b.post(`/settings/keys/${old.key.id}/regenerate`, { _csrf: b.csrf(), overlap: '0' }),
+    );
+    expect(shown.text).toContain('no longer works');
+    const token = /shipyard_pat_[A-Za-z0-9]+/.exec(shown.text)![0];
+    expect(token).not.toBe(old.token);
+    expect((await raw(t, 'GET', '/projects', { token: old.token })).status).toBe(401);
+    expect((await raw(t, 'GET', '/projects', { token })).status).toBe(200);
+    expect((await raw(t, 'GET', '/jobs', { token })).status).toBe(403);
+    const keys = await t.db.orm.em
+      .fork()
+      .find(ApiKey, { user: user.id, name: 'deploy bot' }, { orderBy: { id: 'asc' } });
+    expect(keys).toHaveLength(2);
+    expect(keys[1]!.scopes).toEqual(['content.read', 'projects.read']);
+    expect(Math.round((keys[1]!.expiresAt.getTime() - Date.now()) / 86_400_000)).toBe(30);
+    // The revoked one cannot be regenerated again: nothing to replace.
+    const again = await b.post(`/settings/keys/${old.key.id}/regenerate`, { _csrf: b.csrf(), overlap: '0' });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('is revoked');
+
+    // With an overlap: the old secret keeps working until then, and says so.
+    const overlapped = await shownOnce(
+      b,
+      await b.post(`/settings/keys/${keys[1]!.id}/regenerate`, { _csrf: b.csrf(), overlap: '1' }),
+    );
+    expect(overlapped.text).toContain('keeps working until');
+    expect((await raw(t, 'GET', '/projects', { token })).status).toBe(200);
+    const ending = await t.db.orm.em.fork().findOneOrFail(ApiKey, { id: keys[1]!.id });
+    expect(ending.revokedAt).toBeNull();
+    expect(ending.expiresAt.getTime()).toBeLessThanOrEqual(Date.now() + 3_600_000);
+    expect(ending.expiresAt.getTime()).toBeGreaterThan(Date.now() + 3_500_000);
+  });
+
+  it("another person's key cannot be revoked or regenerated (404)", async () => {
     const { b } = await signedUp();
     const other = await userWithKey(t, ['profile.read']);
     const otherKey = await t.db.orm.em.fork().findOneOrFail(ApiKey, { user: other.user.id });
     expect((await b.get(`/settings/keys/${otherKey.id}/revoke`)).status).toBe(404);
     expect((await b.post(`/settings/keys/${otherKey.id}/revoke`, { _csrf: b.csrf() })).status).toBe(404);
+    expect((await b.post(`/settings/keys/${otherKey.id}/regenerate`, { _csrf: b.csrf(), overlap: '0' })).status).toBe(
+      404,
+    );
     expect((await raw(t, 'GET', '/users/me', { token: other.token })).status).toBe(200);
   });
 

@@ -111,6 +111,56 @@ export async function revokeKey(em: EntityManager, id: string, ownerId?: string)
   return key;
 }
 
+/** How long a regenerated key's old secret keeps working, in hours: at once, or after a short overlap. */
+export const REGENERATE_OVERLAP_HOURS = [0, 1, 24] as const;
+export type RegenerateOverlap = (typeof REGENERATE_OVERLAP_HOURS)[number];
+
+/**
+ * A new secret for one of a person's own active keys: a key with the same name and scopes that
+ * lasts as long as the old one was made to (at most `maxDays`), shown once. The old secret stops
+ * at once, or `overlapHours` from now (it then expires then, unless it was to expire sooner), so
+ * that a deployment can switch over. A key handed to an app through OAuth sign-in is renewed by
+ * signing in from the app again instead.
+ */
+export async function regenerateKey(
+  em: EntityManager,
+  input: { id: string; ownerId: string; overlapHours: RegenerateOverlap; maxDays?: number },
+): Promise<CreatedKey & { previous: ApiKey }> {
+  const result = await em.transactional(async (tem) => {
+    const previous = await tem.findOne(
+      ApiKey,
+      { id: input.id, user: input.ownerId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!previous) throw notFound(`No API key with id ${input.id}.`);
+    const status = keyStatus(previous);
+    if (status !== 'active')
+      throw conflict(
+        `The key "${previous.name}" is ${status}: there is no secret to replace. Generate a new key instead.`,
+      );
+    if (previous.oauthClientId)
+      throw conflict(
+        `The key "${previous.name}" was handed to an app through OAuth sign-in: sign in from that app again for a new one.`,
+      );
+    const now = Date.now();
+    const maxDays = Math.min(input.maxDays ?? MAX_KEY_DAYS, MAX_KEY_DAYS);
+    const lifetimeDays = Math.round((previous.expiresAt.getTime() - previous.createdAt.getTime()) / 86_400_000);
+    if (input.overlapHours === 0) previous.revokedAt = new Date(now);
+    else previous.expiresAt = new Date(Math.min(previous.expiresAt.getTime(), now + input.overlapHours * 3_600_000));
+    await tem.flush();
+    const created = await createKey(tem, {
+      userId: input.ownerId,
+      name: previous.name,
+      scopes: previous.scopes,
+      expiresInDays: Math.min(Math.max(lifetimeDays, 1), maxDays),
+      maxDays,
+    });
+    return { ...created, previous };
+  });
+  if (input.overlapHours === 0) keyEvents.emit('revoked', result.previous.id);
+  return result;
+}
+
 export function keyStatus(key: ApiKey, now = new Date()): 'active' | 'expired' | 'revoked' {
   if (key.revokedAt) return 'revoked';
   return key.expiresAt <= now ? 'expired' : 'active';

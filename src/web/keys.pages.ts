@@ -3,11 +3,20 @@
  * a required expiry), the token shown once, and revoke with a confirmation step. Every POST
  * answers with a redirect (post/redirect/get): the new token travels to the page that shows it
  * as a one-time flash (src/sessions/flash.ts), so a reload shows the list, never a second key.
- * Revocation takes effect at once (the key cache drops it in this process).
+ * Revocation takes effect at once (the key cache drops it in this process). Regenerate makes a
+ * new secret for a key (same name, scopes and lifetime), shown the same way, and stops the old one
+ * at once or after the overlap the person chose.
  */
 import { lineProblem } from '../kernel/text.js';
 import type { Request, Response } from 'express';
-import { createKey, listKeys, revokeKey } from '../keys/keys.service.js';
+import {
+  createKey,
+  listKeys,
+  REGENERATE_OVERLAP_HOURS,
+  type RegenerateOverlap,
+  regenerateKey,
+  revokeKey,
+} from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { ProblemError } from '../kernel/problem.js';
 import { html, page } from './views.js';
@@ -16,6 +25,7 @@ import { isUuid } from '../kernel/ids.js';
 import { putFlash, takeFlash } from '../sessions/flash.js';
 import { SESSION_COOKIE } from '../sessions/sessions.service.js';
 import {
+  confirmRegenerateView,
   confirmRevokeView,
   createForm,
   EXPIRY_CHOICES,
@@ -29,7 +39,7 @@ import {
 const TOKEN_SHOWN =
   "A new key's token is shown only once. If you did not copy it, revoke that key and generate another.";
 
-type NewKeyFlash = { newKey: { id: string; token: string } };
+type NewKeyFlash = { newKey: { id: string; token: string; replaced?: { until: string | null } } };
 const isNewKeyFlash = (v: unknown): v is NewKeyFlash =>
   typeof (v as NewKeyFlash | undefined)?.newKey?.token === 'string';
 
@@ -90,7 +100,58 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
     const flash = await takeFlash(req.em, sessionSecret(req));
     const key = isNewKeyFlash(flash) ? await ownKey(req, flash.newKey.id) : undefined;
     if (!key || !isNewKeyFlash(flash)) return void res.redirect(303, '/settings/keys?notice=token-shown');
-    send(req, res, 'Your new API key', newKeyView(key, flash.newKey.token, label, publicUrl));
+    const replaced = flash.newKey.replaced;
+    send(
+      req,
+      res,
+      'Your new API key',
+      newKeyView(
+        key,
+        flash.newKey.token,
+        label,
+        publicUrl,
+        replaced && { until: replaced.until ? new Date(replaced.until) : null },
+      ),
+    );
+  }
+
+  async function confirmRegenerate(req: Request, res: Response): Promise<void> {
+    const key = await ownKey(req, String(req.params.id));
+    if (!key || key.oauthClientId) return noSuchKey(req, res);
+    send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf));
+  }
+
+  async function regenerate(req: Request, res: Response): Promise<void> {
+    const key = await ownKey(req, String(req.params.id));
+    if (!key || key.oauthClientId) return noSuchKey(req, res);
+    const overlap = Number((req.body as Record<string, unknown>).overlap ?? 0);
+    if (!(REGENERATE_OVERLAP_HOURS as readonly number[]).includes(overlap)) {
+      const error = 'Choose when the old secret stops working.';
+      return send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf, error), {
+        status: 400,
+      });
+    }
+    try {
+      const created = await regenerateKey(req.em, {
+        id: key.id,
+        ownerId: req.web!.user!.id,
+        overlapHours: overlap as RegenerateOverlap,
+        maxDays,
+      });
+      const until = created.previous.revokedAt ? null : created.previous.expiresAt.toISOString();
+      await putFlash(req.em, sessionSecret(req), {
+        newKey: { id: created.key.id, token: created.token, replaced: { until } },
+      } satisfies NewKeyFlash);
+      res.redirect(303, '/settings/keys/created');
+    } catch (err) {
+      if (err instanceof ProblemError && err.status === 409) {
+        const fresh = (await ownKey(req, key.id)) ?? key;
+        return send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(fresh, req.web!.csrf, err.detail), {
+          status: 409,
+        });
+      }
+      throw err;
+    }
   }
 
   async function confirmRevoke(req: Request, res: Response): Promise<void> {
@@ -115,7 +176,7 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
     form(req, res, preset ? { form: { name: preset.name, scopes: [...preset.scopes] } } : {});
   };
 
-  return { list, form: blank, create, created, confirmRevoke, revoke };
+  return { list, form: blank, create, created, confirmRevoke, revoke, confirmRegenerate, regenerate };
 }
 
 function send(

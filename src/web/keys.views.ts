@@ -109,7 +109,11 @@ function activeRow(key: ApiKey, label: Label, now: Date): Html {
       <td data-label="Expires">${when(day(key.expiresAt))}${soon}</td>
       <td data-label="Last used">${when(dateTime(key.lastUsedAt))}</td>
       <td data-label="Ends with"><code>…${key.last4}</code></td>
-      <td><a href="/settings/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${userText(key.name)}</span></a></td>
+      <td>${
+        key.oauthClientId
+          ? ''
+          : html`<a href="/settings/keys/${key.id}/regenerate">Regenerate<span class="visually-hidden"> ${userText(key.name)}</span></a> · `
+      }<a href="/settings/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${userText(key.name)}</span></a></td>
     </tr>`;
 }
 
@@ -235,9 +239,47 @@ function commands(key: ApiKey, token: string, publicUrl: string): Html {
       </section>`;
 }
 
-export function newKeyView(key: ApiKey, token: string, label: Label, publicUrl: string): Html {
+/** Regenerate a key: a new secret with the same name, scopes and lifetime; the old one stops now or after an overlap. */
+export function confirmRegenerateView(key: ApiKey, csrf: string, error?: string, now = new Date()): Html {
+  const status = keyStatus(key, now);
+  if (status !== 'active')
+    return html`
+      <h1>The key "${userText(key.name)}" is ${status}</h1>
+      <p>There is no secret left to replace. <a href="/settings/keys/new">Generate a new key</a> instead.</p>
+      <p><a class="button" href="/settings/keys">Back to your keys</a></p>`;
+  const lifetime = Math.max(1, Math.round((key.expiresAt.getTime() - key.createdAt.getTime()) / DAY_MS));
+  return html`
+      <h1>Regenerate the key "${userText(key.name)}"?</h1>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      <p>A new secret is made with the same name and scopes, lasting ${lifetime} day${lifetime === 1 ? '' : 's'} from now,
+        and shown once. The old secret (ending in <code>…${key.last4}</code>) stops working as you choose below.</p>
+      <form method="post" action="/settings/keys/${key.id}/regenerate">
+        <input type="hidden" name="_csrf" value="${csrf}">
+        <fieldset><legend>When should the old secret stop working?</legend>
+          <label><input type="radio" name="overlap" value="0" checked> At once</label>
+          <label><input type="radio" name="overlap" value="1"> In 1 hour, while you switch over</label>
+          <label><input type="radio" name="overlap" value="24"> In 24 hours</label>
+        </fieldset>
+        <button type="submit">Regenerate key</button> <a href="/settings/keys">Cancel</a>
+      </form>`;
+}
+
+export function newKeyView(
+  key: ApiKey,
+  token: string,
+  label: Label,
+  publicUrl: string,
+  replaced?: { until: Date | null },
+): Html {
   return html`
         <h1>Your new API key: ${userText(key.name)}</h1>
+        ${
+          replaced
+            ? html`<p class="notice" role="status">This replaces the key's old secret, which ${
+                replaced.until ? html`keeps working until ${when(dateTime(replaced.until))}` : 'no longer works'
+              }.</p>`
+            : ''
+        }
         <div class="notice" role="status">
           <p><strong>Copy it now: it will not be shown again.</strong> Shipyard keeps only a hash of it; if you lose it, revoke it and create another.</p>
           <code class="token" id="new-token" data-testid="new-token">${token}</code>

@@ -98,6 +98,8 @@ export function webRouter(opts: {
   router.get('/settings/keys/created', signedIn(keys.created));
   router.get('/settings/keys/:id/revoke', signedIn(keys.confirmRevoke));
   router.post('/settings/keys/:id/revoke', signedIn(keys.revoke));
+  router.get('/settings/keys/:id/regenerate', signedIn(keys.confirmRegenerate));
+  router.post('/settings/keys/:id/regenerate', signedIn(keys.regenerate));
   router.get('/settings/webhooks', signedIn(webhooks.show));
   router.post('/settings/webhooks/redeliver', signedIn(webhooks.redeliver));
   router.get('/settings/profile', signedIn(settings.profile));
