@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { isLine, isOptionalLine, LINE_PATTERN, OPTIONAL_LINE_PATTERN, presentableLine } from '../../src/kernel/text.js';
 import { loadContract } from '../../src/kernel/contract.js';
+import { asciiPatterns } from '../../codegen/ascii-patterns.js';
 import { zCompanyName, zMilestoneTitle, zProjectName } from '../../codegen/generated/api/zod.gen.js';
 
 const contract = loadContract() as any;
@@ -63,6 +64,19 @@ describe('one-line text', () => {
     }
     const unicode = new RegExp(LINE_PATTERN, 'u');
     for (const v of [...LINES, ...NOT_LINES]) expect(unicode.test(v), JSON.stringify(v)).toBe(isLine(v));
+  });
+
+  it('is the same pattern in the ASCII copy made for tools that cannot carry the characters (Prism)', () => {
+    const ascii = asciiPatterns(contract) as any;
+    for (const name of ['ProjectName', 'WebhookDescription']) {
+      const pattern: string = ascii.components.schemas[name].pattern;
+      expect(pattern).toMatch(/^[\x20-\x7e]*$/);
+      for (const flags of ['', 'u'])
+        for (const v of [...LINES, ...NOT_LINES])
+          expect(new RegExp(pattern, flags).test(v), `${name} ${JSON.stringify(v)}`).toBe(
+            new RegExp(schemas[name].pattern, flags).test(v),
+          );
+    }
   });
 
   it('stays linear on a megabyte that almost matches', () => {

@@ -983,7 +983,7 @@ export type PostUpdate = {
 export type Problem = {
     type: ProblemType;
     /**
-     * A short, fixed summary of the problem type; the same for every problem of that type.
+     * A short summary of the problem, for a person; `type` is what a program should read.
      */
     title: string;
     /**
@@ -6020,7 +6020,7 @@ export type McpRequestData = {
 
 export type McpRequestErrors = {
     /**
-     * Malformed JSON (-32700), an unsupported MCP-Protocol-Version header, or the key sent in more than one Authorization header (-32600).
+     * Malformed JSON (-32700), an unsupported MCP-Protocol-Version header, a batch under a protocol version after 2025-03-26, a JSON-RPC id longer than allowed, or the key sent in more than one Authorization header (-32600).
      */
     400: JsonRpcErrorResponse;
     /**
@@ -6061,11 +6061,13 @@ export type McpRequestError = McpRequestErrors[keyof McpRequestErrors];
 
 export type McpRequestResponses = {
     /**
-     * The JSON-RPC response (a tool failure is a result with `isError: true`).
+     * The JSON-RPC response (a tool failure is a result with `isError: true`); for a batch (protocol 2025-03-26 only), an array of the responses to its requests. A tool's text block is a headline followed by the data, a list one JSON object a line.
      */
     200: {
         [key: string]: unknown;
-    };
+    } | Array<{
+        [key: string]: unknown;
+    }>;
     /**
      * A notification (such as notifications/initialized) was accepted.
      */

@@ -673,7 +673,7 @@ export const zScopeId = z.enum([
 export const zProblem = z.object({
     type: zProblemType,
     title: z.string().register(z.globalRegistry, {
-        description: 'A short, fixed summary of the problem type; the same for every problem of that type.'
+        description: 'A short summary of the problem, for a person; `type` is what a program should read.'
     }),
     status: z.int().gte(400).lte(599).register(z.globalRegistry, {
         description: 'The HTTP status code, repeated from the response.'
@@ -2772,9 +2772,14 @@ export const zMcpRequestHeaders = z.object({
 });
 
 export const zMcpRequestResponse = z.union([
-    z.record(z.string(), z.unknown()).register(z.globalRegistry, {
-        description: 'The JSON-RPC response (a tool failure is a result with `isError: true`).'
-    }),
+    z.union([
+        z.record(z.string(), z.unknown()).register(z.globalRegistry, {
+            description: 'One response.'
+        }),
+        z.array(z.record(z.string(), z.unknown())).min(1).register(z.globalRegistry, {
+            description: 'The responses to a batch, one per request (not per notification).'
+        })
+    ]),
     z.unknown().register(z.globalRegistry, {
         description: 'A notification (such as notifications/initialized) was accepted.'
     })
