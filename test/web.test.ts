@@ -499,6 +499,29 @@ describe('Settings → Manage API keys', () => {
     expect(ending.revokedAt).toBeNull();
     expect(ending.expiresAt.getTime()).toBeLessThanOrEqual(Date.now() + 3_600_000);
     expect(ending.expiresAt.getTime()).toBeGreaterThan(Date.now() + 3_500_000);
+    // Once only: the key in its overlap says so, and a second regenerate (a double click) makes nothing.
+    expect((await b.get('/settings/keys')).text).toMatch(/regenerated; stops/);
+    const twice = await b.post(`/settings/keys/${keys[1]!.id}/regenerate`, { _csrf: b.csrf(), overlap: '1' });
+    expect(twice.status).toBe(409);
+    expect(twice.text).toContain('was regenerated already');
+    expect(await t.db.orm.em.fork().count(ApiKey, { user: user.id, name: 'deploy bot' })).toBe(3);
+
+    // A key an app got through OAuth is renewed by signing in from the app again.
+    const app = await createKey(t.db.orm.em.fork(), {
+      userId: user.id,
+      name: 'Claude',
+      scopes: ['projects.read'],
+      expiresInDays: 30,
+      oauthClientId: 'https://claude.example/client.json',
+    });
+    expect((await b.get('/settings/keys')).text).not.toContain(`/settings/keys/${app.key.id}/regenerate`);
+    const oauth = await b.get(`/settings/keys/${app.key.id}/regenerate`);
+    expect(oauth.status).toBe(409);
+    expect(oauth.text).toContain('sign in from that app again');
+    expect((await b.post(`/settings/keys/${app.key.id}/regenerate`, { _csrf: b.csrf(), overlap: '0' })).status).toBe(
+      409,
+    );
+    expect((await raw(t, 'GET', '/projects', { token: app.token })).status).toBe(200);
   });
 
   it("another person's key cannot be revoked or regenerated (404)", async () => {

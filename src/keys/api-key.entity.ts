@@ -23,6 +23,8 @@ const ApiKeySchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
+    /** When the key was regenerated: a new key took its place, and this one stops at its expiry. */
+    replacedAt: p.datetime().nullable(),
     /** The OAuth client the key was handed to, when it was made through OAuth sign-in. */
     oauthClientId: p.string().length(2000).nullable(),
   },

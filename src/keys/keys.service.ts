@@ -115,6 +115,18 @@ export async function revokeKey(em: EntityManager, id: string, ownerId?: string)
 export const REGENERATE_OVERLAP_HOURS = [0, 1, 24] as const;
 export type RegenerateOverlap = (typeof REGENERATE_OVERLAP_HOURS)[number];
 
+/** Why a key cannot be regenerated, in words for its owner; undefined when it can. */
+export function regenerateRefusal(key: ApiKey, now = new Date()): string | undefined {
+  const status = keyStatus(key, now);
+  if (status !== 'active')
+    return `The key "${key.name}" is ${status}: there is no secret to replace. Generate a new key instead.`;
+  if (key.replacedAt)
+    return `The key "${key.name}" was regenerated already: its new key took its place, and this one stops working by itself.`;
+  if (key.oauthClientId)
+    return `The key "${key.name}" was handed to an app through OAuth sign-in: sign in from that app again for a new one.`;
+  return undefined;
+}
+
 /**
  * A new secret for one of a person's own active keys: a key with the same name and scopes that
  * lasts as long as the old one was made to (at most `maxDays`), shown once. The old secret stops
@@ -133,18 +145,12 @@ export async function regenerateKey(
       { lockMode: LockMode.PESSIMISTIC_WRITE },
     );
     if (!previous) throw notFound(`No API key with id ${input.id}.`);
-    const status = keyStatus(previous);
-    if (status !== 'active')
-      throw conflict(
-        `The key "${previous.name}" is ${status}: there is no secret to replace. Generate a new key instead.`,
-      );
-    if (previous.oauthClientId)
-      throw conflict(
-        `The key "${previous.name}" was handed to an app through OAuth sign-in: sign in from that app again for a new one.`,
-      );
+    const refused = regenerateRefusal(previous);
+    if (refused) throw conflict(refused);
     const now = Date.now();
     const maxDays = Math.min(input.maxDays ?? MAX_KEY_DAYS, MAX_KEY_DAYS);
     const lifetimeDays = Math.round((previous.expiresAt.getTime() - previous.createdAt.getTime()) / 86_400_000);
+    previous.replacedAt = new Date(now);
     if (input.overlapHours === 0) previous.revokedAt = new Date(now);
     else previous.expiresAt = new Date(Math.min(previous.expiresAt.getTime(), now + input.overlapHours * 3_600_000));
     await tem.flush();

@@ -15,6 +15,7 @@ import {
   REGENERATE_OVERLAP_HOURS,
   type RegenerateOverlap,
   regenerateKey,
+  regenerateRefusal,
   revokeKey,
 } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
@@ -117,17 +118,20 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
 
   async function confirmRegenerate(req: Request, res: Response): Promise<void> {
     const key = await ownKey(req, String(req.params.id));
-    if (!key || key.oauthClientId) return noSuchKey(req, res);
-    send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf));
+    if (!key) return noSuchKey(req, res);
+    const refused = regenerateRefusal(key);
+    send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf, { refused }), {
+      status: refused ? 409 : 200,
+    });
   }
 
   async function regenerate(req: Request, res: Response): Promise<void> {
     const key = await ownKey(req, String(req.params.id));
-    if (!key || key.oauthClientId) return noSuchKey(req, res);
+    if (!key) return noSuchKey(req, res);
     const overlap = Number((req.body as Record<string, unknown>).overlap ?? 0);
     if (!(REGENERATE_OVERLAP_HOURS as readonly number[]).includes(overlap)) {
       const error = 'Choose when the old secret stops working.';
-      return send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf, error), {
+      return send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf, { error }), {
         status: 400,
       });
     }
@@ -146,9 +150,15 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
     } catch (err) {
       if (err instanceof ProblemError && err.status === 409) {
         const fresh = (await ownKey(req, key.id)) ?? key;
-        return send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(fresh, req.web!.csrf, err.detail), {
-          status: 409,
-        });
+        return send(
+          req,
+          res,
+          `Regenerate ${key.name}`,
+          confirmRegenerateView(fresh, req.web!.csrf, { refused: err.detail }),
+          {
+            status: 409,
+          },
+        );
       }
       throw err;
     }

@@ -110,9 +110,11 @@ function activeRow(key: ApiKey, label: Label, now: Date): Html {
       <td data-label="Last used">${when(dateTime(key.lastUsedAt))}</td>
       <td data-label="Ends with"><code>…${key.last4}</code></td>
       <td>${
-        key.oauthClientId
-          ? ''
-          : html`<a href="/settings/keys/${key.id}/regenerate">Regenerate<span class="visually-hidden"> ${userText(key.name)}</span></a> · `
+        key.replacedAt
+          ? html`<span class="hint">regenerated; stops ${when(dateTime(key.expiresAt))}</span> · `
+          : key.oauthClientId
+            ? ''
+            : html`<a href="/settings/keys/${key.id}/regenerate">Regenerate<span class="visually-hidden"> ${userText(key.name)}</span></a> · `
       }<a href="/settings/keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${userText(key.name)}</span></a></td>
     </tr>`;
 }
@@ -240,13 +242,17 @@ function commands(key: ApiKey, token: string, publicUrl: string): Html {
 }
 
 /** Regenerate a key: a new secret with the same name, scopes and lifetime; the old one stops now or after an overlap. */
-export function confirmRegenerateView(key: ApiKey, csrf: string, error?: string, now = new Date()): Html {
-  const status = keyStatus(key, now);
-  if (status !== 'active')
+export function confirmRegenerateView(
+  key: ApiKey,
+  csrf: string,
+  shown: { refused?: string; error?: string } = {},
+): Html {
+  if (shown.refused)
     return html`
-      <h1>The key "${userText(key.name)}" is ${status}</h1>
-      <p>There is no secret left to replace. <a href="/settings/keys/new">Generate a new key</a> instead.</p>
-      <p><a class="button" href="/settings/keys">Back to your keys</a></p>`;
+      <h1>The key "${userText(key.name)}" cannot be regenerated</h1>
+      <p role="alert">${shown.refused}</p>
+      <p><a class="button" href="/settings/keys">Back to your keys</a> <a href="/settings/keys/new">Generate a new key</a></p>`;
+  const error = shown.error;
   const lifetime = Math.max(1, Math.round((key.expiresAt.getTime() - key.createdAt.getTime()) / DAY_MS));
   return html`
       <h1>Regenerate the key "${userText(key.name)}"?</h1>
