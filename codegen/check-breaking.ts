@@ -45,23 +45,43 @@ export function changes(released: Doc, current: Doc): Change[] {
 
 /** The keywords that only document: no change to them can break a client. */
 const DOCUMENTATION = new Set(['description', 'summary', 'example', 'examples', 'externalDocs']);
+/** The keywords whose value is a map keyed by names (a field, a header, a component may be called `description`). */
+const NAMED = new Set([
+  'properties',
+  'patternProperties',
+  'dependentRequired',
+  'dependentSchemas',
+  '$defs',
+  'definitions',
+  'mapping',
+  'encoding',
+  'headers',
+  'schemas',
+  'parameters',
+  'responses',
+  'requestBodies',
+  'securitySchemes',
+  'links',
+  'callbacks',
+  'pathItems',
+]);
+/** Whether `key: value` only documents (a description is a string: an object there is something else). */
+const documents = (key: string, value: unknown) =>
+  key === 'description' || key === 'summary' ? typeof value === 'string' : DOCUMENTATION.has(key);
 
 /**
- * `doc` without its documentation keywords (a property that happens to be called `description`
- * stays). api-smart-diff reads a `$ref` with a sibling `description` (OpenAPI 3.1) as a schema
- * of its own, not as the schema it refers to: describing a property that way would read as
- * every field of that schema removed.
+ * `doc` without its documentation keywords (a field or header that happens to be called
+ * `description` stays). api-smart-diff reads a `$ref` with a sibling `description` (OpenAPI
+ * 3.1) as a schema of its own, not as the schema it refers to: describing a property that way
+ * would read as every field of that schema removed.
  */
 function withoutDocumentation<T>(node: T, names = false): T {
   if (Array.isArray(node)) return node.map((n) => withoutDocumentation(n)) as T;
   if (typeof node !== 'object' || node === null) return node;
   return Object.fromEntries(
     Object.entries(node)
-      .filter(([key]) => names || !DOCUMENTATION.has(key))
-      .map(([key, value]) => [
-        key,
-        withoutDocumentation(value, !names && (key === 'properties' || key === 'patternProperties')),
-      ]),
+      .filter(([key, value]) => names || !documents(key, value))
+      .map(([key, value]) => [key, withoutDocumentation(value, !names && NAMED.has(key))]),
   ) as T;
 }
 

@@ -26,6 +26,7 @@ import {
   patternMessages,
   type OpenApiDocument,
   type Operation,
+  servedAsBuilt,
 } from './kernel/contract.js';
 import { contractValidator, validatorProblem } from './http/validator.js';
 import { deprecation } from './http/deprecation.js';
@@ -108,6 +109,11 @@ export type AppDeps = {
   checkPassword: PasswordCheck;
   /** How webhook secrets are sealed and where webhooks may go (by default: a key of this process's own, public URLs only). */
   webhooks?: WebhookSettings;
+  /**
+   * Make the contract validator's parts in the background, one per turn of the event loop, so
+   * that no request pays for making one (the server does; a test server makes those it uses).
+   */
+  warmValidators?: boolean;
 };
 
 export function createApp({
@@ -120,8 +126,10 @@ export function createApp({
   changes,
   checkPassword,
   webhooks = { box: new SecretBox(randomBytes(32)), urls: { allowLocal: false } },
+  warmValidators = false,
 }: AppDeps): Express {
   const operations = listOperations(contract); // refuses to boot on an unguarded operation
+  servedAsBuilt(contract);
   const base = basePath(contract);
   const app = express();
   app.disable('x-powered-by');
@@ -204,6 +212,7 @@ export function createApp({
       keysPage,
       problems,
       webhooks,
+      warmValidators,
     }),
   );
   app.use((req, _res, next) => next(notInThisApi(req.path, base)));
@@ -287,6 +296,7 @@ function restPipeline(p: {
   keys: KeyCache;
   keysPage: string;
   problems: ErrorRequestHandler;
+  warmValidators: boolean;
 }) {
   const { config, contract, budget, failedAuth, keys, keysPage, problems } = p;
   const deprecated = deprecation(contract);
@@ -298,7 +308,14 @@ function restPipeline(p: {
   return chainWithErrors(
     answer,
     formEncodedQuery,
-    ...contractValidator(closedForValidation(contract), { ...config, budget, failedAuth, keys, keysPage }),
+    ...contractValidator(closedForValidation(contract), {
+      ...config,
+      budget,
+      failedAuth,
+      keys,
+      keysPage,
+      warm: p.warmValidators,
+    }),
     refuseNul,
     idempotency(),
     dispatchOperations(

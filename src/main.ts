@@ -63,6 +63,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     changes: db.changes,
     checkPassword: passwords.check,
     webhooks,
+    warmValidators: true,
   });
   const server = httpServer(app).listen(config.port, config.host);
   // No request may hold a connection for ever: headers within 20 s, the whole request within 60 s.

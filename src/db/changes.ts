@@ -188,6 +188,8 @@ export function embeddedFeed(orm: MikroORM): ChangeFeed {
           }
           const client = await pool.connect();
           try {
+            // Unsubscribed while it waited: nothing to attach.
+            if (stopped) return;
             attach(client);
             await listen(client, channel);
           } finally {
@@ -195,8 +197,8 @@ export function embeddedFeed(orm: MikroORM): ChangeFeed {
           }
           if (!stopped) onLive(true);
         } catch {
-          onLive(false);
           if (stopped) return;
+          onLive(false);
           timer = setTimeout(() => void start(), RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)]);
           timer.unref();
         }

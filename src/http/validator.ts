@@ -77,6 +77,8 @@ export type ValidatorOptions = {
   keys: KeyCache;
   /** Settings → Manage API keys, where a 401 for a key that stopped working sends its holder. */
   keysPage: string;
+  /** Make every part's validator in the background, one per turn of the event loop (the server). */
+  warm?: boolean;
 };
 
 export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions): RequestHandler[] {
@@ -127,7 +129,7 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
         fileUploader: { limits: { fileSize: opts.uploadMaxBytes, files: 1, fields: 0, parts: 1 } },
       }) as unknown as RequestHandler[]),
     );
-  return [readCookies, byPart(withoutOAuthAlternative(doc), validatorFor), publicOperation];
+  return [readCookies, byPart(withoutOAuthAlternative(doc), validatorFor, opts.warm ?? false), publicOperation];
 }
 
 /**
@@ -138,25 +140,43 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
  * its own could be instead of all of them (docs/decisions/0005). A request no part can match is
  * the validator's own 404, made here.
  */
-function byPart(doc: OpenApiDocument, validatorFor: (part: OpenApiDocument) => RequestHandler): RequestHandler {
+function byPart(
+  doc: OpenApiDocument,
+  validatorFor: (part: OpenApiDocument) => RequestHandler,
+  warm: boolean,
+): RequestHandler {
   const parts = new Map<string, Record<string, unknown>>();
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     const part = partOf(path);
     parts.set(part, { ...parts.get(part), [path]: item });
   }
-  // Each part's validator is made when a request first needs it: making one compiles the
-  // OpenAPI schema itself, on the event loop, and all of them at start held it for seconds.
+  // Each part's validator is made when a request first needs it, or (`warm`) one per turn of the
+  // event loop after start: making one compiles the OpenAPI schema itself, on the event loop, and
+  // all of them at once held it for seconds.
   const validators = new Map<string, RequestHandler>();
-  return (req, res, next) => {
-    const part = partOf(req.path);
-    const paths = parts.get(part);
-    if (!paths) return next(new OpenApiValidator.error.NotFound({ path: req.path, message: 'not found' }));
+  const made = (part: string, paths: Record<string, unknown>): RequestHandler => {
     let validator = validators.get(part);
     if (!validator) {
       validator = validatorFor(withReferenced({ ...doc, paths } as OpenApiDocument));
       validators.set(part, validator);
     }
-    validator(req, res, next);
+    return validator;
+  };
+  if (warm) {
+    const pending = [...parts];
+    const next = () => {
+      const [part, paths] = pending.shift() ?? [];
+      if (!part || !paths) return;
+      made(part, paths);
+      setImmediate(next).unref();
+    };
+    setImmediate(next).unref();
+  }
+  return (req, res, next) => {
+    const part = partOf(req.path);
+    const paths = parts.get(part);
+    if (!paths) return next(new OpenApiValidator.error.NotFound({ path: req.path, message: 'not found' }));
+    made(part, paths)(req, res, next);
   };
 }
 

@@ -113,6 +113,17 @@ export const MCP_SCOPES: readonly ScopeId[] = mcpScopes(SERVED);
 /** The page size of every list in the served contract. */
 export const PAGE_SIZE = pageSize(SERVED);
 
+/**
+ * Refuses a contract (a test's, bent) whose MCP scopes or page size differ from the served
+ * contract's: the MCP tools, the key screens and the lists read those from the bundle itself.
+ */
+export function servedAsBuilt(doc: OpenApiDocument): void {
+  const scopes = mcpScopes(doc);
+  const page = pageSize(doc);
+  if (scopes.join(' ') !== MCP_SCOPES.join(' ') || page.default !== PAGE_SIZE.default || page.max !== PAGE_SIZE.max)
+    throw new Error('this contract changes x-mcp-scopes or the page size, which are read from the built contract');
+}
+
 /** How many items a list returns: the `limit` asked for, else the contract's default. */
 export const pageLimit = (limit: number | undefined): number => limit ?? PAGE_SIZE.default;
 

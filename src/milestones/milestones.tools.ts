@@ -20,7 +20,7 @@ import {
   updateMilestone,
 } from './milestones.service.js';
 import { presentMilestone } from './milestones.presenter.js';
-import { pageLimit } from '../kernel/contract.js';
+import { PAGE_SIZE, pageLimit } from '../kernel/contract.js';
 
 const SUMMARY = ['id', 'title', 'status', 'position'] as const;
 const one = (verb: string, m: Milestone) => `${verb} milestone ${m.position}. [${m.status}] ${m.title} — id ${m.id}.`;
@@ -51,7 +51,7 @@ export const milestonesTools = [
     operation: 'listMilestones',
     title: "Get a project's roadmap",
     description:
-      "A project's milestones in display order (position 1 first), with their status and due dates; 20 at a time " +
+      `A project's milestones in display order (position 1 first), with their status and due dates; ${PAGE_SIZE.default} at a time ` +
       'unless limit says otherwise. Filter by status; detail "summary" gives ids, titles, status and positions only.',
     input: z
       .object({

@@ -6,7 +6,7 @@ import { listed, listOutput, plural, unmatched } from '../mcp/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
 import { buildLogList, createPost, listBuildLogs } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
-import { pageLimit } from '../kernel/contract.js';
+import { PAGE_SIZE, pageLimit } from '../kernel/contract.js';
 
 const SUMMARY = ['id', 'title', 'createdAt'] as const;
 /** The `since` argument as the service takes it. */
@@ -18,7 +18,7 @@ export const postsTools = [
     operation: 'listBuildLogs',
     title: "List a project's build logs",
     description:
-      'The build logs posted for a project, newest first, 20 at a time unless limit says otherwise; since ' +
+      `The build logs posted for a project, newest first, ${PAGE_SIZE.default} at a time unless limit says otherwise; since ` +
       'keeps the recent ones. Long bodies are shortened unless detail is "full".',
     input: z
       .object({

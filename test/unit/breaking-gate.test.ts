@@ -1,7 +1,7 @@
 /** The breaking-change gate (codegen/check-breaking.ts) on small contracts: what it lets through and what it stops. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { gate } from '../../codegen/check-breaking.js';
+import { changes, gate } from '../../codegen/check-breaking.js';
 
 const contract = (version: string, paths: object) => ({
   openapi: '3.1.0',
@@ -177,6 +177,22 @@ describe('check-breaking catches what a client notices', () => {
     expect(judge((d) => (d.components.schemas.Project.properties.stage.description = 'Where it is.'))).toBe('');
     expect(judge((d) => (d.components.schemas.Project.properties.tagline.example = 'A computer'))).toBe('');
     expect(judge((d) => (get(d).externalDocs = { url: 'https://example.com/guide#projects' }))).toBe('');
+  });
+
+  it('still sees a rule about a field called `example` change', () => {
+    const project = before.components.schemas.Project;
+    project.properties.example = { type: 'string' };
+    project.dependentRequired = { example: ['tagline'] };
+    try {
+      const after = structuredClone(before);
+      after.components.schemas.Project.dependentRequired = { example: ['id'] };
+      expect(changes(before, after).map((c) => c.pointer)).toContainEqual(
+        expect.stringMatching(/dependentRequired\/example\/0$/),
+      );
+    } finally {
+      delete project.properties.example;
+      delete project.dependentRequired;
+    }
   });
 
   it('still sees a field called `description` go', () => {
