@@ -105,7 +105,8 @@ export function pageSize(doc: OpenApiDocument): { default: number; max: number }
   return { default: limit.default, max: limit.maximum };
 }
 
-const SERVED = loadContract();
+/** The built contract, read once at start: what the server serves unless given another (tests). */
+export const SERVED: OpenApiDocument = loadContract();
 
 /** The MCP endpoint's scopes in the served contract. */
 export const MCP_SCOPES: readonly ScopeId[] = mcpScopes(SERVED);

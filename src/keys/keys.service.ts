@@ -115,6 +115,12 @@ export async function revokeKey(em: EntityManager, id: string, ownerId?: string)
 export const REGENERATE_OVERLAP_HOURS = [0, 1, 24] as const;
 export type RegenerateOverlap = (typeof REGENERATE_OVERLAP_HOURS)[number];
 
+/** How many days a key regenerated from `key` lasts: as long as `key` was made to, within 1 and `maxDays`. */
+export function regeneratedLifetimeDays(key: ApiKey, maxDays = MAX_KEY_DAYS): number {
+  const days = Math.round((key.expiresAt.getTime() - key.createdAt.getTime()) / 86_400_000);
+  return Math.min(Math.max(days, 1), Math.min(maxDays, MAX_KEY_DAYS));
+}
+
 /** Why a key cannot be regenerated, in words for its owner; undefined when it can. */
 export function regenerateRefusal(key: ApiKey, now = new Date()): string | undefined {
   const status = keyStatus(key, now);
@@ -148,8 +154,7 @@ export async function regenerateKey(
     const refused = regenerateRefusal(previous);
     if (refused) throw conflict(refused);
     const now = Date.now();
-    const maxDays = Math.min(input.maxDays ?? MAX_KEY_DAYS, MAX_KEY_DAYS);
-    const lifetimeDays = Math.round((previous.expiresAt.getTime() - previous.createdAt.getTime()) / 86_400_000);
+    const expiresInDays = regeneratedLifetimeDays(previous, input.maxDays);
     previous.replacedAt = new Date(now);
     if (input.overlapHours === 0) previous.revokedAt = new Date(now);
     else previous.expiresAt = new Date(Math.min(previous.expiresAt.getTime(), now + input.overlapHours * 3_600_000));
@@ -158,8 +163,8 @@ export async function regenerateKey(
       userId: input.ownerId,
       name: previous.name,
       scopes: previous.scopes,
-      expiresInDays: Math.min(Math.max(lifetimeDays, 1), maxDays),
-      maxDays,
+      expiresInDays,
+      maxDays: input.maxDays,
     });
     return { ...created, previous };
   });

@@ -22,7 +22,7 @@ import * as z from 'zod';
 import { ProblemError, type Reason, type ProblemSlug } from '../kernel/problem.js';
 import { findNul } from '../http/nul.js';
 import { createRequestHash, once } from '../idempotency/idempotency.service.js';
-import { basePath, loadContract } from '../kernel/contract.js';
+import { basePath, SERVED } from '../kernel/contract.js';
 import type { Logger } from '../kernel/logger.js';
 import { bindTools, type BoundTool, type ToolContext } from './tool.js';
 import { answer, clip } from './answers.js';
@@ -32,9 +32,8 @@ import { projectsTools } from '../projects/projects.tools.js';
 import { milestonesTools } from '../milestones/milestones.tools.js';
 import { postsTools } from '../posts/posts.tools.js';
 
-const CONTRACT = loadContract();
 /** Each tool with the scope of the REST operation it mirrors, read from the contract. */
-export const TOOLS: readonly BoundTool[] = bindTools([...projectsTools, ...milestonesTools, ...postsTools], CONTRACT);
+export const TOOLS: readonly BoundTool[] = bindTools([...projectsTools, ...milestonesTools, ...postsTools], SERVED);
 const BY_NAME: ReadonlyMap<string, BoundTool> = new Map(TOOLS.map((t) => [t.name, t]));
 export const TOOL_NAMES: ReadonlySet<string> = new Set(BY_NAME.keys());
 
@@ -62,7 +61,7 @@ function inputOf(tool: BoundTool): z.ZodObject {
 }
 const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
 /** Where the REST API is, for the Location a create made here records. */
-const API_BASE = basePath(CONTRACT);
+const API_BASE = basePath(SERVED);
 const INSTRUCTIONS =
   'Shipyard keeps a project roadmap (milestones) and build log. Call list_my_projects first to get project ids; ' +
   'then get_roadmap / list_build_logs to read and create_milestone, update_milestone, delete_milestone, create_build_log to write.';

@@ -8,8 +8,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type * as z from 'zod';
 import type { Actor } from '../kernel/actor.js';
-import { HTTP_METHODS, mcpScopes, type OpenApiDocument } from '../kernel/contract.js';
-import { isScopeId, type ScopeId } from '../kernel/scopes.js';
+import { listOperations, mcpScopes, type OpenApiDocument } from '../kernel/contract.js';
+import type { ScopeId } from '../kernel/scopes.js';
 
 export type ToolContext = { em: EntityManager; actor: Actor };
 
@@ -65,18 +65,13 @@ export type BoundTool = ToolDef & { scope: ScopeId };
  * together are not the MCP endpoint's (`x-mcp-scopes`): the tools and the contract cannot disagree.
  */
 export function bindTools(tools: readonly ToolDef[], doc: OpenApiDocument): BoundTool[] {
-  const scopes = new Map<string, string | undefined>();
-  for (const item of Object.values(doc.paths))
-    for (const method of HTTP_METHODS) {
-      const op = item[method];
-      if (op?.operationId) scopes.set(op.operationId, op['x-required-scope']);
-    }
+  const access = new Map(listOperations(doc).map((op) => [op.operationId, op.access]));
   const problems: string[] = [];
   const bound = tools.flatMap((tool) => {
-    const scope = scopes.get(tool.operation);
-    if (scope !== undefined && isScopeId(scope)) return [{ ...tool, scope }];
+    const rule = access.get(tool.operation);
+    if (rule?.kind === 'scope') return [{ ...tool, scope: rule.scope }];
     problems.push(
-      scopes.has(tool.operation)
+      rule
         ? `${tool.name}: its operation ${tool.operation} needs no scope a key can hold`
         : `${tool.name}: the contract has no operation ${tool.operation}`,
     );

@@ -120,7 +120,7 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
     const key = await ownKey(req, String(req.params.id));
     if (!key) return noSuchKey(req, res);
     const refused = regenerateRefusal(key);
-    send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf, { refused }), {
+    send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf, maxDays, { refused }), {
       status: refused ? 409 : 200,
     });
   }
@@ -131,7 +131,7 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
     const overlap = Number((req.body as Record<string, unknown>).overlap ?? 0);
     if (!(REGENERATE_OVERLAP_HOURS as readonly number[]).includes(overlap)) {
       const error = 'Choose when the old secret stops working.';
-      return send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf, { error }), {
+      return send(req, res, `Regenerate ${key.name}`, confirmRegenerateView(key, req.web!.csrf, maxDays, { error }), {
         status: 400,
       });
     }
@@ -154,7 +154,7 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
           req,
           res,
           `Regenerate ${key.name}`,
-          confirmRegenerateView(fresh, req.web!.csrf, { refused: err.detail }),
+          confirmRegenerateView(fresh, req.web!.csrf, maxDays, { refused: err.detail }),
           {
             status: 409,
           },

@@ -3,7 +3,7 @@
  * create form on its own page, the token shown once, the revoke confirmation.
  */
 import type { ApiKey } from '../keys/api-key.entity.js';
-import { keyStatus, lastExpiryDay } from '../keys/keys.service.js';
+import { keyStatus, lastExpiryDay, regeneratedLifetimeDays } from '../keys/keys.service.js';
 import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import { SCOPE_IDS } from '../kernel/scopes.js';
 import { MCP_SCOPES } from '../kernel/contract.js';
@@ -245,6 +245,7 @@ function commands(key: ApiKey, token: string, publicUrl: string): Html {
 export function confirmRegenerateView(
   key: ApiKey,
   csrf: string,
+  maxDays: number,
   shown: { refused?: string; error?: string } = {},
 ): Html {
   if (shown.refused)
@@ -253,7 +254,7 @@ export function confirmRegenerateView(
       <p role="alert">${shown.refused}</p>
       <p><a class="button" href="/settings/keys">Back to your keys</a> <a href="/settings/keys/new">Generate a new key</a></p>`;
   const error = shown.error;
-  const lifetime = Math.max(1, Math.round((key.expiresAt.getTime() - key.createdAt.getTime()) / DAY_MS));
+  const lifetime = regeneratedLifetimeDays(key, maxDays);
   return html`
       <h1>Regenerate the key "${userText(key.name)}"?</h1>
       ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
