@@ -56,6 +56,7 @@ import { MAX_KEY_DAYS, type RateLimits } from './kernel/limits.js';
 import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
 import type { RedisClientType } from 'redis';
 import { KeyCache } from './keys/key-cache.js';
+import { KeyUse } from './keys/key-use.js';
 import type { ChangeFeed } from './db/changes.js';
 import { webRouter } from './web/web.routes.js';
 import type { AccountLimits } from './web/account.pages.js';
@@ -76,13 +77,21 @@ export type AppDeps = {
     Partial<
       Pick<
         Config,
-        'trustProxy' | 'rateLimitPerUserPerMinute' | 'mediaQuotaBytes' | 'mediaUnattachedHours' | 'keyMaxDays'
+        | 'trustProxy'
+        | 'rateLimitPerUserPerMinute'
+        | 'mediaQuotaBytes'
+        | 'mediaUnattachedHours'
+        | 'keyMaxDays'
+        | 'securityLogDays'
+        | 'keyUnusedDays'
       >
     > & {
       requestTimeoutMs?: number;
       /** Only tests set it: a shorter request-budget window than a minute. */
       rateLimitWindowMs?: number;
       keyCacheSeconds?: number;
+      /** How often the keys' use is written (2 s; tests shorten it). */
+      keyUseFlushMs?: number;
       searchCacheSeconds?: number;
       countsCacheSeconds?: number;
       publicUrl?: string;
@@ -145,8 +154,11 @@ export function createApp({
   const budget = requestBudget(counters, limits);
   const failedAuth = failedAuthBudget(counters, limits);
   const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000, changes);
+  const uses = new KeyUse(orm, log, config.keyUseFlushMs);
   const keysPage = new URL('/settings/keys', config.publicUrl ?? 'http://localhost').href;
   app.locals.keyCache = keys;
+  /** Written on its own every few seconds; whoever stops the app flushes it (close). */
+  app.locals.keyUse = uses;
 
   app.use(chain(requestContext(orm, log), securityHeaders(), requireHost));
   app.use(base, cors(contract, { except: '/mcp' }));
@@ -187,6 +199,7 @@ export function createApp({
       freeOpening: freeOpenings(counters, limits),
       failedAuth,
       keys,
+      uses,
       keysPage,
       checkOutput: config.validateResponses,
       origins: mcpOrigins(config.publicUrl, config.mcpAllowedOrigins),
@@ -209,8 +222,10 @@ export function createApp({
       budget,
       failedAuth,
       keys,
+      uses,
       keysPage,
       problems,
+      log,
       webhooks,
       warmValidators,
     }),
@@ -280,6 +295,8 @@ function webApplication(
     github,
     timeoutMs: requestTimeoutMs(config),
     keyMaxDays: config.keyMaxDays ?? MAX_KEY_DAYS,
+    securityLogDays: config.securityLogDays ?? 90,
+    keyUnusedDays: config.keyUnusedDays ?? 30,
   });
 }
 
@@ -294,8 +311,10 @@ function restPipeline(p: {
   budget: RequestHandler;
   failedAuth: FailedAuth;
   keys: KeyCache;
+  uses: KeyUse;
   keysPage: string;
   problems: ErrorRequestHandler;
+  log: Logger;
   warmValidators: boolean;
 }) {
   const { config, contract, budget, failedAuth, keys, keysPage, problems } = p;
@@ -314,6 +333,7 @@ function restPipeline(p: {
       failedAuth,
       keys,
       keysPage,
+      uses: p.uses,
       warm: p.warmValidators,
     }),
     refuseNul,
@@ -333,6 +353,7 @@ function restPipeline(p: {
         keyMaxDays: config.keyMaxDays,
         webhooks: p.webhooks,
       }),
+      p.log,
     ),
   );
 }

@@ -48,6 +48,10 @@ export type Config = {
   keyCacheSeconds: number;
   /** The longest a key may last, in days (KEY_MAX_DAYS, 1 to 366, default 366): on the web, in the CLI and through OAuth. */
   keyMaxDays: number;
+  /** Days the security log keeps an entry (SECURITY_LOG_DAYS, default 90). */
+  securityLogDays: number;
+  /** Days without use after which the keys page offers to revoke a key (KEY_UNUSED_DAYS, default 30). */
+  keyUnusedDays: number;
   /** Seconds a search page may be reused (SEARCH_CACHE_SECONDS, default 10; 0 = off). A page is dropped
    *  as soon as anything searchable changes, in any process; the bound only covers open jobs reaching their expiry. */
   searchCacheSeconds: number;
@@ -169,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validateResponses: env.VALIDATE_RESPONSES !== 'false',
     keyCacheSeconds: zeroOrPositive('KEY_CACHE_SECONDS', env.KEY_CACHE_SECONDS, 10),
     keyMaxDays: keyMaxDays(env.KEY_MAX_DAYS),
+    securityLogDays: positiveInt('SECURITY_LOG_DAYS', env.SECURITY_LOG_DAYS, 90),
+    keyUnusedDays: positiveInt('KEY_UNUSED_DAYS', env.KEY_UNUSED_DAYS, 30),
     searchCacheSeconds: zeroOrPositive('SEARCH_CACHE_SECONDS', env.SEARCH_CACHE_SECONDS, 10),
     countsCacheSeconds: zeroOrPositive('COUNTS_CACHE_SECONDS', env.COUNTS_CACHE_SECONDS, 60),
     logLevel: level,

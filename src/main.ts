@@ -22,6 +22,8 @@ import { startPasswordThread } from './users/password-thread.js';
 import { loadSecretKey, SecretBox } from './webhooks/secrets.js';
 import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.js';
 import { sweepWebhookHistory, type WebhookSettings } from './webhooks/webhooks.service.js';
+import { sweepSecurityLog } from './security-log/security-log.service.js';
+import type { KeyUse } from './keys/key-use.js';
 
 /** The argument with which bin/shipyard.mjs says it holds a channel to the server (see launcherEnded). */
 const LAUNCHER_CHANNEL_ARG = '--launcher-channel';
@@ -103,6 +105,8 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     'idempotency records expired': (em) => sweepIdempotencyRecords(em),
     'OAuth grants and unused client registrations removed': (em) => sweepOAuth(em),
     'webhook deliveries stranded marked failed, and events older than 30 days removed': (em) => sweepWebhookHistory(em),
+    [`security log: expiries recorded, entries older than ${config.securityLogDays} days removed`]: (em) =>
+      sweepSecurityLog(em, config.securityLogDays),
   });
   stopGracefully(server, log, {
     launcherGone,
@@ -114,6 +118,8 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     },
     release: async () => {
       await workerStopped;
+      // What the keys' use noted since its last write, before the database goes.
+      await (app.locals.keyUse as KeyUse).close();
       if (redis?.isOpen) redis.destroy();
       await Promise.all([db.close(), passwords.stop()]);
     },

@@ -110,28 +110,6 @@ describe('authentication (401)', () => {
     });
     expect(inCookie.status).toBe(401);
   });
-
-  it('writes last-used-at at most once a minute', async () => {
-    // Without the key cache, so that every request reads the row the test backdates.
-    const direct = await startServer({ keyCacheSeconds: 0 });
-    try {
-      const { user, token } = await userWithKey(direct, ['profile.read']);
-      const em = direct.db.orm.em.fork();
-      expect((await em.findOneOrFail(ApiKey, { user: user.id })).lastUsedAt).toBeNull();
-      await raw(direct, 'GET', '/users/me', { token });
-      const first = (await em.fork().findOneOrFail(ApiKey, { user: user.id })).lastUsedAt;
-      expect(first).toBeInstanceOf(Date);
-      await raw(direct, 'GET', '/users/me', { token });
-      const second = (await em.fork().findOneOrFail(ApiKey, { user: user.id })).lastUsedAt;
-      expect(second!.getTime()).toBe(first!.getTime());
-      await em.nativeUpdate(ApiKey, { user: user.id }, { lastUsedAt: new Date(Date.now() - 61_000) });
-      await raw(direct, 'GET', '/users/me', { token });
-      const third = (await em.fork().findOneOrFail(ApiKey, { user: user.id })).lastUsedAt;
-      expect(third!.getTime()).toBeGreaterThan(Date.now() - 10_000);
-    } finally {
-      await direct.close();
-    }
-  });
 });
 
 describe('the key cache (KEY_CACHE_SECONDS)', () => {

@@ -115,6 +115,7 @@ async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>
     '/settings/profile',
     '/settings/github',
     '/settings/webhooks',
+    '/settings/security-log',
     '/docs',
     '/docs/changes',
     '/docs/guide',

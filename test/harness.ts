@@ -17,6 +17,7 @@ import { loadContract, type OpenApiDocument } from '../src/kernel/contract.js';
 import { headerChecker } from './declared-headers.js';
 import { httpServer } from '../src/http/client-errors.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
+import type { KeyUse } from '../src/keys/key-use.js';
 import { hashToken } from '../src/keys/tokens.js';
 import { LocalDiskStorage, type MediaStorage } from '../src/media/storage.js';
 import { createLogger } from '../src/http/log.js';
@@ -48,6 +49,8 @@ export type TestServer = {
   storage: MediaStorage;
   /** The server's key cache, to see whether a key is cached before attacking its revocation. */
   keyCache: KeyCache;
+  /** Where the server notes each key's use; `flush()` writes it now instead of within 2 s. */
+  keyUse: KeyUse;
   close: () => Promise<void>;
 };
 
@@ -189,11 +192,13 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
     db,
     storage,
     keyCache: app.locals.keyCache as KeyCache,
+    keyUse: app.locals.keyUse as KeyUse,
     close: async () => {
       await worker?.stop();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       (app.locals.keyCache as KeyCache).close();
+      await (app.locals.keyUse as KeyUse).close();
       await Promise.all([db.close(), passwords.stop()]);
       rmSync(mediaDir, { recursive: true, force: true });
       if (headers.violations.size)

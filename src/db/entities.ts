@@ -1,6 +1,8 @@
 // The explicit entity list (no folder discovery: fast start, nothing hidden).
 import { User } from '../users/user.entity.js';
 import { ApiKey } from '../keys/api-key.entity.js';
+import { KeySighting } from '../keys/key-sighting.entity.js';
+import { SecurityEvent } from '../security-log/security-event.entity.js';
 import { Project, ProjectMember } from '../projects/project.entity.js';
 import { Milestone } from '../milestones/milestone.entity.js';
 import { RoadmapWalk } from '../milestones/roadmap-walk.entity.js';
@@ -21,6 +23,8 @@ import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from '../webhook
 export const entities = [
   User,
   ApiKey,
+  KeySighting,
+  SecurityEvent,
   Project,
   ProjectMember,
   Milestone,

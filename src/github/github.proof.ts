@@ -4,6 +4,7 @@
  * proven: the user puts a one-off code in their GitHub bio, and we read it back through GitHub's
  * public API (docs/decisions/0009-github-proof.md says why this proof and not OAuth).
  */
+import { recordSecurityEvent, type Origin } from '../security-log/security-log.service.js';
 import { randomBytes } from 'node:crypto';
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { GithubAccount, GithubRepo } from './github.entity.js';
@@ -48,7 +49,12 @@ export type Verification = { verified: true; account: GithubAccount } | { verifi
  * account proven by another Shipyard user before stops being theirs, since whoever controls the
  * bio now has shown that they control the GitHub account.
  */
-export async function verifyGithub(em: EntityManager, client: GithubClient, userId: string): Promise<Verification> {
+export async function verifyGithub(
+  em: EntityManager,
+  client: GithubClient,
+  userId: string,
+  origin: Origin = {},
+): Promise<Verification> {
   const account = await em.findOne(GithubAccount, { user: userId }, { populate: ['user'] });
   if (!account) return { verified: false, reason: 'Link a GitHub login first.' };
   if (account.verifiedAt) return { verified: true, account };
@@ -73,7 +79,16 @@ export async function verifyGithub(em: EntityManager, client: GithubClient, user
   // fork: the failed one left its entities changed but unwritten.
   for (let attempt = 1; ; attempt++) {
     try {
-      await em.fork().transactional((tem) => recordProof(tem, account.id, user.id));
+      await em.fork().transactional(async (tem) => {
+        await recordProof(tem, account.id, user.id);
+        await recordSecurityEvent(tem, {
+          userId,
+          kind: 'github.linked',
+          channel: 'web',
+          ...origin,
+          resource: `https://github.com/${account.login}`,
+        });
+      });
       break;
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException) || attempt === 3) throw err;

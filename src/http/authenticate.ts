@@ -6,6 +6,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { authenticateToken } from '../keys/keys.service.js';
 import type { KeyCache } from '../keys/key-cache.js';
+import type { KeyUse, Use } from '../keys/key-use.js';
 import { bearerToken, hasBearer } from './bearer.js';
 import { ProblemError } from '../kernel/problem.js';
 import { ANONYMOUS, type Actor } from '../kernel/actor.js';
@@ -44,12 +45,21 @@ async function sessionActor(req: Request): Promise<Actor> {
   return { userId: user.id, via: 'session', scopes: [] };
 }
 
+/** A key's use through the REST API, as the keys page and the security log show it. */
+export const restUse = (req: Request, actor: Actor): Use => ({
+  keyId: actor.keyId!,
+  userId: actor.userId,
+  channel: 'rest',
+  address: req.ip,
+  client: req.get('user-agent'),
+});
+
 /**
  * The caller of a matched operation: nobody (public), the web session (session-only), or the
  * API key. A refused authentication is counted against the address's failed-authentication
  * budget, which may turn it into a 429 (src/http/rate-limit.ts); a valid key never meets it.
  */
-export const authenticate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string) =>
+export const authenticate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string, uses: KeyUse) =>
   async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
       const op = req.openapi?.schema;
@@ -62,6 +72,7 @@ export const authenticate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: s
         op['x-session-only'] === true && !hasBearer(req)
           ? await sessionActor(req)
           : await authenticateToken(req.em, bearerToken(req), keys, keysPage);
+      if (req.actor.keyId) uses.note(restUse(req, req.actor));
       // Like GitHub's token-expiration header: every response tells the key's expiry (unless the
       // request deadline has answered meanwhile: src/http/timeout.ts).
       if (req.actor.expiresAt && !res.headersSent)

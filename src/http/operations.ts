@@ -9,6 +9,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Handler, Handlers, OperationId, Reply } from './handler.js';
 import { once, type Outcome, type Replay } from '../idempotency/idempotency.service.js';
 import type { Operation } from '../kernel/contract.js';
+import type { Logger } from '../kernel/logger.js';
+import { recordKeyWrite } from '../security-log/security-log.service.js';
+import { restUse } from './authenticate.js';
 
 type Bound = (req: Request, res: Response) => Promise<void>;
 
@@ -32,7 +35,7 @@ function replay(res: Response, { status, body, location }: Replay): void {
   res.status(status).json(body);
 }
 
-export function dispatchOperations(operations: Operation[], handlers: Handlers): RequestHandler {
+export function dispatchOperations(operations: Operation[], handlers: Handlers, log: Logger): RequestHandler {
   const bound = new Map<string, Bound>();
   const unknown = Object.keys(handlers).filter((id) => !operations.some((op) => op.operationId === id));
   if (unknown.length) throw new Error(`handlers for operations that are not in the contract: ${unknown.join(', ')}`);
@@ -40,7 +43,7 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers):
     if (op.access.kind === 'mcp') continue; // served by src/mcp/mcp.routes.ts, mounted before the validator
     const handler = handlers[op.operationId as OperationId] as Handler<OperationId> | undefined;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
-    bound.set(op.operationId, bind(op.operationId, handler));
+    bound.set(op.operationId, bind(op.operationId, handler, log));
   }
   return function dispatch(req: Request, res: Response, next: NextFunction) {
     const run = bound.get(req.openapi?.schema?.operationId ?? '');
@@ -51,7 +54,7 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers):
 }
 
 /** The handler called with the validated request, once only for a create with an Idempotency-Key. */
-function bind(operationId: string, handler: Handler<OperationId>): Bound {
+function bind(operationId: string, handler: Handler<OperationId>, log: Logger): Bound {
   return async (req, res) => {
     const actor = req.actor;
     if (!actor) throw new Error(`${operationId} reached its handler without an actor`);
@@ -74,9 +77,28 @@ function bind(operationId: string, handler: Handler<OperationId>): Bound {
     } else {
       reply = await run(req.em);
     }
+    if (req.method !== 'GET' && reply.status < 300) await logWrite(req, operationId, reply, log);
     // The request deadline may have answered meanwhile (503); what was done stays done.
     if (!res.headersSent) await send(res, reply);
   };
+}
+
+/**
+ * A write made with a key goes in its owner's security log before it is answered: the resource
+ * is where the answer points (a create's Location) or the path written to. A log that cannot be
+ * written is reported and does not undo or hide the write, which is done.
+ */
+async function logWrite(req: Request, operation: string, reply: Reply<OperationId>, log: Logger): Promise<void> {
+  const actor = req.actor!;
+  if (!actor.keyId) return;
+  const location = 'headers' in reply ? reply.headers?.Location : undefined;
+  await recordKeyWrite(req.em, actor, {
+    ...restUse(req, actor),
+    operation,
+    resource: typeof location === 'string' ? location : req.originalUrl.split('?')[0]!,
+  }).catch((error: unknown) =>
+    log.error('a write could not be put in the security log', { requestId: req.requestId, operation, error }),
+  );
 }
 
 /** A handler's reply as HTTP: no body, a stream, a text, or JSON (checked against the contract on its way out). */

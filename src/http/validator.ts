@@ -22,6 +22,7 @@ import { deprecation } from './deprecation.js';
 import { parseCookies } from './cookies.js';
 import { chain } from './chain.js';
 import type { KeyCache } from '../keys/key-cache.js';
+import type { KeyUse } from '../keys/key-use.js';
 import type { FailedAuth } from './rate-limit.js';
 
 declare global {
@@ -77,6 +78,8 @@ export type ValidatorOptions = {
   keys: KeyCache;
   /** Settings → Manage API keys, where a 401 for a key that stopped working sends its holder. */
   keysPage: string;
+  /** Where each key's use is noted (its address, client and channel). */
+  uses: KeyUse;
   /** Make every part's validator in the background, one per turn of the event loop (the server). */
   warm?: boolean;
 };
@@ -85,7 +88,7 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
   settleUrlParseWarning();
   const stages: RequestHandler[] = [
     deprecation(doc),
-    authenticate(opts.keys, opts.failedAuth, opts.keysPage) as RequestHandler,
+    authenticate(opts.keys, opts.failedAuth, opts.keysPage, opts.uses) as RequestHandler,
     opts.budget,
     requireScope as RequestHandler,
     strictQueryIntegers(doc),
@@ -108,7 +111,7 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
   // and spends its address's budget once the validator has passed it.
   const publicStages = [
     deprecation(doc),
-    authenticate(opts.keys, opts.failedAuth, opts.keysPage) as RequestHandler,
+    authenticate(opts.keys, opts.failedAuth, opts.keysPage, opts.uses) as RequestHandler,
     opts.budget,
   ];
   const publicOperation: RequestHandler = (req, res, next) => {

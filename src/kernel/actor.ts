@@ -6,6 +6,8 @@ export type Actor = {
   userId: string;
   via: 'key' | 'session' | 'anonymous';
   keyId?: string;
+  /** The key's name, for the security log. */
+  keyName?: string;
   scopes: readonly ScopeId[];
   expiresAt?: Date;
 };

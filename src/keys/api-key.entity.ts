@@ -22,6 +22,10 @@ const ApiKeySchema = defineEntity({
     expiresAt: p.datetime(),
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
+    /** Through what it was last used: rest or mcp. */
+    lastChannel: p.string().length(10).nullable(),
+    /** The client it was last used by: its User-Agent, or for MCP its name and version. */
+    lastClient: p.string().length(200).nullable(),
     revokedAt: p.datetime().nullable(),
     /** When the key was regenerated: a new key took its place, and this one stops at its expiry. */
     replacedAt: p.datetime().nullable(),

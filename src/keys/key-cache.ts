@@ -24,7 +24,8 @@ export type CachedKey = {
   scopes: readonly string[];
   expiresAt: Date;
   revokedAt: Date | null;
-  lastUsedAt: Date | null;
+  /** Its name, for the security log's entries of what it did. */
+  name: string;
   /** Handed to an app through OAuth sign-in: the way to a new one is to sign in again. */
   viaOAuth: boolean;
 };

@@ -11,11 +11,14 @@ import { badRequest, conflict, invalidToken, notFound } from '../kernel/problem.
 import type { Actor } from '../kernel/actor.js';
 import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import { keyEvents, type CachedKey, type KeyCache } from './key-cache.js';
+import { recordSecurityEvent, type Channel, type Origin } from '../security-log/security-log.service.js';
 
 /** The most keys one account may have active (neither revoked nor expired): minting keys does not multiply a budget. */
 export const MAX_ACTIVE_KEYS = 50;
-/** last_used_at is written at most this often per key. */
-const LAST_USED_RESOLUTION_MS = 60_000;
+/** Who made or changed a key, and through what: the security log's entry says so. */
+export type KeyOrigin = Origin & { channel: Extract<Channel, 'web' | 'cli' | 'oauth'> };
+/** Made or changed on the server's host: the operator CLI (and the tests' factories). */
+const ON_THE_HOST: KeyOrigin = { channel: 'cli' };
 
 /** An expiry is required: a number of days, or a moment at most MAX_KEY_DAYS ahead. */
 export type NewKey = {
@@ -26,6 +29,8 @@ export type NewKey = {
   oauthClientId?: string;
   /** The longest it may last, in days (the operator's KEY_MAX_DAYS; MAX_KEY_DAYS at most). */
   maxDays?: number;
+  /** Where it is made: on the server's host (the CLI) unless said. */
+  origin?: KeyOrigin;
 } & ({ expiresInDays: number } | { expiresAt: Date });
 export type CreatedKey = { key: ApiKey; token: string };
 
@@ -63,7 +68,22 @@ function expiryOf(input: NewKey, now = Date.now()): Date {
   return new Date(now + input.expiresInDays * 86_400_000);
 }
 
+/** A new key, recorded in its owner's security log in the same transaction. */
 export async function createKey(em: EntityManager, input: NewKey): Promise<CreatedKey> {
+  return em.transactional(async (tem) => {
+    const created = await insertKey(tem, input);
+    await recordSecurityEvent(tem, {
+      userId: input.userId,
+      kind: 'key.created',
+      keyId: created.key.id,
+      keyName: created.key.name,
+      ...(input.origin ?? ON_THE_HOST),
+    });
+    return created;
+  });
+}
+
+async function insertKey(em: EntityManager, input: NewKey): Promise<CreatedKey> {
   const scopes = parseScopes(input.scopes);
   const expiresAt = expiryOf(input);
   const name = input.name.trim();
@@ -100,12 +120,26 @@ export async function listKeys(em: EntityManager, userId: string): Promise<ApiKe
 }
 
 /** Revokes a key; with ownerId (the web screen), only that person's own key (another's is a 404). */
-export async function revokeKey(em: EntityManager, id: string, ownerId?: string): Promise<ApiKey> {
+export async function revokeKey(
+  em: EntityManager,
+  id: string,
+  ownerId?: string,
+  origin: KeyOrigin = ON_THE_HOST,
+): Promise<ApiKey> {
   const key = await em.findOne(ApiKey, ownerId ? { id, user: ownerId } : { id });
   if (!key) throw notFound(`No API key with id ${id}.`);
   if (!key.revokedAt) {
     key.revokedAt = new Date();
-    await em.flush();
+    await em.transactional(async (tem) => {
+      await tem.flush();
+      await recordSecurityEvent(tem, {
+        userId: key.user.id,
+        kind: 'key.revoked',
+        keyId: key.id,
+        keyName: key.name,
+        ...origin,
+      });
+    });
   }
   keyEvents.emit('revoked', key.id);
   return key;
@@ -142,7 +176,7 @@ export function regenerateRefusal(key: ApiKey, now = new Date()): string | undef
  */
 export async function regenerateKey(
   em: EntityManager,
-  input: { id: string; ownerId: string; overlapHours: RegenerateOverlap; maxDays?: number },
+  input: { id: string; ownerId: string; overlapHours: RegenerateOverlap; maxDays?: number; origin: KeyOrigin },
 ): Promise<CreatedKey & { previous: ApiKey }> {
   const result = await em.transactional(async (tem) => {
     const previous = await tem.findOne(
@@ -159,12 +193,21 @@ export async function regenerateKey(
     if (input.overlapHours === 0) previous.revokedAt = new Date(now);
     else previous.expiresAt = new Date(Math.min(previous.expiresAt.getTime(), now + input.overlapHours * 3_600_000));
     await tem.flush();
-    const created = await createKey(tem, {
+    const created = await insertKey(tem, {
       userId: input.ownerId,
       name: previous.name,
       scopes: previous.scopes,
       expiresInDays,
       maxDays: input.maxDays,
+      origin: input.origin,
+    });
+    // One entry, on the key that was replaced: its new secret is the same key to its owner.
+    await recordSecurityEvent(tem, {
+      userId: input.ownerId,
+      kind: 'key.regenerated',
+      keyId: previous.id,
+      keyName: previous.name,
+      ...input.origin,
     });
     return { ...created, previous };
   });
@@ -194,7 +237,7 @@ async function readKey(
     scopes: row.scopes,
     expiresAt: row.expiresAt,
     revokedAt: row.revokedAt ?? null,
-    lastUsedAt: row.lastUsedAt ?? null,
+    name: row.name,
     viaOAuth: Boolean(row.oauthClientId),
   };
   cache?.set(tokenHash, key, generation);
@@ -231,22 +274,11 @@ export async function authenticateToken(
   if (key.revokedAt) throw invalidToken(`The API key has been revoked.${wayOut}`);
   if (key.userDisabled) throw invalidToken('The account this API key belongs to is disabled.');
   if (key.expiresAt <= now) throw invalidToken(`The API key expired at ${key.expiresAt.toISOString()}.${wayOut}`);
-  if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-    // Conditional, so concurrent requests write it once; no flush of anything else.
-    await em.nativeUpdate(
-      ApiKey,
-      {
-        id: key.id,
-        $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }],
-      },
-      { lastUsedAt: now },
-    );
-    key.lastUsedAt = now;
-  }
   return {
     userId: key.userId,
     via: 'key',
     keyId: key.id,
+    keyName: key.name,
     scopes: key.scopes.filter(isScopeId),
     expiresAt: key.expiresAt,
   };

@@ -23,6 +23,7 @@ import {
 import type * as z from 'zod';
 import { authenticateToken } from '../keys/keys.service.js';
 import type { KeyCache } from '../keys/key-cache.js';
+import type { KeyUse } from '../keys/key-use.js';
 import { bearerToken } from '../http/bearer.js';
 import { ProblemError } from '../kernel/problem.js';
 import { withResourceMetadata } from '../http/challenge.js';
@@ -45,6 +46,8 @@ declare global {
     interface Request {
       /** Why the MCP body could not be read, answered once its unit is spent. */
       bodyError?: unknown;
+      /** The MCP client calling (its name and version from initialize, else its User-Agent). */
+      mcpClient?: string;
     }
   }
 }
@@ -130,6 +133,25 @@ const outerGate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string, res
       }
       next(err);
     }
+  };
+
+/**
+ * Notes the key's use, by the client that said its name at initialize: a stateless server hears
+ * it once per connection, so this process remembers it for the key's later calls, and a client
+ * it never heard initialize is named by its User-Agent.
+ */
+const noteUse =
+  (uses: KeyUse): RequestHandler =>
+  (req, _res, next) => {
+    const actor = req.actor!;
+    const init = messages(req.body).find((m) => isInitializeRequest(m)) as
+      | { params: { clientInfo: { name: string; version: string } } }
+      | undefined;
+    req.mcpClient = init
+      ? uses.noteMcpClient(actor.keyId!, init.params.clientInfo.name, init.params.clientInfo.version)
+      : (uses.mcpClientOf(actor.keyId!) ?? req.get('user-agent'));
+    uses.note({ keyId: actor.keyId!, userId: actor.userId, channel: 'mcp', address: req.ip, client: req.mcpClient });
+    next();
   };
 
 function versionGate(req: Request, res: Response, next: NextFunction): void {
@@ -241,6 +263,7 @@ export function mcpRouter({
   freeOpening,
   failedAuth,
   keys,
+  uses,
   keysPage,
   checkOutput,
   origins,
@@ -252,6 +275,8 @@ export function mcpRouter({
   freeOpening: FreeOpening;
   failedAuth: FailedAuth;
   keys: KeyCache;
+  /** Where each key's use is noted, with the MCP client that made it. */
+  uses: KeyUse;
   /** Settings → Manage API keys, named by a 401 for a key that stopped working. */
   keysPage: string;
   checkOutput: boolean;
@@ -270,6 +295,7 @@ export function mcpRouter({
     readBody,
     spend,
     versionGate,
+    noteUse(uses),
     answerMcp(log, checkOutput, keysPage),
   );
   router.all('/', (_req, res) =>
@@ -319,7 +345,7 @@ function bodyAndBudget(
 function answerMcp(log: Logger, checkOutput: boolean, keysPage: string) {
   return async (req: Request, res: Response) => {
     const server = buildMcpServer(
-      { em: req.em, actor: req.actor! },
+      { em: req.em, actor: req.actor!, origin: { address: req.ip, client: req.mcpClient } },
       { log, requestId: req.requestId, checkOutput, keysPage },
     );
     const transport = new JsonResponseTransport();

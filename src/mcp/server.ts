@@ -22,7 +22,8 @@ import * as z from 'zod';
 import { ProblemError, type Reason, type ProblemSlug } from '../kernel/problem.js';
 import { findNul } from '../http/nul.js';
 import { createRequestHash, once } from '../idempotency/idempotency.service.js';
-import { basePath, SERVED } from '../kernel/contract.js';
+import { basePath, listOperations, SERVED } from '../kernel/contract.js';
+import { recordKeyWrite } from '../security-log/security-log.service.js';
 import type { Logger } from '../kernel/logger.js';
 import { bindTools, type BoundTool, type ToolContext } from './tool.js';
 import { answer, clip } from './answers.js';
@@ -232,6 +233,7 @@ export async function runTool(
   const { idempotencyKey, ...toolArgs } = refused.args;
   try {
     const data = await runOnce(tool, toolArgs, idempotencyKey, ctx, opts);
+    if (!tool.annotations.readOnlyHint) await logWrite(tool, toolArgs, data, ctx, opts);
     const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
     const note = [followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
     return warned(
@@ -252,6 +254,40 @@ export async function runTool(
         : `Internal error while running ${tool.name} (request ${opts.requestId}); nothing is known to have changed.`,
     );
   }
+}
+
+/** Each operation's path under the API's base, by operationId: where a tool's write is recorded as made. */
+const PATHS: ReadonlyMap<string, string> = new Map(listOperations(SERVED).map((op) => [op.operationId, op.path]));
+
+/**
+ * A write made through a tool goes in its owner's security log, as its REST operation's would
+ * (src/http/operations.ts): the resource is the create's Location, or the operation's path with
+ * the tool's arguments in it.
+ */
+async function logWrite(
+  tool: BoundTool,
+  args: Record<string, unknown>,
+  data: Record<string, unknown>,
+  ctx: ToolContext,
+  opts: RunOptions,
+): Promise<void> {
+  const path = tool.creates
+    ? tool.creates.location(data as never)
+    : (PATHS.get(tool.operation) ?? '').replace(/\{(\w+)\}/g, (whole, name: string) =>
+        typeof args[name] === 'string' ? encodeURIComponent(args[name]) : whole,
+      );
+  await recordKeyWrite(ctx.em, ctx.actor, {
+    channel: 'mcp',
+    ...ctx.origin,
+    operation: tool.operation,
+    resource: `${API_BASE}${path}`,
+  }).catch((error: unknown) =>
+    opts.log.error('a write could not be put in the security log', {
+      requestId: opts.requestId,
+      tool: tool.name,
+      error,
+    }),
+  );
 }
 
 /** Why the call is refused before the tool runs (its scope, a NUL, its input schema), or its parsed arguments. */

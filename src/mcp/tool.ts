@@ -11,7 +11,12 @@ import type { Actor } from '../kernel/actor.js';
 import { listOperations, mcpScopes, type OpenApiDocument } from '../kernel/contract.js';
 import type { ScopeId } from '../kernel/scopes.js';
 
-export type ToolContext = { em: EntityManager; actor: Actor };
+export type ToolContext = {
+  em: EntityManager;
+  actor: Actor;
+  /** Where the call came from, for the security log's entry of a write. */
+  origin?: { address?: string; client?: string };
+};
 
 export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> = {
   name: string;

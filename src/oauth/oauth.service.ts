@@ -365,6 +365,7 @@ export async function exchangeCode(
         expiresAt: grant.keyExpiresAt!,
         oauthClientId: grant.clientId,
         maxDays: request.maxDays,
+        origin: { channel: 'oauth', client: grant.clientName },
       });
       grant.keyId = key.id;
       if (isUuid(grant.clientId))
@@ -379,7 +380,7 @@ export async function exchangeCode(
   if ('refusal' in outcome) throw outcome.refusal;
   // The key may be gone already (its account deleted): then there is nothing left to revoke.
   if (outcome.replayedKey)
-    await revokeKey(em, outcome.replayedKey).catch((err: unknown) => {
+    await revokeKey(em, outcome.replayedKey, undefined, { channel: 'oauth' }).catch((err: unknown) => {
       if (!(err instanceof ProblemError && err.status === 404)) throw err;
     });
   throw new OAuthRefusal('invalid_grant', 'This code was used already: the key it gave is revoked. Sign in again.');
@@ -389,7 +390,7 @@ export async function exchangeCode(
 export async function revokeClientKey(em: EntityManager, clientId: string, token: string): Promise<void> {
   if (token.length > 200) return;
   const key = await em.findOne(ApiKey, { tokenHash: hashToken(token), oauthClientId: clientId });
-  if (key) await revokeKey(em, key.id);
+  if (key) await revokeKey(em, key.id, undefined, { channel: 'oauth', client: key.name });
 }
 
 /**

@@ -3,6 +3,7 @@
  * password, and either ends every web session the account has. Here, above users/, because it
  * changes both the user and their sessions.
  */
+import { recordSecurityEvent } from '../security-log/security-log.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { badRequest, notFound } from '../kernel/problem.js';
 import type { User } from '../users/user.entity.js';
@@ -47,7 +48,10 @@ export async function setPassword(
       problems.map((message) => ({ path: '/password', message })),
     );
   user.passwordHash = await hashPassword(password);
-  await em.nativeDelete(Session, { user: user.id });
+  await em.transactional(async (tem) => {
+    await tem.nativeDelete(Session, { user: user.id });
+    await recordSecurityEvent(tem, { userId: user.id, kind: 'password.changed', channel: 'cli' });
+  });
   await em.flush();
   return user;
 }

@@ -4,6 +4,7 @@
  * SESSION_DAYS; signing out deletes the row. A session never reaches the REST API except the
  * session-only (moderation) operations, and an API key never opens a session.
  */
+import { recordSecurityEvent, type Origin } from '../security-log/security-log.service.js';
 import { KnownDevice } from './known-device.entity.js';
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -80,18 +81,39 @@ export async function signInSubject(
   return device ? { account, device: device.id } : { account };
 }
 
-export async function closeSession(em: EntityManager, secret: string | undefined): Promise<void> {
-  if (secret) await em.nativeDelete(Session, { tokenHash: hashToken(secret) });
+/** Ends a session; the sign-out is in its account's security log. */
+export async function closeSession(em: EntityManager, secret: string | undefined, origin: Origin = {}): Promise<void> {
+  if (!secret) return;
+  const session = await em.findOne(Session, { tokenHash: hashToken(secret) }, { fields: ['user'] });
+  if (!session) return;
+  await em.transactional(async (tem) => {
+    await tem.nativeDelete(Session, { id: session.id });
+    await recordSecurityEvent(tem, { userId: session.user.id, kind: 'signout', channel: 'web', ...origin });
+  });
 }
 
 /** Username or email, and password. The same answer for an unknown account and a wrong password. */
-export async function signIn(em: EntityManager, login: string, password: string): Promise<User | undefined> {
+export async function signIn(
+  em: EntityManager,
+  login: string,
+  password: string,
+  origin: Origin = {},
+): Promise<User | undefined> {
   const key = login.trim().toLowerCase();
   if (!key || !password) return undefined;
   const user = await em.findOne(User, key.includes('@') ? { email: key } : { username: key });
   // Hash anyway when there is no such account, so timing does not tell which accounts exist.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
-  return user?.passwordHash && !user.disabledAt && ok ? user : undefined;
+  const signedIn = user?.passwordHash && !user.disabledAt && ok ? user : undefined;
+  // An account that exists learns of every attempt on it; an unknown login is nobody's to tell.
+  if (user)
+    await recordSecurityEvent(em, {
+      userId: user.id,
+      kind: signedIn ? 'signin' : 'signin.failed',
+      channel: 'web',
+      ...origin,
+    });
+  return signedIn;
 }
 
 export async function signUp(

@@ -18,7 +18,7 @@ import {
   signIn,
   signUp,
 } from '../sessions/sessions.service.js';
-import { cookieOptions, renewPreSession } from './web-context.js';
+import { cookieOptions, renewPreSession, webOrigin } from './web-context.js';
 import { errorList, fieldError, html, page } from './views.js';
 import { ProblemError } from '../kernel/problem.js';
 import { PASSWORD_MAX, PASSWORD_MIN, type PasswordCheck } from '../users/password-policy.js';
@@ -56,7 +56,7 @@ export function accountPages(opts: { secure: boolean; limits: AccountLimits; che
     limits.signIn,
     wrap(async (req, res) => {
       const login = field(req.body, 'login');
-      const user = await signIn(req.em, login, field(req.body, 'password'));
+      const user = await signIn(req.em, login, field(req.body, 'password'), webOrigin(req));
       // A 401: the sign-in keeps the unit of the budget it took.
       if (!user) return signInPage(req, res, ['The username, email or password is not right.'], 401, login);
       startSession(res, (await openSession(req.em, user.id)).secret);
@@ -105,7 +105,7 @@ export function accountPages(opts: { secure: boolean; limits: AccountLimits; che
   router.post(
     '/signout',
     wrap(async (req, res) => {
-      await closeSession(req.em, req.web!.cookies[SESSION_COOKIE]);
+      await closeSession(req.em, req.web!.cookies[SESSION_COOKIE], webOrigin(req));
       res.clearCookie(SESSION_COOKIE, cookieOptions(secure));
       renewPreSession(res, secure);
       res.redirect(303, '/signin');

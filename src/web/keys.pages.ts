@@ -7,6 +7,7 @@
  * new secret for a key (same name, scopes and lifetime), shown the same way, and stops the old one
  * at once or after the overlap the person chose.
  */
+import { webOrigin } from './web-context.js';
 import { lineProblem } from '../kernel/text.js';
 import type { Request, Response } from 'express';
 import {
@@ -19,6 +20,7 @@ import {
   revokeKey,
 } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
+import { recentAddresses } from '../keys/key-use.js';
 import { ProblemError } from '../kernel/problem.js';
 import { html, page } from './views.js';
 import type { ScopeEntry } from '../kernel/contract.js';
@@ -44,7 +46,7 @@ type NewKeyFlash = { newKey: { id: string; token: string; replaced?: { until: st
 const isNewKeyFlash = (v: unknown): v is NewKeyFlash =>
   typeof (v as NewKeyFlash | undefined)?.newKey?.token === 'string';
 
-export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, publicUrl: string) {
+export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, publicUrl: string, unusedDays: number) {
   const label: Label = (id) => scopes.find((s) => s.id === id)?.label ?? id;
 
   async function list(req: Request, res: Response): Promise<void> {
@@ -57,7 +59,11 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
     const asked = req.query.notice;
     const named = typeof asked === 'string' && Object.hasOwn(notices, asked) ? notices[asked] : undefined;
     const notice = named ?? (revoked ? `The key "${revoked.name}" is revoked.` : undefined);
-    send(req, res, 'Manage API keys', keysList(keys, label, notice));
+    const addresses = await recentAddresses(
+      req.em,
+      keys.map((k) => k.id),
+    );
+    send(req, res, 'Manage API keys', keysList(keys, label, notice, { addresses, unusedDays }));
   }
 
   const form = (req: Request, res: Response, shown: { form?: Form; errors?: string[]; status?: number } = {}) =>
@@ -83,6 +89,7 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
         scopes: sent.scopes!,
         maxDays,
         ...expiry,
+        origin: webOrigin(req),
       });
       await putFlash(req.em, sessionSecret(req), { newKey: { id: key.id, token } } satisfies NewKeyFlash);
       res.redirect(303, '/settings/keys/created');
@@ -141,6 +148,7 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
         ownerId: req.web!.user!.id,
         overlapHours: overlap as RegenerateOverlap,
         maxDays,
+        origin: webOrigin(req),
       });
       const until = created.previous.revokedAt ? null : created.previous.expiresAt.toISOString();
       await putFlash(req.em, sessionSecret(req), {
@@ -173,7 +181,7 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
   async function revoke(req: Request, res: Response): Promise<void> {
     const key = await ownKey(req, String(req.params.id));
     if (!key) return noSuchKey(req, res);
-    await revokeKey(req.em, key.id, req.web!.user!.id);
+    await revokeKey(req.em, key.id, req.web!.user!.id, webOrigin(req));
     res.redirect(303, `/settings/keys?revoked=${key.id}`);
   }
 

@@ -8,6 +8,7 @@ import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import { SCOPE_IDS } from '../kernel/scopes.js';
 import { MCP_SCOPES } from '../kernel/contract.js';
 import type { ScopeEntry } from '../kernel/contract.js';
+import { lastUseCell, unused, unusedOffer, type Addresses } from './key-use.views.js';
 import { errorList, fieldError, html, raw, userText, type Html } from './views.js';
 
 export const EXPIRY_CHOICES = [
@@ -51,7 +52,13 @@ export type Label = (scopeId: string) => string;
 
 const scopeList = (key: ApiKey, label: Label) => key.scopes.map((s, i) => html`${i ? ', ' : ''}${label(s)}`);
 
-export function keysList(keys: ApiKey[], label: Label, notice: string | undefined, now = new Date()): Html {
+export function keysList(
+  keys: ApiKey[],
+  label: Label,
+  notice: string | undefined,
+  use: { addresses: Addresses; unusedDays: number },
+  now = new Date(),
+): Html {
   const daysLeft = (k: ApiKey) => Math.ceil((k.expiresAt.getTime() - now.getTime()) / DAY_MS);
   // The keys about to stop working first (soonest first), then the others, newest first.
   const active = keys
@@ -66,6 +73,10 @@ export function keysList(keys: ApiKey[], label: Label, notice: string | undefine
       <div class="page-head"><h1>Settings → Manage API keys</h1>
         <a class="button" href="/settings/keys/new">Generate new key</a></div>
       ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+      ${unusedOffer(
+        active.filter((k) => unused(k, use.unusedDays, now)),
+        use.unusedDays,
+      )}
       <p>A key calls the API as you, with only the scopes you give it, until it expires or you revoke it.
         Send it as <code>Authorization: Bearer shipyard_pat_…</code>. See the <a href="/docs">API reference</a>.</p>
       <section aria-labelledby="keys-heading"><h2 id="keys-heading">Active keys</h2>
@@ -73,7 +84,7 @@ export function keysList(keys: ApiKey[], label: Label, notice: string | undefine
         active.length
           ? html`<table><caption class="hint">${active.length} active key${active.length === 1 ? '' : 's'}: those expiring within ${SOON_DAYS} days first, then the newest</caption>
             <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Ends with</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
-            <tbody>${active.map((key) => activeRow(key, label, now))}</tbody></table>`
+            <tbody>${active.map((key) => activeRow(key, label, use.addresses, now))}</tbody></table>`
           : html`<p>No active keys. <a href="/settings/keys/new">Generate one</a> to call the API.</p>`
       }
       </section>
@@ -82,7 +93,7 @@ export function keysList(keys: ApiKey[], label: Label, notice: string | undefine
           ? html`<section aria-labelledby="inactive-heading"><h2 id="inactive-heading">Inactive keys</h2>
             <p class="hint">Revoked and expired keys are refused; they stay listed so you can tell what a key was.</p>
             <table><thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Ended</th><th scope="col">Last used</th><th scope="col">Ends with</th></tr></thead>
-            <tbody>${inactive.map((key) => inactiveRow(key, label, now))}</tbody></table></section>`
+            <tbody>${inactive.map((key) => inactiveRow(key, label, use.addresses, now))}</tbody></table></section>`
           : ''
       }`;
 }
@@ -93,7 +104,7 @@ const keyName = (key: ApiKey) =>
     ? html`${userText(key.name)} <span class="hint">connected through OAuth</span>`
     : userText(key.name);
 
-function activeRow(key: ApiKey, label: Label, now: Date): Html {
+function activeRow(key: ApiKey, label: Label, addresses: Addresses, now: Date): Html {
   const daysLeft = Math.ceil((key.expiresAt.getTime() - now.getTime()) / DAY_MS);
   const left = daysLeft <= 1 ? 'within a day' : `in ${daysLeft} days`;
   const soon =
@@ -107,7 +118,7 @@ function activeRow(key: ApiKey, label: Label, now: Date): Html {
       <td data-label="Scopes">${scopeList(key, label)}</td>
       <td data-label="Created">${when(day(key.createdAt))}</td>
       <td data-label="Expires">${when(day(key.expiresAt))}${soon}</td>
-      <td data-label="Last used">${when(dateTime(key.lastUsedAt))}</td>
+      <td data-label="Last used">${lastUseCell(key, addresses)}</td>
       <td data-label="Ends with"><code>…${key.last4}</code></td>
       <td>${
         key.replacedAt
@@ -119,7 +130,7 @@ function activeRow(key: ApiKey, label: Label, now: Date): Html {
     </tr>`;
 }
 
-function inactiveRow(key: ApiKey, label: Label, now: Date): Html {
+function inactiveRow(key: ApiKey, label: Label, addresses: Addresses, now: Date): Html {
   const status = keyStatus(key, now);
   const ended =
     status === 'revoked' ? html`revoked ${when(dateTime(key.revokedAt))}` : html`expired ${when(day(key.expiresAt))}`;
@@ -128,7 +139,7 @@ function inactiveRow(key: ApiKey, label: Label, now: Date): Html {
       <td data-label="Scopes">${scopeList(key, label)}</td>
       <td data-label="Created">${when(day(key.createdAt))}</td>
       <td data-label="Ended"><span class="status-${status}">${ended}</span></td>
-      <td data-label="Last used">${when(dateTime(key.lastUsedAt))}</td>
+      <td data-label="Last used">${lastUseCell(key, addresses)}</td>
       <td data-label="Ends with"><code>…${key.last4}</code></td>
     </tr>`;
 }

@@ -2,6 +2,7 @@
  * Settings → Profile (display name, bio, location, website, skills) and Settings → GitHub
  * (link a login, prove it, sync now). The same services as the CLI and the API read.
  */
+import { webOrigin } from './web-context.js';
 import type { Request, Response } from 'express';
 import { updateProfile } from '../users/users.service.js';
 import { GithubAccount } from '../github/github.entity.js';
@@ -122,7 +123,7 @@ export function settingsPages(github: GithubClient) {
   }
 
   async function verify(req: Request, res: Response): Promise<void> {
-    const result = await verifyGithub(req.em, github, req.web!.user!.id);
+    const result = await verifyGithub(req.em, github, req.web!.user!.id, webOrigin(req));
     if (!result.verified) return githubPage(req, res, { status: 400, errors: [result.reason] });
     const synced = await syncGithubAccount(req.em, github, result.account.id);
     const notice = `Verified: ${synced.login} is yours. ${

@@ -75,6 +75,11 @@ body > .site-header nav > ul, body > .site-header > ul { display: flex; flex-wra
 :where(.page) .page-head { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; }
 :where(.page) .page-head h1 { margin-right: auto; }
 :where(.page) :is(.status-expired, .status-revoked) { color: var(--muted); font-weight: 600; }
+:where(.page) tr.unfamiliar td:first-child { border-left: 4px solid var(--bad); }
+:where(.page) code.wrap { overflow-wrap: anywhere; }
+:where(.page) ul.addresses { margin: .25rem 0; padding-left: 1.25rem; }
+:where(.page) form.filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: end; }
+:where(.page) form.filters label { margin: 0; }
 @media (max-width: 40rem) {
   :where(.page) :is(table, thead, tbody, tr, th, td) { display: block; }
   :where(.page) thead { position: absolute; left: -9999px; }
@@ -100,6 +105,7 @@ export function page(title: string, user: PageUser, csrf: string, body: Html, op
         <li><a href="/settings/profile">Profile</a></li>
         <li><a href="/settings/github">GitHub</a></li>
         <li><a href="/settings/webhooks">Webhooks</a></li>
+        <li><a href="/settings/security-log">Security log</a></li>
         <li><a href="/docs">API reference</a></li>
         ${user.isAdmin ? html`<li><a href="/admin/moderation">Moderation</a></li>` : ''}
         <li><form method="post" action="/signout"><input type="hidden" name="_csrf" value="${csrf}"><button class="link" type="submit">Sign out ${userText(user.username)}</button></form></li>

@@ -9,6 +9,7 @@ import { SESSION_COOKIE, userForSession } from '../sessions/sessions.service.js'
 import { csrfTokenFor, csrfTokenMatches, newSecret, PRE_SESSION_COOKIE, SECRET_PATTERN } from '../sessions/csrf.js';
 import { parseCookies } from '../http/cookies.js';
 import type { User } from '../users/user.entity.js';
+import type { KeyOrigin } from '../keys/keys.service.js';
 
 type WebContext = {
   user?: User;
@@ -85,3 +86,10 @@ export function csrfOk(req: Request, publicOrigin: string): boolean {
   }
   return csrfTokenMatches(req.body?._csrf, req.web?.csrfSecret);
 }
+
+/** Where a web request came from, as the security log records it: its address and browser. */
+export const webOrigin = (req: Request): KeyOrigin => ({
+  channel: 'web',
+  address: req.ip ?? null,
+  client: req.get('user-agent') ?? null,
+});

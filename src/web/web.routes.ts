@@ -17,6 +17,7 @@ import { DOCS_SCRIPT, DOCS_SETUP_SCRIPT, DOCS_STYLE, docsPage, SCALAR_PATH, serv
 import { settingsPages } from './settings.pages.js';
 import { consentPages } from './consent.pages.js';
 import { webhooksPages } from './webhooks.pages.js';
+import { securityLogPages } from './security-log.pages.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../kernel/problem.js';
 import { requestTimeout } from '../http/timeout.js';
@@ -44,13 +45,23 @@ export function webRouter(opts: {
   oauthIssuer?: string;
   /** The longest a key may last (KEY_MAX_DAYS). */
   keyMaxDays: number;
+  /** Days the security log keeps an entry (SECURITY_LOG_DAYS). */
+  securityLogDays: number;
+  /** Days without use after which a key is offered for revocation (KEY_UNUSED_DAYS). */
+  keyUnusedDays: number;
 }): Router {
   const secure = opts.publicUrl.startsWith('https://');
   const publicOrigin = new URL(opts.publicUrl).origin;
   const router = Router();
-  const keys = keysPages(opts.contract['x-scopes'], opts.keyMaxDays, opts.publicUrl.replace(/\/$/, ''));
+  const keys = keysPages(
+    opts.contract['x-scopes'],
+    opts.keyMaxDays,
+    opts.publicUrl.replace(/\/$/, ''),
+    opts.keyUnusedDays,
+  );
   const moderation = moderationPages();
   const webhooks = webhooksPages();
+  const securityLog = securityLogPages(opts.securityLogDays);
   const settings = settingsPages(opts.github);
 
   // The pages' own styles and scripts, built into the code: cached for an hour.
@@ -100,6 +111,8 @@ export function webRouter(opts: {
   router.post('/settings/keys/:id/revoke', signedIn(keys.revoke));
   router.get('/settings/keys/:id/regenerate', signedIn(keys.confirmRegenerate));
   router.post('/settings/keys/:id/regenerate', signedIn(keys.regenerate));
+  router.get('/settings/security-log', signedIn(securityLog.show));
+  router.get('/settings/security-log.jsonl', signedIn(securityLog.download));
   router.get('/settings/webhooks', signedIn(webhooks.show));
   router.post('/settings/webhooks/redeliver', signedIn(webhooks.redeliver));
   router.get('/settings/profile', signedIn(settings.profile));

@@ -1,0 +1,168 @@
+/**
+ * The account's security log: what was done with its keys and its sign-in, by whom (which key,
+ * through which channel and client) and from where. Each entry is written where the thing it
+ * records happens, in the same transaction when there is one, so that the log cannot claim what
+ * did not happen. Entries name keys and resources; no secret and no request body is ever stored.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../kernel/ids.js';
+import type { Actor } from '../kernel/actor.js';
+import { randomInt } from 'node:crypto';
+import { UUID, uuidv7 } from 'uuidv7';
+import { SecurityEvent } from './security-event.entity.js';
+import { keysExpiredUnlogged } from './security-log.queries.js';
+
+export const SECURITY_EVENT_KINDS = [
+  'key.created',
+  'key.regenerated',
+  'key.revoked',
+  'key.expired',
+  'key.first_use',
+  'key.new_address',
+  'key.new_client',
+  'key.write',
+  'signin',
+  'signin.failed',
+  'signout',
+  'password.changed',
+  'github.linked',
+] as const;
+export type SecurityEventKind = (typeof SECURITY_EVENT_KINDS)[number];
+export const isSecurityEventKind = (v: unknown): v is SecurityEventKind =>
+  (SECURITY_EVENT_KINDS as readonly unknown[]).includes(v);
+
+/** Kinds that mark use the owner may not expect: shown as such on the page. */
+export const UNFAMILIAR_KINDS: ReadonlySet<SecurityEventKind> = new Set(['key.new_address', 'key.new_client']);
+
+export type Channel = 'web' | 'cli' | 'oauth' | 'rest' | 'mcp';
+
+/** Where a request came from: its address and client, as the adapter that served it knows them. */
+export type Origin = { address?: string | null; client?: string | null };
+
+export type NewSecurityEvent = Origin & {
+  userId: string;
+  kind: SecurityEventKind;
+  keyId?: string | null;
+  keyName?: string | null;
+  channel?: Channel | null;
+  operation?: string | null;
+  resource?: string | null;
+};
+
+/** Text as long as its column allows, without a control character (a client may send anything). */
+export const columnText = (value: string | null | undefined, max: number): string | null => {
+  if (value === undefined || value === null) return null;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is removed
+  const clean = value.replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
+  return clean ? [...clean].slice(0, max).join('') : null;
+};
+
+/** The row as it is inserted: each text cut to its column. */
+function securityRow(event: NewSecurityEvent): Record<string, unknown> {
+  return {
+    id: uuidv7(),
+    user: event.userId,
+    kind: event.kind,
+    occurredAt: new Date(),
+    keyId: event.keyId ?? null,
+    keyName: columnText(event.keyName, 100),
+    channel: event.channel ?? null,
+    client: columnText(event.client, 200),
+    address: columnText(event.address, 64),
+    operation: columnText(event.operation, 60),
+    resource: columnText(event.resource, 300),
+  };
+}
+
+/** Writes one entry at once (inside the caller's transaction when `em` is a transaction's). */
+export async function recordSecurityEvent(em: EntityManager, event: NewSecurityEvent): Promise<void> {
+  await em.insert(SecurityEvent, securityRow(event) as never);
+}
+
+export type SecurityLogFilter = { keyId?: string; kind?: SecurityEventKind; before?: string };
+
+/** A page of the owner's log, newest first; `before` (an entry's id) continues after it. */
+export async function listSecurityEvents(
+  em: EntityManager,
+  userId: string,
+  filter: SecurityLogFilter,
+  limit: number,
+): Promise<{ items: SecurityEvent[]; next: string | null }> {
+  const where: Record<string, unknown> = { user: userId };
+  if (filter.keyId && isUuid(filter.keyId)) where.keyId = filter.keyId;
+  if (filter.kind) where.kind = filter.kind;
+  if (filter.before && isUuid(filter.before)) where.id = { $lt: filter.before };
+  const rows = await em.find(SecurityEvent, where, { orderBy: { id: 'desc' }, limit: limit + 1 });
+  const items = rows.slice(0, limit);
+  return { items, next: rows.length > limit ? items.at(-1)!.id : null };
+}
+
+/** The log as JSON Lines, oldest first, as much as is kept. */
+export async function* exportSecurityEvents(em: EntityManager, userId: string): AsyncGenerator<string> {
+  let after: string | undefined;
+  for (;;) {
+    const rows = await em.find(SecurityEvent, after ? { user: userId, id: { $gt: after } } : { user: userId }, {
+      orderBy: { id: 'asc' },
+      limit: 500,
+    });
+    for (const row of rows) yield `${JSON.stringify(presentSecurityEvent(row))}\n`;
+    if (rows.length < 500) return;
+    after = rows.at(-1)!.id;
+  }
+}
+
+function presentSecurityEvent(row: SecurityEvent) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    occurredAt: row.occurredAt.toISOString(),
+    keyId: row.keyId ?? null,
+    keyName: row.keyName ?? null,
+    channel: row.channel ?? null,
+    client: row.client ?? null,
+    address: row.address ?? null,
+    operation: row.operation ?? null,
+    resource: row.resource ?? null,
+  };
+}
+
+/**
+ * Housekeeping: an entry for each key that reached its expiry (once; a key revoked before its
+ * expiry has its revocation instead), and entries older than `keepDays` removed. Returns how many
+ * rows changed.
+ */
+export async function sweepSecurityLog(em: EntityManager, keepDays: number, now = new Date()): Promise<number> {
+  const since = new Date(now.getTime() - keepDays * 86_400_000);
+  const expired = await keysExpiredUnlogged(em, since, now);
+  for (const key of expired) {
+    // Its id sorts it at its expiry, where the page shows it, not at the sweep that noticed it.
+    const at = new Date(key.expiresAt);
+    await em.insert(SecurityEvent, {
+      ...securityRow({ userId: key.userId, kind: 'key.expired', keyId: key.id, keyName: key.name }),
+      id: idAt(at),
+      occurredAt: at,
+    } as never);
+  }
+  const removed = await em.nativeDelete(SecurityEvent, { occurredAt: { $lt: since } });
+  return expired.length + removed;
+}
+
+/** A time-ordered id for a moment in the past. */
+const idAt = (at: Date): string =>
+  UUID.fromFieldsV7(at.getTime(), randomInt(0x1000), randomInt(0x40000000), randomInt(0x100000000)).toString();
+
+/** A write made with a key: which key, through what, from where, and what it changed. */
+export async function recordKeyWrite(
+  em: EntityManager,
+  actor: Actor,
+  write: Origin & { channel: Extract<Channel, 'rest' | 'mcp'>; operation: string; resource: string },
+): Promise<void> {
+  if (!actor.keyId) return;
+  await recordSecurityEvent(em, {
+    userId: actor.userId,
+    kind: 'key.write',
+    keyId: actor.keyId,
+    keyName: actor.keyName,
+    ...write,
+  });
+}
