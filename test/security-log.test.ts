@@ -177,10 +177,16 @@ describe('Settings → Security log', () => {
       expiry: '30',
     });
     expect(made.status).toBe(303);
+    const laptop = await t.db.orm.em.fork().findOneOrFail(ApiKey, { name: 'laptop', user: { username } });
+    await b.get(`/settings/keys/${laptop.id}/regenerate`);
+    expect((await b.post(`/settings/keys/${laptop.id}/regenerate`, { _csrf: b.csrf(), overlap: '0' })).status).toBe(
+      303,
+    );
 
     const shown = await b.get('/settings/security-log');
     expect(shown.status).toBe(200);
-    for (const what of ['Key created', 'Signed in', 'Failed sign-in', 'Signed out']) expect(shown.text).toContain(what);
+    for (const what of ['Key regenerated', 'Key created', 'Signed in', 'Failed sign-in', 'Signed out'])
+      expect(shown.text).toContain(`${what}</td>`);
     expect(shown.text).toContain('laptop');
 
     const failed = await b.get('/settings/security-log?kind=signin.failed');
@@ -195,8 +201,9 @@ describe('Settings → Security log', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(lines.map((l) => l.kind)).toEqual(['signout', 'signin.failed', 'signin', 'key.created']);
+    expect(lines.map((l) => l.kind)).toEqual(['signout', 'signin.failed', 'signin', 'key.created', 'key.regenerated']);
     expect(lines[3]).toMatchObject({ keyName: 'laptop', channel: 'web' });
+    expect(lines[4]).toMatchObject({ keyId: laptop.id, keyName: 'laptop', channel: 'web' });
 
     // Another person's log is their own.
     const other = await signedUp();

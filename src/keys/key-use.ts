@@ -22,6 +22,11 @@ import { ApiKey } from './api-key.entity.js';
 
 /** How many addresses and how many clients a key remembers: the page shows five of them. */
 const REMEMBERED = 50;
+/**
+ * How many addresses and clients of one key a batch keeps: a key sending a new User-Agent with
+ * every request cannot fill its owner's log faster than this every flush.
+ */
+const SEEN_PER_BATCH = 10;
 /** How many MCP clients (by key) this process remembers between initialize and the calls that follow. */
 const MCP_CLIENTS_KEPT = 10_000;
 
@@ -62,8 +67,11 @@ export class KeyUse {
     }
     const client = columnText(use.client, 200);
     Object.assign(pending, { at, channel: use.channel, client: client ?? pending.client });
-    if (use.address) pending.seen.set(sighting('address', columnText(use.address, 64)!), at);
-    if (client) pending.seen.set(sighting('client', client), at);
+    const see = (entry: string) => {
+      if (pending.seen.has(entry) || pending.seen.size < SEEN_PER_BATCH) pending.seen.set(entry, at);
+    };
+    if (use.address) see(sighting('address', columnText(use.address, 64)!));
+    if (client) see(sighting('client', client));
   }
 
   /** The name and version an MCP client gave at initialize: the client of its key's later calls. */

@@ -1,4 +1,5 @@
 /** OWASP API2:2023 Broken Authentication — keys that must not work, and keys that must not leak. */
+import { regenerateKey } from '../../src/keys/keys.service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http, { type Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
@@ -111,7 +112,7 @@ describe('API2 authentication', () => {
     ]);
   });
 
-  it('refuses a revoked key, or the key of a disabled or deleted account, on every instance within a second', async () => {
+  it('refuses a revoked or regenerated key, or the key of a disabled or deleted account, on every instance within a second', async () => {
     // Two instances on one database, each caching keys for 10 minutes: only the database's
     // notices can tell them in time.
     const a = await startServer({ keyCacheSeconds: 600 });
@@ -146,16 +147,26 @@ describe('API2 authentication', () => {
       const revoked = await userWithKey(a, ['content.read', 'projects.read']);
       const disabled = await userWithKey(a, ['content.read', 'projects.read']);
       const deleted = await userWithKey(a, ['content.read']);
-      for (const u of [revoked, disabled, deleted]) await everywhere(u.token);
+      const regenerated = await userWithKey(a, ['content.read']);
+      for (const u of [revoked, disabled, deleted, regenerated]) await everywhere(u.token);
 
       await a.db.orm.em.fork().nativeUpdate(ApiKey, { user: revoked.user.id }, { revokedAt: new Date() }); // as the CLI does, elsewhere
       await setAccountDisabled(a.db.orm.em.fork(), disabled.user.username, true);
       await a.db.orm.em.fork().execute('delete from users where id = ?', [deleted.user.id]);
+      // Regenerated on the web with no overlap (src/web/keys.pages.ts): the old secret stops at once.
+      const old = await a.db.orm.em.fork().findOneOrFail(ApiKey, { user: regenerated.user.id });
+      const fresh = await regenerateKey(a.db.orm.em.fork(), {
+        id: old.id,
+        ownerId: regenerated.user.id,
+        overlapHours: 0,
+        origin: { channel: 'web' },
+      });
       for (const instance of [a, b]) {
         for (const [u, why] of [
           [revoked, /revoked/],
           [disabled, /disabled/],
           [deleted, /not known/],
+          [regenerated, /revoked/],
         ] as const) {
           const res = await refusedWithinASecond(instance, u.token);
           expect(res.status).toBe(401);
@@ -170,8 +181,10 @@ describe('API2 authentication', () => {
       }
       // Enabled again, the account's keys work again, everywhere.
       await setAccountDisabled(a.db.orm.em.fork(), disabled.user.username, false);
-      for (const instance of [a, b])
+      for (const instance of [a, b]) {
         expect((await raw(instance, 'GET', '/platform/versions', { token: disabled.token })).status).toBe(200);
+        expect((await raw(instance, 'GET', '/platform/versions', { token: fresh.token })).status).toBe(200);
+      }
 
       // A key's hash replaced in SQL, and the keys table emptied with TRUNCATE: the same.
       const rehashed = await userWithKey(a, ['content.read']);
@@ -182,7 +195,7 @@ describe('API2 authentication', () => {
           rehashed.user.id,
         ]);
       for (const instance of [a, b]) expect((await refusedWithinASecond(instance, rehashed.token)).status).toBe(401);
-      await a.db.orm.em.fork().execute('truncate api_keys');
+      await a.db.orm.em.fork().execute('truncate api_keys cascade'); // the keys' sightings go with them
       for (const instance of [a, b]) expect((await refusedWithinASecond(instance, disabled.token)).status).toBe(401);
     } finally {
       server.closeAllConnections();
