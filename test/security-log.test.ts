@@ -5,6 +5,7 @@
  * web; nothing secret is ever stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UUID } from 'uuidv7';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
@@ -148,8 +149,40 @@ describe("a key's use", () => {
     const marked = (await entries(user.id)).slice(2).map((e) => [e.kind, e.address, e.client]);
     expect(marked).toEqual([
       ['key.new_address', '198.51.100.77', 'integrator-script/2.0'],
-      ['key.new_client', null, 'curl/8.5.0'],
+      ['key.new_client', '198.51.100.77', 'curl/8.5.0'],
     ]);
+  });
+
+  it('keeps a key that changes its User-Agent on every request from flooding the log', async () => {
+    const { user, token } = await userWithKey(t, ['profile.read']);
+    const hour = () => Math.floor(Date.now() / 3_600_000);
+    const started = hour();
+    for (let batch = 0; batch < 4; batch++) {
+      for (let i = 0; i < 12; i++)
+        await api.getCurrentUser({
+          client: sdkFrom(token, '192.0.2.50', `rotating/${batch}.${i}`),
+          throwOnError: true,
+        });
+      await t.keyUse.flush();
+    }
+    const marked = await entries(user.id, 'key.new_client');
+    expect(marked.length).toBeGreaterThan(0);
+    // 20 an hour (twice that if the test ran across the turn of an hour).
+    const cap = hour() === started ? 20 : 40;
+    expect(marked.length + (await entries(user.id, 'key.first_use')).length).toBeLessThanOrEqual(cap);
+  });
+
+  it('stores what a client sends without control or format characters, cut to its column', async () => {
+    const { user } = await userWithKey(t, ['profile.read']);
+    await recordSecurityEvent(t.db.orm.em.fork(), {
+      userId: user.id,
+      kind: 'key.write',
+      client: `agent\u202e\u200bgpj.exe\u0085${'x'.repeat(300)}`,
+      channel: 'rest',
+    });
+    const [written] = await entries(user.id, 'key.write');
+    expect(written!.client).toMatch(/^agent {2}gpj\.exe x+$/);
+    expect(written!.client).toHaveLength(200);
   });
 });
 
@@ -278,12 +311,12 @@ describe('housekeeping', () => {
     expect(expired).toHaveLength(1);
     expect(expired[0]!.occurredAt.getTime()).toBe(expiredAt.getTime());
 
+    // Recorded 91 days ago: its time-ordered id says so too.
+    const longAgo = Date.now() - 91 * 86_400_000;
     await em.nativeUpdate(
       SecurityEvent,
       { user: user.id, kind: 'key.created' },
-      {
-        occurredAt: new Date(Date.now() - 91 * 86_400_000),
-      },
+      { id: UUID.fromFieldsV7(longAgo, 1, 1, 1).toString(), occurredAt: new Date(longAgo) },
     );
     await sweepSecurityLog(t.db.orm.em.fork(), 90);
     expect((await entries(user.id)).map((e) => e.kind)).toEqual(['key.expired']);

@@ -59,8 +59,8 @@ function bind(operationId: string, handler: Handler<OperationId>, log: Logger): 
     const actor = req.actor;
     if (!actor) throw new Error(`${operationId} reached its handler without an actor`);
     req.dispatched = true;
-    const run = (em: EntityManager) =>
-      handler({
+    const run = async (em: EntityManager) => {
+      const reply = await handler({
         body: req.body,
         path: req.openapi!.pathParams as never,
         query: req.query as never,
@@ -69,6 +69,11 @@ function bind(operationId: string, handler: Handler<OperationId>, log: Logger): 
         req,
         res,
       } as never);
+      // Logged where it ran: a replay is not logged again, and a create with an Idempotency-Key
+      // is logged in its own transaction.
+      if (req.method !== 'GET' && reply.status < 300) await logWrite(req, em, operationId, reply, log);
+      return reply;
+    };
     let reply: Reply<OperationId>;
     if (req.idempotency) {
       const outcome = await once(req.em, req.idempotency, run, stored(req.originalUrl.split('?')[0]!));
@@ -77,22 +82,28 @@ function bind(operationId: string, handler: Handler<OperationId>, log: Logger): 
     } else {
       reply = await run(req.em);
     }
-    if (req.method !== 'GET' && reply.status < 300) await logWrite(req, operationId, reply, log);
     // The request deadline may have answered meanwhile (503); what was done stays done.
     if (!res.headersSent) await send(res, reply);
   };
 }
 
 /**
- * A write made with a key goes in its owner's security log before it is answered: the resource
- * is where the answer points (a create's Location) or the path written to. A log that cannot be
- * written is reported and does not undo or hide the write, which is done.
+ * A write made with a key goes in its owner's security log before it is answered: in the create's
+ * own transaction when it has an Idempotency-Key, otherwise right after the handler committed.
+ * The resource is where the answer points (a create's Location) or the path written to. A log
+ * that cannot be written after the commit is reported, and does not undo the write.
  */
-async function logWrite(req: Request, operation: string, reply: Reply<OperationId>, log: Logger): Promise<void> {
+async function logWrite(
+  req: Request,
+  em: EntityManager,
+  operation: string,
+  reply: Reply<OperationId>,
+  log: Logger,
+): Promise<void> {
   const actor = req.actor!;
   if (!actor.keyId) return;
   const location = 'headers' in reply ? reply.headers?.Location : undefined;
-  await recordKeyWrite(req.em, actor, {
+  await recordKeyWrite(em, actor, {
     ...restUse(req, actor),
     operation,
     resource: typeof location === 'string' ? location : req.originalUrl.split('?')[0]!,

@@ -137,8 +137,8 @@ const outerGate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string, res
 
 /**
  * Notes the key's use, by the client that said its name at initialize: a stateless server hears
- * it once per connection, so this process remembers it for the key's later calls, and a client
- * it never heard initialize is named by its User-Agent.
+ * it once per connection, so this process remembers it for the later calls with the same key and
+ * User-Agent, and a client it never heard initialize is named by its User-Agent.
  */
 const noteUse =
   (uses: KeyUse): RequestHandler =>
@@ -147,9 +147,10 @@ const noteUse =
     const init = messages(req.body).find((m) => isInitializeRequest(m)) as
       | { params: { clientInfo: { name: string; version: string } } }
       | undefined;
+    const agent = req.get('user-agent');
     req.mcpClient = init
-      ? uses.noteMcpClient(actor.keyId!, init.params.clientInfo.name, init.params.clientInfo.version)
-      : (uses.mcpClientOf(actor.keyId!) ?? req.get('user-agent'));
+      ? uses.noteMcpClient(actor.keyId!, agent, init.params.clientInfo.name, init.params.clientInfo.version)
+      : (uses.mcpClientOf(actor.keyId!, agent) ?? agent);
     uses.note({ keyId: actor.keyId!, userId: actor.userId, channel: 'mcp', address: req.ip, client: req.mcpClient });
     next();
   };

@@ -233,7 +233,6 @@ export async function runTool(
   const { idempotencyKey, ...toolArgs } = refused.args;
   try {
     const data = await runOnce(tool, toolArgs, idempotencyKey, ctx, opts);
-    if (!tool.annotations.readOnlyHint) await logWrite(tool, toolArgs, data, ctx, opts);
     const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
     const note = [followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
     return warned(
@@ -320,6 +319,9 @@ async function runOnce(
 ): Promise<Record<string, unknown>> {
   const run = async (em: ToolContext['em']) => {
     const data = (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>;
+    // Logged where it ran, so a replay is not logged twice; a create with an idempotency key is
+    // logged in its own transaction.
+    if (!tool.annotations.readOnlyHint) await logWrite(tool, toolArgs, data, { ...ctx, em }, opts);
     if (opts.checkOutput) {
       const checked = tool.output.safeParse(data);
       if (!checked.success)

@@ -1,5 +1,6 @@
 /** Typed reads of the security log. */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import { reads } from '../db/reads.js';
 
 /** Keys that expired between `since` and `now`, unrevoked, whose expiry is not in the log yet. */
@@ -26,4 +27,12 @@ export async function keysExpiredUnlogged(
     )
     .limit(1000)
     .execute() as never;
+}
+
+/** The sweep's lock, for the rest of the caller's transaction; false when another instance holds it. */
+export async function sweepLock(em: EntityManager): Promise<boolean> {
+  const { rows } = await sql<{
+    locked: boolean;
+  }>`select pg_try_advisory_xact_lock(hashtext('shipyard security log sweep')) as locked`.execute(reads(em));
+  return rows[0]?.locked === true;
 }

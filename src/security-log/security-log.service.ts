@@ -10,7 +10,7 @@ import type { Actor } from '../kernel/actor.js';
 import { randomInt } from 'node:crypto';
 import { UUID, uuidv7 } from 'uuidv7';
 import { SecurityEvent } from './security-event.entity.js';
-import { keysExpiredUnlogged } from './security-log.queries.js';
+import { keysExpiredUnlogged, sweepLock } from './security-log.queries.js';
 
 export const SECURITY_EVENT_KINDS = [
   'key.created',
@@ -49,11 +49,13 @@ export type NewSecurityEvent = Origin & {
   resource?: string | null;
 };
 
-/** Text as long as its column allows, without a control character (a client may send anything). */
+/**
+ * Text as long as its column allows (whole code points), without control or format characters
+ * (a client may send anything: bidi overrides and zero-width characters would disguise it).
+ */
 export const columnText = (value: string | null | undefined, max: number): string | null => {
   if (value === undefined || value === null) return null;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is removed
-  const clean = value.replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
+  const clean = value.replace(/[\p{Cc}\p{Cf}]/gu, ' ').trim();
   return clean ? [...clean].slice(0, max).join('') : null;
 };
 
@@ -97,11 +99,11 @@ export async function listSecurityEvents(
   return { items, next: rows.length > limit ? items.at(-1)!.id : null };
 }
 
-/** The log as JSON Lines, oldest first, as much as is kept. */
+/** The log as JSON Lines, oldest first, as much as is kept; a page of rows in memory at a time. */
 export async function* exportSecurityEvents(em: EntityManager, userId: string): AsyncGenerator<string> {
   let after: string | undefined;
   for (;;) {
-    const rows = await em.find(SecurityEvent, after ? { user: userId, id: { $gt: after } } : { user: userId }, {
+    const rows = await em.fork().find(SecurityEvent, after ? { user: userId, id: { $gt: after } } : { user: userId }, {
       orderBy: { id: 'asc' },
       limit: 500,
     });
@@ -133,23 +135,30 @@ function presentSecurityEvent(row: SecurityEvent) {
  */
 export async function sweepSecurityLog(em: EntityManager, keepDays: number, now = new Date()): Promise<number> {
   const since = new Date(now.getTime() - keepDays * 86_400_000);
-  const expired = await keysExpiredUnlogged(em, since, now);
-  for (const key of expired) {
-    // Its id sorts it at its expiry, where the page shows it, not at the sweep that noticed it.
-    const at = new Date(key.expiresAt);
-    await em.insert(SecurityEvent, {
-      ...securityRow({ userId: key.userId, kind: 'key.expired', keyId: key.id, keyName: key.name }),
-      id: idAt(at),
-      occurredAt: at,
-    } as never);
-  }
-  const removed = await em.nativeDelete(SecurityEvent, { occurredAt: { $lt: since } });
-  return expired.length + removed;
+  return em.transactional(async (tem) => {
+    // One instance sweeps at a time (every instance runs the hourly sweep): an expiry is logged once.
+    if (!(await sweepLock(tem))) return 0;
+    const expired = await keysExpiredUnlogged(tem, since, now);
+    for (const key of expired) {
+      // Its id sorts it at its expiry, where the page shows it, not at the sweep that noticed it.
+      const at = new Date(key.expiresAt);
+      await tem.insert(SecurityEvent, {
+        ...securityRow({ userId: key.userId, kind: 'key.expired', keyId: key.id, keyName: key.name }),
+        id: idAt(at),
+        occurredAt: at,
+      } as never);
+    }
+    // By id, which is time-ordered: the primary key's index finds them.
+    const removed = await tem.nativeDelete(SecurityEvent, { id: { $lt: idAt(since, 0) } });
+    return expired.length + removed;
+  });
 }
 
-/** A time-ordered id for a moment in the past. */
-const idAt = (at: Date): string =>
-  UUID.fromFieldsV7(at.getTime(), randomInt(0x1000), randomInt(0x40000000), randomInt(0x100000000)).toString();
+/** A time-ordered id for a moment in the past (the lowest of that millisecond with `random` 0). */
+const idAt = (at: Date, random?: 0): string =>
+  random === 0
+    ? UUID.fromFieldsV7(at.getTime(), 0, 0, 0).toString()
+    : UUID.fromFieldsV7(at.getTime(), randomInt(0x1000), randomInt(0x40000000), randomInt(0x100000000)).toString();
 
 /** A write made with a key: which key, through what, from where, and what it changed. */
 export async function recordKeyWrite(

@@ -106,13 +106,15 @@ export async function signIn(
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
   const signedIn = user?.passwordHash && !user.disabledAt && ok ? user : undefined;
   // An account that exists learns of every attempt on it; an unknown login is nobody's to tell.
+  // Not waited for: the answer must take as long for an account that exists as for one that does
+  // not. An entry that cannot be written is lost (the sign-in itself is not).
   if (user)
-    await recordSecurityEvent(em, {
+    void recordSecurityEvent(em.fork(), {
       userId: user.id,
       kind: signedIn ? 'signin' : 'signin.failed',
       channel: 'web',
       ...origin,
-    });
+    }).catch(() => undefined);
   return signedIn;
 }
 

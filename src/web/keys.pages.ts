@@ -20,7 +20,7 @@ import {
   revokeKey,
 } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
-import { recentAddresses } from '../keys/key-use.js';
+import { recentAddresses } from '../keys/keys.queries.js';
 import { ProblemError } from '../kernel/problem.js';
 import { html, page } from './views.js';
 import type { ScopeEntry } from '../kernel/contract.js';

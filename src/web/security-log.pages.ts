@@ -4,6 +4,8 @@
  * through what, from where) — newest first, filtered by key and by kind, paged, and downloadable
  * as JSON Lines. Only the account's owner sees it; it holds no secret and no request body.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import { listKeys } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
@@ -120,13 +122,17 @@ export function securityLogPages(keepDays: number) {
             <tbody>${items.map(row)}</tbody></table>`
           : html`<p>Nothing ${filter.keyId || filter.kind ? 'matches this filter' : 'is recorded yet'}.</p>`
       }
-      <nav aria-label="Pages of the log"><p>${
-        filter.before
-          ? html`<a href="/settings/security-log${query({ ...filter, before: undefined })}">Newest entries</a>`
+      ${
+        filter.before || next
+          ? html`<nav aria-label="Pages of the log"><p>${
+              filter.before
+                ? html`<a href="/settings/security-log${query({ ...filter, before: undefined })}">Newest entries</a>`
+                : ''
+            }${filter.before && next ? ' · ' : ''}${
+              next ? html`<a href="/settings/security-log${query({ ...filter, before: next })}">Older entries</a>` : ''
+            }</p></nav>`
           : ''
-      }${filter.before && next ? ' · ' : ''}${
-        next ? html`<a href="/settings/security-log${query({ ...filter, before: next })}">Older entries</a>` : ''
-      }</p></nav>`;
+      }`;
     res.type('html').send(page('Security log', user, req.web!.csrf, body));
   }
 
@@ -140,8 +146,10 @@ export function securityLogPages(keepDays: number) {
         `attachment; filename="shipyard-security-log-${new Date().toISOString().slice(0, 10)}.jsonl"`,
       )
       .set('Cache-Control', 'no-store');
-    for await (const line of exportSecurityEvents(req.em, user.id)) res.write(line);
-    res.end();
+    // At the reader's pace: a page of rows at a time, and nothing more once the reader is gone.
+    await pipeline(Readable.from(exportSecurityEvents(req.em, user.id)), res).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
+    });
   }
 
   return { show, download };
