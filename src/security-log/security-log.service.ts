@@ -99,33 +99,18 @@ export async function listSecurityEvents(
   return { items, next: rows.length > limit ? items.at(-1)!.id : null };
 }
 
-/** The log as JSON Lines, oldest first, as much as is kept; a page of rows in memory at a time. */
-export async function* exportSecurityEvents(em: EntityManager, userId: string): AsyncGenerator<string> {
+/** The whole log, oldest first, a page of rows in memory at a time (the JSON Lines download). */
+export async function* everySecurityEvent(em: EntityManager, userId: string): AsyncGenerator<SecurityEvent> {
   let after: string | undefined;
   for (;;) {
     const rows = await em.fork().find(SecurityEvent, after ? { user: userId, id: { $gt: after } } : { user: userId }, {
       orderBy: { id: 'asc' },
       limit: 500,
     });
-    for (const row of rows) yield `${JSON.stringify(presentSecurityEvent(row))}\n`;
+    yield* rows;
     if (rows.length < 500) return;
     after = rows.at(-1)!.id;
   }
-}
-
-function presentSecurityEvent(row: SecurityEvent) {
-  return {
-    id: row.id,
-    kind: row.kind,
-    occurredAt: row.occurredAt.toISOString(),
-    keyId: row.keyId ?? null,
-    keyName: row.keyName ?? null,
-    channel: row.channel ?? null,
-    client: row.client ?? null,
-    address: row.address ?? null,
-    operation: row.operation ?? null,
-    resource: row.resource ?? null,
-  };
 }
 
 /**

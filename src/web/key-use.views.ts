@@ -4,7 +4,7 @@
  */
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { html, userText, type Html } from './views.js';
-import { CHANNEL_LABELS } from './security-log.pages.js';
+import { CHANNEL_LABELS } from './security-log.views.js';
 
 const DAY_MS = 86_400_000;
 const minute = (d: Date) => `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;

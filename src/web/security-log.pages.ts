@@ -8,47 +8,18 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import { listKeys } from '../keys/keys.service.js';
-import type { ApiKey } from '../keys/api-key.entity.js';
 import { isUuid } from '../kernel/ids.js';
-import type { SecurityEvent } from '../security-log/security-event.entity.js';
 import {
-  exportSecurityEvents,
+  everySecurityEvent,
   isSecurityEventKind,
   listSecurityEvents,
-  SECURITY_EVENT_KINDS,
-  type SecurityEventKind,
   type SecurityLogFilter,
-  UNFAMILIAR_KINDS,
 } from '../security-log/security-log.service.js';
-import { html, page, raw, userText, type Html } from './views.js';
+import { presentSecurityEvent } from '../security-log/security-log.presenter.js';
+import { html, page } from './views.js';
+import { filterForm, securityLogRow } from './security-log.views.js';
 
 const PAGE = 50;
-
-const KIND_LABELS: Record<SecurityEventKind, string> = {
-  'key.created': 'Key created',
-  'key.regenerated': 'Key regenerated',
-  'key.revoked': 'Key revoked',
-  'key.expired': 'Key expired',
-  'key.first_use': 'Key used for the first time',
-  'key.new_address': 'Key used from a new address',
-  'key.new_client': 'Key used by a new client',
-  'key.write': 'Change made with a key',
-  signin: 'Signed in',
-  'signin.failed': 'Failed sign-in',
-  signout: 'Signed out',
-  'password.changed': 'Password changed',
-  'github.linked': 'GitHub account linked',
-};
-export const CHANNEL_LABELS: Record<string, string> = {
-  web: 'web',
-  cli: 'operator CLI',
-  oauth: 'OAuth sign-in',
-  rest: 'REST API',
-  mcp: 'MCP',
-};
-
-const minute = (d: Date) => `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-const orDash = (v: string | null | undefined): Html => (v ? userText(v) : raw('<span class="hint">—</span>'));
 
 /** The filter as the query gives it; anything else (an unknown kind, not an id) is no filter. */
 function filterOf(req: Request): SecurityLogFilter {
@@ -69,37 +40,6 @@ const query = (filter: SecurityLogFilter) => {
   return text ? `?${text}` : '';
 };
 
-function row(event: SecurityEvent): Html {
-  const kind = event.kind as SecurityEventKind;
-  const unfamiliar = UNFAMILIAR_KINDS.has(kind);
-  const what = KIND_LABELS[kind] ?? kind;
-  return html`<tr${unfamiliar ? raw(' class="unfamiliar"') : ''}>
-      <td data-label="When"><span class="nowrap">${minute(event.occurredAt)}</span></td>
-      <td data-label="What">${unfamiliar ? html`<strong>New:</strong> ` : ''}${what}${event.operation ? html` <span class="hint">(${event.operation})</span>` : ''}</td>
-      <td data-label="Key">${orDash(event.keyName)}</td>
-      <td data-label="Through">${event.channel ? (CHANNEL_LABELS[event.channel] ?? event.channel) : '—'}</td>
-      <td data-label="Client">${orDash(event.client)}</td>
-      <td data-label="From">${event.address ? html`<code>${event.address}</code>` : orDash(null)}</td>
-      <td data-label="Resource">${event.resource ? html`<code class="wrap">${event.resource}</code>` : orDash(null)}</td>
-    </tr>`;
-}
-
-function filterForm(keys: ApiKey[], filter: SecurityLogFilter): Html {
-  return html`<form method="get" action="/settings/security-log" class="filters">
-      <label for="log-key">Key</label>
-      <select id="log-key" name="key">
-        <option value="">All keys</option>
-        ${keys.map((k) => html`<option value="${k.id}" ${filter.keyId === k.id ? raw('selected') : ''}>${k.name} (…${k.last4})</option>`)}
-      </select>
-      <label for="log-kind">What</label>
-      <select id="log-kind" name="kind">
-        <option value="">Everything</option>
-        ${SECURITY_EVENT_KINDS.map((k) => html`<option value="${k}" ${filter.kind === k ? raw('selected') : ''}>${KIND_LABELS[k]}</option>`)}
-      </select>
-      <button type="submit">Show</button>
-    </form>`;
-}
-
 export function securityLogPages(keepDays: number) {
   async function show(req: Request, res: Response): Promise<void> {
     const user = req.web!.user!;
@@ -119,7 +59,7 @@ export function securityLogPages(keepDays: number) {
         items.length
           ? html`<table><caption class="hint">${filter.before ? 'Older entries' : 'Newest first'}${filter.keyId || filter.kind ? ', filtered' : ''}</caption>
             <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Key</th><th scope="col">Through</th><th scope="col">Client</th><th scope="col">From</th><th scope="col">Resource</th></tr></thead>
-            <tbody>${items.map(row)}</tbody></table>`
+            <tbody>${items.map(securityLogRow)}</tbody></table>`
           : html`<p>Nothing ${filter.keyId || filter.kind ? 'matches this filter' : 'is recorded yet'}.</p>`
       }
       ${
@@ -147,7 +87,11 @@ export function securityLogPages(keepDays: number) {
       )
       .set('Cache-Control', 'no-store');
     // At the reader's pace: a page of rows at a time, and nothing more once the reader is gone.
-    await pipeline(Readable.from(exportSecurityEvents(req.em, user.id)), res).catch((err: NodeJS.ErrnoException) => {
+    const lines = async function* () {
+      for await (const row of everySecurityEvent(req.em, user.id))
+        yield `${JSON.stringify(presentSecurityEvent(row))}\n`;
+    };
+    await pipeline(Readable.from(lines()), res).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
     });
   }
