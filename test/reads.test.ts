@@ -5,6 +5,8 @@
  * writes what Date#toISOString does. Each database here has one connection, so the statements it
  * prepared are the ones `pg_prepared_statements` lists.
  */
+import { KeySighting } from '../src/keys/key-sighting.entity.js';
+import { SecurityEvent } from '../src/security-log/security-event.entity.js';
 import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from '../src/webhooks/webhook.entity.js';
 import { WebhookEvent } from '../src/outbox/event.entity.js';
 import { sql } from 'kysely';
@@ -70,6 +72,8 @@ type Columns<E> = Exclude<keyof E, symbol | number>;
 const tables = {
   User,
   ApiKey,
+  KeySighting,
+  SecurityEvent,
   Project,
   ProjectMember,
   Milestone,
