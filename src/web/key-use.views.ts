@@ -3,11 +3,10 @@
  * which client, the last addresses it came from, and an offer to revoke a key left unused.
  */
 import type { ApiKey } from '../keys/api-key.entity.js';
-import { html, userText, type Html } from './views.js';
+import { html, userText, type Html, utcMinute } from './views.js';
 import { CHANNEL_LABELS } from './security-log.views.js';
 
 const DAY_MS = 86_400_000;
-const minute = (d: Date) => `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 export type Addresses = ReadonlyMap<string, readonly { address: string; at: Date }[]>;
 
@@ -16,14 +15,14 @@ export function lastUseCell(key: ApiKey, addresses: Addresses): Html {
   if (!key.lastUsedAt) return html`<span class="nowrap">never</span>`;
   const seen = addresses.get(key.id) ?? [];
   const through = key.lastChannel ? (CHANNEL_LABELS[key.lastChannel] ?? key.lastChannel) : '';
-  return html`<span class="nowrap">${minute(key.lastUsedAt)}</span>${
+  return html`<span class="nowrap">${utcMinute(key.lastUsedAt)}</span>${
     through || key.lastClient
       ? html`<br><span class="hint">${through}${through && key.lastClient ? ' · ' : ''}${key.lastClient ? userText(key.lastClient) : ''}</span>`
       : ''
   }${
     seen.length
       ? html`<details><summary>From ${seen.length === 1 ? '1 address' : `its last ${seen.length} addresses`}</summary>
-          <ul class="addresses">${seen.map((s) => html`<li><code>${s.address}</code> <span class="hint nowrap">${minute(s.at)}</span></li>`)}</ul></details>`
+          <ul class="addresses">${seen.map((s) => html`<li><code>${s.address}</code> <span class="hint nowrap">${utcMinute(s.at)}</span></li>`)}</ul></details>`
       : ''
   } <a class="hint" href="/settings/security-log?key=${key.id}">Its log<span class="visually-hidden"> (${userText(key.name)})</span></a>`;
 }

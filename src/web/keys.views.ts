@@ -9,7 +9,7 @@ import { SCOPE_IDS } from '../kernel/scopes.js';
 import { MCP_SCOPES } from '../kernel/contract.js';
 import type { ScopeEntry } from '../kernel/contract.js';
 import { lastUseCell, unused, unusedOffer, type Addresses } from './key-use.views.js';
-import { errorList, fieldError, html, raw, userText, type Html } from './views.js';
+import { errorList, fieldError, html, raw, userText, type Html, utcMinute } from './views.js';
 
 export const EXPIRY_CHOICES = [
   ['7', '7 days'],
@@ -26,8 +26,7 @@ const URGENT_DAYS = 3;
 const DAY_MS = 86_400_000;
 
 const day = (d: Date | null | undefined) => (d ? d.toISOString().slice(0, 10) : '—');
-const dateTime = (d: Date | null | undefined) =>
-  d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'never';
+const dateTime = (d: Date | null | undefined) => (d ? utcMinute(d) : 'never');
 /** A date or time that never wraps in the middle. */
 const when = (text: string) => html`<span class="nowrap">${text}</span>`;
 

@@ -7,7 +7,7 @@ import {
   type SecurityLogFilter,
   UNFAMILIAR_KINDS,
 } from '../security-log/security-log.service.js';
-import { html, raw, userText, type Html } from './views.js';
+import { html, raw, userText, type Html, utcMinute } from './views.js';
 
 const KIND_LABELS: Record<SecurityEventKind, string> = {
   'key.created': 'Key created',
@@ -32,7 +32,6 @@ export const CHANNEL_LABELS: Record<string, string> = {
   mcp: 'MCP',
 };
 
-const minute = (d: Date) => `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 const orDash = (v: string | null | undefined): Html => (v ? userText(v) : raw('<span class="hint">—</span>'));
 
 export function securityLogRow(event: SecurityEvent): Html {
@@ -40,7 +39,7 @@ export function securityLogRow(event: SecurityEvent): Html {
   const unfamiliar = UNFAMILIAR_KINDS.has(kind);
   const what = KIND_LABELS[kind] ?? kind;
   return html`<tr${unfamiliar ? raw(' class="unfamiliar"') : ''}>
-      <td data-label="When"><span class="nowrap">${minute(event.occurredAt)}</span></td>
+      <td data-label="When"><span class="nowrap">${utcMinute(event.occurredAt)}</span></td>
       <td data-label="What">${unfamiliar ? html`<strong>New:</strong> ` : ''}${what}${event.operation ? html` <span class="hint">(${event.operation})</span>` : ''}</td>
       <td data-label="Key">${orDash(event.keyName)}</td>
       <td data-label="Through">${event.channel ? (CHANNEL_LABELS[event.channel] ?? event.channel) : '—'}</td>

@@ -10,7 +10,7 @@ import { syncGithubAccount } from '../github/github.sync.js';
 import { linkGithub, verifyGithub } from '../github/github.proof.js';
 import type { GithubClient } from '../github/github.client.js';
 import { ProblemError } from '../kernel/problem.js';
-import { errorList, html, page, userText } from './views.js';
+import { errorList, html, page, userText, utcMinute } from './views.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
@@ -37,9 +37,7 @@ function profileView(u: PageUser, csrf: string, shown: Shown) {
 }
 
 function githubView(account: GithubAccount | null, csrf: string, shown: Shown) {
-  const synced = account?.syncedAt
-    ? html`, last synced ${account.syncedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`
-    : '';
+  const synced = account?.syncedAt ? html`, last synced ${utcMinute(account.syncedAt)}` : '';
   const hidden = html`<input type="hidden" name="_csrf" value="${csrf}">`;
   const status = !account
     ? html`<p>No GitHub account linked yet. GitHub Insight and the Opportunity Radar use your public repositories and languages.</p>`

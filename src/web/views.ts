@@ -31,6 +31,10 @@ const isHtml = (v: unknown): v is Html => typeof v === 'object' && v !== null &&
  */
 export const userText = (v: unknown): Html => ({ html: `<bdi>${esc(v)}</bdi>` });
 
+/** A moment as every page shows it, to the minute: `2026-11-27 14:05 UTC` (an RFC 3339 text or a Date). */
+export const utcMinute = (d: Date | string): string =>
+  `${(typeof d === 'string' ? d : d.toISOString()).slice(0, 16).replace('T', ' ')} UTC`;
+
 /** Served as /assets/favicon.svg and /favicon.ico: a hull on a blue tile. */
 export const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#0b5cad"/><path d="M6 18h20l-3 7H9z" fill="#fff"/><path d="M16 5v11M16 6l7 9h-7" stroke="#fff" stroke-width="2" fill="none"/></svg>`;
 

@@ -12,13 +12,11 @@ import { WebhookSubscription } from '../webhooks/webhook.entity.js';
 import { listWebhookDeliveries, redeliverWebhook } from '../webhooks/webhooks.service.js';
 import { presentSubscription } from '../webhooks/webhooks.presenter.js';
 import { field } from './web-handler.js';
-import { errorList, html, page, userText, type Html } from './views.js';
+import { errorList, html, page, userText, type Html, utcMinute } from './views.js';
 
 /** The most subscriptions the page lists, and the deliveries shown for each. */
 const SUBSCRIPTIONS = 50;
 const DELIVERIES = 10;
-const minute = (d: Date | string) =>
-  `${(typeof d === 'string' ? d : d.toISOString()).slice(0, 16).replace('T', ' ')} UTC`;
 
 type Row = { subscription: WebhookSubscription; deliveries: DeliveryDto[] };
 
@@ -59,12 +57,12 @@ function deliveryTable(row: Row, csrf: string): Html {
     ${row.deliveries.map(
       (delivery) => html`<tr>
       <td data-label="Event"><code>${delivery.eventType}</code>${delivery.manual ? html` <span class="hint">(asked for)</span>` : ''} <code class="hint">${delivery.eventId}</code></td>
-      <td data-label="Made"><span class="nowrap">${minute(delivery.createdAt)}</span></td>
+      <td data-label="Made"><span class="nowrap">${utcMinute(delivery.createdAt)}</span></td>
       <td data-label="Outcome">${outcome(delivery)}</td>
       <td><form method="post" action="/settings/webhooks/redeliver">
         <input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="projectId" value="${s.project.id}">
         <input type="hidden" name="webhookId" value="${s.id}"><input type="hidden" name="deliveryId" value="${delivery.id}">
-        <button type="submit">Redeliver<span class="visually-hidden"> ${delivery.eventType} of ${minute(delivery.createdAt)}</span></button></form></td></tr>`,
+        <button type="submit">Redeliver<span class="visually-hidden"> ${delivery.eventType} of ${utcMinute(delivery.createdAt)}</span></button></form></td></tr>`,
     )}</tbody></table>`;
 }
 
@@ -79,7 +77,7 @@ function subscriptionSection(row: Row, csrf: string, i: number): Html {
         : html`<span class="status-revoked">paused</span>`;
   return html`<section aria-labelledby="hook-${i}"><h2 id="hook-${i}">${userText(s.project.name)}: ${userText(s.url)}</h2>
     <dl class="facts">
-      <dt>Status</dt><dd>${status}${s.failingSince && shown.status === 'active' ? html` <span class="soon">failing since ${minute(s.failingSince)}</span>` : ''}</dd>
+      <dt>Status</dt><dd>${status}${s.failingSince && shown.status === 'active' ? html` <span class="soon">failing since ${utcMinute(s.failingSince)}</span>` : ''}</dd>
       <dt>Events</dt><dd>${s.events.join(', ')}</dd>
       ${s.description ? html`<dt>Description</dt><dd>${userText(s.description)}</dd>` : ''}
       <dt>Id</dt><dd><code>${s.id}</code></dd>
