@@ -24,7 +24,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { VOCABULARY } from './vocabulary.js';
 import { noisyNeighbour, type NeighbourFigures } from './noisy-neighbour.js';
-import { ANSWER_CAP_BYTES, resultBytes } from '../src/mcp/answers.js';
+import { ANSWER_CAP_BYTES, resultBytes } from '../src/mcp/kit/answers.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { randomBytes } from 'node:crypto';
 import { hookReceiver, webhookLatency } from './webhook-latency.js';
@@ -498,7 +498,7 @@ console.log(`\nservice RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixe
 // What an agent's context pays for the MCP tools: tools/list, each list tool's default answer
 // (no limit, no detail) and its worst case (limit 100, detail "full") on the bench's largest data
 // (bench/seed.ts: 'bench-agent'), in bytes and estimated tokens (4 bytes a token), beside the cap
-// that no tool result may pass (src/mcp/answers.ts).
+// that no tool result may pass (src/mcp/kit/answers.ts).
 const mcpAnswers: [string, string, object][] = [
   ['tools/list (a key with every scope)', 'tools/list', {}],
   ['get_roadmap: 100 milestones, 5,000-character descriptions', 'get_roadmap', { projectId: seed.agentProjectId }],

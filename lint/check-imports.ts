@@ -1,14 +1,12 @@
 /**
  * `make lint`'s import check: dependency-cruiser with the house rules (.dependency-cruiser.cjs).
- * Every file-level rule must hold. Folder cycles must hold too, except the ones listed in
- * lint/known-folder-cycles.json: the cycles that were there when the rule came (dependency-cruiser
- * cannot baseline folder-level violations itself). A new cycle fails, and so does a listed one
- * that is gone, so that the list only ever shrinks. The entity registry, which the rules leave
- * out of the graph, is checked here: only db/ may import it.
- *   node --import tsx lint/check-imports.ts [--write-known]
+ * Every rule must hold, the folder cycles' included (a cycle is said once, from its smallest
+ * folder, however many files make it). The entity registry, which the rules leave out of the
+ * graph, is checked here: only db/ may import it.
+ *   node --import tsx lint/check-imports.ts
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,7 +18,6 @@ type Violation = {
   cycle?: { name: string }[];
 };
 
-const KNOWN = process.env.KNOWN_FOLDER_CYCLES ?? fileURLToPath(new URL('./known-folder-cycles.json', import.meta.url));
 const REGISTRY = 'src/db/entities.ts';
 const REGISTRY_READERS = ['src/db/database.ts', 'src/db/reads.ts', 'src/db/entities.ts'];
 const DEPCRUISE = fileURLToPath(new URL('../node_modules/.bin/depcruise', import.meta.url));
@@ -66,23 +63,13 @@ const violations = cruise();
 const folderCycles = [...new Set(violations.filter((v) => v.rule.name === 'no-folder-cycles').map(cycleKey))].sort();
 const others = violations.filter((v) => v.rule.name !== 'no-folder-cycles');
 
-if (process.argv.includes('--write-known')) {
-  writeFileSync(KNOWN, `${JSON.stringify(folderCycles, null, 2)}\n`);
-  process.stdout.write(`wrote ${folderCycles.length} known folder cycles\n`);
-  process.exit(0);
-}
-
-const known: string[] = JSON.parse(readFileSync(KNOWN, 'utf8'));
-const added = folderCycles.filter((c) => !known.includes(c));
-const gone = known.filter((c) => !folderCycles.includes(c));
 const lines = [
   ...others.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`),
   ...registryImporters().map((f) => `only-db-imports-the-entity-registry: ${f} → ${REGISTRY}`),
-  ...added.map((c) => `no-folder-cycles (new): ${c}`),
-  ...gone.map((c) => `no-folder-cycles: "${c}" is gone; take it out of lint/known-folder-cycles.json`),
+  ...folderCycles.map((c) => `no-folder-cycles: ${c}`),
 ];
 if (lines.length) {
   process.stderr.write(`import rules (.dependency-cruiser.cjs, docs/architecture.md) broken:\n  ${lines.join('\n  ')}\n`);
   process.exit(1);
 }
-process.stdout.write(`import rules hold (${known.length} known folder cycles left to take away)\n`);
+process.stdout.write('import rules hold: no forbidden import, no module or folder cycle\n');

@@ -2,7 +2,7 @@
  * Every operation of the contract, keyed by operationId. `satisfies Handlers` makes a missing
  * (or misspelt) handler a compile error; src/http/operations.ts makes one at boot too.
  */
-import type { Handlers } from './http/handler.js';
+import type { Handlers } from './http/kit/handler.js';
 import type { OpenApiDocument } from './kernel/contract.js';
 import { metaHandlers } from './http/meta.routes.js';
 import { usersHandlers } from './users/users.routes.js';

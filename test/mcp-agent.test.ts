@@ -11,7 +11,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { gzipSync } from 'node:zlib';
 import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
-import { ANSWER_CAP_BYTES, PREVIEW } from '../src/mcp/answers.js';
+import { ANSWER_CAP_BYTES, PREVIEW } from '../src/mcp/kit/answers.js';
 import { Post } from '../src/posts/post.entity.js';
 
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;

@@ -7,7 +7,7 @@ import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } 
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
 import { runTool, TOOLS } from '../src/mcp/server.js';
-import { defineTool } from '../src/mcp/tool.js';
+import { defineTool } from '../src/mcp/kit/tool.js';
 import { createLogger } from '../src/http/log.js';
 import { SCOPE_IDS, type ScopeId } from '../src/kernel/scopes.js';
 import { createKey } from '../src/keys/keys.service.js';

@@ -6,8 +6,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Kysely } from 'kysely';
 import { type DB, hotRead, iso, reads } from '../db/reads.js';
-import { userSummary } from '../projects/projects.queries.js';
-import { postReadable } from '../posts/posts.queries.js';
+import { userSummary } from '../users/users.queries.js';
+import { postReadable } from '../access/access.queries.js';
 
 /** The comments (`c`) with their authors (`u`), in the columns the API shows (`presentComment`). */
 const commentsWithAuthors = (db: Kysely<DB>) =>

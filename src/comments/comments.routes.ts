@@ -1,4 +1,4 @@
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import { createComment, deleteComment, listComments, readComment, updateComment } from './comments.service.js';
 import { presentComment } from './comments.presenter.js';
 import { pageLimit } from '../kernel/contract.js';

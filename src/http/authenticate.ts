@@ -10,10 +10,33 @@ import type { KeyUse, Use } from '../keys/key-use.js';
 import { bearerToken, hasBearer } from './bearer.js';
 import { ProblemError } from '../kernel/problem.js';
 import { ANONYMOUS, type Actor } from '../kernel/actor.js';
+import type { ScopeId } from '../kernel/scopes.js';
 import type { FailedAuth } from './rate-limit.js';
 import { SESSION_COOKIE, userForSession } from '../sessions/sessions.service.js';
 import { csrfTokenMatches } from '../sessions/csrf.js';
 import { parseCookies } from './cookies.js';
+
+/** A session-only operation called without a signed-in session (the validator's own check says so too). */
+export const sessionRequired = () =>
+  new ProblemError(
+    401,
+    'session-required',
+    'Sign-in required',
+    'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.',
+    {},
+    { 'WWW-Authenticate': 'Bearer' },
+  );
+
+/** A session-only operation called with an API key: refused whatever the key's scopes or its owner's roles. */
+export const sessionOnly = (operationId: string, grantedScopes?: readonly ScopeId[]) =>
+  new ProblemError(
+    403,
+    'session-only',
+    'Not available to API keys',
+    `${operationId} is for signed-in people in the web application only. API keys carry no account roles, so every key is refused, an administrator's included.`,
+    grantedScopes ? { grantedScopes: [...grantedScopes] } : {},
+    { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
+  );
 
 /**
  * The web application's session, for the session-only (moderation) operations: the
@@ -25,14 +48,7 @@ async function sessionActor(req: Request): Promise<Actor> {
   const secret = parseCookies(req.headers.cookie)[SESSION_COOKIE];
   const user = await userForSession(req.em, secret);
   if (!user) {
-    throw new ProblemError(
-      401,
-      'session-required',
-      'Sign-in required',
-      'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.',
-      {},
-      { 'WWW-Authenticate': 'Bearer' },
-    );
+    throw sessionRequired();
   }
   if (!csrfTokenMatches(req.headers['x-csrf-token'], secret)) {
     throw new ProblemError(
@@ -92,16 +108,7 @@ export function requireScope(req: Request, _res: Response, next: NextFunction): 
   if (op['x-public'] === true) return next();
   if (op['x-session-only'] === true) {
     if (actor.via === 'key') {
-      return next(
-        new ProblemError(
-          403,
-          'session-only',
-          'Not available to API keys',
-          `${op.operationId} is for signed-in people in the web application only. API keys carry no account roles, so every key is refused, an administrator's included.`,
-          { grantedScopes: [...actor.scopes] },
-          { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
-        ),
-      );
+      return next(sessionOnly(String(op.operationId), actor.scopes));
     }
     return next();
   }

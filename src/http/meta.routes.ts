@@ -1,5 +1,5 @@
 import YAML from 'yaml';
-import type { SomeHandlers } from './handler.js';
+import type { SomeHandlers } from './kit/handler.js';
 import type { OpenApiDocument } from '../kernel/contract.js';
 
 /** The spec document itself: public, no key. */

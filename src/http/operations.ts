@@ -6,7 +6,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Handler, Handlers, OperationId, Reply } from './handler.js';
+import type { Handler, Handlers, OperationId, Reply } from './kit/handler.js';
 import { once, type Outcome, type Replay } from '../idempotency/idempotency.service.js';
 import type { Operation } from '../kernel/contract.js';
 import type { Logger } from '../kernel/logger.js';

@@ -14,8 +14,8 @@ import { parse as legacyUrlParse } from 'node:url';
 import type { Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { OpenApiDocument } from '../kernel/contract.js';
-import { authenticate, requireScope } from './authenticate.js';
-import { badRequest, missingToken, ProblemError } from '../kernel/problem.js';
+import { authenticate, requireScope, sessionOnly, sessionRequired } from './authenticate.js';
+import { badRequest, missingToken } from '../kernel/problem.js';
 import { strictQueryIntegers } from './query-integers.js';
 import { jsonBody } from './json-body.js';
 import { deprecation } from './deprecation.js';
@@ -232,26 +232,10 @@ export async function validatorProblem(err: unknown, req: Request, failedAuth: F
     return req.securityProblem;
   const op = req.openapi?.schema;
   if (err instanceof OpenApiValidator.error.Unauthorized && op) {
-    if (op['x-session-only'] === true && req.headers.authorization) {
-      return new ProblemError(
-        403,
-        'session-only',
-        'Not available to API keys',
-        `${op.operationId} is for signed-in people in the web application only. API keys carry no account roles, so every key is refused, an administrator's included.`,
-        {},
-        { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
-      );
-    }
+    if (op['x-session-only'] === true && req.headers.authorization) return sessionOnly(String(op.operationId));
     const refusal =
       op['x-session-only'] === true
-        ? new ProblemError(
-            401,
-            'session-required',
-            'Sign-in required',
-            'This operation is for signed-in people in the web application (the shipyard_session cookie); API keys are refused.',
-            {},
-            { 'WWW-Authenticate': 'Bearer' },
-          )
+        ? sessionRequired()
         : missingToken(
             req.headers.authorization
               ? 'Use the Bearer scheme: `Authorization: Bearer shipyard_pat_…`.'

@@ -2,7 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Kysely, sql } from 'kysely';
 import { type DB, hotRead, iso, read, reads } from '../db/reads.js';
-import { userSummary } from '../projects/projects.queries.js';
+import { userSummary } from '../users/users.queries.js';
 import type { Job } from './job.entity.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import { closeJob, createJob, deleteJob, listJobs, readJob, updateJob } from './jobs.service.js';
 import { presentJob } from './jobs.presenter.js';
 import { pageLimit } from '../kernel/contract.js';

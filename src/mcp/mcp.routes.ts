@@ -37,7 +37,7 @@ import { buildMcpServer, TOOL_NAMES } from './server.js';
 import { MCP_PROTOCOL_VERSIONS } from '../kernel/versions.js';
 import { batchRefusal, JsonResponseTransport, requestId, rpcError, type Precheck } from './transport.js';
 import { originGate } from './origins.js';
-import { clip } from './answers.js';
+import { clip } from './kit/answers.js';
 
 const SUPPORTED: readonly string[] = MCP_PROTOCOL_VERSIONS;
 

@@ -1,33 +1,13 @@
 /**
- * Who may read an image, written once (src/db/reads.ts): it follows the content that shows it.
+ * Who may read an image, written once (`mediaReadable`, src/access/access.queries.ts): it follows the content that shows it.
  * Its uploader always; anyone when it is a profile picture, or when some post that shows it is
  * one they may read (`postReadable`). An image no readable post shows does not exist for anyone
  * else: one not attached yet, one shown only by posts they may not read (a build log of a private
  * project, a hidden post), and one whose last post is gone. Private stays private.
  */
-import { type ExpressionBuilder, sql } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type DB, hotRead, reads } from '../db/reads.js';
-import { postReadable } from '../posts/posts.queries.js';
-
-/** Any query that has an image aliased `md`. */
-type WithMedia = ExpressionBuilder<DB & { md: DB['Media'] }, 'md'>;
-
-/** The read rule for image `md`. */
-const mediaReadable = (eb: WithMedia, userId: string | null) => {
-  const shownBy = sql<string[]>`array[${eb.ref('md.id')}::text]`;
-  return eb.or([
-    eb('md.uploader', '=', userId),
-    eb.exists(eb.selectFrom('User as a').select('a.id as id').whereRef('a.avatarMediaId', '=', 'md.id')),
-    eb.exists(
-      eb
-        .selectFrom('Post as po')
-        .select('po.id as id')
-        .where('po.mediaIds', '@>', shownBy)
-        .where((pe) => postReadable(pe, userId)),
-    ),
-  ]);
-};
+import { hotRead, reads } from '../db/reads.js';
+import { mediaReadable } from '../access/access.queries.js';
 
 /** Whether `userId` may read the image. */
 export const mediaIsReadable = hotRead(['mediaId', 'userId'], (db, v: { mediaId: string; userId: string | null }) =>

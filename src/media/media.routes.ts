@@ -1,4 +1,4 @@
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import type { MediaStorage } from './storage.js';
 import { getMedia, openMedia, uploadMedia, type MediaLimits } from './media.service.js';
 import { presentMedia } from './media.presenter.js';

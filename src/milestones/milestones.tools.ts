@@ -7,10 +7,10 @@ import {
   zId,
 } from '../../codegen/generated/api/zod.gen.js';
 import type { Milestone } from '../../codegen/generated/api/types.gen.js';
-import { defineTool } from '../mcp/tool.js';
+import { defineTool } from '../mcp/kit/tool.js';
 import { badRequest } from '../kernel/problem.js';
-import { detailInput, milestoneIdInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { listed, listOutput, plural, unmatched } from '../mcp/answers.js';
+import { detailInput, milestoneIdInput, pageInput, projectIdInput } from '../mcp/kit/inputs.js';
+import { listed, listOutput, plural, unmatched } from '../mcp/kit/answers.js';
 import {
   createMilestone,
   cursorAfterServed,

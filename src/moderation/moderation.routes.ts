@@ -1,4 +1,4 @@
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import { setCommentHidden, setPostHidden } from './moderation.service.js';
 import { presentPost } from '../posts/posts.presenter.js';
 import { presentComment } from '../comments/comments.presenter.js';

@@ -4,8 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import { type DB, hotRead } from '../db/reads.js';
-import { postReadable } from '../posts/posts.queries.js';
-import { projectReadable } from '../projects/projects.queries.js';
+import { postReadable, projectReadable } from '../access/access.queries.js';
 
 const NOBODY = null;
 

@@ -1,4 +1,4 @@
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import { pageSize, type OpenApiDocument } from '../kernel/contract.js';
 import type { RateLimits } from '../kernel/limits.js';
 import type { MediaLimits } from '../media/media.service.js';

@@ -1,26 +1,8 @@
-import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type DB, filteredRead, hotRead, iso, read, reads } from '../db/reads.js';
-import { projectReadable, userSummary } from '../projects/projects.queries.js';
-
-/** Any query that has a post aliased `po`. */
-type WithPost = ExpressionBuilder<DB & { po: DB['Post'] }, 'po'>;
-
-/** The read rule: post `po` is not hidden unless `userId` wrote it, and is on no project or on one `userId` may read. */
-export const postReadable = (eb: WithPost, userId: string | null) =>
-  eb.and([
-    eb.or([eb('po.hiddenAt', 'is', null), eb('po.author', '=', userId)]),
-    eb.or([
-      eb('po.project', 'is', null),
-      eb.exists(
-        eb
-          .selectFrom('Project as p')
-          .select('p.id as id')
-          .whereRef('p.id', '=', 'po.project')
-          .where((pe) => projectReadable(pe, userId)),
-      ),
-    ]),
-  ]);
+import { postReadable } from '../access/access.queries.js';
+import { userSummary } from '../users/users.queries.js';
 
 /** The posts (`po`) with their authors (`u`), in the columns the API shows (`presentPost`). */
 const postsWithAuthors = (db: Kysely<DB>) =>

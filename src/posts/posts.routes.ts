@@ -1,7 +1,8 @@
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import { createPost, deletePost, listBuildLogs, listPosts, readPost, updatePost } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
 import { pageLimit } from '../kernel/contract.js';
+import { userNamed } from '../users/users.service.js';
 
 export const postsHandlers = {
   listPosts: async ({ em, actor, query }) => ({
@@ -32,4 +33,14 @@ export const postsHandlers = {
     status: 200,
     body: await listBuildLogs(em, actor, path.projectId, { limit: pageLimit(query?.limit), cursor: query?.cursor }),
   }),
-} satisfies SomeHandlers<'listPosts' | 'getPost' | 'createPost' | 'updatePost' | 'deletePost' | 'listBuildLogs'>;
+  // The user is looked up once, for the 404; the list then filters by their id.
+  listUserPosts: async ({ em, actor, path, query }) => {
+    const user = await userNamed(em, path.username);
+    return {
+      status: 200,
+      body: await listPosts(em, actor, { authorId: user.id, limit: pageLimit(query?.limit), cursor: query?.cursor }),
+    };
+  },
+} satisfies SomeHandlers<
+  'listPosts' | 'getPost' | 'createPost' | 'updatePost' | 'deletePost' | 'listBuildLogs' | 'listUserPosts'
+>;

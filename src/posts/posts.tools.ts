@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { zId, zPost, zPostCreate } from '../../codegen/generated/api/zod.gen.js';
-import { defineTool } from '../mcp/tool.js';
-import { detailInput, pageInput, projectIdInput } from '../mcp/inputs.js';
-import { listed, listOutput, plural, unmatched } from '../mcp/answers.js';
+import { defineTool } from '../mcp/kit/tool.js';
+import { detailInput, pageInput, projectIdInput } from '../mcp/kit/inputs.js';
+import { listed, listOutput, plural, unmatched } from '../mcp/kit/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
 import { buildLogList, createPost, listBuildLogs } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';

@@ -1,27 +1,8 @@
-import { type ExpressionBuilder, sql } from 'kysely';
-import { jsonBuildObject } from 'kysely/helpers/postgres';
-import { type DB, filteredRead, hotRead, iso } from '../db/reads.js';
-
-/** Any query that has a project aliased `p`. */
-type WithProject = ExpressionBuilder<DB & { p: DB['Project'] }, 'p'>;
-
-/** Whether `userId` is a member of project `p`. */
-export const isMember = (eb: WithProject, userId: string | null) =>
-  eb.exists(
-    eb
-      .selectFrom('ProjectMember as m')
-      .select(sql.lit(1).as('one'))
-      .whereRef('m.project', '=', 'p.id')
-      .where('m.user', '=', userId),
-  );
-
-/** The read rule: project `p` is public, owned by `userId`, or `userId` is one of its members. */
-export const projectReadable = (eb: WithProject, userId: string | null) =>
-  eb.or([eb('p.visibility', '=', 'public'), eb('p.owner', '=', userId), isMember(eb, userId)]);
-
-/** A user `u` as the API shows one beside what they made (`UserSummary`). */
-export const userSummary = (eb: ExpressionBuilder<DB & { u: DB['User'] }, 'u'>) =>
-  jsonBuildObject({ id: eb.ref('u.id'), username: eb.ref('u.username'), displayName: eb.ref('u.displayName') });
+import type { ExpressionBuilder } from 'kysely';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type DB, filteredRead, hotRead, iso, reads } from '../db/reads.js';
+import { isMember, projectReadable } from '../access/access.queries.js';
+import { userSummary } from '../users/users.queries.js';
 
 /** The columns the API shows of a project `p` and its owner `u`, as `presentProject` takes them. */
 const projectColumns = (eb: ExpressionBuilder<DB & { p: DB['Project']; u: DB['User'] }, 'p' | 'u'>) =>
@@ -90,3 +71,11 @@ export const memberPage = hotRead(
       .orderBy('m.id', 'asc')
       .limit(v.limit),
 );
+
+/**
+ * Inside a project's deletion: its build logs outlive it as plain posts, since their authors
+ * wrote them. (A typed write over the posts table, so that projects/ need not import posts/.)
+ */
+export async function detachBuildLogs(tem: EntityManager, projectId: string): Promise<void> {
+  await reads(tem).updateTable('Post').set({ project: null, kind: 'post' }).where('project', '=', projectId).execute();
+}

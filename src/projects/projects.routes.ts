@@ -1,8 +1,9 @@
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import { createProject, deleteProject, listProjects, updateProject, assertCanReadProject } from './projects.service.js';
 import { addMember, listMembers, removeMember } from './members.service.js';
 import { presentMember, presentProject } from './projects.presenter.js';
 import { pageLimit } from '../kernel/contract.js';
+import { userNamed } from '../users/users.service.js';
 
 type Ops =
   | 'listProjects'
@@ -12,7 +13,8 @@ type Ops =
   | 'deleteProject'
   | 'listProjectMembers'
   | 'addProjectMember'
-  | 'removeProjectMember';
+  | 'removeProjectMember'
+  | 'listUserProjects';
 
 export const projectsHandlers = {
   listProjects: async ({ em, actor, query }) => ({
@@ -50,5 +52,13 @@ export const projectsHandlers = {
   removeProjectMember: async ({ em, actor, path }) => {
     await removeMember(em, actor, path.projectId, path.username);
     return { status: 204 };
+  },
+  // The user is looked up once, for the 404; the list then filters by their id.
+  listUserProjects: async ({ em, actor, path, query }) => {
+    const user = await userNamed(em, path.username);
+    return {
+      status: 200,
+      body: await listProjects(em, actor, { ownerId: user.id, limit: pageLimit(query?.limit), cursor: query?.cursor }),
+    };
   },
 } satisfies SomeHandlers<Ops>;

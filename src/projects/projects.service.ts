@@ -8,13 +8,12 @@ import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import type { ProjectCreate, ProjectUpdate } from '../../codegen/generated/api/types.gen.js';
 import { Project } from './project.entity.js';
 import { User } from '../users/user.entity.js';
-import { Post } from '../posts/post.entity.js';
 import { actorId, type Actor } from '../kernel/actor.js';
 import { conflict, forbidden, notFound } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf, type CursorList } from '../kernel/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../kernel/tags.js';
-import { projectWithAccess, readableProjects } from './projects.queries.js';
+import { detachBuildLogs, projectWithAccess, readableProjects } from './projects.queries.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 import { isUuid } from '../kernel/ids.js';
 import { recordProjectUpdated } from './project-events.js';
@@ -169,8 +168,7 @@ export async function updateProject(
 export async function deleteProject(em: EntityManager, actor: Actor, projectId: string): Promise<void> {
   await assertCanManageProject(em, actor, projectId);
   await em.transactional(async (tem) => {
-    // Build logs outlive their project as plain posts: their authors wrote them.
-    await tem.nativeUpdate(Post, { project: projectId }, { project: null, kind: 'post' });
+    await detachBuildLogs(tem, projectId);
     await tem.nativeDelete(Project, { id: projectId }); // milestones and memberships cascade
   });
 }

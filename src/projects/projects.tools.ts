@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import { zProject } from '../../codegen/generated/api/zod.gen.js';
-import { defineTool } from '../mcp/tool.js';
+import { defineTool } from '../mcp/kit/tool.js';
 import { listMyProjects, myProjectList } from './projects.service.js';
-import { detailInput, pageInput } from '../mcp/inputs.js';
-import { listed, listOutput, plural } from '../mcp/answers.js';
+import { detailInput, pageInput } from '../mcp/kit/inputs.js';
+import { listed, listOutput, plural } from '../mcp/kit/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
 import { pageLimit } from '../kernel/contract.js';
 

@@ -1,7 +1,7 @@
 /** The opportunity radar's typed reads (src/db/reads.ts): the caller's signals, and the candidates scored against them. */
 import { hotRead, iso } from '../db/reads.js';
 import type { GithubRepo } from '../github/github.entity.js';
-import { isMember } from '../projects/projects.queries.js';
+import { isMember } from '../access/access.queries.js';
 
 /** How many of the newest candidates of each kind are scored. */
 const CANDIDATES = 500;

@@ -1,4 +1,4 @@
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import { radar } from './radar.service.js';
 import { pageLimit } from '../kernel/contract.js';
 

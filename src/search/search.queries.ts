@@ -8,8 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Expression, expressionBuilder, type Kysely, sql } from 'kysely';
 import type { SearchResultType } from '../../codegen/generated/api/types.gen.js';
 import { type DB, hotRead } from '../db/reads.js';
-import { postReadable } from '../posts/posts.queries.js';
-import { projectReadable } from '../projects/projects.queries.js';
+import { postReadable, projectReadable } from '../access/access.queries.js';
 
 /**
  * Ranking every match of a very common word costs a read of every matching document. Each kind

@@ -1,5 +1,5 @@
 import type { SearchPage } from '../../codegen/generated/api/types.gen.js';
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import type { SearchCache } from './search-cache.js';
 import { search } from './search.service.js';
 import { pageLimit } from '../kernel/contract.js';

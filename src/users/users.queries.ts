@@ -1,5 +1,6 @@
 /** Users' typed reads (src/db/reads.ts): a profile as the API shows it, never the email or the password hash. */
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import { jsonBuildObject } from 'kysely/helpers/postgres';
 import { type DB, hotRead, iso } from '../db/reads.js';
 
 const profiles = (db: Kysely<DB>) =>
@@ -22,3 +23,7 @@ export const profileById = hotRead(['id'], (db, v: { id: string }) => profiles(d
 export const profileByUsername = hotRead(['username'], (db, v: { username: string }) =>
   profiles(db).where('u.username', '=', v.username),
 );
+
+/** A user `u` as the API shows one beside what they made (`UserSummary`). */
+export const userSummary = (eb: ExpressionBuilder<DB & { u: DB['User'] }, 'u'>) =>
+  jsonBuildObject({ id: eb.ref('u.id'), username: eb.ref('u.username'), displayName: eb.ref('u.displayName') });

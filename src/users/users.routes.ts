@@ -1,17 +1,10 @@
-import type { SomeHandlers } from '../http/handler.js';
-import { readUser } from './users.service.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
+import { readUser, userNamed } from './users.service.js';
 import { presentUser } from './users.presenter.js';
-import { invalidToken, notFound } from '../kernel/problem.js';
-import { listProjects } from '../projects/projects.service.js';
-import { listPosts } from '../posts/posts.service.js';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { pageLimit } from '../kernel/contract.js';
+import { invalidToken } from '../kernel/problem.js';
 
-async function userNamed(em: EntityManager, username: string) {
-  const user = await readUser(em, { username });
-  if (!user) throw notFound(`There is no user named '${username}'.`);
-  return user;
-}
+// A user's projects and posts are answered by the areas that own them (projects.routes.ts,
+// posts.routes.ts): users/ is below both.
 
 export const usersHandlers = {
   getCurrentUser: async ({ em, actor }) => {
@@ -21,19 +14,4 @@ export const usersHandlers = {
     return { status: 200, body: presentUser(user) };
   },
   getUser: async ({ em, path }) => ({ status: 200, body: presentUser(await userNamed(em, path.username)) }),
-  // The user is looked up once, for the 404; the list then filters by their id.
-  listUserProjects: async ({ em, actor, path, query }) => {
-    const user = await userNamed(em, path.username);
-    return {
-      status: 200,
-      body: await listProjects(em, actor, { ownerId: user.id, limit: pageLimit(query?.limit), cursor: query?.cursor }),
-    };
-  },
-  listUserPosts: async ({ em, actor, path, query }) => {
-    const user = await userNamed(em, path.username);
-    return {
-      status: 200,
-      body: await listPosts(em, actor, { authorId: user.id, limit: pageLimit(query?.limit), cursor: query?.cursor }),
-    };
-  },
-} satisfies SomeHandlers<'getCurrentUser' | 'getUser' | 'listUserProjects' | 'listUserPosts'>;
+} satisfies SomeHandlers<'getCurrentUser' | 'getUser'>;

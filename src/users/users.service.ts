@@ -125,6 +125,13 @@ export async function readUser(
   return (await profileByUsername(em, { username: by.username.toLowerCase() }))[0] ?? null;
 }
 
+/** The profile of the user called `username`, or a 404 that names them (a user's own lists start here). */
+export async function userNamed(em: EntityManager, username: string): Promise<UserFields> {
+  const user = await readUser(em, { username });
+  if (!user) throw notFound(`There is no user named '${username}'.`);
+  return user;
+}
+
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {
   return em.findOne(User, { username: username.toLowerCase() });
 }

@@ -1,4 +1,4 @@
-import type { SomeHandlers } from '../http/handler.js';
+import type { SomeHandlers } from '../http/kit/handler.js';
 import {
   createWebhook,
   deleteWebhook,

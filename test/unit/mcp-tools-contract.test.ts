@@ -1,7 +1,7 @@
 /** Each MCP tool is bound to the REST operation it mirrors: its scope is that operation's, read from the contract. */
 import { describe, expect, it } from 'vitest';
 import { loadContract, MCP_SCOPES, type OpenApiDocument } from '../../src/kernel/contract.js';
-import { bindTools, type ToolDef } from '../../src/mcp/tool.js';
+import { bindTools, type ToolDef } from '../../src/mcp/kit/tool.js';
 import { TOOLS } from '../../src/mcp/server.js';
 import { projectsTools } from '../../src/projects/projects.tools.js';
 import { milestonesTools } from '../../src/milestones/milestones.tools.js';

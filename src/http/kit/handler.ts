@@ -6,8 +6,8 @@
 import type { Readable } from 'node:stream';
 import type { Request, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type * as sdk from '../../codegen/generated/api/sdk.gen.js';
-import type { Actor } from '../kernel/actor.js';
+import type * as sdk from '../../../codegen/generated/api/sdk.gen.js';
+import type { Actor } from '../../kernel/actor.js';
 
 /** Operations with a handler: all but the MCP endpoint, which src/mcp/ serves as JSON-RPC. */
 export type OperationId = Exclude<keyof typeof sdk, 'mcpRequest'>;

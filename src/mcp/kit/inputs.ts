@@ -1,7 +1,7 @@
 /** Argument schemas shared by the tools, taken from the generated zod of the contract where it has them. */
 import * as z from 'zod';
-import { zId, zTag, zTimestamp } from '../../codegen/generated/api/zod.gen.js';
-import { PAGE_SIZE } from '../kernel/contract.js';
+import { zId, zTag, zTimestamp } from '../../../codegen/generated/api/zod.gen.js';
+import { PAGE_SIZE } from '../../kernel/contract.js';
 
 // The shapes the output schemas share are written once under definitions with these names, not
 // zod's invented `__schema0`.

@@ -7,9 +7,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type * as z from 'zod';
-import type { Actor } from '../kernel/actor.js';
-import { listOperations, mcpScopes, type OpenApiDocument } from '../kernel/contract.js';
-import type { ScopeId } from '../kernel/scopes.js';
+import type { Actor } from '../../kernel/actor.js';
+import { listOperations, mcpScopes, type OpenApiDocument } from '../../kernel/contract.js';
+import type { ScopeId } from '../../kernel/scopes.js';
 
 export type ToolContext = {
   em: EntityManager;
