@@ -6,7 +6,7 @@
 #
 # The key needs five scopes: Read profile, Read projects, Write projects, Read posts & comments,
 # Write posts & comments (and not Read jobs: the last call shows the 403 a missing scope gets).
-# Needs curl and Node.js (to read ids out of the JSON answers). test/walkthrough.test.ts runs it.
+# Needs bash and curl only: the JSON answers are read with grep and sed. test/walkthrough.test.ts runs it.
 set -euo pipefail
 
 : "${KEY:?set KEY to an API key from Settings → Manage API keys}"
@@ -30,44 +30,56 @@ call() {
   fi
   printf '%s\n' "$out"
 }
-# Something read out of a JSON answer, `v`: call … | pick v.id
-# (nothing to read when the call before it failed: that call has said why)
-pick() { node -e "const s = require('fs').readFileSync(0, 'utf8'); if (!s) process.exit(1); const v = JSON.parse(s); console.log($1)"; }
+# Every value of a field called $1 in a JSON answer, in order, one a line (strings and numbers;
+# escapes are left as sent): call … | field title. Nothing there (the call before it failed and
+# has said why, or the answer lacks the field) ends the walk-through.
+field() {
+  grep -oE "\"$1\":(\"([^\"\\\\]|\\\\.)*\"|-?[0-9][0-9.eE+-]*)" | sed -E "s/^\"$1\"://; s/^\"(.*)\"\$/\\1/"
+}
+# The first such value: the resource's own, since its id and fields come before what it embeds.
+first() { field "$1" | sed -n 1p; }
+# Two fields of each item of a list, side by side: call … | pair position '. ' title
+pair() {
+  local json
+  json=$(cat)
+  paste -d '\n' <(field "$1" <<<"$json") <(field "$3" <<<"$json") | sed "N; s/\n/$2/"
+}
 step() { printf '\n== %s\n' "$*"; }
 
 step "Who the key belongs to (profile.read)"
-call "$API/users/me" | pick v.username
+call "$API/users/me" | first username
 
 step "Create a project (projects.write)"
 PROJECT=$(call "$API/projects" -H 'Content-Type: application/json' \
-  -d "{\"name\": \"Analytical Engine $(date +%s)\", \"visibility\": \"public\"}" | pick v.id)
+  -d "{\"name\": \"Analytical Engine $(date +%s)\", \"visibility\": \"public\"}" | first id)
 echo "project $PROJECT"
 
 step "Two milestones, then the roadmap in order (projects.read)"
 call "$API/projects/$PROJECT/milestones" -H 'Content-Type: application/json' \
-  -d '{"title": "Cut the gears", "dueDate": "2026-12-31"}' | pick v.title
+  -d '{"title": "Cut the gears", "dueDate": "2026-12-31"}' | first title
 call "$API/projects/$PROJECT/milestones" -H 'Content-Type: application/json' \
-  -d '{"title": "Assemble the mill"}' | pick v.title
-call "$API/projects/$PROJECT/milestones?limit=50" | pick 'v.items.map((m) => m.position + ". " + m.title).join("\n")'
+  -d '{"title": "Assemble the mill"}' | first title
+call "$API/projects/$PROJECT/milestones?limit=50" | pair position '. ' title
 
 step "A build log for the project (content.write)"
 call "$API/posts" -H 'Content-Type: application/json' \
   -d "{\"kind\": \"build_log\", \"projectId\": \"$PROJECT\", \"title\": \"Week 1\", \"body\": \"Frame assembled.\"}" |
-  pick v.title
+  first title
 
 step "An image, then a post that shows it"
-MEDIA=$(call "$API/media" -F "file=@$HERE/walkthrough.png;type=image/png" | pick v.id)
+MEDIA=$(call "$API/media" -F "file=@$HERE/walkthrough.png;type=image/png" | first id)
 echo "image $MEDIA"
 POST=$(call "$API/posts" -H 'Content-Type: application/json' \
-  -d "{\"title\": \"The engine so far\", \"body\": \"Look\", \"tags\": [\"Engines\"], \"mediaIds\": [\"$MEDIA\"]}" | pick v.id)
+  -d "{\"title\": \"The engine so far\", \"body\": \"Look\", \"tags\": [\"Engines\"], \"mediaIds\": [\"$MEDIA\"]}" | first id)
 echo "post $POST"
 
 step "A comment and a reaction on it"
-call "$API/posts/$POST/comments" -H 'Content-Type: application/json' -d '{"body": "Nice!"}' | pick v.body
-call "$API/posts/$POST/reactions" -H 'Content-Type: application/json' -d '{"kind": "rocket"}' | pick '"rocket: " + v.counts.rocket'
+call "$API/posts/$POST/comments" -H 'Content-Type: application/json' -d '{"body": "Nice!"}' | first body
+call "$API/posts/$POST/reactions" -H 'Content-Type: application/json' -d '{"kind": "rocket"}' | first rocket | sed 's/^/rocket: /'
 
 step "Search finds the project (content.read)"
-call "$API/search?q=analytical%20engine&type=project" | pick 'v.items.map((r) => r.type + ": " + r.title).join("\n")'
+call "$API/search?q=analytical%20engine&type=project" | pair type ': ' title
 
 step "A scope the key does not have is a 403 that names it"
-curl -sS -H "Authorization: Bearer $KEY" "$API/jobs" | pick 'v.status + " " + v.title + ": needs " + v.requiredScope'
+ANSWER=$(curl -sS -H "Authorization: Bearer $KEY" "$API/jobs")
+echo "$(first status <<<"$ANSWER") $(first title <<<"$ANSWER"): needs $(first requiredScope <<<"$ANSWER")"

@@ -28,6 +28,19 @@ import type { KeyUse } from './keys/key-use.js';
 /** The argument with which bin/shipyard.mjs says it holds a channel to the server (see launcherEnded). */
 const LAUNCHER_CHANNEL_ARG = '--launcher-channel';
 
+/**
+ * "migrating 3 of 31" as the migrations run: the first, the last, and one at most every second
+ * between them, so that a first start says where it is without a line per migration.
+ */
+function sayMigrating(log: Logger) {
+  let saidAt = 0;
+  return (n: number, of: number, name: string) => {
+    if (n !== 1 && n !== of && Date.now() - saidAt < 1000) return;
+    saidAt = Date.now();
+    log.info(`migrating ${n} of ${of}`, { migration: name });
+  };
+}
+
 export async function serve(config: Config = loadConfig(), opts: { launcherChannel?: boolean } = {}): Promise<Server> {
   // Watched from the start: a launcher may end while the server is still starting.
   const launcherGone = opts.launcherChannel ? launcherEnded() : undefined;
@@ -48,6 +61,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     dataDir: config.dataDir,
     command: 'shipyard serve',
     preparedStatements: config.databasePreparedStatements,
+    onMigrating: sayMigrating(log),
   });
   const [db] = await Promise.all([opening, loadImageDecoder(), passwords.ready]).catch(async (err) => {
     // Whatever did start is put away again: the database's directory lock above all.

@@ -39,6 +39,10 @@ describe('graceful shutdown', () => {
     try {
       for (let i = 0; i < 120 && !log.includes('shipyard listening'); i++) await new Promise((r) => setTimeout(r, 250));
       expect(log).toContain('shipyard listening');
+      // A first start says how far its migrations are: the first and the last at least.
+      const of = log.match(/"msg":"migrating 1 of (\d+)"/)?.[1];
+      expect(Number(of)).toBeGreaterThan(1);
+      expect(log).toContain(`"msg":"migrating ${of} of ${of}"`);
 
       // A request whose body is still on its way (a sign-in form: the web pages read the body
       // first; the API answers a request without a key before reading its body).

@@ -3,6 +3,9 @@
  * listening server with a key holding the five scopes it names. It must get to its last step.
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startServer, userWithKey, type TestServer } from './harness.js';
@@ -18,8 +21,19 @@ afterAll(async () => {
   await t?.close();
 });
 
+/**
+ * A PATH holding only what the script says it needs (bash, curl and the text tools beside them),
+ * so that no step can start Node or jq.
+ */
+function bareTools(): { path: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'walkthrough-path-'));
+  for (const tool of ['bash', 'curl', 'grep', 'sed', 'paste', 'cat', 'date', 'dirname'])
+    symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
+  return { path: dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 describe('the README walk-through', () => {
-  it('runs from the first call to the 403 at its end', async () => {
+  it('runs from the first call to the 403 at its end, with curl and no Node', async () => {
     const ada = await userWithKey(t, [
       'profile.read',
       'projects.read',
@@ -27,9 +41,10 @@ describe('the README walk-through', () => {
       'content.read',
       'content.write',
     ]);
-    const { stdout } = await run('bash', ['docs/walkthrough.sh'], {
-      env: { ...process.env, KEY: ada.token, SHIPYARD_URL: t.baseUrl },
-    });
+    const tools = bareTools();
+    const { stdout } = await run('/usr/bin/bash', ['docs/walkthrough.sh'], {
+      env: { PATH: tools.path, KEY: ada.token, SHIPYARD_URL: t.baseUrl },
+    }).finally(tools.remove);
     expect(stdout).toContain(`== Who the key belongs to (profile.read)\n${ada.user.username}\n`);
     expect(stdout).toMatch(/project [0-9a-f-]{36}\n/);
     expect(stdout).toContain('1. Cut the gears\n2. Assemble the mill\n');

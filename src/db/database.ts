@@ -40,6 +40,8 @@ export type DatabaseOptions = {
   inMemory?: boolean;
   /** Apply pending migrations on open (default true). */
   migrate?: boolean;
+  /** Told before each pending migration runs: its place among them (from 1) and its name. */
+  onMigrating?: (n: number, of: number, name: string) => void;
   /** Who opens it, written into the directory lock. */
   command?: string;
   poolMax?: number;
@@ -93,8 +95,18 @@ async function initOrm(
   });
   usePreparedStatements(orm, opts.preparedStatements ?? true);
   reclaimDeadConnections((await orm.em.getConnection().getNativeClient()) as pg.Pool);
-  const applied = (opts.migrate ?? true) ? (await orm.migrator.up()).map((m) => m.name) : [];
+  const applied = (opts.migrate ?? true) ? await migrate(orm, opts.onMigrating) : [];
   return { orm, applied };
+}
+
+/** Applies the pending migrations (all or none: one transaction), telling `onMigrating` of each. */
+async function migrate(orm: MikroORM, onMigrating: DatabaseOptions['onMigrating']): Promise<string[]> {
+  if (onMigrating) {
+    const of = (await orm.migrator.getPending()).length;
+    let n = 0;
+    orm.migrator.on('migrating', (m) => onMigrating(++n, of, m.name));
+  }
+  return (await orm.migrator.up()).map((m) => m.name);
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
