@@ -55,6 +55,6 @@ export function changesHtml(markdown: string, doc: OpenApiDocument): Html {
 export function changesPage(doc: OpenApiDocument) {
   const body = changesHtml(readFileSync(CHANGELOG, 'utf8'), doc);
   return (req: Request, res: Response): void => {
-    res.type('html').send(page('API changes', req.web!.user, req.web!.csrf, body, { wide: true }));
+    res.type('html').send(page('API changes', req.web!.user, req.web!.csrf, body, { doc: true }));
   };
 }

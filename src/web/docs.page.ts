@@ -44,6 +44,11 @@ html .light-mode {
   --scalar-color-blue: #0062a8; --scalar-color-green: #04704b; --scalar-color-red: #c00004;
   --scalar-color-yellow: #7a5900; --scalar-color-orange: #a83a00; --scalar-color-purple: #5203d1; --scalar-color-query: #006468;
 }
+/* The authentication box's header: when its column is narrow, the scheme picker goes under
+   "Authentication Required" instead of cutting "Required" off. */
+#reference-root div:has(> button [data-testid="auth-indicator"]) { flex-wrap: wrap; }
+#reference-root button:has([data-testid="auth-indicator"]) { flex: 1 0 auto; }
+#reference-root div:has(> button [data-testid="auth-indicator"]) > div { padding-left: .5rem; }
 html .dark-mode {
   --scalar-color-2: #b4b4b4; --scalar-color-3: #a0a0a0; --scalar-color-accent: #4eb8ff;
   --scalar-color-blue: #6cc0f0; --scalar-color-green: #2fd36f; --scalar-color-red: #ff6b69;
@@ -110,6 +115,25 @@ function accessible(root) {
     }
   });
 }
+// The site's header and the intro sit above the reference, and scroll away with the page. Scalar
+// sizes its sidebar (on a phone, its menu) to the window less --scalar-custom-header-height and
+// sticks it that far down: set to how much of them is in view, the sidebar's last items and
+// Scalar's footer stay on screen, and the sticky parts sit where they are until they reach the top.
+const root = document.getElementById('reference-root');
+let framing = false;
+const frame = () => {
+  framing = false;
+  root.style.setProperty('--scalar-custom-header-height', Math.max(0, Math.round(root.getBoundingClientRect().top)) + 'px');
+};
+const reframe = () => {
+  if (framing) return;
+  framing = true;
+  requestAnimationFrame(frame);
+};
+addEventListener('scroll', reframe, { passive: true });
+addEventListener('resize', reframe);
+frame();
+
 let pending = false;
 new MutationObserver(() => {
   // At most once a frame, however many nodes Scalar adds meanwhile.

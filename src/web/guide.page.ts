@@ -13,6 +13,6 @@ const GUIDE = fileURLToPath(new URL('../../docs/api.md', import.meta.url));
 export function guidePage() {
   const body = markdownHtml(readFileSync(GUIDE, 'utf8'));
   return (req: Request, res: Response): void => {
-    res.type('html').send(page('Calling the API', req.web!.user, req.web!.csrf, body, { wide: true }));
+    res.type('html').send(page('Calling the API', req.web!.user, req.web!.csrf, body, { doc: true }));
   };
 }

@@ -245,7 +245,7 @@ function commands(key: ApiKey, token: string, publicUrl: string): Html {
           version control (add them to <code>.gitignore</code>), or put the key in an environment variable there.</p>
         ${blocks.map(
           ([id, title, text]) => html`<h3>${title}</h3>
-        <pre id="${id}">${text}</pre>
+        <pre id="${id}" tabindex="0">${text}</pre>
         <p><button type="button" data-copy="${id}" hidden>Copy<span class="visually-hidden"> ${title}</span></button></p>`,
         )}
       </section>`;

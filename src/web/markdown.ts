@@ -23,5 +23,7 @@ export function markdownHtml(
       ...opts.renderer,
     },
   });
-  return raw(md.parse(markdown, { async: false }));
+  // A code block scrolls sideways when its lines are long: reachable by keyboard (tabindex), as
+  // axe-core's scrollable-region-focusable asks. Code is escaped, so "<pre>" is only the element.
+  return raw(md.parse(markdown, { async: false }).replaceAll('<pre>', '<pre tabindex="0">'));
 }

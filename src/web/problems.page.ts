@@ -34,7 +34,6 @@ export function problemPages(doc: OpenApiDocument) {
         (e) => html`<tr><td data-label="Type"><a href="/docs/problems/${e.slug}"><code>${e.slug}</code></a></td>
         <td data-label="Status">${e.status}</td><td data-label="Title">${e.title}</td></tr>`,
       )}</tbody></table>`,
-        { wide: true },
       ),
     );
   }

@@ -85,12 +85,14 @@ body > .site-header nav > ul, body > .site-header > ul { display: flex; flex-wra
 :where(.page) form.filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: end; }
 :where(.page) form.filters label { margin: 0; }
 @media (max-width: 40rem) {
-  :where(.page) :is(table, thead, tbody, tr, th, td) { display: block; }
-  :where(.page) thead { position: absolute; left: -9999px; }
-  :where(.page) tr { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; padding: .25rem; }
-  :where(.page) td { border: none; padding: .25rem .5rem; }
-  :where(.page) td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
-  :where(.page) caption { display: block; text-align: left; }
+  :where(.page:not(.doc)) :is(table, thead, tbody, tr, th, td) { display: block; }
+  :where(.page:not(.doc)) thead { position: absolute; left: -9999px; }
+  :where(.page:not(.doc)) tr { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; padding: .25rem; }
+  :where(.page:not(.doc)) td { border: none; padding: .25rem .5rem; }
+  :where(.page:not(.doc)) td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+  :where(.page:not(.doc)) caption { display: block; text-align: left; }
+  :where(.page.doc) :is(th, td) { padding: .25rem; overflow-wrap: anywhere; }
+  :where(.page.doc) :not(pre) > code { overflow-wrap: anywhere; }
 }
 
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
@@ -101,8 +103,18 @@ body > .site-header nav > ul, body > .site-header > ul { display: flex; flex-wra
 
 export type PageUser = { username: string; displayName: string; isAdmin: boolean } | undefined;
 
-/** `wide`: the main area spans the window (the API reference draws its own columns). */
-export function page(title: string, user: PageUser, csrf: string, body: Html, opts: { wide?: boolean } = {}): string {
+/**
+ * `wide`: the main area spans the window, for the API reference, which draws its own columns and
+ * its own main landmark. `doc`: a page of the repository's Markdown, whose tables stay tables on a
+ * phone (their cells wrap) instead of becoming the cards of the pages' own lists.
+ */
+export function page(
+  title: string,
+  user: PageUser,
+  csrf: string,
+  body: Html,
+  opts: { wide?: boolean; doc?: boolean } = {},
+): string {
   const items = user
     ? html`<ul>
         <li><a href="/settings/keys">Manage API keys</a></li>
@@ -127,7 +139,9 @@ export function page(title: string, user: PageUser, csrf: string, body: Html, op
   }
 ${
   // A wide page (the API reference) is drawn by a component with its own main landmark.
-  opts.wide ? `<div id="main" class="wide-main">${body.html}</div>` : `<main id="main" class="page">${body.html}</main>`
+  opts.wide
+    ? `<div id="main" class="wide-main">${body.html}</div>`
+    : `<main id="main" class="page${opts.doc ? ' doc' : ''}">${body.html}</main>`
 }</body></html>`;
 }
 

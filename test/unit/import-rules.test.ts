@@ -60,7 +60,9 @@ describe('the import rules of make lint', { timeout: 60_000 }, () => {
       'src/mcp/kit/tool.ts': "import { s } from '../../projects/projects.service.js';\nexport const t = s;\n",
     });
     expect(r.code).toBe(1);
-    expect(r.out).toContain('routes-and-tools-use-the-kits: src/projects/projects.routes.ts → src/http/authenticate.ts');
+    expect(r.out).toContain(
+      'routes-and-tools-use-the-kits: src/projects/projects.routes.ts → src/http/authenticate.ts',
+    );
     expect(r.out).toContain('kits-import-no-area: src/mcp/kit/tool.ts → src/projects/projects.service.ts');
   });
 
