@@ -166,8 +166,12 @@ describe('MCP through the SDK client', () => {
       dueDate: null,
       status: 'in_progress',
     });
+    // The contract's "at least one field" (MilestoneUpdate minProperties) holds over MCP too.
     const nothing = await call(client, 'update_milestone', { projectId, milestoneId });
     expect(nothing.isError).toBe(true);
+    expect(nothing.content[0]?.text).toContain(
+      'Invalid arguments for update_milestone: send at least one of title, description, status, dueDate, position.',
+    );
 
     const roadmap = await call(client, 'get_roadmap', { projectId });
     expect(roadmap.structuredContent.items.map((m: { title: string }) => m.title)).toEqual(['Beta', 'Alpha']);

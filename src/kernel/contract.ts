@@ -86,6 +86,32 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
  * one to be let in, and together they are the scopes of its tools (src/mcp/server.ts checks that
  * at start).
  */
+/**
+ * The rules an operation's JSON request body states about the object as a whole (its fields
+ * being each checked on their own): how many fields it needs at least, and which fields need
+ * others. An MCP tool that takes the body's fields beside its path parameters keeps these.
+ */
+export type ObjectRules = { fields: string[]; minProperties?: number; dependentRequired?: Record<string, string[]> };
+
+export function objectRules(doc: OpenApiDocument, operationId: string): ObjectRules | undefined {
+  const op = Object.values(doc.paths)
+    .flatMap((item) => HTTP_METHODS.map((m) => item[m]))
+    .find((o) => o?.operationId === operationId);
+  const content = (op?.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content;
+  let schema = content?.['application/json']?.schema as Record<string, unknown> | undefined;
+  const ref = schema?.$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+    const schemas = (doc.components as { schemas?: Record<string, Record<string, unknown>> } | undefined)?.schemas;
+    schema = schemas?.[ref.slice('#/components/schemas/'.length)];
+  }
+  if (!schema || (schema.minProperties === undefined && schema.dependentRequired === undefined)) return undefined;
+  return {
+    fields: Object.keys((schema.properties as Record<string, unknown> | undefined) ?? {}),
+    ...(typeof schema.minProperties === 'number' ? { minProperties: schema.minProperties } : {}),
+    ...(schema.dependentRequired ? { dependentRequired: schema.dependentRequired as Record<string, string[]> } : {}),
+  };
+}
+
 export function mcpScopes(doc: OpenApiDocument): ScopeId[] {
   for (const item of Object.values(doc.paths))
     for (const method of HTTP_METHODS) {

@@ -26,6 +26,7 @@ import { basePath, listOperations, SERVED } from '../kernel/contract.js';
 import { recordKeyWrite } from '../security-log/security-log.service.js';
 import type { Logger } from '../kernel/logger.js';
 import { bindTools, type BoundTool, type ToolContext } from './kit/tool.js';
+import type { ObjectRules } from '../kernel/contract.js';
 import { answer, clip } from './kit/answers.js';
 import { ARGUMENT_HINTS } from './kit/inputs.js';
 import { EXPIRY_META_KEY, expiryNotice } from './expiry.js';
@@ -56,10 +57,27 @@ function inputOf(tool: BoundTool): z.ZodObject {
     input = (
       tool.creates ? tool.input.extend({ idempotencyKey: idempotencyKeyInput.optional() }) : tool.input
     ).strict();
+    if (tool.bodyRules) input = input.superRefine(keepsBodyRules(tool.bodyRules));
     INPUTS.set(tool, input);
   }
   return input;
 }
+
+/** The operation's object rules (src/kernel/contract.ts `objectRules`) over the body fields among a tool's arguments. */
+const keepsBodyRules =
+  (rules: ObjectRules) => (args: Record<string, unknown>, ctx: z.RefinementCtx<Record<string, unknown>>) => {
+    const sent = rules.fields.filter((f) => args[f] !== undefined);
+    if (rules.minProperties !== undefined && sent.length < rules.minProperties)
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `send at least ${rules.minProperties === 1 ? 'one' : rules.minProperties} of ${rules.fields.join(', ')}`,
+      });
+    for (const [field, needs] of Object.entries(rules.dependentRequired ?? {}))
+      if (args[field] !== undefined)
+        for (const other of needs.filter((n) => args[n] === undefined))
+          ctx.addIssue({ code: 'custom', path: [], message: `${other} is required when ${field} is sent` });
+  };
 const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
 /** Where the REST API is, for the Location a create made here records. */
 const API_BASE = basePath(SERVED);

@@ -8,7 +8,6 @@ import {
 } from '../../codegen/generated/api/zod.gen.js';
 import type { Milestone } from '../../codegen/generated/api/types.gen.js';
 import { defineTool } from '../mcp/kit/tool.js';
-import { badRequest } from '../kernel/problem.js';
 import { detailInput, milestoneIdInput, pageInput, projectIdInput } from '../mcp/kit/inputs.js';
 import { listed, listOutput, plural, unmatched } from '../mcp/kit/answers.js';
 import {
@@ -120,10 +119,9 @@ export const milestonesTools = [
     input: z.object({ ...projectIdInput, ...milestoneIdInput, ...updatedFields }).strict(),
     output: zMilestone,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    // "At least one field" is the contract's (MilestoneUpdate minProperties), checked by the server.
     run: async ({ projectId, milestoneId, ...changes }, { em, actor }) => {
       const fields = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
-      if (Object.keys(fields).length === 0)
-        throw badRequest('Nothing to change: send at least one of title, description, status, dueDate, position.');
       return presentMilestone(await updateMilestone(em, actor, projectId, milestoneId, fields));
     },
     headline: (m) => one('Updated', m),

@@ -48,4 +48,19 @@ describe('the MCP tools and their operations', () => {
     operation(narrower, 'mcpRequest')['x-mcp-scopes'] = ['projects.read', 'projects.write'];
     expect(() => bindTools(tools, narrower)).toThrow(/a tool needs content\.write/);
   });
+
+  it("carries each operation's object rules to its tool, and follows them when they change", () => {
+    expect(TOOLS.filter((t) => t.bodyRules).map((t) => [t.name, t.bodyRules])).toEqual([
+      ['update_milestone', { fields: ['title', 'description', 'status', 'dueDate', 'position'], minProperties: 1 }],
+    ]);
+    const bent = structuredClone(contract);
+    const schemas = (bent.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+    delete schemas.MilestoneUpdate!.minProperties;
+    schemas.MilestoneCreate!.dependentRequired = { dueDate: ['status'] };
+    const bound = bindTools(tools, bent);
+    expect(bound.find((t) => t.name === 'update_milestone')!.bodyRules).toBeUndefined();
+    expect(bound.find((t) => t.name === 'create_milestone')!.bodyRules?.dependentRequired).toEqual({
+      dueDate: ['status'],
+    });
+  });
 });

@@ -8,7 +8,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type * as z from 'zod';
 import type { Actor } from '../../kernel/actor.js';
-import { listOperations, mcpScopes, type OpenApiDocument } from '../../kernel/contract.js';
+import {
+  listOperations,
+  mcpScopes,
+  objectRules,
+  type ObjectRules,
+  type OpenApiDocument,
+} from '../../kernel/contract.js';
 import type { ScopeId } from '../../kernel/scopes.js';
 
 export type ToolContext = {
@@ -61,8 +67,12 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
   wholeAt?: (item: Record<string, unknown>) => string;
 };
 
-/** A tool with the scope of its operation, as the server serves it. */
-export type BoundTool = ToolDef & { scope: ScopeId };
+/**
+ * A tool with the scope of its operation, as the server serves it, and the rules its operation's
+ * body states about the object as a whole (at least one field, fields that go together): the
+ * tool takes the body's fields beside the path's, so the server checks these over them.
+ */
+export type BoundTool = ToolDef & { scope: ScopeId; bodyRules?: ObjectRules };
 
 /**
  * The tools with the scopes of their operations in `doc`. Fails (the server does not start) when
@@ -74,7 +84,10 @@ export function bindTools(tools: readonly ToolDef[], doc: OpenApiDocument): Boun
   const problems: string[] = [];
   const bound = tools.flatMap((tool) => {
     const rule = access.get(tool.operation);
-    if (rule?.kind === 'scope') return [{ ...tool, scope: rule.scope }];
+    if (rule?.kind === 'scope') {
+      const bodyRules = objectRules(doc, tool.operation);
+      return [{ ...tool, scope: rule.scope, ...(bodyRules ? { bodyRules } : {}) }];
+    }
     problems.push(
       rule
         ? `${tool.name}: its operation ${tool.operation} needs no scope a key can hold`
