@@ -1,25 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  startServer,
-  userWithKey,
-  raw,
-  keyFor,
-  waitForCache,
-  refusedWithinASecond,
-  type TestServer,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { startServer, userWithKey, raw, keyFor, waitForCache, refusedWithinASecond, useServer } from './harness.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
 import { authenticateToken, revokeKey } from '../src/keys/keys.service.js';
 import { generateToken } from '../src/keys/tokens.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startServer();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const { t } = useServer();
 
 /** A 401; `challenge` is the WWW-Authenticate: `Bearer` alone when no key was presented (RFC 6750 §3.1). */
 function expect401(res: Awaited<ReturnType<typeof raw>>, detail: RegExp, challenge = 'Bearer error="invalid_token"') {

@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { raw, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Post } from '../src/posts/post.entity.js';
 
-let t: TestServer;
-let owner: TestUser;
-let member: TestUser;
-let stranger: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [owner, member, stranger] = [await userWithKey(t), await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { owner, member, stranger },
+} = useServer({ users: { owner: 'all', member: 'all', stranger: 'all' } });
 
 async function project(visibility: 'public' | 'private' = 'public') {
   const { data } = await api.createProject({ client: owner.client, body: { name: uniqueName('Logs'), visibility } });

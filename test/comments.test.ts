@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { raw, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Comment } from '../src/comments/comment.entity.js';
 import { Post } from '../src/posts/post.entity.js';
 
-let t: TestServer;
-let ada: TestUser;
-let grace: TestUser;
-let eve: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [ada, grace, eve] = [await userWithKey(t), await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada, grace, eve },
+} = useServer({ users: { ada: 'all', grace: 'all', eve: 'all' } });
 
 const newPost = async () =>
   (await api.createPost({ client: ada.client, body: { title: uniqueName('p'), body: 'b' } })).data!;

@@ -3,9 +3,9 @@
  * that breaks the contract, and 404 when an id in its path names nothing — each as
  * application/problem+json, and each status declared in the spec for that operation.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { startServer, raw, userWithKey, type TestServer } from './harness.js';
+import { raw, userWithKey, useServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
 import { loadContract, listOperations } from '../src/kernel/contract.js';
 
@@ -15,13 +15,7 @@ const withKeys = operations.filter((op) => op.access.kind === 'scope');
 const declared = (op: (typeof operations)[number], status: number) =>
   Object.keys((contract.paths[op.path]![op.method] as { responses: object }).responses).includes(String(status));
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startServer();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const { t } = useServer();
 
 function expectProblem(res: Awaited<ReturnType<typeof raw>>, status: number) {
   expect(res.status, JSON.stringify(res.json)).toBe(status);

@@ -5,9 +5,9 @@
  * parameters. Every answer must be below 500 and match the contract (responses are validated
  * against it in tests, so a mismatch would be a 500), and a refused request must store nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { startServer, raw, type TestServer } from './harness.js';
+import { raw, useServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
 import { listOperations, loadContract, type Operation } from '../src/kernel/contract.js';
 
@@ -15,13 +15,7 @@ const contract = loadContract();
 const operations = listOperations(contract).filter((o) => o.access.kind === 'scope');
 const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startServer();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const { t } = useServer();
 
 const TABLES = [
   'users',

@@ -3,6 +3,7 @@
  * (CI), otherwise the embedded PGlite in memory. Nothing is mocked; the tests talk HTTP to a
  * listening server, mostly through the generated SDK.
  */
+import { afterAll, beforeAll } from 'vitest';
 import { createServer as netServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -204,6 +205,71 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
       if (headers.violations.size)
         throw new Error(`responses sent undeclared headers:\n  ${[...headers.violations].join('\n  ')}`);
     },
+  };
+}
+
+/**
+ * Stands for an object made later, in a beforeAll: reading it before then is a mistake in the
+ * test, said as such. Property reads, spreads and `in` go to the object once it is there.
+ */
+function later<T extends object>(what: string): { proxy: T; set: (value: T) => void } {
+  let value: T | undefined;
+  const real = (): T => {
+    if (!value) throw new Error(`${what} is read before the beforeAll that makes it ran`);
+    return value;
+  };
+  const proxy = new Proxy({} as T, {
+    get: (_, key) => Reflect.get(real(), key),
+    has: (_, key) => Reflect.has(real(), key),
+    ownKeys: () => Reflect.ownKeys(real()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(real(), key);
+      return d && { ...d, configurable: true };
+    },
+  });
+  return { proxy, set: (v) => (value = v) };
+}
+
+/**
+ * The test file's server: started before its first test, closed after its last, with a user
+ * and a key for each name in `users` (their scopes, `'all'` for all nine; or `{ admin: true }`). What it returns stands
+ * for the server and the users from then on, so a file reads `t.apiUrl` and `users.ada.token`
+ * without a `let` and a hook of its own.
+ *
+ *   const { t, users } = useServer({ users: { ada: 'all', eve: ['profile.read'] } });
+ */
+type UserWanted = readonly ScopeId[] | 'all' | { scopes?: readonly ScopeId[] | 'all'; admin?: boolean };
+const isScopeList = (want: UserWanted): want is readonly ScopeId[] => Array.isArray(want);
+
+export function useServer<U extends string = never>(
+  opts: ServerOptions & { users?: Record<U, UserWanted> } = {},
+): { t: TestServer; users: Record<U, TestUser> } {
+  const { users: wanted, ...serverOpts } = opts;
+  const server = later<TestServer>('the test server');
+  const names = Object.keys(wanted ?? {}) as U[];
+  const made = Object.fromEntries(names.map((name) => [name, later<TestUser>(`user ${name}`)])) as Record<
+    U,
+    ReturnType<typeof later<TestUser>>
+  >;
+  let started: TestServer | undefined;
+  beforeAll(async () => {
+    started = await startServer(serverOpts);
+    server.set(started);
+    for (const name of names) {
+      const want: UserWanted = wanted![name];
+      const { scopes = 'all', admin = false } =
+        want === 'all' || isScopeList(want)
+          ? { scopes: want }
+          : (want as { scopes?: readonly ScopeId[] | 'all'; admin?: boolean });
+      made[name].set(await userWithKey(started, scopes === 'all' ? SCOPE_IDS : scopes, { admin }));
+    }
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return {
+    t: server.proxy,
+    users: Object.fromEntries(names.map((name) => [name, made[name].proxy])) as Record<U, TestUser>,
   };
 }
 

@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  startServer,
-  userWithKey,
-  raw,
-  keyFor,
-  uniqueName,
-  fileForm,
-  mcpCall,
-  type TestServer,
-  type TestUser,
-} from './harness.js';
+import { userWithKey, raw, keyFor, uniqueName, fileForm, mcpCall, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Project } from '../src/projects/project.entity.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
@@ -20,15 +10,10 @@ import { IdempotencyRecord } from '../src/idempotency/idempotency.entity.js';
 import { sweepIdempotencyRecords } from '../src/idempotency/idempotency.service.js';
 import { png } from './fixtures/images.js';
 
-let t: TestServer;
-let ada: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  ada = await userWithKey(t);
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada },
+} = useServer({ users: { ada: 'all' } });
 
 const create = (body: object, key: string, token = ada.token) =>
   raw(t, 'POST', '/projects', { token, body, headers: { 'idempotency-key': key } });

@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request as httpRequest } from 'node:http';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { userWithKey, raw, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
 import { Job } from '../src/jobs/job.entity.js';
 import { User } from '../src/users/user.entity.js';
 
-let t: TestServer;
-let ada: TestUser;
-let eve: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [ada, eve] = [await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada, eve },
+} = useServer({ users: { ada: 'all', eve: 'all' } });
 
 const base: types.JobCreate = {
   title: 'TypeScript engineer',

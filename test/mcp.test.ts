@@ -1,9 +1,9 @@
 import { loadContract } from '../src/kernel/contract.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as z from 'zod';
-import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { userWithKey, uniqueName, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
 import { runTool, TOOLS } from '../src/mcp/server.js';
@@ -24,15 +24,10 @@ const TOOL_NAMES = [
   'update_milestone',
 ];
 
-let t: TestServer;
-let ada: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  ada = await userWithKey(t);
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada },
+} = useServer({ users: { ada: 'all' } });
 
 /** An SDK client; `offer` rewrites the protocol version the client offers in initialize. */
 async function connect(token: string, offer?: string) {

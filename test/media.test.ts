@@ -1,29 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  startServer,
-  userWithKey,
-  raw,
-  fileForm,
-  UPLOAD_MAX_BYTES,
-  type TestServer,
-  type TestUser,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { raw, fileForm, UPLOAD_MAX_BYTES, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Media } from '../src/media/media.entity.js';
 import { gif1x1, jpeg1x1, png, script, webp1x1 } from './fixtures/images.js';
 import sharp from 'sharp';
 import { crc32 } from 'node:zlib';
 
-let t: TestServer;
-let ada: TestUser;
-let eve: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [ada, eve] = [await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada, eve },
+} = useServer({ users: { ada: 'all', eve: 'all' } });
 
 const upload = (form: FormData, token = ada.token) => raw(t, 'POST', '/media', { token, body: form });
 const mediaCount = () => t.db.orm.em.fork().count(Media, { uploader: ada.user.id });

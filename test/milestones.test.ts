@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { raw, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
 import { MAX_MILESTONES } from '../src/milestones/milestones.service.js';
 
-let t: TestServer;
-let ada: TestUser;
-let grace: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [ada, grace] = [await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada, grace },
+} = useServer({ users: { ada: 'all', grace: 'all' } });
 
 async function project(): Promise<string> {
   const { data } = await api.createProject({ client: ada.client, body: { name: uniqueName('Roadmap') } });

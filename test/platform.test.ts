@@ -1,19 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, uniqueName, TEST_RATE_LIMIT, type TestServer, type TestUser } from './harness.js';
+import {
+  startServer,
+  userWithKey,
+  uniqueName,
+  TEST_RATE_LIMIT,
+  type TestServer,
+  type TestUser,
+  useServer,
+} from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { loadContract, listOperations } from '../src/kernel/contract.js';
 import { SCOPE_IDS } from '../src/kernel/scopes.js';
 import { Post } from '../src/posts/post.entity.js';
 
-let t: TestServer;
-let ada: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  ada = await userWithKey(t);
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada },
+} = useServer({ users: { ada: 'all' } });
 
 describe('platform', () => {
   it('lists the nine scopes with exactly the operations the spec tags with each', async () => {

@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { userWithKey, raw, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Post } from '../src/posts/post.entity.js';
 
-let t: TestServer;
-let ada: TestUser;
-let grace: TestUser;
-let eve: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [ada, grace, eve] = [await userWithKey(t), await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada, grace, eve },
+} = useServer({ users: { ada: 'all', grace: 'all', eve: 'all' } });
 
 const write = async (who: TestUser, body: Partial<Parameters<typeof api.createPost>[0]['body']> = {}) => {
   const res = await api.createPost({ client: who.client, body: { title: uniqueName('t'), body: 'hello', ...body } });

@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { userWithKey, raw, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
 import { Project } from '../src/projects/project.entity.js';
 
-let t: TestServer;
-let ada: TestUser;
-let grace: TestUser;
-let eve: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [ada, grace, eve] = [await userWithKey(t), await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada, grace, eve },
+} = useServer({ users: { ada: 'all', grace: 'all', eve: 'all' } });
 
 const newProject = async (who: TestUser, extra: Partial<types.CreateProjectData['body']> = {}) => {
   const { data, error, response } = await api.createProject({

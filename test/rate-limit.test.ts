@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, type TestServer } from './harness.js';
+import { startServer, userWithKey, raw, type TestServer, useServer } from './harness.js';
 import { parseTrustProxy } from '../src/config.js';
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startServer({ rateLimitPerMinute: 5, failedAuthPerMinute: 3 });
-});
-afterAll(async () => {
-  await t?.close();
-});
+const { t } = useServer({ rateLimitPerMinute: 5, failedAuthPerMinute: 3 });
 
 describe('rate limits', () => {
   it('gives each key its own budget, in RateLimit headers, then 429 with Retry-After', async () => {

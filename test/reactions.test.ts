@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, type TestServer, type TestUser } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { userWithKey, raw, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Post } from '../src/posts/post.entity.js';
 
-let t: TestServer;
-let ada: TestUser;
-let grace: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [ada, grace] = [await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada, grace },
+} = useServer({ users: { ada: 'all', grace: 'all' } });
 
 const newPost = async () =>
   (await api.createPost({ client: ada.client, body: { title: 'react to me', body: 'b' } })).data!;

@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, type TestServer, type TestUser } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useServer } from './harness.js';
 
-let t: TestServer;
-let ada: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  ada = await userWithKey(t, ['profile.read']);
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada },
+} = useServer({ users: { ada: ['profile.read'] } });
 
 describe('security headers and CORS', () => {
   it('sends the security headers on every response', async () => {

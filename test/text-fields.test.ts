@@ -5,18 +5,9 @@
  * Whatever is stored, every list and item that shows it stays readable, to its owner and to
  * everyone else: a row stored before the rule (planted here with SQL) cannot make them fail.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  databaseOfItsOwn,
-  mcpCall,
-  raw,
-  startServer,
-  uniqueName,
-  userWithKey,
-  type TestServer,
-  type TestUser,
-} from './harness.js';
+import { databaseOfItsOwn, mcpCall, raw, uniqueName, userWithKey, useServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
 import { openDatabase } from '../src/db/database.js';
 import { createKey } from '../src/keys/keys.service.js';
@@ -26,15 +17,10 @@ import { listOperations, loadContract, type OpenApiDocument, type Operation } fr
 const contract = loadContract();
 const operations = listOperations(contract).filter((o) => o.access.kind === 'scope');
 
-let t: TestServer;
-let stranger: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  stranger = await userWithKey(t);
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { stranger },
+} = useServer({ users: { stranger: 'all' } });
 
 /** Values that show nothing, or that reverse what follows them: none of them is a line. */
 const NOT_A_LINE = [

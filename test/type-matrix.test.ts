@@ -6,8 +6,8 @@
  * Query and path values (text on the wire) are still converted by their schema: the other tests
  * send them as they come.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, raw, type TestServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { raw, useServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
 import { listOperations, loadContract, type Operation } from '../src/kernel/contract.js';
 
@@ -42,13 +42,7 @@ function admits(types: Set<string>, value: unknown): boolean {
   return types.has(t) || (t === 'integer' && types.has('number'));
 }
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startServer();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const { t } = useServer();
 
 /** The JSON types of the fields tested, over every operation. */
 const seen = new Set<string>();

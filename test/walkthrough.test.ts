@@ -7,19 +7,13 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startServer, userWithKey, type TestServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { freePort, userWithKey, useServer } from './harness.js';
 
 // Asynchronous on purpose: the server under test runs in this process and must keep answering.
 const run = promisify(execFile);
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startServer();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const { t } = useServer();
 
 /**
  * A PATH holding only what the script says it needs (bash, curl and the text tools beside them),

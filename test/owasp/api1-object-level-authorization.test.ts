@@ -1,19 +1,13 @@
 /** OWASP API1:2023 Broken Object Level Authorization — other people's ids, every kind of object. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, fileForm, type TestServer, type TestUser } from '../harness.js';
+import { describe, expect, it } from 'vitest';
+import { userWithKey, raw, uniqueName, fileForm, useServer } from '../harness.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
 import { png } from '../fixtures/images.js';
 
-let t: TestServer;
-let victim: TestUser;
-let attacker: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [victim, attacker] = [await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { victim, attacker },
+} = useServer({ users: { victim: 'all', attacker: 'all' } });
 
 describe('API1 object-level authorization', () => {
   it("cannot read or touch someone's private project, its roadmap, members or logs", async () => {

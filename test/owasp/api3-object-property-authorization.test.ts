@@ -1,18 +1,12 @@
 /** OWASP API3:2023 Broken Object Property Level Authorization — mass assignment and over-exposure. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from '../harness.js';
+import { describe, expect, it } from 'vitest';
+import { raw, uniqueName, useServer } from '../harness.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
 
-let t: TestServer;
-let ada: TestUser;
-let eve: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [ada, eve] = [await userWithKey(t, undefined, { admin: true }), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada, eve },
+} = useServer({ users: { ada: { admin: true }, eve: 'all' } });
 
 describe('API3 object property level authorization', () => {
   it('refuses every attempt to set a property the server owns (400), changing nothing', async () => {

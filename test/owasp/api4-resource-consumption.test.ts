@@ -1,15 +1,6 @@
 /** OWASP API4:2023 Unrestricted Resource Consumption — every bound holds, with a clear 4xx. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  startServer,
-  userWithKey,
-  keyFor,
-  raw,
-  fileForm,
-  UPLOAD_MAX_BYTES,
-  type TestServer,
-  type TestUser,
-} from '../harness.js';
+import { describe, expect, it } from 'vitest';
+import { startServer, userWithKey, keyFor, raw, fileForm, UPLOAD_MAX_BYTES, useServer } from '../harness.js';
 import { createKey } from '../../src/keys/keys.service.js';
 import { ApiKey } from '../../src/keys/api-key.entity.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
@@ -30,15 +21,10 @@ import {
 import { Media } from '../../src/media/media.entity.js';
 import { FREE_OPENINGS_PER_WINDOW } from '../../src/http/rate-limit.js';
 
-let t: TestServer;
-let ada: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  ada = await userWithKey(t);
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada },
+} = useServer({ users: { ada: 'all' } });
 
 describe('API4 resource consumption', () => {
   it('caps page sizes, bodies, uploads, lists inside bodies, text lengths and thread depth', async () => {

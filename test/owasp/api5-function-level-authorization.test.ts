@@ -1,17 +1,11 @@
 /** OWASP API5:2023 Broken Function Level Authorization — admin functions and scopes. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer } from '../harness.js';
+import { describe, expect, it } from 'vitest';
+import { userWithKey, raw, uniqueName, useServer } from '../harness.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
 import { SCOPE_IDS } from '../../src/kernel/scopes.js';
 import { Post } from '../../src/posts/post.entity.js';
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startServer();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const { t } = useServer();
 
 describe('API5 function level authorization', () => {
   it("refuses the admin function to every key, an administrator's with every scope included", async () => {

@@ -1,20 +1,14 @@
 /** OWASP API6:2023 Unrestricted Access to Sensitive Business Flows — flows that must not be gamed. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from '../harness.js';
+import { startServer, userWithKey, raw, uniqueName, useServer } from '../harness.js';
 import * as api from '../../codegen/generated/api/sdk.gen.js';
 import { Project } from '../../src/projects/project.entity.js';
 
-let t: TestServer;
-let owner: TestUser;
-let stranger: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  [owner, stranger] = [await userWithKey(t), await userWithKey(t)];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { owner, stranger },
+} = useServer({ users: { owner: 'all', stranger: 'all' } });
 
 describe('API6 sensitive business flows', () => {
   it('does not let a stranger join a project, or post as one of its builders', async () => {

@@ -1,18 +1,13 @@
 /** OWASP API8:2023 Security Misconfiguration — headers, CORS, errors that tell nothing internal. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from '../harness.js';
+import { describe, expect, it } from 'vitest';
+import { raw, uniqueName, useServer } from '../harness.js';
 import { Project } from '../../src/projects/project.entity.js';
 import { connect } from 'node:net';
 
-let t: TestServer;
-let ada: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  ada = await userWithKey(t);
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada },
+} = useServer({ users: { ada: 'all' } });
 
 describe('API8 security misconfiguration', () => {
   it('sends hardening headers and no server banner', async () => {

@@ -5,23 +5,18 @@ import { SecretBox } from '../../src/webhooks/secrets.js';
  * the server answers under /api/v1 is in it (the MCP endpoint too, marked x-mcp), and nothing
  * answers outside it. (/healthz and /readyz live outside the API, for operators.)
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, type TestServer, type TestUser } from '../harness.js';
+import { describe, expect, it } from 'vitest';
+import { raw, useServer } from '../harness.js';
 import { HTTP_METHODS, listOperations, loadContract } from '../../src/kernel/contract.js';
 import { allHandlers } from '../../src/routes.js';
 import { LocalDiskStorage } from '../../src/media/storage.js';
 import { SearchCache } from '../../src/search/search-cache.js';
 
 const contract = loadContract();
-let t: TestServer;
-let ada: TestUser;
-beforeAll(async () => {
-  t = await startServer();
-  ada = await userWithKey(t);
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada },
+} = useServer({ users: { ada: 'all' } });
 
 describe('API9 inventory', () => {
   it('serves exactly the bundled contract', async () => {
