@@ -8,7 +8,7 @@ STAMP := node_modules/.install-stamp
 # EBADENGINE warnings (one per package that asks for a newer Node) are left out; everything else,
 # errors included, is shown, and a failed install still fails.
 $(STAMP): package.json package-lock.json
-	@echo "Installing the dependencies (npm ci: about half a minute on a fresh clone)…"
+	@echo "Installing the dependencies (npm ci: half a minute to two on a fresh clone, quiet until it ends)…"
 	@set -o pipefail; npm ci --no-audit --no-fund 2>&1 | { grep -v 'EBADENGINE' || true; }
 	@node -e 'const m = +process.versions.node.split(".")[0]; if (m < 24) console.log(`npm ran on Node $${process.version}; Shipyard runs on the Node 24 it installed (node_modules/.bin/node).`)'
 	@touch $@

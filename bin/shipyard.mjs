@@ -46,7 +46,10 @@ async function portFree() {
     const probe = createServer();
     probe.once('error', (err) => {
       if (err.code !== 'EADDRINUSE') return resolve();
-      process.stderr.write(`shipyard: port ${port} is in use (another server?): choose another, e.g. PORT=${port + 1} make run\n`);
+      process.stderr.write(
+        `shipyard: port ${port} is in use (another server?): choose another, e.g. PORT=${port + 1} make run` +
+          ' (a second Shipyard on the embedded database also needs a DATA_DIR of its own)\n',
+      );
       process.exit(1);
     });
     probe.listen(port, host, () => probe.close(resolve));

@@ -4,9 +4,10 @@
 #   KEY=shipyard_pat_… bash docs/walkthrough.sh                    # http://localhost:$PORT (3000)
 #   KEY=shipyard_pat_… SHIPYARD_URL=https://shipyard.example bash docs/walkthrough.sh
 #
-# The key needs five scopes: Read profile, Read projects, Write projects, Read posts & comments,
-# Write posts & comments (and not Read jobs: the last call shows the 403 a missing scope gets).
-# Needs bash and curl only: the JSON answers are read with grep and sed. test/walkthrough.test.ts runs it.
+# The key needs five scopes: Read posts & comments, Write posts & comments, Read profile, Read
+# projects, Write projects (and not Read jobs: the last call shows the 403 a missing scope gets).
+# Needs bash, curl and the usual text tools (grep, sed, paste): no Node, no jq. test/walkthrough.test.ts
+# runs it with nothing else on its PATH.
 set -euo pipefail
 
 : "${KEY:?set KEY to an API key from Settings → Manage API keys}"

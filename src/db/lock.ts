@@ -12,7 +12,7 @@ export class DatabaseLockedError extends Error {
   ) {
     super(
       `The embedded database at ${dir} is in use by another process (pid ${holder.pid}` +
-        `${holder.command ? `, ${holder.command}` : ''}). Stop it first, or point DATABASE_URL at a PostgreSQL server.`,
+        `${holder.command ? `, ${holder.command}` : ''}). Stop it first, give this one a directory of its own (DATA_DIR=…), or point DATABASE_URL at a PostgreSQL server.`,
     );
   }
 }

@@ -44,6 +44,8 @@ html .light-mode {
   --scalar-color-blue: #0062a8; --scalar-color-green: #04704b; --scalar-color-red: #c00004;
   --scalar-color-yellow: #7a5900; --scalar-color-orange: #a83a00; --scalar-color-purple: #5203d1; --scalar-color-query: #006468;
 }
+/* A section Scalar focuses when a link opens it is not a control: no focus ring around it. */
+#reference-root [tabindex="-1"]:focus-visible { outline: none; }
 /* The authentication box's header: when its column is narrow, the scheme picker goes under
    "Authentication Required" instead of cutting "Required" off. */
 #reference-root div:has(> button [data-testid="auth-indicator"]) { flex-wrap: wrap; }

@@ -220,7 +220,8 @@ function commands(key: ApiKey, token: string, publicUrl: string): Html {
   const mcp = key.scopes.some((s) => (MCP_SCOPES as readonly string[]).includes(s));
   const json = (value: unknown) => JSON.stringify(value, null, 2);
   const blocks: [id: string, title: string, text: string][] = [['cmd-export', 'In your shell', `export KEY=${token}`]];
-  if (first) blocks.push(['cmd-curl', 'A first call', `curl -s "${api}${first[1]}" -H "Authorization: Bearer $KEY"`]);
+  if (first)
+    blocks.push(['cmd-curl', 'A first call', `curl -sS -w '\\n' "${api}${first[1]}" -H "Authorization: Bearer $KEY"`]);
   if (mcp) {
     blocks.push([
       'cmd-claude',
