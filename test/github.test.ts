@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { userWithKey, raw, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { FakeGithub, type FakeRepo, accountId as githubAccountId } from './fake-github.js';
 import { GithubClient } from '../src/github/github.client.js';
@@ -8,17 +8,15 @@ import { linkGithub, verifyGithub } from '../src/github/github.proof.js';
 import { longestStreak } from '../src/github/github.service.js';
 import { GithubAccount, GithubRepo } from '../src/github/github.entity.js';
 
-let t: TestServer;
+const { t } = useServer();
 let gh: FakeGithub;
 let client: GithubClient;
 const fast = { statsAttempts: 3, statsDelayMs: 0 };
 beforeAll(async () => {
-  t = await startServer();
   gh = await new FakeGithub().start();
   client = new GithubClient({ baseUrl: gh.url, token: 'ghp_test_token' });
 });
 afterAll(async () => {
-  await t?.close();
   await gh?.stop();
 });
 

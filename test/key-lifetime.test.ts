@@ -3,20 +3,16 @@
  * form (its choices and its date picker), the OAuth consent (its choices and the exchange), and
  * reported by GET /platform/limits. The CLI's is in test/cli.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { startServer, raw, userWithKey, type TestServer } from './harness.js';
+import { raw, userWithKey, useServer } from './harness.js';
 import { type Browser, signedUpBrowser } from './cookie-browser.js';
 import { loadConfig } from '../src/config.js';
 
-let t: TestServer;
+const { t } = useServer({ keyMaxDays: 30, publicUrlAtItsPort: true });
 let site: string;
 beforeAll(async () => {
-  t = await startServer({ keyMaxDays: 30, publicUrlAtItsPort: true });
   site = t.baseUrl.replace('127.0.0.1', 'localhost');
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 async function person(): Promise<Browser> {

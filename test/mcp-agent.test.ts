@@ -4,12 +4,12 @@
  * per key, and errors that say what to do next. Through the official SDK client for each protocol
  * version where behaviour differs, and raw HTTP for the transport rules.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { gzipSync } from 'node:zlib';
-import { startServer, userWithKey, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { startServer, userWithKey, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { ANSWER_CAP_BYTES, PREVIEW } from '../src/mcp/kit/answers.js';
 import { Post } from '../src/posts/post.entity.js';
@@ -18,7 +18,7 @@ const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 const PUBLIC = 'https://shipyard.example';
 const ALLOWED = 'http://localhost:6274';
 
-let t: TestServer;
+const { t } = useServer({ publicUrl: `${PUBLIC}/`, mcpAllowedOrigins: [ALLOWED] });
 let owner: TestUser;
 let projectId: string;
 const LONG = 'x'.repeat(5_000);
@@ -31,7 +31,6 @@ const dataLines = (res: { content: { text: string }[] }) =>
     .map((line) => JSON.parse(line));
 
 beforeAll(async () => {
-  t = await startServer({ publicUrl: `${PUBLIC}/`, mcpAllowedOrigins: [ALLOWED] });
   owner = await userWithKey(t);
   projectId = (await api.createProject({ client: owner.client, body: { name: uniqueName('Big') } })).data!.id;
   // The bench's worst case: 100 milestones with 5,000-character descriptions, 30 long build logs.
@@ -48,9 +47,6 @@ beforeAll(async () => {
   for (let i = 1; i <= 30; i++)
     await createPost(em.fork(), actor, { kind: 'build_log', projectId, title: `Log ${i}`, body: 'y'.repeat(20_000) });
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-});
 
 async function connect(token: string, version: string = VERSIONS[0]) {
   const offer: typeof fetch = async (input, init) => {

@@ -6,11 +6,11 @@
  * every bad input the flow can meet, each answered by an OAuth error and nothing issued.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startServer, uniqueName, userWithKey, type TestServer } from './harness.js';
+import { uniqueName, userWithKey, useServer } from './harness.js';
 import { Browser, signedUpBrowser } from './cookie-browser.js';
 import { Agent } from './oauth-agent.js';
 import { ApiKey } from '../src/keys/api-key.entity.js';
@@ -18,17 +18,13 @@ import { OAuthGrant } from '../src/oauth/oauth-grant.entity.js';
 import { OAuthClient } from '../src/oauth/oauth-client.entity.js';
 import { sweepOAuth } from '../src/oauth/oauth.service.js';
 
-let t: TestServer;
+const { t } = useServer({ publicUrlAtItsPort: true });
 /** The server as clients name it: PUBLIC_URL http://localhost:<port>, as `make run` sets it. */
 let site: string;
 let mcpUrl: string;
 beforeAll(async () => {
-  t = await startServer({ publicUrlAtItsPort: true });
   site = t.baseUrl.replace('127.0.0.1', 'localhost');
   mcpUrl = `${site}/api/v1/mcp`;
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const REDIRECT = 'http://127.0.0.1:53682/callback';

@@ -4,18 +4,17 @@
  * space as `+`, and encodeURIComponent (this SDK's serializer) leaves `!'()*` unescaped. Each of
  * these spellings reads the same value as the percent-encoded one.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as api from '../codegen/generated/api/sdk.gen.js';
-import { raw, startServer, uniqueName, userWithKey, type TestServer, type TestUser } from './harness.js';
+import { raw, uniqueName, userWithKey, type TestUser, useServer } from './harness.js';
 
-let t: TestServer;
+const { t } = useServer();
 let ada: TestUser;
 /** A word nobody else uses, so the shared database of a CI run cannot disturb what is found. */
 let w: string;
 let postId: string;
 let jobId: string;
 beforeAll(async () => {
-  t = await startServer();
   ada = await userWithKey(t);
   w = `zq${uniqueName('').replace(/-/g, '')}`;
   postId = (
@@ -38,9 +37,6 @@ beforeAll(async () => {
       },
     })
   ).data!.id;
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const get = (path: string) => raw(t, 'GET', path, { token: ada.token });

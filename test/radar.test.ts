@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, linkProvenGithub, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { userWithKey, linkProvenGithub, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
 import { User } from '../src/users/user.entity.js';
@@ -7,7 +7,7 @@ import { Job } from '../src/jobs/job.entity.js';
 import { GithubRepo } from '../src/github/github.entity.js';
 import { scoreOpportunity } from '../src/radar/radar.score.js';
 
-let t: TestServer;
+const { t } = useServer();
 let me: TestUser;
 let other: TestUser;
 /** Terms nobody else in a shared test database uses. */
@@ -15,7 +15,6 @@ const term = (name: string) => `${name}${uniqueName('').replace(/-/g, '')}`;
 let ts: string, pg: string, rust: string, java: string, cobol: string;
 
 beforeAll(async () => {
-  t = await startServer();
   [me, other] = [await userWithKey(t), await userWithKey(t)];
   [ts, pg, rust, java, cobol] = [term('ts'), term('pg'), term('rust'), term('java'), term('cobol')];
   const em = t.db.orm.em.fork();
@@ -34,9 +33,6 @@ beforeAll(async () => {
     weeklyCommits: [],
   });
   await em.flush();
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const job = async (who: TestUser, skills: string[], extra: Partial<types.JobCreate> = {}) =>

@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { userWithKey, raw, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Post } from '../src/posts/post.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { markSnippet } from '../src/search/search.service.js';
 
-let t: TestServer;
+const { t } = useServer();
 let ada: TestUser;
 let eve: TestUser;
 /** A word nobody else uses, so the shared database of a CI run cannot disturb the ranking. */
 let w: string;
 beforeAll(async () => {
-  t = await startServer();
   [ada, eve] = [await userWithKey(t), await userWithKey(t)];
   w = `zq${uniqueName('').replace(/-/g, '')}`;
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const post = async (who: TestUser, title: string, body: string, extra: object = {}) =>
