@@ -32,8 +32,9 @@ call() {
   printf '%s\n' "$out"
 }
 # Every value of a field called $1 in a JSON answer, in order, one a line (strings and numbers;
-# escapes are left as sent): call … | field title. Nothing there (the call before it failed and
-# has said why, or the answer lacks the field) ends the walk-through.
+# escapes are left as sent): call … | field title. It fails when there is none (the call before
+# it failed and has said why, or the answer lacks the field), and so do first and pair: the
+# walk-through ends there.
 field() {
   grep -oE "\"$1\":(\"([^\"\\\\]|\\\\.)*\"|-?[0-9][0-9.eE+-]*)" | sed -E "s/^\"$1\"://; s/^\"(.*)\"\$/\\1/"
 }
@@ -41,9 +42,11 @@ field() {
 first() { field "$1" | sed -n 1p; }
 # Two fields of each item of a list, side by side: call … | pair position '. ' title
 pair() {
-  local json
+  local json left right
   json=$(cat)
-  paste -d '\n' <(field "$1" <<<"$json") <(field "$3" <<<"$json") | sed "N; s/\n/$2/"
+  left=$(field "$1" <<<"$json")
+  right=$(field "$3" <<<"$json")
+  paste -d '\n' <(printf '%s\n' "$left") <(printf '%s\n' "$right") | sed "N; s/\n/$2/"
 }
 step() { printf '\n== %s\n' "$*"; }
 
@@ -83,4 +86,7 @@ call "$API/search?q=analytical%20engine&type=project" | pair type ': ' title
 
 step "A scope the key does not have is a 403 that names it"
 ANSWER=$(curl -sS -H "Authorization: Bearer $KEY" "$API/jobs")
-echo "$(first status <<<"$ANSWER") $(first title <<<"$ANSWER"): needs $(first requiredScope <<<"$ANSWER")"
+STATUS=$(first status <<<"$ANSWER")
+TITLE=$(first title <<<"$ANSWER")
+NEEDS=$(first requiredScope <<<"$ANSWER")
+echo "$STATUS $TITLE: needs $NEEDS"

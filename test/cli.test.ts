@@ -272,6 +272,9 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
         const res = await cli(['keys', 'list', '--username', username]);
         expect(res.code).toBe(1);
         expect(res.stderr).toMatch(/in use by another process \(pid \d+, shipyard serve\)/);
+        // A command must reach the server's own database: no advice to take another directory.
+        expect(res.stderr).toContain('Stop it first, then run the command again on the same directory');
+        expect(res.stderr).not.toContain('DATA_DIR');
       } finally {
         lock.release();
       }

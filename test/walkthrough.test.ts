@@ -3,9 +3,9 @@
  * listening server with a key holding the five scopes it names. It must get to its last step.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { freePort, userWithKey, useServer } from './harness.js';
@@ -19,11 +19,19 @@ const { t } = useServer();
  * A PATH holding only what the script says it needs (bash, curl and the text tools beside them),
  * so that no step can start Node or jq.
  */
-function bareTools(): { path: string; remove: () => void } {
+function bareTools(): { path: string; bash: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'walkthrough-path-'));
+  const found = (tool: string) => {
+    const at = (process.env.PATH ?? '')
+      .split(delimiter)
+      .map((d) => join(d, tool))
+      .find((p) => existsSync(p));
+    if (!at) throw new Error(`${tool} is not on the PATH`);
+    return at;
+  };
   for (const tool of ['bash', 'curl', 'grep', 'sed', 'paste', 'cat', 'date', 'dirname'])
-    symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
-  return { path: dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+    symlinkSync(found(tool), join(dir, tool));
+  return { path: dir, bash: found('bash'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 describe('the README walk-through', () => {
@@ -36,7 +44,7 @@ describe('the README walk-through', () => {
       'content.write',
     ]);
     const tools = bareTools();
-    const { stdout } = await run('/usr/bin/bash', ['docs/walkthrough.sh'], {
+    const { stdout } = await run(tools.bash, ['docs/walkthrough.sh'], {
       env: { PATH: tools.path, KEY: ada.token, SHIPYARD_URL: t.baseUrl },
     }).finally(tools.remove);
     expect(stdout).toContain(`== Who the key belongs to (profile.read)\n${ada.user.username}\n`);

@@ -9,10 +9,16 @@ export class DatabaseLockedError extends Error {
   constructor(
     readonly dir: string,
     readonly holder: { pid: number; command?: string },
+    /** Who tried to open it: a second server may take a directory of its own; a CLI command must reach the server's. */
+    opener = 'shipyard',
   ) {
     super(
       `The embedded database at ${dir} is in use by another process (pid ${holder.pid}` +
-        `${holder.command ? `, ${holder.command}` : ''}). Stop it first, give this one a directory of its own (DATA_DIR=…), or point DATABASE_URL at a PostgreSQL server.`,
+        `${holder.command ? `, ${holder.command}` : ''}). ${
+          opener === 'shipyard serve'
+            ? 'Stop it first, give this server a directory of its own (DATA_DIR=…), or point DATABASE_URL at a PostgreSQL server.'
+            : 'Stop it first, then run the command again on the same directory, or point DATABASE_URL at a PostgreSQL server.'
+        }`,
     );
   }
 }
@@ -56,7 +62,8 @@ export function lockDirectory(dir: string, command: string): DirLock {
       } catch {
         // unreadable lock file: treat as stale
       }
-      if (holder.pid && holder.pid !== process.pid && alive(holder.pid)) throw new DatabaseLockedError(dir, holder);
+      if (holder.pid && holder.pid !== process.pid && alive(holder.pid))
+        throw new DatabaseLockedError(dir, holder, command);
       unlinkSync(path); // stale: its process is gone
     }
   }

@@ -82,11 +82,6 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
 }
 
 /**
- * The scopes of the MCP endpoint, from its operation's `x-mcp-scopes`: a key must hold at least
- * one to be let in, and together they are the scopes of its tools (src/mcp/server.ts checks that
- * at start).
- */
-/**
  * The rules an operation's JSON request body states about the object as a whole (its fields
  * being each checked on their own): how many fields it needs at least, and which fields need
  * others. An MCP tool that takes the body's fields beside its path parameters keeps these.
@@ -112,6 +107,11 @@ export function objectRules(doc: OpenApiDocument, operationId: string): ObjectRu
   };
 }
 
+/**
+ * The scopes of the MCP endpoint, from its operation's `x-mcp-scopes`: a key must hold at least
+ * one to be let in, and together they are the scopes of its tools (src/mcp/server.ts checks that
+ * at start).
+ */
 export function mcpScopes(doc: OpenApiDocument): ScopeId[] {
   for (const item of Object.values(doc.paths))
     for (const method of HTTP_METHODS) {

@@ -124,7 +124,7 @@ const INLINE_BELOW = 100;
 /**
  * The schema with its short definitions written in place (`{"type":"string","format":"uuid"}`
  * rather than a reference an agent has to follow), and only the longer ones kept under
- * `definitions`, by the names src/mcp/inputs.ts gives them.
+ * `definitions`, by the names src/mcp/kit/inputs.ts gives them.
  */
 function inlineSmall(schema: unknown): unknown {
   const root = schema as { definitions?: Record<string, unknown> };
@@ -199,7 +199,7 @@ const errorResult = (text: string): CallToolResult => ({
 });
 const issues = (error: z.ZodError): string =>
   error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join('.')}` : i.message)).join('; ');
-/** What to send instead, for each refused argument that has a hint (./inputs.ts). */
+/** What to send instead, for each refused argument that has a hint (./kit/inputs.ts). */
 const hints = (error: z.ZodError): string => {
   const fields = new Set(error.issues.map((i) => String(i.path[0] ?? '')));
   return [...fields].map((f) => (ARGUMENT_HINTS[f] ? ` ${ARGUMENT_HINTS[f]}` : '')).join('');
