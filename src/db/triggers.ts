@@ -59,20 +59,21 @@ export function resourceGoneTrigger(table: string): TriggerDef {
 }
 
 /**
- * The triggers that wake the webhook relay (src/webhooks/worker.ts): each statement that inserts
- * into the outbox (webhook_events), and each delivery added unqueued (a ping, a redelivery: the
- * relay's own are queued as it makes them), send `pg_notify('shipyard_webhooks', '')`, delivered
- * at commit (once however many rows asked) to every instance that runs a worker. The function is
- * written by migration ..._webhooks.
+ * The triggers that wake the webhook relay (src/webhooks/worker.ts): each event written to the
+ * outbox (webhook_events), and each delivery added unqueued (a ping, a redelivery: the relay's
+ * own are queued as they are made), send `pg_notify('shipyard_webhooks', '')`, delivered at
+ * commit (once however many rows asked) to every instance that runs a worker. Row triggers: the
+ * outbox's insert asks whether anyone listens as it writes, and one that wrote no row wakes
+ * nobody. The function is written by migration ..._webhooks.
  */
 export function webhookWakeTrigger(table: 'webhook_events' | 'webhook_deliveries'): TriggerDef {
-  const row = table === 'webhook_deliveries';
+  const when = table === 'webhook_deliveries' ? 'new.enqueued_at is null' : undefined;
   return {
     name: `${table}_wake_relay`,
     timing: 'after',
     events: ['insert'],
-    forEach: row ? 'row' : 'statement',
-    ...(row ? { when: 'new.enqueued_at is null' } : {}),
-    expression: `create trigger "${table}_wake_relay" after insert on "${table}" for each ${row ? 'row when (new.enqueued_at is null)' : 'statement'} execute function shipyard_webhook_recorded()`,
+    forEach: 'row',
+    ...(when ? { when } : {}),
+    expression: `create trigger "${table}_wake_relay" after insert on "${table}" for each row${when ? ` when (${when})` : ''} execute function shipyard_webhook_recorded()`,
   };
 }

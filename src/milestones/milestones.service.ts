@@ -218,7 +218,6 @@ export async function updateMilestone(
         previousPosition: changed.includes('position') ? before.position : null,
         shifted,
       });
-      await tem.flush();
     }
     return milestone;
   });
@@ -246,7 +245,6 @@ export async function deleteMilestone(
           )
         : null;
     await recordMilestoneEvent(tem, 'milestone.deleted', milestone, { shifted });
-    await tem.flush();
   });
 }
 
@@ -277,7 +275,6 @@ export async function reorderMilestones(
     for (const [i, id] of milestoneIds.entries())
       if (was.get(id) !== i + 1) await tem.nativeUpdate(Milestone, { id }, { position: i + 1, updatedAt: new Date() });
     await recordReordered(tem, projectId, moved, was);
-    await tem.flush();
   });
   return listMilestones(em, actor, projectId, { limit });
 }

@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WebhookEventType } from '../../codegen/generated/api/types.gen.js';
 import { sql } from 'kysely';
 import { reads } from '../db/reads.js';
-import { WebhookEvent } from './event.entity.js';
+import { uuidv7 } from 'uuidv7';
 
 /** Long text in an event is cut to this many characters; the whole of it is at the event's url. */
 const EVENT_TEXT_MAX = 1000;
@@ -45,24 +45,54 @@ export function shortened<T extends Record<string, unknown>>(
 }
 
 /**
- * Adds the events that an active subscription of their project listens for to the outbox in
- * `em`'s unit of work: they are written with the next flush, in the same transaction. An event
- * nobody listens for is not written (a paused subscription receives nothing, so misses nothing
- * it would have had). The question is asked under the project's row lock where the change holds
- * it (the roadmap), which creating a subscription also takes.
+ * Writes the events that an active subscription of their project listens for to the outbox,
+ * now, on `em`'s transaction, in one statement that asks and writes at once: a change nobody
+ * listens to pays that one statement and nothing more, and a heard one pays no more round trips
+ * than an unheard one (the roadmap's writers ask it under the project's row lock, which creating
+ * a subscription also takes). A paused subscription receives nothing, so misses nothing it would
+ * have had. Sequences are taken in the order of `events`.
  */
 export async function recordEvents(em: EntityManager, events: readonly RecordedEvent[]): Promise<void> {
-  const heard = new Map<string, Promise<boolean>>();
-  for (const event of events) {
-    const key = `${event.projectId} ${event.type}`;
-    if (!heard.has(key)) heard.set(key, anyoneListens(em, event.projectId, event.type));
-    if (!(await heard.get(key))) continue;
-    em.create(WebhookEvent, {
-      projectId: event.projectId,
-      type: event.type,
-      data: JSON.stringify({ ...event.data, path: event.path }),
-    });
-  }
+  if (!events.length) return;
+  // The rows go as one JSON parameter; their names are none of an entity's properties, which the
+  // ORM's plugin would rewrite as column names.
+  const rows = events.map((event, ord) => ({
+    ord,
+    event_id: uuidv7(),
+    project_ref: event.projectId,
+    event_type: event.type,
+    payload: JSON.stringify({ ...event.data, path: event.path }),
+  }));
+  await reads(em)
+    .insertInto('WebhookEvent')
+    .columns(['id', 'projectId', 'type', 'data', 'occurredAt'])
+    .expression((eb) =>
+      eb
+        .selectFrom(
+          sql<(typeof rows)[number]>`jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)`.as<'v'>(
+            sql`v(ord int, event_id uuid, project_ref uuid, event_type text, payload text)`,
+          ),
+        )
+        .select([
+          'v.event_id',
+          'v.project_ref',
+          'v.event_type',
+          'v.payload',
+          sql<Date>`${new Date()}::timestamptz`.as('occurredAt'),
+        ])
+        .where((w) =>
+          w.exists(
+            w
+              .selectFrom('WebhookSubscription as s')
+              .select('s.id')
+              .whereRef('s.project', '=', 'v.project_ref')
+              .where('s.active', '=', true)
+              .where((s) => sql<boolean>`${s.ref('v.event_type')} = any(${s.ref('s.events')})`),
+          ),
+        )
+        .orderBy('v.ord'),
+    )
+    .execute();
 }
 
 /** Whether an active subscription of the project chose `type`. */

@@ -87,10 +87,7 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
     });
     await tem.flush();
     await tem.populate(post, ['author']);
-    if (kind === 'build_log') {
-      await recordBuildLogEvent(tem, 'build_log.created', post);
-      await tem.flush();
-    }
+    if (kind === 'build_log') await recordBuildLogEvent(tem, 'build_log.created', post);
     return post;
   });
 }
@@ -108,10 +105,7 @@ export async function updatePost(em: EntityManager, actor: Actor, postId: string
     if (mediaIds !== undefined) post.mediaIds = mediaIds;
     // The update first: its row lock orders the event's sequence after any earlier change's.
     await tem.flush();
-    if (post.updatedAt !== before) {
-      await recordBuildLogEvent(tem, 'build_log.updated', post);
-      await tem.flush();
-    }
+    if (post.updatedAt !== before) await recordBuildLogEvent(tem, 'build_log.updated', post);
     return post;
   });
 }
@@ -121,10 +115,7 @@ export async function deletePost(em: EntityManager, actor: Actor, postId: string
   await em.transactional(async (tem) => {
     const post = await tem.findOne(Post, { id: postId }, { populate: ['author'] });
     await tem.nativeDelete(Post, { id: postId }); // comments cascade
-    if (post) {
-      await recordBuildLogEvent(tem, 'build_log.deleted', post);
-      await tem.flush();
-    }
+    if (post) await recordBuildLogEvent(tem, 'build_log.deleted', post);
   });
 }
 

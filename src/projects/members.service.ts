@@ -49,7 +49,6 @@ export async function addMember(
       throw err;
     }
     await recordMemberEvent(tem, 'project.member_added', projectId, member);
-    await tem.flush();
     return member;
   });
 }
@@ -78,7 +77,9 @@ export async function removeMember(
     throw forbidden(`Only the owner of project ${projectId} may remove members; a member may only remove themselves.`);
   }
   if (!member) throw notFound(`${username} is not a member of project ${projectId}.`);
-  await recordMemberEvent(em, 'project.member_removed', projectId, member);
-  em.remove(member);
-  await em.flush();
+  // The delete first, and its event in the same transaction.
+  await em.transactional(async (tem) => {
+    await tem.nativeDelete(ProjectMember, { id: member.id });
+    await recordMemberEvent(tem, 'project.member_removed', projectId, member);
+  });
 }

@@ -157,10 +157,7 @@ export async function updateProject(
     const changed = (Object.keys(after) as (keyof typeof after)[]).filter(
       (field) => field !== 'updatedAt' && JSON.stringify(before[field]) !== JSON.stringify(after[field]),
     );
-    if (changed.length) {
-      await recordProjectUpdated(tem, project, changed);
-      await tem.flush();
-    }
+    if (changed.length) await recordProjectUpdated(tem, project, changed);
     return project;
   });
 }

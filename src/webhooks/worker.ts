@@ -29,6 +29,8 @@ import { postEvent, signedHeaders, type AttemptOutcome } from './deliver.js';
 const QUEUE = 'webhook-deliveries';
 const CHANNEL = 'shipyard_webhooks';
 const BATCH = 100;
+/** The shortest time between the starts of two relay passes, unless the last one took a full batch. */
+const RELAY_GAP_MS = 25;
 /** Deliveries tried at once by one process (each subscription's one at a time). */
 const WORKERS = 4;
 
@@ -137,34 +139,50 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
-  const kick = () => {
-    if (stopped) return;
+  let waiting: NodeJS.Timeout | undefined;
+  let lastStart = 0;
+  // A notice that comes while a pass runs asks for one more pass after it, at most one per
+  // RELAY_GAP_MS: a quiet roadmap's event is relayed at once, and a busy one's events are taken
+  // a few at a time instead of each in a transaction of its own.
+  const kick = (now = false) => {
+    if (stopped || waiting) return;
     if (running) {
       again = true;
       return;
     }
+    const wait = now ? 0 : lastStart + RELAY_GAP_MS - Date.now();
+    if (wait > 0) {
+      waiting = setTimeout(() => {
+        waiting = undefined;
+        kick(true);
+      }, wait);
+      return;
+    }
+    lastStart = Date.now();
+    let backlog = false;
     running = relay(opts.orm, boss)
       .then(({ queued, full }) => {
         if (queued > 0) wakeAll();
-        if (full) again = true;
+        backlog = full;
       })
       .catch(relayError)
       .finally(() => {
         running = undefined;
-        if (again) {
+        if (again || backlog) {
           again = false;
-          kick();
+          kick(backlog);
         }
       });
   };
-  const unsubscribe = opts.changes?.subscribe(CHANNEL, { onNotice: kick, onLive: (live) => live && kick() });
-  const timer = setInterval(kick, pollSeconds * 1000);
+  const unsubscribe = opts.changes?.subscribe(CHANNEL, { onNotice: () => kick(), onLive: (live) => live && kick() });
+  const timer = setInterval(() => kick(), pollSeconds * 1000);
   timer.unref();
   kick();
   return {
     stop: async () => {
       stopped = true;
       clearInterval(timer);
+      clearTimeout(waiting);
       unsubscribe?.();
       await running;
       await boss.stop({ graceful: true, timeout: 5_000, close: false });

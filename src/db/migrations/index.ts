@@ -31,6 +31,7 @@ import { Migration20261127021127_webhooks } from './Migration20261127021127_webh
 import { Migration20261127051500_webhook_deliveries_wake_unqueued } from './Migration20261127051500_webhook_deliveries_wake_unqueued.js';
 import { Migration20261127093806_api_key_replaced } from './Migration20261127093806_api_key_replaced.js';
 import { Migration20261127120058_security_log } from './Migration20261127120058_security_log.js';
+import { Migration20261127190000_webhook_events_wake_per_row } from './Migration20261127190000_webhook_events_wake_per_row.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -70,4 +71,5 @@ export const migrationsList = [
   { name: 'Migration20261127051500_webhook_deliveries_wake_unqueued', class: Migration20261127051500_webhook_deliveries_wake_unqueued },
   { name: 'Migration20261127093806_api_key_replaced', class: Migration20261127093806_api_key_replaced },
   { name: 'Migration20261127120058_security_log', class: Migration20261127120058_security_log },
+  { name: 'Migration20261127190000_webhook_events_wake_per_row', class: Migration20261127190000_webhook_events_wake_per_row },
 ];
