@@ -17,12 +17,16 @@ import { redisOrNothing } from './redis.js';
 import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
+import type { KeyCache } from '../src/keys/key-cache.js';
+import type { KeyUse } from '../src/keys/key-use.js';
 
 const redis = await redisOrNothing();
 
 let t: TestServer;
 const servers: Server[] = [];
 const urls: string[] = [];
+/** What each instance's app runs beside its requests, closed with it as the service closes its own. */
+const running: { keyCache: KeyCache; keyUse: KeyUse }[] = [];
 
 describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
   beforeAll(async () => {
@@ -44,6 +48,7 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
           failedAuthPerMinute: 1000,
         },
       });
+      running.push({ keyCache: app.locals.keyCache as KeyCache, keyUse: app.locals.keyUse as KeyUse });
       const server: Server = await new Promise((r) => {
         const s = app.listen(0, '127.0.0.1', () => r(s));
       });
@@ -55,6 +60,10 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
     for (const s of servers) {
       s.closeAllConnections();
       await new Promise((r) => s.close(r));
+    }
+    for (const r of running) {
+      r.keyCache.close();
+      await r.keyUse.close();
     }
     await redis?.quit();
     await t?.close();

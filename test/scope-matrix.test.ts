@@ -2,8 +2,8 @@
  * Generated from the contract: for every operation, a key holding every scope but the required
  * one gets 403, and a key holding only the required one gets past the scope check.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, raw, keyFor, type TestServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { raw, keyFor, useServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
 
 import { loadContract, listOperations, type Operation } from '../src/kernel/contract.js';
@@ -13,14 +13,8 @@ const contract = loadContract();
 const operations = listOperations(contract);
 const scoped = operations.filter((op): op is Operation & { access: { kind: 'scope' } } => op.access.kind === 'scope');
 
-let t: TestServer;
+const { t } = useServer();
 const requestFor = (op: Operation) => operationRequest(t, contract, op);
-beforeAll(async () => {
-  t = await startServer();
-});
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('scope matrix (from the spec)', () => {
   it('covers every scoped operation of the contract', () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { startServer, userWithKey, keyFor, sdkClient, uniqueName, type TestServer, type TestUser } from './harness.js';
+import { userWithKey, keyFor, sdkClient, uniqueName, useServer, type TestUser } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { SearchCache } from '../src/search/search-cache.js';
 
@@ -30,18 +30,11 @@ describe('SearchCache', () => {
   });
 });
 
-let t: TestServer;
-let ada: TestUser;
-let eve: TestUser;
-let w: string;
-beforeAll(async () => {
-  t = await startServer();
-  [ada, eve] = [await userWithKey(t), await userWithKey(t)];
-  w = `zc${uniqueName('').replace(/-/g, '')}`;
-});
-afterAll(async () => {
-  await t?.close();
-});
+const {
+  t,
+  users: { ada, eve },
+} = useServer({ users: { ada: 'all', eve: 'all' } });
+const w = `zc${uniqueName('').replace(/-/g, '')}`;
 
 const sql = (text: string, params: unknown[] = []) => t.db.orm.em.fork().execute(text, params);
 const ids = async (who: TestUser, q: string) =>

@@ -4,13 +4,13 @@
  * from a new address or client is marked; the owner reads, filters and downloads the log on the
  * web; nothing secret is ever stored.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UUID } from 'uuidv7';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { createClient } from '../codegen/generated/api/client/index.js';
-import { startServer, uniqueName, userWithKey, type TestServer } from './harness.js';
+import { uniqueName, userWithKey, useServer } from './harness.js';
 import { Browser, signedUpBrowser } from './cookie-browser.js';
 import { SecurityEvent } from '../src/security-log/security-event.entity.js';
 import { KeySighting } from '../src/keys/key-sighting.entity.js';
@@ -20,14 +20,8 @@ import { hashToken } from '../src/keys/tokens.js';
 import { createKey } from '../src/keys/keys.service.js';
 import { recordSecurityEvent, sweepSecurityLog } from '../src/security-log/security-log.service.js';
 
-let t: TestServer;
-beforeAll(async () => {
-  // Behind a proxy on loopback: each test says which address its calls come from.
-  t = await startServer({ trustProxy: ['loopback'] });
-});
-afterAll(async () => {
-  await t?.close();
-});
+// Behind a proxy on loopback: each test says which address its calls come from.
+const { t } = useServer({ trustProxy: ['loopback'] });
 
 const WRITER = ['projects.read', 'projects.write', 'content.write'] as const;
 

@@ -1,7 +1,14 @@
 /**
- * No test reaches the network: a socket to anything but loopback fails at once.
+ * No test reaches the network: a socket to anything but loopback fails at once. On PostgreSQL,
+ * the file runs on its worker's own database (test/global-setup.ts).
  */
 import net from 'node:net';
+import { workerDatabase } from './workers.js';
+
+if (process.env.DATABASE_URL) {
+  process.env.TEST_DATABASE_URL ??= process.env.DATABASE_URL;
+  process.env.DATABASE_URL = workerDatabase(process.env.TEST_DATABASE_URL, Number(process.env.VITEST_POOL_ID ?? 1));
+}
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|::ffff:127\.\d+\.\d+\.\d+)$/;
 const original = net.Socket.prototype.connect;

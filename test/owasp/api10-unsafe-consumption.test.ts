@@ -2,17 +2,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startServer, userWithKey, linkProvenGithub, type TestServer } from '../harness.js';
+import { userWithKey, linkProvenGithub, useServer } from '../harness.js';
 import { GithubClient } from '../../src/github/github.client.js';
 import { syncGithubAccount } from '../../src/github/github.sync.js';
 import { GithubRepo } from '../../src/github/github.entity.js';
 
-let t: TestServer;
+const { t } = useServer();
 let hostile: Server;
 let url = '';
 let reply: (path: string) => { status: number; body: unknown } = () => ({ status: 404, body: {} });
 beforeAll(async () => {
-  t = await startServer();
   hostile = createServer((req, res) => {
     const r = reply(req.url ?? '');
     res.writeHead(r.status, { 'content-type': 'application/json' });
@@ -22,7 +21,6 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await t?.close();
   hostile.closeAllConnections();
   await new Promise((r) => hostile.close(r));
 });

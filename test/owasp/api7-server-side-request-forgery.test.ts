@@ -4,21 +4,20 @@
  * stored, never fetched; GitHub logins are checked so they cannot steer a request elsewhere.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, userWithKey, raw, uniqueName, type TestServer, type TestUser } from '../harness.js';
+import { raw, uniqueName, useServer } from '../harness.js';
 import { FakeGithub } from '../fake-github.js';
 import { GithubClient } from '../../src/github/github.client.js';
 import { linkGithub } from '../../src/github/github.proof.js';
 
-let t: TestServer;
-let ada: TestUser;
+const {
+  t,
+  users: { ada },
+} = useServer({ users: { ada: 'all' } });
 let gh: FakeGithub;
 beforeAll(async () => {
-  t = await startServer();
-  ada = await userWithKey(t);
   gh = await new FakeGithub().start();
 });
 afterAll(async () => {
-  await t?.close();
   await gh?.stop();
 });
 
