@@ -698,6 +698,12 @@ const targets: Target[] = ONLY
         ratio('POST milestone, a webhook subscribed', RAW_WRITE),
         (v) => v >= 0.468,
       ),
+      // The same comparison inside this run: what a subscription costs the write, whatever the hour's disk.
+      [
+        'POST milestone with a webhook subscribed vs POST milestone in this run',
+        showRatio(ratio('POST milestone, a webhook subscribed', 'POST milestone'), 3),
+        'info',
+      ] as Target,
       ...(latency
         ? [
             [

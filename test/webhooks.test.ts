@@ -113,6 +113,60 @@ describe('webhook deliveries', () => {
     expect(forA.map(([, s]) => s)).toEqual([...forA.map(([, s]) => s)].sort((x, y) => Number(x) - Number(y)));
   });
 
+  it('pushes a project’s own changes and a build log’s edit and delete; a member removed twice at once is one event', async () => {
+    receiver = await freshReceiver();
+    const p = await project();
+    const sub = await subscribe(p, {
+      events: [
+        'project.updated',
+        'project.member_added',
+        'project.member_removed',
+        'build_log.updated',
+        'build_log.deleted',
+      ],
+    });
+    const log = await api.createPost({
+      client: ada.client,
+      body: { kind: 'build_log', projectId: p, title: 'Day 1', body: 'cut gears' },
+    });
+    await api.updateProject({ client: ada.client, path: { projectId: p }, body: { tagline: 'Gears, cut' } });
+    const username = grace.user.username;
+    const added = await api.addProjectMember({ client: ada.client, path: { projectId: p }, body: { username } });
+    expect(added.response?.status, JSON.stringify(added.error)).toBe(201);
+    // The owner and the member herself remove her at the same moment: one removal, one event.
+    const removals = await Promise.all([
+      api.removeProjectMember({ client: ada.client, path: { projectId: p, username } }),
+      api.removeProjectMember({ client: grace.client, path: { projectId: p, username } }),
+    ]);
+    expect(removals.filter((r) => r.response?.status === 204)).not.toHaveLength(0);
+    await api.updatePost({ client: ada.client, path: { postId: log.data!.id }, body: { body: 'cut more gears' } });
+    await api.deletePost({ client: ada.client, path: { postId: log.data!.id } });
+    await receiver.until(5);
+    // Anything more would have come with the last one; the relay runs every 25 ms at most.
+    await new Promise((r) => setTimeout(r, 1000));
+    const events = receiver.events(sub.secret);
+    expect(events.map((e) => e.type).sort()).toEqual(
+      [
+        'build_log.deleted',
+        'build_log.updated',
+        'project.member_added',
+        'project.member_removed',
+        'project.updated',
+      ].sort(),
+    );
+    const byType = Object.fromEntries(events.map((e) => [e.type, e.data as Record<string, unknown>]));
+    expect(byType['project.updated']).toMatchObject({
+      project: { id: p, tagline: 'Gears, cut' },
+      changed: ['tagline'],
+    });
+    expect(byType['project.member_added']).toMatchObject({ member: { user: { username } } });
+    expect(byType['project.member_removed']).toMatchObject({ member: { user: { username } } });
+    expect(byType['build_log.updated']).toMatchObject({ buildLog: { id: log.data!.id, body: 'cut more gears' } });
+    expect(byType['build_log.deleted']).toMatchObject({ buildLog: { id: log.data!.id } });
+    const forLog = events.filter((e) => e.type.startsWith('build_log.')).map((e) => Number(e.sequence));
+    expect(forLog[0]).toBeLessThan(forLog[1]!);
+  });
+
   it('the same change made through MCP sends the same event', async () => {
     receiver = await freshReceiver();
     const p = await project();

@@ -1,7 +1,14 @@
 import { availableParallelism } from 'node:os';
 
-/** How many test files run at once (TEST_WORKERS, default one per core), and each worker's database. */
-export const TEST_WORKERS = Math.max(1, Math.floor(Number(process.env.TEST_WORKERS)) || availableParallelism());
+/**
+ * How many test files run at once (TEST_WORKERS; by default one per core, at most four: on
+ * PostgreSQL each file's servers hold a dozen connections or more, and the default
+ * max_connections is 100), and each worker's database.
+ */
+export const TEST_WORKERS = Math.max(
+  1,
+  Math.floor(Number(process.env.TEST_WORKERS)) || Math.min(availableParallelism(), 4),
+);
 
 /** Worker `n`'s database on PostgreSQL: DATABASE_URL's, with `_w<n>` after its name. */
 export function workerDatabase(url: string, worker: number): string {

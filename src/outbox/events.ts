@@ -54,6 +54,8 @@ export function shortened<T extends Record<string, unknown>>(
  */
 export async function recordEvents(em: EntityManager, events: readonly RecordedEvent[]): Promise<void> {
   if (!events.length) return;
+  // On its own, the event would commit before its change, or without it.
+  if (!em.isInTransaction()) throw new Error("recordEvents runs in the change's transaction");
   // The rows go as one JSON parameter; their names are none of an entity's properties, which the
   // ORM's plugin would rewrite as column names.
   const rows = events.map((event, ord) => ({

@@ -114,8 +114,9 @@ export async function deletePost(em: EntityManager, actor: Actor, postId: string
   await assertCanEditPost(em, actor, postId);
   await em.transactional(async (tem) => {
     const post = await tem.findOne(Post, { id: postId }, { populate: ['author'] });
-    await tem.nativeDelete(Post, { id: postId }); // comments cascade
-    if (post) await recordBuildLogEvent(tem, 'build_log.deleted', post);
+    // Comments cascade. No event when another request deleted it meanwhile: its own tells it.
+    if (post && (await tem.nativeDelete(Post, { id: postId })))
+      await recordBuildLogEvent(tem, 'build_log.deleted', post);
   });
 }
 

@@ -77,9 +77,10 @@ export async function removeMember(
     throw forbidden(`Only the owner of project ${projectId} may remove members; a member may only remove themselves.`);
   }
   if (!member) throw notFound(`${username} is not a member of project ${projectId}.`);
-  // The delete first, and its event in the same transaction.
+  // The delete first, and its event in the same transaction; none when another request removed
+  // the member meanwhile (its own event tells it).
   await em.transactional(async (tem) => {
-    await tem.nativeDelete(ProjectMember, { id: member.id });
-    await recordMemberEvent(tem, 'project.member_removed', projectId, member);
+    if (await tem.nativeDelete(ProjectMember, { id: member.id }))
+      await recordMemberEvent(tem, 'project.member_removed', projectId, member);
   });
 }

@@ -150,7 +150,8 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
       again = true;
       return;
     }
-    const wait = now ? 0 : lastStart + RELAY_GAP_MS - Date.now();
+    // A monotonic clock: a wall clock stepped back would hold the relay (and its poll) that long.
+    const wait = now ? 0 : lastStart + RELAY_GAP_MS - performance.now();
     if (wait > 0) {
       waiting = setTimeout(() => {
         waiting = undefined;
@@ -158,7 +159,7 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
       }, wait);
       return;
     }
-    lastStart = Date.now();
+    lastStart = performance.now();
     let backlog = false;
     running = relay(opts.orm, boss)
       .then(({ queued, full }) => {
