@@ -70,10 +70,12 @@ describe('graceful shutdown', () => {
         socket.write(
           `POST /signin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
         );
-        await new Promise((r) => setTimeout(r, 200));
+        // Time for the server to read the request's head (then it is in flight, not an idle connection).
+        await new Promise((r) => setTimeout(r, 1000));
 
         child.kill('SIGTERM');
-        await new Promise((r) => setTimeout(r, 300));
+        // It says so as it stops listening: from then on a new connection is refused.
+        expect(await until(() => log.includes('"msg":"shutting down"'), 10_000)).toBe(true);
         await expect(
           fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }),
         ).rejects.toThrow();
