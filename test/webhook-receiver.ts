@@ -37,11 +37,17 @@ function parseEvent(json: unknown): Event {
   return schema.parse(json) as Event;
 }
 
-/** What the receiver does with the nth request (from 1): answer a status, after `delayMs`; `hang` never answers. */
-export type Answer = { status: number; delayMs?: number } | 'hang';
+/**
+ * What the receiver does with the nth request (from 1): answer a status, after `delayMs`; `hang`
+ * never answers; `drop` closes the connection without answering (as a server closing an idle
+ * kept connection does at the moment a request arrives on it).
+ */
+export type Answer = { status: number; delayMs?: number } | 'hang' | 'drop';
 
 export class Receiver {
   readonly received: { headers: Record<string, string>; body: string }[] = [];
+  /** How many connections the deliveries came on. */
+  connections = 0;
   answer: (n: number, webhookId: string) => Answer = () => ({ status: 200 });
   /** Requests that arrived while another one for the same webhook-id was still being answered. */
   overlaps = 0;
@@ -67,12 +73,17 @@ export class Receiver {
         });
         const answer = this.answer(this.received.length, id);
         if (answer === 'hang') return;
+        if (answer === 'drop') {
+          req.socket.destroy();
+          return;
+        }
         setTimeout(
           () => res.writeHead(answer.status, { 'content-type': 'text/plain' }).end('thanks'),
           answer.delayMs ?? 0,
         );
       });
     });
+    this.server.on('connection', () => this.connections++);
     await new Promise<void>((r) => this.server.listen(port, '127.0.0.1', r));
     this.port = (this.server.address() as AddressInfo).port;
     this.url = `http://127.0.0.1:${this.port}/hook`;

@@ -213,6 +213,39 @@ describe('webhook deliveries', () => {
     }
   });
 
+  it('keeps its connection to a receiver; one the receiver drops as it is reused is sent again at once on a new one', async () => {
+    receiver = await freshReceiver();
+    // The second request arrives on the first one's kept connection, which the receiver closes unanswered.
+    receiver.answer = (n) => (n === 2 ? 'drop' : { status: 200 });
+    try {
+      const p = await project();
+      const sub = await subscribe(p, { events: ['milestone.created'] });
+      for (const title of ['Kept', 'Dropped', 'After'])
+        await api.createMilestone({ client: ada.client, path: { projectId: p }, body: { title } });
+      await receiver.until(4);
+      const ids = receiver.received.map((r) => r.headers['webhook-id']);
+      expect(ids[2]).toBe(ids[1]);
+      expect(new Set(ids).size).toBe(3);
+      // One connection for the first two, one of its own for the resend, a new kept one for the last.
+      expect(receiver.connections).toBe(3);
+      const log = await waitFor(async () => {
+        const { data } = await api.listWebhookDeliveries({
+          client: ada.client,
+          path: { projectId: p, webhookId: sub.id },
+        });
+        return data!.items.length === 3 && data!.items.every((d) => d.state === 'delivered') ? data! : undefined;
+      });
+      // The dropped connection is not an attempt that failed: each delivery took one.
+      expect(log.items.map((d) => [d.attempts, d.log.map((a) => a.statusCode)])).toEqual([
+        [1, [200]],
+        [1, [200]],
+        [1, [200]],
+      ]);
+    } finally {
+      receiver.answer = () => ({ status: 200 });
+    }
+  });
+
   it('pings, redelivers with the same id, and rotates the secret with both signatures during the overlap', async () => {
     receiver = await freshReceiver();
     const p = await project();

@@ -153,6 +153,21 @@ export function hotRead<N extends string, V extends Record<N, unknown>, Q extend
 }
 
 /**
+ * A write made on a hot path with the same shape every time (an outbox row, a delivery's
+ * attempt), compiled once as a hot read is: on the transaction's connection when there is one,
+ * else as a named prepared statement on the pool.
+ */
+export function hotWrite<N extends string, V extends Record<N, unknown>>(
+  names: readonly N[],
+  build: (db: Kysely<DB>, values: V) => Compilable<object>,
+): (em: EntityManager, values: V) => Promise<void> {
+  const statement = hotRead(names, build);
+  return async (em, values) => {
+    await statement(em, values);
+  };
+}
+
+/**
  * A read whose shape depends on which of its values are given (optional filters): one hot read
  * per combination of given values, compiled once when first used. A value left undefined is a
  * filter not applied; `build` sees it undefined and leaves its condition out.

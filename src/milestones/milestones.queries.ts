@@ -81,19 +81,23 @@ export const milestoneOf = hotRead(['projectId', 'milestoneId'], (db, v: { proje
 
 /** Inside a transaction: takes the project's row lock; false when the project is gone. */
 export async function lockProject(tem: EntityManager, projectId: string): Promise<boolean> {
-  const locked = await reads(tem).selectFrom('Project').select('id').where('id', '=', projectId).forUpdate().execute();
-  return locked.length > 0;
+  return (await projectRowLock(tem, { projectId })).length > 0;
 }
+const projectRowLock = hotRead(['projectId'], (db, v: { projectId: string }) =>
+  db.selectFrom('Project').select('id as id').where('id', '=', v.projectId).forUpdate(),
+);
 
 /** The highest position on the roadmap (its milestone count, positions being 1..n): one entry at the end of the index. */
 export async function highestPosition(tem: EntityManager, projectId: string): Promise<number> {
-  const row = await reads(tem)
+  const [row] = await maxPosition(tem, { projectId });
+  return Number(row!.n);
+}
+const maxPosition = hotRead(['projectId'], (db, v: { projectId: string }) =>
+  db
     .selectFrom('Milestone')
     .select((eb) => eb.fn.coalesce(eb.fn.max('position'), sql.lit(0)).as('n'))
-    .where('project', '=', projectId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
+    .where('project', '=', v.projectId),
+);
 
 /** Moves the milestones at positions `from`..`to` by `by`; returns them as they are now (their events need them). */
 export function shiftPositions(tem: EntityManager, projectId: string, by: 1 | -1, from: number, to: number) {

@@ -8,7 +8,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WebhookEventType } from '../../codegen/generated/api/types.gen.js';
 import { sql } from 'kysely';
-import { reads } from '../db/reads.js';
+import { hotWrite, reads } from '../db/reads.js';
 import { uuidv7 } from 'uuidv7';
 
 /** Long text in an event is cut to this many characters; the whole of it is at the event's url. */
@@ -65,13 +65,18 @@ export async function recordEvents(em: EntityManager, events: readonly RecordedE
     event_type: event.type,
     payload: JSON.stringify({ ...event.data, path: event.path }),
   }));
-  await reads(em)
+  await insertHeardEvents(em, { rows: JSON.stringify(rows), occurredAt: new Date() });
+}
+
+/** The statement of recordEvents: the rows (JSON) whose project has an active subscription to their type, in order. */
+const insertHeardEvents = hotWrite(['rows', 'occurredAt'], (db, v: { rows: string; occurredAt: Date }) =>
+  db
     .insertInto('WebhookEvent')
     .columns(['id', 'projectId', 'type', 'data', 'occurredAt'])
     .expression((eb) =>
       eb
         .selectFrom(
-          sql<(typeof rows)[number]>`jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)`.as<'v'>(
+          sql<RecordsetRow>`jsonb_to_recordset(${v.rows}::jsonb)`.as<'v'>(
             sql`v(ord int, event_id uuid, project_ref uuid, event_type text, payload text)`,
           ),
         )
@@ -80,7 +85,7 @@ export async function recordEvents(em: EntityManager, events: readonly RecordedE
           'v.project_ref',
           'v.event_type',
           'v.payload',
-          sql<Date>`${new Date()}::timestamptz`.as('occurredAt'),
+          sql<Date>`${v.occurredAt}::timestamptz`.as('occurredAt'),
         ])
         .where((w) =>
           w.exists(
@@ -93,9 +98,9 @@ export async function recordEvents(em: EntityManager, events: readonly RecordedE
           ),
         )
         .orderBy('v.ord'),
-    )
-    .execute();
-}
+    ),
+);
+type RecordsetRow = { ord: number; event_id: string; project_ref: string; event_type: string; payload: string };
 
 /** Whether an active subscription of the project chose `type`. */
 export async function anyoneListens(

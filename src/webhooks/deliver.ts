@@ -4,10 +4,10 @@
  * checked (pinned: a second lookup cannot send it elsewhere). No redirects are followed; the
  * attempt ends after 10 seconds; at most the first 1,024 bytes of the answer are read.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Webhook } from 'standardwebhooks';
+import type { Webhook } from 'standardwebhooks';
 import type { ResolvedAddress } from '../kernel/public-address.js';
 
 const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -20,16 +20,22 @@ export type AttemptOutcome = {
   excerpt: string | null;
 };
 
-/** The three Standard Webhooks headers for `body`, signed now with each secret (newest first). */
-export function signedHeaders(eventId: string, body: string, secrets: readonly string[]): Record<string, string> {
+/** The three Standard Webhooks headers for `body`, signed now with each secret's signer (newest first). */
+export function signedHeaders(eventId: string, body: string, signers: readonly Webhook[]): Record<string, string> {
   const now = new Date();
   return {
     'webhook-id': eventId,
     'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(eventId, now, body)).join(' '),
+    'webhook-signature': signers.map((signer) => signer.sign(eventId, now, body)).join(' '),
   };
 }
 
+/**
+ * POSTs the event. Node keeps the connection open for the next attempt to the same receiver; a
+ * kept connection that the receiver closed just as it was taken fails before any answer, and the
+ * request is then sent once more on a new connection (`agent: false`), within the same deadline,
+ * rather than counted as a failed attempt.
+ */
 export function postEvent(
   url: URL,
   to: ResolvedAddress,
@@ -44,52 +50,47 @@ export function postEvent(
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<AttemptOutcome>((resolve) => {
     let settled = false;
-    const finish = (outcome: AttemptOutcome) => {
+    let req: ClientRequest;
+    // An answer read to its end leaves the connection to be kept; any other end closes it.
+    const finish = (outcome: AttemptOutcome, readToEnd = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
-      req.destroy();
+      if (!readToEnd) req.destroy();
       resolve(outcome);
     };
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        lookup: pinned,
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'user-agent': 'Shipyard-Webhooks/1',
+    const send = (fresh: boolean) => {
+      let answered = false;
+      req = request(
+        url,
+        {
+          method: 'POST',
+          lookup: pinned,
+          ...(fresh ? { agent: false } : {}),
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'user-agent': 'Shipyard-Webhooks/1',
+          },
         },
-      },
-      (res: IncomingMessage) => {
-        const status = res.statusCode ?? 0;
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const done = () => {
-          const excerpt = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
-          const ok = status >= 200 && status < 300;
+        (res: IncomingMessage) => {
+          answered = true;
+          readAnswer(res, finish);
+        },
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (req.reusedSocket && !answered && !fresh && !settled) send(true);
+        else
           finish({
-            ok,
-            statusCode: status,
-            error: ok
-              ? null
-              : status >= 300 && status < 400
-                ? `answered ${status} (redirects are not followed)`
-                : `answered ${status}`,
-            excerpt: excerpt || null,
+            ok: false,
+            statusCode: null,
+            error: `could not connect (${err.code ?? err.message})`,
+            excerpt: null,
           });
-        };
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          chunks.push(chunk);
-          if (size >= EXCERPT_BYTES) done();
-        });
-        res.on('end', done);
-        res.on('error', done);
-      },
-    );
+      });
+      req.end(body);
+    };
     const deadline = setTimeout(
       () =>
         finish({
@@ -100,9 +101,37 @@ export function postEvent(
         }),
       timeoutMs,
     );
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      finish({ ok: false, statusCode: null, error: `could not connect (${err.code ?? err.message})`, excerpt: null }),
-    );
-    req.end(body);
+    send(false);
   });
+}
+
+/** The answer's status and at most its first EXCERPT_BYTES (the rest is not read). */
+function readAnswer(res: IncomingMessage, finish: (outcome: AttemptOutcome, readToEnd?: boolean) => void): void {
+  const status = res.statusCode ?? 0;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const done = (readToEnd = false) => {
+    const excerpt = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
+    const ok = status >= 200 && status < 300;
+    finish(
+      {
+        ok,
+        statusCode: status,
+        error: ok
+          ? null
+          : status >= 300 && status < 400
+            ? `answered ${status} (redirects are not followed)`
+            : `answered ${status}`,
+        excerpt: excerpt || null,
+      },
+      readToEnd,
+    );
+  };
+  res.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    chunks.push(chunk);
+    if (size >= EXCERPT_BYTES) done();
+  });
+  res.on('end', () => done(true));
+  res.on('error', () => done());
 }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
-import { reads } from '../db/reads.js';
+import { sql } from 'kysely';
+import { hotRead, hotWrite, iso, reads } from '../db/reads.js';
 
 export type AttemptRecord = {
   at: Date;
@@ -17,24 +18,73 @@ export type AttemptRecord = {
  * was), in one statement: the worker's commonest write, made once per attempt.
  */
 export async function recordAttempt(em: EntityManager, deliveryId: string, a: AttemptRecord): Promise<void> {
+  const { delivered, ...attempt } = a;
+  await (delivered ? attemptDelivered : attemptFailed)(em, { ...attempt, id: uuidv7(), deliveryId });
+}
+
+type AttemptRow = Omit<AttemptRecord, 'delivered'> & { id: string; deliveryId: string };
+const attemptStatement = (delivered: boolean) =>
+  hotWrite(['id', 'deliveryId', 'at', 'statusCode', 'durationMs', 'error', 'responseExcerpt'], (db, a: AttemptRow) =>
+    db
+      .with('attempt', (db) =>
+        db.insertInto('WebhookAttempt').values({
+          id: a.id,
+          delivery: a.deliveryId,
+          at: a.at,
+          statusCode: a.statusCode,
+          durationMs: a.durationMs,
+          error: a.error,
+          responseExcerpt: a.responseExcerpt,
+        }),
+      )
+      .updateTable('WebhookDelivery')
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        lastAttemptAt: a.at,
+        ...(delivered ? { state: 'delivered' as const, deliveredAt: sql<Date>`now()` } : {}),
+      }))
+      .where('id', '=', a.deliveryId),
+  );
+const attemptDelivered = attemptStatement(true);
+const attemptFailed = attemptStatement(false);
+
+/**
+ * What one attempt at a delivery needs, in one statement: the delivery's state, its event as
+ * the body is made of it, and its subscription's address, secrets and health. (A prepared read:
+ * the worker makes it once per attempt.)
+ */
+export const deliveryToTry = hotRead(['deliveryId'], (db, v: { deliveryId: string }) =>
+  db
+    .selectFrom('WebhookDelivery as d')
+    .innerJoin('WebhookEvent as e', 'e.id', 'd.event')
+    .innerJoin('WebhookSubscription as s', 's.id', 'd.subscription')
+    .select((eb) => [
+      'd.id as id',
+      'd.state as state',
+      'd.manual as manual',
+      'e.id as eventId',
+      'e.type as type',
+      iso('e.occurredAt').as('occurredAt'),
+      'e.projectId as projectId',
+      'e.sequence as sequence',
+      'e.data as data',
+      's.id as subscriptionId',
+      's.url as url',
+      's.active as active',
+      's.secret as secret',
+      's.previousSecret as previousSecret',
+      iso('s.previousSecretUntil').as('previousSecretUntil'),
+      eb('s.failingSince', 'is not', null).as('failing'),
+    ])
+    .where('d.id', '=', v.deliveryId),
+);
+
+/** A delivery that will not be tried again (its subscription off, or its retries spent): failed, unless already settled. */
+export async function giveUpDelivery(em: EntityManager, deliveryId: string): Promise<void> {
   await reads(em)
-    .with('attempt', (db) =>
-      db.insertInto('WebhookAttempt').values({
-        id: uuidv7(),
-        delivery: deliveryId,
-        at: a.at,
-        statusCode: a.statusCode,
-        durationMs: a.durationMs,
-        error: a.error,
-        responseExcerpt: a.responseExcerpt,
-      }),
-    )
     .updateTable('WebhookDelivery')
-    .set((eb) => ({
-      attempts: eb('attempts', '+', 1),
-      lastAttemptAt: a.at,
-      ...(a.delivered ? { state: 'delivered' as const, deliveredAt: new Date() } : {}),
-    }))
+    .set({ state: 'failed' })
     .where('id', '=', deliveryId)
+    .where('state', '=', 'pending')
     .execute();
 }

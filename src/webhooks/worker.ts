@@ -15,16 +15,16 @@
 import { LockMode, type MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import { CompiledQuery } from 'kysely';
-import { type JobWithMetadata, PgBoss, type WorkOptions } from 'pg-boss';
+import { PgBoss, type WorkOptions } from 'pg-boss';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeFeed } from '../db/changes.js';
 import type { Logger } from '../kernel/logger.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
 import { WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
-import { recordAttempt } from './webhooks.queries.js';
 import type { WebhookSettings } from './webhooks.service.js';
-import { deliveryAddress, urlFormProblem } from './url-check.js';
-import { postEvent, signedHeaders, type AttemptOutcome } from './deliver.js';
+import { DEFAULT_RETRY, deliver, type RetryPolicy, signerCache } from './delivery-job.js';
+
+export type { RetryPolicy };
 
 const QUEUE = 'webhook-deliveries';
 const CHANNEL = 'shipyard_webhooks';
@@ -33,24 +33,6 @@ const BATCH = 100;
 const RELAY_GAP_MS = 25;
 /** Deliveries tried at once by one process (each subscription's one at a time). */
 const WORKERS = 4;
-
-export type RetryPolicy = {
-  /** Retries after the first attempt. */
-  limit: number;
-  /** The first retry's delay; each next one doubles, with jitter, up to maxDelaySeconds. */
-  delaySeconds: number;
-  maxDelaySeconds: number;
-  /** A subscription whose deliveries have all failed for this long is disabled. */
-  disableAfterMs: number;
-};
-
-/** 20 retries from 30 s doubling to 6 h: the last about 3 days after the first attempt. */
-const DEFAULT_RETRY: RetryPolicy = {
-  limit: 20,
-  delaySeconds: 30,
-  maxDelaySeconds: 6 * 3600,
-  disableAfterMs: 3 * 24 * 3_600_000,
-};
 
 export type WorkerOptions = {
   orm: MikroORM;
@@ -111,6 +93,7 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
   // looks for the next one at once, so one subscription's backlog is tried back to back, not one
   // per poll; the relay wakes them all when it queued any (a busy one would not look sooner).
   const workerIds: string[] = [];
+  const signer = signerCache(opts.settings.box);
   const wakeAll = () => {
     for (const id of workerIds) boss.notifyWorker(id);
   };
@@ -126,7 +109,7 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
         },
         async ([job]) => {
           try {
-            await deliver(opts, retry, job!);
+            await deliver({ ...opts, retry, signer }, job!);
           } finally {
             const self = workerIds[i];
             if (self) boss.notifyWorker(self);
@@ -251,146 +234,4 @@ async function relay(orm: MikroORM, boss: PgBoss): Promise<{ queued: number; ful
     await tem.flush();
     return { queued: queued.length, full };
   });
-}
-
-/** Text a receiver sent, as a text column can hold it: NUL is the one character PostgreSQL refuses. */
-const storable = (text: string | null, max: number): string | null =>
-  text === null ? null : text.replaceAll('\0', '\uFFFD').slice(0, max);
-
-/** The body a delivery sends: the event's envelope, its data, and a link to its resource. */
-function eventBody(event: WebhookEvent, apiUrl: string): string {
-  const { path, ...data } = JSON.parse(event.data) as { path?: string } & Record<string, unknown>;
-  return JSON.stringify({
-    id: event.id,
-    type: event.type,
-    occurredAt: event.occurredAt.toISOString(),
-    projectId: event.projectId,
-    sequence: Number(event.sequence),
-    data: path ? { ...data, url: `${apiUrl}${path}` } : data,
-  });
-}
-
-/** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
-function signingSecrets(s: WebhookSubscription, settings: WebhookSettings, now: Date): string[] {
-  const open = (sealed: string) => {
-    try {
-      return settings.box.open(sealed);
-    } catch {
-      throw new Error(
-        "its signing secret cannot be read: this server's SECRET_KEY is not the one it was sealed with (every instance must share one)",
-      );
-    }
-  };
-  const secrets = [open(s.secret)];
-  if (s.previousSecret && s.previousSecretUntil && s.previousSecretUntil > now) secrets.push(open(s.previousSecret));
-  return secrets;
-}
-
-/**
- * One attempt at one delivery, written to its log. Throws when it should be tried again, so that
- * pg-boss schedules the retry; returns when it is done (delivered, or given up). Whether a retry
- * is left is the job's own count and limit, as pg-boss set them when it was queued: a worker
- * started with another policy (an instance mid-upgrade) does not leave a delivery pending when
- * its job has no retry left. (A crash during the last attempt can; the history sweep settles those.)
- */
-async function deliver(
-  opts: WorkerOptions,
-  retry: RetryPolicy,
-  job: JobWithMetadata<{ deliveryId: string }>,
-): Promise<void> {
-  const em = opts.orm.em.fork();
-  const delivery = await em.findOne(WebhookDelivery, job.data.deliveryId, { populate: ['event', 'subscription'] });
-  // Gone with its subscription, or settled by an earlier run of this job.
-  if (delivery?.state !== 'pending') return;
-  const subscription = delivery.subscription;
-  if (!subscription.active && !delivery.manual) {
-    delivery.state = 'failed';
-    await em.flush();
-    return;
-  }
-  const at = new Date();
-  const started = performance.now();
-  const outcome = await attempt(subscription, eventBody(delivery.event, opts.apiUrl), delivery.event.id, opts, at);
-  await recordAttempt(em, delivery.id, {
-    at,
-    statusCode: outcome.statusCode,
-    durationMs: Math.round(performance.now() - started),
-    error: storable(outcome.error, 300),
-    responseExcerpt: storable(outcome.excerpt, 1024),
-    delivered: outcome.ok,
-  });
-  // A success on a healthy subscription changes nothing; anything else is decided in the database,
-  // on an EntityManager of its own, so that this one's copy stays as read.
-  const active =
-    outcome.ok && !subscription.failingSince
-      ? true
-      : await settleSubscription(em.fork(), subscription.id, outcome, at, retry, opts.log);
-  if (outcome.ok) return;
-  if (job.retryCount >= job.retryLimit || (!active && !delivery.manual)) {
-    delivery.state = 'failed';
-    await em.flush();
-    return;
-  }
-  throw new Error(`delivery ${delivery.id}: ${outcome.error}`);
-}
-
-const duration = (ms: number) =>
-  ms >= 86_400_000 ? `${Math.round(ms / 86_400_000)} days` : `${Math.round(ms / 1000)} seconds`;
-
-/**
- * The subscription's health after an attempt, decided by the database on its current row (a
- * delivery beside this one may just have succeeded, or its owner turned it on again): a success
- * clears `failingSince`; a failure sets it if unset, and disables the subscription once it is
- * older than the limit. Returns whether the subscription is still active.
- */
-async function settleSubscription(
-  em: EntityManager,
-  id: string,
-  outcome: AttemptOutcome,
-  at: Date,
-  retry: RetryPolicy,
-  log: WorkerOptions['log'],
-): Promise<boolean> {
-  if (outcome.ok) {
-    await em.nativeUpdate(WebhookSubscription, { id, failingSince: { $ne: null } }, { failingSince: null });
-    return true;
-  }
-  await em.nativeUpdate(WebhookSubscription, { id, failingSince: null }, { failingSince: at });
-  const disabled = await em.nativeUpdate(
-    WebhookSubscription,
-    { id, active: true, failingSince: { $lte: new Date(at.getTime() - retry.disableAfterMs) } },
-    {
-      active: false,
-      disabledAt: at,
-      disabledReason:
-        `Every delivery failed for ${duration(retry.disableAfterMs)}; the last one: ${outcome.error}`.slice(0, 300),
-    },
-  );
-  if (disabled) log.info('webhook subscription disabled', { subscriptionId: id });
-  const now = await em.findOne(WebhookSubscription, id, { fields: ['active'], refresh: true });
-  return now?.active ?? false;
-}
-
-async function attempt(
-  subscription: WebhookSubscription,
-  body: string,
-  eventId: string,
-  { settings, attemptTimeoutMs }: WorkerOptions,
-  now: Date,
-): Promise<AttemptOutcome> {
-  try {
-    const problem = urlFormProblem(subscription.url, settings.urls);
-    if (problem) throw new Error(`the URL ${problem}`);
-    const url = new URL(subscription.url);
-    const address = await deliveryAddress(url, settings.urls);
-    return await postEvent(
-      url,
-      address,
-      body,
-      signedHeaders(eventId, body, signingSecrets(subscription, settings, now)),
-      attemptTimeoutMs,
-    );
-  } catch (err) {
-    return { ok: false, statusCode: null, error: `not sent: ${(err as Error).message}`, excerpt: null };
-  }
 }
