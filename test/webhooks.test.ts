@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
@@ -166,6 +167,44 @@ describe('webhook deliveries', () => {
     const forLog = events.filter((e) => e.type.startsWith('build_log.')).map((e) => Number(e.sequence));
     expect(forLog[0]).toBeLessThan(forLog[1]!);
   });
+
+  // An outside transaction holds the project's row lock while two updates arrive: on the embedded
+  // database the test cannot open a second connection, so this runs on PostgreSQL.
+  it.skipIf(!process.env.DATABASE_URL)(
+    'two updates of a project at once: the later event carries both changes, each names its own',
+    async () => {
+      receiver = await freshReceiver();
+      const p = await project();
+      const sub = await subscribe(p, { events: ['project.updated'] });
+      const holder = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await holder.connect();
+      try {
+        await holder.query('begin');
+        await holder.query('select id from projects where id = $1 for update', [p]);
+        const updates = [
+          api.updateProject({ client: ada.client, path: { projectId: p }, body: { name: 'Renamed' } }),
+          api.updateProject({ client: ada.client, path: { projectId: p }, body: { tagline: 'Retagged' } }),
+        ];
+        await waitFor(async () => {
+          const { rows } = await holder.query<{ n: number }>(
+            "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+          );
+          return rows[0]!.n >= 2 || undefined;
+        });
+        await holder.query('commit');
+        for (const res of await Promise.all(updates)) expect(res.response?.status).toBe(200);
+      } finally {
+        await holder.end();
+      }
+      await receiver.until(2);
+      const [first, last] = receiver
+        .events(sub.secret)
+        .sort((x, y) => Number(x.sequence) - Number(y.sequence))
+        .map((e) => e.data as { project: types.Project; changed: string[] });
+      expect(last!.project).toMatchObject({ name: 'Renamed', tagline: 'Retagged' });
+      expect([first!.changed, last!.changed].sort()).toEqual([['name'], ['tagline']]);
+    },
+  );
 
   it('the same change made through MCP sends the same event', async () => {
     receiver = await freshReceiver();

@@ -79,14 +79,6 @@ export const milestoneOf = hotRead(['projectId', 'milestoneId'], (db, v: { proje
   milestones(db).where('m.project', '=', v.projectId).where('m.id', '=', v.milestoneId),
 );
 
-/** Inside a transaction: takes the project's row lock; false when the project is gone. */
-export async function lockProject(tem: EntityManager, projectId: string): Promise<boolean> {
-  return (await projectRowLock(tem, { projectId })).length > 0;
-}
-const projectRowLock = hotRead(['projectId'], (db, v: { projectId: string }) =>
-  db.selectFrom('Project').select('id as id').where('id', '=', v.projectId).forUpdate(),
-);
-
 /** The highest position on the roadmap (its milestone count, positions being 1..n): one entry at the end of the index. */
 export async function highestPosition(tem: EntityManager, projectId: string): Promise<number> {
   const [row] = await maxPosition(tem, { projectId });

@@ -17,11 +17,10 @@ import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
 import { cursorList, type CursorList, decodeCursor, type Page } from '../kernel/cursor.js';
 import { cursorWithin, isWalkCursor, startWalk, walkPage } from './roadmap-walks.js';
-import { assertCanManageProject, assertCanReadProject } from '../projects/projects.service.js';
+import { assertCanManageProject, assertCanReadProject, lockProject } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
   highestPosition,
-  lockProject,
   milestoneOf,
   type RoadmapFilters,
   roadmapPage,

@@ -79,3 +79,14 @@ export const memberPage = hotRead(
 export async function detachBuildLogs(tem: EntityManager, projectId: string): Promise<void> {
   await reads(tem).updateTable('Post').set({ project: null, kind: 'post' }).where('project', '=', projectId).execute();
 }
+
+/**
+ * Inside a transaction: takes the project's row lock, which every change to the project or its
+ * roadmap takes first; false when the project is gone.
+ */
+export async function lockProject(tem: EntityManager, projectId: string): Promise<boolean> {
+  return (await projectRowLock(tem, { projectId })).length > 0;
+}
+const projectRowLock = hotRead(['projectId'], (db, v: { projectId: string }) =>
+  db.selectFrom('Project').select('id as id').where('id', '=', v.projectId).forUpdate(),
+);

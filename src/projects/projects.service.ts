@@ -13,7 +13,7 @@ import { conflict, forbidden, notFound } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf, type CursorList } from '../kernel/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../kernel/tags.js';
-import { detachBuildLogs, projectWithAccess, readableProjects } from './projects.queries.js';
+import { detachBuildLogs, lockProject, projectWithAccess, readableProjects } from './projects.queries.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 import { isUuid } from '../kernel/ids.js';
 import { recordProjectUpdated } from './project-events.js';
@@ -53,6 +53,8 @@ export async function assertCanManageProject(
 ): Promise<ProjectFields> {
   return ownerOnly(await readableProject(em, actor, projectId), projectId);
 }
+
+export { lockProject };
 
 /** The project as a managed entity with its owner, once the caller's right to change it is checked. */
 const projectEntity = (em: EntityManager, projectId: string): Promise<Project> =>
@@ -139,7 +141,12 @@ export async function updateProject(
   input: ProjectUpdate,
 ): Promise<Project> {
   return em.transactional(async (tem) => {
-    const project = await projectToChange(tem, actor, projectId);
+    await assertCanManageProject(tem, actor, projectId);
+    // The row lock before the read: this change starts from the last one committed, so its event
+    // carries that one's fields too and names only its own in `changed`.
+    if (!(await lockProject(tem, projectId)))
+      throw notFound(`No project with id ${projectId}.`).because('unknown-project');
+    const project = await tem.findOneOrFail(Project, projectId, { populate: ['owner'], refresh: true });
     const before = presentProject(project);
     if (input.name !== undefined) project.name = input.name.trim();
     if (input.slug !== undefined) project.slug = input.slug;
@@ -151,7 +158,6 @@ export async function updateProject(
     if (input.links !== undefined) project.links = trimLabels(input.links);
     if (input.lookingForCollaborators !== undefined) project.lookingForCollaborators = input.lookingForCollaborators;
     if (input.wantedSkills !== undefined) project.wantedSkills = normaliseTags(input.wantedSkills);
-    // The update first: its row lock orders the event's sequence after any earlier change's.
     await flushOrConflict(tem, project.slug);
     const after = presentProject(project);
     const changed = (Object.keys(after) as (keyof typeof after)[]).filter(
