@@ -76,13 +76,13 @@ async function allDelivered(acked: string[], secret: string, timeoutMs = 60_000)
   return receiver.received.length;
 }
 
-function workerProcess(): Promise<ChildProcess> {
+function workerProcess(options: Partial<typeof tuning> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/webhook-worker.ts'], {
     env: {
       ...process.env,
       DATABASE_URL: cluster.url,
       SECRET_KEY: secretKey.toString('hex'),
-      WORKER_OPTIONS: JSON.stringify(tuning),
+      WORKER_OPTIONS: JSON.stringify({ ...tuning, ...options }),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -112,6 +112,40 @@ describe.skipIf(!clusterAvailable)('webhook delivery under faults', () => {
       killed = true;
       second = await workerProcess();
       await allDelivered(acked, s.secret);
+    } finally {
+      first?.kill('SIGKILL');
+      second?.kill('SIGKILL');
+      receiver.answer = () => ({ status: 200 });
+      await t.close();
+    }
+  }, 120_000);
+
+  it('a worker killed during a delivery’s last attempt: the delivery is marked failed, not left pending', async () => {
+    receiver = await freshReceiver();
+    const t = await instance({ worker: false });
+    // No retry: the first attempt is the last (the queue's policy is the last started worker's).
+    const lastTry = { retry: { ...tuning.retry, limit: 0 } };
+    let first: ChildProcess | undefined;
+    let second: ChildProcess | undefined;
+    try {
+      const s = await subscribed(t);
+      receiver.answer = () => 'hang';
+      first = await workerProcess(lastTry);
+      expect(await change(t, s.owner.token, s.projectId, 'last try')).toBeDefined();
+      await receiver.until(1);
+      first.kill('SIGKILL');
+      await once(first, 'exit');
+      second = await workerProcess(lastTry);
+      // Its job expires (2 s here), pg-boss fails it and hands it to the given-up queue.
+      const { items } = await waitFor(async () => {
+        const { data } = await api.listWebhookDeliveries({
+          client: s.owner.client,
+          path: { projectId: s.projectId, webhookId: s.webhookId },
+        });
+        return data!.items[0]?.state === 'failed' ? data! : undefined;
+      }, 30_000);
+      expect(items).toHaveLength(1);
+      expect(receiver.received).toHaveLength(1);
     } finally {
       first?.kill('SIGKILL');
       second?.kill('SIGKILL');

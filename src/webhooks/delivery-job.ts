@@ -105,7 +105,8 @@ function signersNow(d: DeliveryToTry, signer: (sealed: string) => Webhook, now: 
  * pg-boss schedules the retry; returns when it is done (delivered, or given up). Whether a retry
  * is left is the job's own count and limit, as pg-boss set them when it was queued: a worker
  * started with another policy (an instance mid-upgrade) does not leave a delivery pending when
- * its job has no retry left. (A crash during the last attempt can; the history sweep settles those.)
+ * its job has no retry left. (A crash during the last attempt would; pg-boss then hands the job
+ * to the given-up queue of ./worker.ts, which settles it.)
  */
 export async function deliver(ctx: DeliveryContext, job: JobWithMetadata<{ deliveryId: string }>): Promise<void> {
   const em = ctx.orm.em.fork();

@@ -23,10 +23,13 @@ import { WebhookEvent } from '../outbox/event.entity.js';
 import { WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
 import type { WebhookSettings } from './webhooks.service.js';
 import { DEFAULT_RETRY, deliver, type RetryPolicy, signerCache } from './delivery-job.js';
+import { giveUpDelivery } from './webhooks.queries.js';
 
 export type { RetryPolicy };
 
 const QUEUE = 'webhook-deliveries';
+/** Where pg-boss copies a delivery's job that ended failed without the delivery being settled. */
+const GIVEN_UP = 'webhook-deliveries-given-up';
 const CHANNEL = 'shipyard_webhooks';
 const BATCH = 100;
 /** The shortest time between the starts of two relay passes, unless the last one took a full batch. */
@@ -79,23 +82,45 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
   const queueError = everyThirtySeconds(opts.log, 'webhook queue');
   boss.on('error', queueError);
   await boss.start();
+  // A delivery job settles its delivery itself, except when its last attempt never ended (its
+  // worker died) or threw: pg-boss then fails the job and copies it to GIVEN_UP, whose worker
+  // marks the delivery failed, instead of leaving it pending.
+  if (!(await boss.getQueue(GIVEN_UP))) await boss.createQueue(GIVEN_UP, { retryLimit: 10, retryBackoff: true });
   const queue = {
     retryLimit: retry.limit,
     retryDelay: retry.delaySeconds,
     retryBackoff: true,
     retryDelayMax: retry.maxDelaySeconds,
     expireInSeconds: opts.expireSeconds ?? 60,
+    deadLetter: GIVEN_UP,
   };
   if (await boss.getQueue(QUEUE)) await boss.updateQueue(QUEUE, queue);
   else await boss.createQueue(QUEUE, queue);
+  await boss.work<{ deliveryId: string }>(
+    GIVEN_UP,
+    { pollingIntervalSeconds: pollSeconds, batchSize: 20 },
+    async (jobs) => {
+      for (const job of jobs) await giveUpDelivery(opts.orm.em.fork(), job.data.deliveryId);
+    },
+  );
 
   // Four workers (pg-boss polls without LISTEN on this connection): a worker that ends a delivery
   // looks for the next one at once, so one subscription's backlog is tried back to back, not one
-  // per poll; the relay wakes them all when it queued any (a busy one would not look sooner).
+  // per poll. The relay wakes one idle worker for each subscription it queued deliveries for that
+  // no worker is trying now: one delivery per subscription is tried at a time, so any other
+  // worker woken would only ask the queue for nothing.
   const workerIds: string[] = [];
   const signer = signerCache(opts.settings.box);
-  const wakeAll = () => {
-    for (const id of workerIds) boss.notifyWorker(id);
+  /** The subscription whose delivery each worker is trying; null while it is idle. */
+  const trying: (string | null)[] = Array(WORKERS).fill(null);
+  const wake = (subscriptions: ReadonlySet<string>) => {
+    let wanted = [...subscriptions].filter((s) => !trying.includes(s)).length;
+    for (let i = 0; i < WORKERS && wanted > 0; i++) {
+      const id = workerIds[i];
+      if (trying[i] !== null || !id) continue;
+      boss.notifyWorker(id);
+      wanted--;
+    }
   };
   for (let i = 0; i < WORKERS; i++)
     workerIds.push(
@@ -108,9 +133,11 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
           includeMetadata: true,
         },
         async ([job]) => {
+          trying[i] = job!.groupId ?? '';
           try {
             await deliver({ ...opts, retry, signer }, job!);
           } finally {
+            trying[i] = null;
             const self = workerIds[i];
             if (self) boss.notifyWorker(self);
           }
@@ -145,8 +172,8 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
     lastStart = performance.now();
     let backlog = false;
     running = relay(opts.orm, boss)
-      .then(({ queued, full }) => {
-        if (queued > 0) wakeAll();
+      .then(({ subscriptions, full }) => {
+        wake(subscriptions);
         backlog = full;
       })
       .catch(relayError)
@@ -191,12 +218,12 @@ function everyThirtySeconds(log: WorkerOptions['log'], what: string): (error: un
 }
 
 /**
- * One pass of the relay: how many deliveries it queued, and whether it took a full batch of
+ * One pass of the relay: the subscriptions it queued deliveries for, and whether it took a full batch of
  * events or of unqueued deliveries (then another pass follows at once). The deliveries it makes are
  * queued as they are made (a row-level trigger wakes the relay only for a delivery made
  * unqueued: a ping or a redelivery), and all of a pass's jobs go to pg-boss in one statement.
  */
-async function relay(orm: MikroORM, boss: PgBoss): Promise<{ queued: number; full: boolean }> {
+async function relay(orm: MikroORM, boss: PgBoss): Promise<{ subscriptions: Set<string>; full: boolean }> {
   return orm.em.fork().transactional(async (tem) => {
     const now = new Date();
     const events = await tem.find(
@@ -232,6 +259,6 @@ async function relay(orm: MikroORM, boss: PgBoss): Promise<{ queued: number; ful
         { db: inTransaction(tem) },
       );
     await tem.flush();
-    return { queued: queued.length, full };
+    return { subscriptions: new Set(queued.map((d) => d.subscription.id)), full };
   });
 }
