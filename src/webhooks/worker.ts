@@ -13,11 +13,13 @@
  * ORM's pool, and the hand-over through the relay's transaction.
  */
 import { LockMode, type MikroORM } from '@mikro-orm/postgresql';
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { CompiledQuery } from 'kysely';
 import { PgBoss, type WorkOptions } from 'pg-boss';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeFeed } from '../db/changes.js';
+import { preparesStatements } from '../db/reads.js';
 import type { Logger } from '../kernel/logger.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
 import { WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
@@ -63,12 +65,41 @@ const inTransaction = (em: EntityManager) => ({
   }),
 });
 
+/** The most pg-boss statement texts prepared on each connection. */
+const PREPARED_MAX = 50;
+
+/**
+ * pg-boss's statements on the ORM's pool (pg-boss's `db` option). Each one with values goes as a
+ * named prepared statement, so that PostgreSQL plans it once per connection: pg-boss's fetch (a
+ * CTE over its job table that keeps one delivery per subscription at a time) took longer to plan
+ * than to run, once per delivery. A statement without values goes as it is (its migrations send
+ * several statements in one text, which cannot be prepared); so does any text past the first
+ * PREPARED_MAX, a bound on what a connection keeps should a text ever vary.
+ */
+function queueStatements(pool: pg.Pool, prepare: boolean) {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (!name && names.size < PREPARED_MAX) {
+      name = `boss_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  return {
+    executeSql: (text: string, values?: unknown[]) => {
+      const name = prepare && values?.length ? nameOf(text) : undefined;
+      return name ? pool.query({ name, text, values }) : pool.query(text, values);
+    },
+  };
+}
+
 export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWorker> {
   const retry = { ...DEFAULT_RETRY, ...opts.retry };
   const pollSeconds = opts.pollSeconds ?? 2;
   const pool = (await opts.orm.em.getConnection().getNativeClient()) as pg.Pool;
   const boss = new PgBoss({
-    db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) },
+    db: queueStatements(pool, preparesStatements(opts.orm)),
     schema: 'pgboss',
     schedule: false,
     ...(opts.superviseSeconds
