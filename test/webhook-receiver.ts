@@ -56,7 +56,7 @@ export class Receiver {
   url = '';
   port = 0;
 
-  async start(port = 0) {
+  async start(port = 0, host = '127.0.0.1') {
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -84,9 +84,12 @@ export class Receiver {
       });
     });
     this.server.on('connection', () => this.connections++);
-    await new Promise<void>((r) => this.server.listen(port, '127.0.0.1', r));
+    // Kept connections stay open as long as the sender keeps them: a test of a kept connection
+    // does not depend on how fast the machine is.
+    this.server.keepAliveTimeout = 60_000;
+    await new Promise<void>((r) => this.server.listen(port, host, r));
     this.port = (this.server.address() as AddressInfo).port;
-    this.url = `http://127.0.0.1:${this.port}/hook`;
+    this.url = `http://${host}:${this.port}/hook`;
   }
 
   /** Every delivery verified with `secret` (throws on one that is not), parsed against the contract. */

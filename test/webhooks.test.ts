@@ -20,7 +20,8 @@ import { User } from '../src/users/user.entity.js';
 import { createProject } from '../src/projects/projects.service.js';
 import type { Actor } from '../src/kernel/actor.js';
 import type * as types from '../codegen/generated/api/types.gen.js';
-import { type Receiver, Receivers, waitFor } from './webhook-receiver.js';
+import { Receiver, Receivers, waitFor } from './webhook-receiver.js';
+import { postEvent } from '../src/webhooks/deliver.js';
 
 let t: TestServer;
 let ada: TestUser;
@@ -181,13 +182,20 @@ describe('webhook deliveries', () => {
       try {
         await holder.query('begin');
         await holder.query('select id from projects where id = $1 for update', [p]);
+        const { rows: me } = await holder.query<{ pid: number }>('select pg_backend_pid() as pid');
         const updates = [
           api.updateProject({ client: ada.client, path: { projectId: p }, body: { name: 'Renamed' } }),
           api.updateProject({ client: ada.client, path: { projectId: p }, body: { tagline: 'Retagged' } }),
         ];
         await waitFor(async () => {
+          // Inside a transaction the activity view is read once; each look needs a new one. The
+          // first update waits for the holder, the second for the first.
+          await holder.query('select pg_stat_clear_snapshot()');
           const { rows } = await holder.query<{ n: number }>(
-            "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+            `with first as (select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid)))
+             select count(*)::int as n from pg_stat_activity a
+             where a.pid in (select pid from first) or exists (select 1 from first f where f.pid = any(pg_blocking_pids(a.pid)))`,
+            [me[0]!.pid],
           );
           return rows[0]!.n >= 2 || undefined;
         });
@@ -479,6 +487,26 @@ describe('the SSRF guard, with names a DNS server of the test resolves', () => {
       await strict.close();
       await own.drop();
       await dns.close();
+    }
+  });
+});
+
+describe('kept connections', () => {
+  it('carry a delivery only to the address checked for it', async () => {
+    // Two receivers on one port at two loopback addresses: one URL, its name resolved to each in turn.
+    const [a, b] = [new Receiver(), new Receiver()];
+    await a.start(0, '127.0.0.1');
+    await b.start(a.port, '127.0.0.2');
+    try {
+      const url = new URL(`http://hooks.test:${a.port}/hook`);
+      const send = (address: string) => postEvent(url, { address, family: 4 }, '{"type":"ping"}', {});
+      for (const address of ['127.0.0.1', '127.0.0.2', '127.0.0.1'])
+        expect((await send(address)).statusCode, address).toBe(200);
+      expect([a.received.length, b.received.length]).toEqual([2, 1]);
+      // The first connection was kept for the third request.
+      expect([a.connections, b.connections]).toEqual([1, 1]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
     }
   });
 });

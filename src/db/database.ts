@@ -9,7 +9,6 @@
  */
 import { mkdirSync } from 'node:fs';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { CompiledQuery, type DatabaseConnection } from 'kysely';
 import { Migrator } from '@mikro-orm/migrations';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -83,18 +82,16 @@ async function initOrm(
     clientUrl,
     pool,
     driverOptions: { connectionTimeoutMillis: 10_000 },
-    // The embedded database is one session whatever the client does: a connection made anew
-    // (after one was dropped) finds the prepared statements of the one before, which `pg`
-    // would try to prepare again ("already exists") and fail on every later use.
-    ...(embedded
-      ? {
-          onCreateConnection: async (c: unknown) =>
-            void (await (c as DatabaseConnection).executeQuery(CompiledQuery.raw('deallocate all'))),
-        }
-      : {}),
   });
   usePreparedStatements(orm, opts.preparedStatements ?? true);
-  reclaimDeadConnections((await orm.em.getConnection().getNativeClient()) as pg.Pool);
+  const nativePool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
+  // The embedded database is one session whatever the client does: a connection made anew (after
+  // one was dropped) finds the prepared statements of the one before, which `pg` would try to
+  // prepare again ("already exists") and fail on every later use. Cleared as the pool makes it,
+  // before any query of the ORM's, a hot read's or the webhook queue's (the first connection,
+  // made before this, opened the session).
+  if (embedded) nativePool.on('connect', (client) => void client.query('deallocate all').catch(() => undefined));
+  reclaimDeadConnections(nativePool);
   const applied = (opts.migrate ?? true) ? await migrate(orm, opts.onMigrating) : [];
   return { orm, applied };
 }

@@ -85,6 +85,8 @@ export async function detachBuildLogs(tem: EntityManager, projectId: string): Pr
  * roadmap takes first; false when the project is gone.
  */
 export async function lockProject(tem: EntityManager, projectId: string): Promise<boolean> {
+  // Outside one, the lock would end with the statement.
+  if (!tem.isInTransaction()) throw new Error('lockProject runs in a transaction');
   return (await projectRowLock(tem, { projectId })).length > 0;
 }
 const projectRowLock = hotRead(['projectId'], (db, v: { projectId: string }) =>

@@ -54,6 +54,7 @@ export async function assertCanManageProject(
   return ownerOnly(await readableProject(em, actor, projectId), projectId);
 }
 
+/** The project's row lock, for the other areas that change what belongs to a project (the roadmap). */
 export { lockProject };
 
 /** The project as a managed entity with its owner, once the caller's right to change it is checked. */

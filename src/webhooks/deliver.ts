@@ -4,8 +4,14 @@
  * checked (pinned: a second lookup cannot send it elsewhere). No redirects are followed; the
  * attempt ends after 10 seconds; at most the first 1,024 bytes of the answer are read.
  */
-import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import {
+  type AgentOptions,
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+} from 'node:http';
+import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Webhook } from 'standardwebhooks';
 import type { ResolvedAddress } from '../kernel/public-address.js';
@@ -31,10 +37,34 @@ export function signedHeaders(eventId: string, body: string, signers: readonly W
 }
 
 /**
- * POSTs the event. Node keeps the connection open for the next attempt to the same receiver; a
- * kept connection that the receiver closed just as it was taken fails before any answer, and the
- * request is then sent once more on a new connection (`agent: false`), within the same deadline,
- * rather than counted as a failed attempt.
+ * Connections kept between attempts, pooled by the address each was opened to as well as by host
+ * and port (Node's own agents pool by host and port only): a kept connection only ever carries a
+ * request to the address that was checked for that request. The 5 s idle timeout is the one Node
+ * gives its default agent, shortened by a receiver's own `Keep-Alive: timeout` hint.
+ */
+type Pinned = { pinnedAddress?: string };
+const pinnedName = (name: string, options: unknown) =>
+  `${name}|${(options as Pinned | undefined)?.pinnedAddress ?? ''}`;
+class PinnedHttpAgent extends HttpAgent {
+  override getName(options?: AgentOptions & Pinned): string {
+    return pinnedName(super.getName(options), options);
+  }
+}
+class PinnedHttpsAgent extends HttpsAgent {
+  override getName(options?: HttpsAgentOptions & Pinned): string {
+    return pinnedName(super.getName(options), options);
+  }
+}
+const keptConnections = {
+  'http:': new PinnedHttpAgent({ keepAlive: true, timeout: 5_000 }),
+  'https:': new PinnedHttpsAgent({ keepAlive: true, timeout: 5_000 }),
+};
+
+/**
+ * POSTs the event, on a kept connection to the same address when there is one. A kept connection
+ * that the receiver closed just as it was taken fails with ECONNRESET or EPIPE before any answer;
+ * the request is then sent once more on a new connection (`agent: false`), within the same
+ * deadline, rather than counted as a failed attempt.
  */
 export function postEvent(
   url: URL,
@@ -61,27 +91,27 @@ export function postEvent(
     };
     const send = (fresh: boolean) => {
       let answered = false;
-      req = request(
-        url,
-        {
-          method: 'POST',
-          lookup: pinned,
-          ...(fresh ? { agent: false } : {}),
-          headers: {
-            ...headers,
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            'user-agent': 'Shipyard-Webhooks/1',
-          },
+      const options = {
+        method: 'POST',
+        lookup: pinned,
+        agent: fresh ? false : keptConnections[url.protocol as keyof typeof keptConnections],
+        pinnedAddress: to.address,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'Shipyard-Webhooks/1',
         },
-        (res: IncomingMessage) => {
-          answered = true;
-          readAnswer(res, finish);
-        },
-      );
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        if (req.reusedSocket && !answered && !fresh && !settled) send(true);
-        else
+      };
+      const r = request(url, options, (res: IncomingMessage) => {
+        answered = true;
+        readAnswer(res, finish);
+      });
+      req = r;
+      r.on('error', (err: NodeJS.ErrnoException) => {
+        const dropped = err.code === 'ECONNRESET' || err.code === 'EPIPE';
+        if (r.reusedSocket && dropped && !answered && !fresh && !settled) send(true);
+        else if (r === req)
           finish({
             ok: false,
             statusCode: null,
@@ -89,7 +119,7 @@ export function postEvent(
             excerpt: null,
           });
       });
-      req.end(body);
+      r.end(body);
     };
     const deadline = setTimeout(
       () =>

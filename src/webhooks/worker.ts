@@ -1,41 +1,28 @@
 /**
- * The webhook worker: a relay from the outbox to the job queue, and the queue's deliveries.
- *
- * Relay: woken by the outbox's notice (pg_notify at commit) and every few seconds besides, it
- * takes undispatched events (FOR UPDATE SKIP LOCKED: any number of instances may relay), adds a
- * delivery for each active subscription that chose the event's type, and hands every delivery
- * not yet queued to pg-boss in the same transaction, as a job whose id is the delivery's id: a
- * second hand-over of the same delivery is a no-op, so a crash between the two loses nothing.
+ * The webhook worker: the relay from the outbox to the job queue (./relay.ts), and the queue's
+ * deliveries (./delivery-job.ts).
  *
  * Deliveries: pg-boss runs each job on one worker at a time and retries it with exponential
  * back-off and jitter for about 3 days (docs/decisions/0012-webhook-delivery.md). pg-boss runs on
  * the ORM's own connections (the embedded database has just one): its statements go through the
  * ORM's pool, and the hand-over through the relay's transaction.
  */
-import { LockMode, type MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { CompiledQuery } from 'kysely';
 import { PgBoss, type WorkOptions } from 'pg-boss';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeFeed } from '../db/changes.js';
 import { preparesStatements } from '../db/reads.js';
-import type { Logger } from '../kernel/logger.js';
-import { WebhookEvent } from '../outbox/event.entity.js';
-import { WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
+import { everyThirtySeconds, type Logger } from '../kernel/logger.js';
 import type { WebhookSettings } from './webhooks.service.js';
-import { DEFAULT_RETRY, deliver, type RetryPolicy, signerCache } from './delivery-job.js';
+import { CHANNEL, QUEUE, relayPasses } from './relay.js';
+import { DEFAULT_RETRY, type DeliveryContext, deliver, type RetryPolicy, signerCache } from './delivery-job.js';
 import { giveUpDelivery } from './webhooks.queries.js';
 
 export type { RetryPolicy };
 
-const QUEUE = 'webhook-deliveries';
 /** Where pg-boss copies a delivery's job that ended failed without the delivery being settled. */
 const GIVEN_UP = 'webhook-deliveries-given-up';
-const CHANNEL = 'shipyard_webhooks';
-const BATCH = 100;
-/** The shortest time between the starts of two relay passes, unless the last one took a full batch. */
-const RELAY_GAP_MS = 25;
 /** Deliveries tried at once by one process (each subscription's one at a time). */
 const WORKERS = 4;
 
@@ -57,13 +44,6 @@ export type WorkerOptions = {
 };
 
 export type WebhookWorker = { stop: () => Promise<void> };
-
-/** Runs `sql` on the connection of `em`'s transaction: how a job joins it (pg-boss's `db` option). */
-const inTransaction = (em: EntityManager) => ({
-  executeSql: async (text: string, values?: unknown[]) => ({
-    rows: [...(await em.getKysely().executeQuery(CompiledQuery.raw(text, values ?? []))).rows],
-  }),
-});
 
 /** The most pg-boss statement texts prepared on each connection. */
 const PREPARED_MAX = 50;
@@ -97,6 +77,28 @@ function queueStatements(pool: pg.Pool, prepare: boolean) {
 export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWorker> {
   const retry = { ...DEFAULT_RETRY, ...opts.retry };
   const pollSeconds = opts.pollSeconds ?? 2;
+  const boss = await openQueue(opts, retry, pollSeconds);
+  const wake = await startDeliveries(boss, { ...opts, retry, signer: signerCache(opts.settings.box) }, pollSeconds);
+  const relays = relayPasses(opts, boss, wake);
+  const unsubscribe = opts.changes?.subscribe(CHANNEL, {
+    onNotice: () => relays.kick(),
+    onLive: (live) => live && relays.kick(),
+  });
+  const timer = setInterval(() => relays.kick(), pollSeconds * 1000);
+  timer.unref();
+  relays.kick();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      unsubscribe?.();
+      await relays.stop();
+      await boss.stop({ graceful: true, timeout: 5_000, close: false });
+    },
+  };
+}
+
+/** pg-boss on the ORM's pool, started, with the delivery queue and its dead letter set up and worked. */
+async function openQueue(opts: WorkerOptions, retry: RetryPolicy, pollSeconds: number): Promise<PgBoss> {
   const pool = (await opts.orm.em.getConnection().getNativeClient()) as pg.Pool;
   const boss = new PgBoss({
     db: queueStatements(pool, preparesStatements(opts.orm)),
@@ -110,12 +112,11 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
         }
       : {}),
   });
-  const queueError = everyThirtySeconds(opts.log, 'webhook queue');
-  boss.on('error', queueError);
+  boss.on('error', everyThirtySeconds(opts.log, 'webhook queue'));
   await boss.start();
   // A delivery job settles its delivery itself, except when its last attempt never ended (its
   // worker died) or threw: pg-boss then fails the job and copies it to GIVEN_UP, whose worker
-  // marks the delivery failed, instead of leaving it pending.
+  // marks the delivery failed, instead of leaving it pending. (It must exist before a queue names it.)
   if (!(await boss.getQueue(GIVEN_UP))) await boss.createQueue(GIVEN_UP, { retryLimit: 10, retryBackoff: true });
   const queue = {
     retryLimit: retry.limit,
@@ -134,25 +135,24 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
       for (const job of jobs) await giveUpDelivery(opts.orm.em.fork(), job.data.deliveryId);
     },
   );
+  return boss;
+}
 
-  // Four workers (pg-boss polls without LISTEN on this connection): a worker that ends a delivery
-  // looks for the next one at once, so one subscription's backlog is tried back to back, not one
-  // per poll. The relay wakes one idle worker for each subscription it queued deliveries for that
-  // no worker is trying now: one delivery per subscription is tried at a time, so any other
-  // worker woken would only ask the queue for nothing.
+/**
+ * Four delivery workers (pg-boss polls without LISTEN on this connection): a worker that ends a
+ * delivery looks for the next one at once, so one subscription's backlog is tried back to back,
+ * not one per poll. Returns how the relay wakes them: one idle worker for each subscription it
+ * queued deliveries for that no worker is trying now (one delivery per subscription is tried at
+ * a time, so any other worker woken would only ask the queue for nothing).
+ */
+async function startDeliveries(
+  boss: PgBoss,
+  ctx: DeliveryContext,
+  pollSeconds: number,
+): Promise<(subscriptions: ReadonlySet<string>) => void> {
   const workerIds: string[] = [];
-  const signer = signerCache(opts.settings.box);
   /** The subscription whose delivery each worker is trying; null while it is idle. */
   const trying: (string | null)[] = Array(WORKERS).fill(null);
-  const wake = (subscriptions: ReadonlySet<string>) => {
-    let wanted = [...subscriptions].filter((s) => !trying.includes(s)).length;
-    for (let i = 0; i < WORKERS && wanted > 0; i++) {
-      const id = workerIds[i];
-      if (trying[i] !== null || !id) continue;
-      boss.notifyWorker(id);
-      wanted--;
-    }
-  };
   for (let i = 0; i < WORKERS; i++)
     workerIds.push(
       await boss.work<{ deliveryId: string }, unknown, { includeMetadata: true } & WorkOptions>(
@@ -166,7 +166,7 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
         async ([job]) => {
           trying[i] = job!.groupId ?? '';
           try {
-            await deliver({ ...opts, retry, signer }, job!);
+            await deliver(ctx, job!);
           } finally {
             trying[i] = null;
             const self = workerIds[i];
@@ -175,121 +175,13 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
         },
       ),
     );
-
-  const relayError = everyThirtySeconds(opts.log, 'webhook relay');
-  let stopped = false;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let waiting: NodeJS.Timeout | undefined;
-  let lastStart = 0;
-  // A notice that comes while a pass runs asks for one more pass after it, at most one per
-  // RELAY_GAP_MS: a quiet roadmap's event is relayed at once, and a busy one's events are taken
-  // a few at a time instead of each in a transaction of its own.
-  const kick = (now = false) => {
-    if (stopped || waiting) return;
-    if (running) {
-      again = true;
-      return;
+  return (subscriptions) => {
+    let wanted = [...subscriptions].filter((s) => !trying.includes(s)).length;
+    for (let i = 0; i < WORKERS && wanted > 0; i++) {
+      const id = workerIds[i];
+      if (trying[i] !== null || !id) continue;
+      boss.notifyWorker(id);
+      wanted--;
     }
-    // A monotonic clock: a wall clock stepped back would hold the relay (and its poll) that long.
-    const wait = now ? 0 : lastStart + RELAY_GAP_MS - performance.now();
-    if (wait > 0) {
-      waiting = setTimeout(() => {
-        waiting = undefined;
-        kick(true);
-      }, wait);
-      return;
-    }
-    lastStart = performance.now();
-    let backlog = false;
-    running = relay(opts.orm, boss)
-      .then(({ subscriptions, full }) => {
-        wake(subscriptions);
-        backlog = full;
-      })
-      .catch(relayError)
-      .finally(() => {
-        running = undefined;
-        if (again || backlog) {
-          again = false;
-          kick(backlog);
-        }
-      });
   };
-  const unsubscribe = opts.changes?.subscribe(CHANNEL, { onNotice: () => kick(), onLive: (live) => live && kick() });
-  const timer = setInterval(() => kick(), pollSeconds * 1000);
-  timer.unref();
-  kick();
-  return {
-    stop: async () => {
-      stopped = true;
-      clearInterval(timer);
-      clearTimeout(waiting);
-      unsubscribe?.();
-      await running;
-      await boss.stop({ graceful: true, timeout: 5_000, close: false });
-    },
-  };
-}
-
-/**
- * Logs an error at most every 30 seconds, with how many like it came meanwhile: while the
- * database is away, each poll of each worker fails, and one line says as much as hundreds.
- */
-function everyThirtySeconds(log: WorkerOptions['log'], what: string): (error: unknown) => void {
-  let last = 0;
-  let since = 0;
-  return (error) => {
-    since++;
-    if (Date.now() - last < 30_000) return;
-    log.error(what, { error, failuresSinceLastLine: since });
-    last = Date.now();
-    since = 0;
-  };
-}
-
-/**
- * One pass of the relay: the subscriptions it queued deliveries for, and whether it took a full batch of
- * events or of unqueued deliveries (then another pass follows at once). The deliveries it makes are
- * queued as they are made (a row-level trigger wakes the relay only for a delivery made
- * unqueued: a ping or a redelivery), and all of a pass's jobs go to pg-boss in one statement.
- */
-async function relay(orm: MikroORM, boss: PgBoss): Promise<{ subscriptions: Set<string>; full: boolean }> {
-  return orm.em.fork().transactional(async (tem) => {
-    const now = new Date();
-    const events = await tem.find(
-      WebhookEvent,
-      { dispatchedAt: null },
-      { orderBy: { sequence: 'asc' }, limit: BATCH, lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE },
-    );
-    const subscriptions = events.length
-      ? await tem.find(WebhookSubscription, {
-          project: { $in: [...new Set(events.map((e) => e.projectId))] },
-          active: true,
-        })
-      : [];
-    const queued = await tem.find(
-      WebhookDelivery,
-      { enqueuedAt: null },
-      { orderBy: { createdAt: 'asc' }, limit: BATCH, lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE },
-    );
-    const full = events.length >= BATCH || queued.length >= BATCH;
-    for (const d of queued) d.enqueuedAt = now;
-    for (const event of events) {
-      for (const s of subscriptions)
-        if (s.project.id === event.projectId && s.events.includes(event.type))
-          queued.push(tem.create(WebhookDelivery, { subscription: s, event, enqueuedAt: now }));
-      event.dispatchedAt = now;
-    }
-    if (queued.length)
-      // One group per subscription: at most one of its deliveries is tried at a time, anywhere, so
-      // one subscription's backlog neither floods its receiver nor holds up everyone else's.
-      await boss.insert(
-        QUEUE,
-        queued.map((d) => ({ id: d.id, data: { deliveryId: d.id }, group: { id: d.subscription.id } })),
-        { db: inTransaction(tem) },
-      );
-    await tem.flush();
-    return { subscriptions: new Set(queued.map((d) => d.subscription.id)), full };
-  });
 }
