@@ -17,7 +17,7 @@ import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
 import { cursorList, type CursorList, decodeCursor, type Page } from '../kernel/cursor.js';
 import { cursorWithin, isWalkCursor, startWalk, walkPage } from './roadmap-walks.js';
-import { assertCanManageProject, assertCanReadProject, lockProject } from '../projects/projects.service.js';
+import { assertCanManageProject, assertCanReadProject, lockProjectForChange } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
   highestPosition,
@@ -117,8 +117,7 @@ export async function getMilestone(
  * them so), so the count is the highest position.
  */
 async function lockRoadmap(tem: EntityManager, projectId: string): Promise<number> {
-  if (!(await lockProject(tem, projectId)))
-    throw notFound(`No project with id ${projectId}.`).because('unknown-project');
+  await lockProjectForChange(tem, projectId);
   return highestPosition(tem, projectId);
 }
 

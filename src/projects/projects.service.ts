@@ -54,8 +54,15 @@ export async function assertCanManageProject(
   return ownerOnly(await readableProject(em, actor, projectId), projectId);
 }
 
-/** The project's row lock, for the other areas that change what belongs to a project (the roadmap). */
-export { lockProject };
+/**
+ * Inside a change's transaction: takes the project's row lock, which every change to the project
+ * or its roadmap takes first (so their events' sequences follow commit order); 404 when the
+ * project is gone.
+ */
+export async function lockProjectForChange(tem: EntityManager, projectId: string): Promise<void> {
+  if (!(await lockProject(tem, projectId)))
+    throw notFound(`No project with id ${projectId}.`).because('unknown-project');
+}
 
 /** The project as a managed entity with its owner, once the caller's right to change it is checked. */
 const projectEntity = (em: EntityManager, projectId: string): Promise<Project> =>
@@ -145,8 +152,7 @@ export async function updateProject(
     await assertCanManageProject(tem, actor, projectId);
     // The row lock before the read: this change starts from the last one committed, so its event
     // carries that one's fields too and names only its own in `changed`.
-    if (!(await lockProject(tem, projectId)))
-      throw notFound(`No project with id ${projectId}.`).because('unknown-project');
+    await lockProjectForChange(tem, projectId);
     const project = await tem.findOneOrFail(Project, projectId, { populate: ['owner'], refresh: true });
     const before = presentProject(project);
     if (input.name !== undefined) project.name = input.name.trim();

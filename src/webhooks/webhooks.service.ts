@@ -3,7 +3,7 @@
  * members included). The signing secret is made here, shown once, and stored sealed.
  * Pings and redeliveries add a delivery that the relay (./worker.ts) hands to the job queue.
  */
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type {
   WebhookDelivery as DeliveryDto,
   WebhookSecretRotated,
@@ -15,7 +15,7 @@ import type { Actor } from '../kernel/actor.js';
 import { conflict, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { isUuid } from '../kernel/ids.js';
-import { assertCanManageProject } from '../projects/projects.service.js';
+import { assertCanManageProject, lockProjectForChange } from '../projects/projects.service.js';
 import { Project } from '../projects/project.entity.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
 import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
@@ -114,7 +114,7 @@ export async function createWebhook(
   const secret = newSigningSecret();
   return em.transactional(async (tem) => {
     // Counted under the project's row lock: two creates at once cannot both take the last place.
-    await tem.findOneOrFail(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['id'] });
+    await lockProjectForChange(tem, projectId);
     const count = await tem.count(WebhookSubscription, { project: projectId });
     if (count >= MAX_SUBSCRIPTIONS)
       throw unprocessable(
