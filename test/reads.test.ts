@@ -10,6 +10,7 @@ import { SecurityEvent } from '../src/security-log/security-event.entity.js';
 import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from '../src/webhooks/webhook.entity.js';
 import { WebhookEvent } from '../src/outbox/event.entity.js';
 import { sql } from 'kysely';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { type DB, hotRead, reads } from '../src/db/reads.js';
@@ -57,15 +58,21 @@ afterAll(async () => {
 const probe = hotRead(['n'], (db, v: { n: number }) =>
   db.selectNoFrom([sql<number>`${v.n}::int + 1`.as('n'), sql.lit('reads.test').as('source')]),
 );
-const preparedHere = async (db: Database) =>
+// Another, run only inside transactions.
+const probeInTransaction = hotRead(['n'], (db, v: { n: number }) =>
+  db.selectNoFrom([sql<number>`${v.n}::int * 2`.as('n'), sql.lit('reads.test, in a transaction').as('source')]),
+);
+/** How many of this file's statements `em`'s connection has prepared (`em` may be a transaction's). */
+const preparedOn = async (em: EntityManager, source = 'reads.test') =>
   (
-    await reads(db.orm.em.fork())
+    await reads(em)
       .selectFrom(sql<{ name: string; statement: string }>`pg_prepared_statements`.as('s'))
       .select('s.name as name')
       .where('s.name', 'like', 'hot\\_%')
-      .where('s.statement', 'like', '%reads.test%')
+      .where('s.statement', 'like', `%'${source}'%`)
       .execute()
   ).length;
+const preparedHere = (db: Database) => preparedOn(db.orm.em.fork());
 
 /** An entity's columns: its own properties (none of the entities here has a collection). */
 type Columns<E> = Exclude<keyof E, symbol | number>;
@@ -135,10 +142,27 @@ describe('typed reads', () => {
     expect(seen.row.createdAt).toBe(seen.user.createdAt.toISOString());
   });
 
+  it("run as the same named statement on a transaction's connection (a write's hot statements under its locks)", async () => {
+    const source = 'reads.test, in a transaction';
+    const [before, after] = await prepared.orm.em.fork().transactional(async (tem) => {
+      const was = await preparedOn(tem, source);
+      expect(await probeInTransaction(tem, { n: 21 })).toEqual([{ n: 42, source }]);
+      return [was, await preparedOn(tem, source)];
+    });
+    expect([before, after]).toEqual([0, 1]);
+    // Reused, not prepared again, on the next transaction.
+    expect(await prepared.orm.em.fork().transactional((tem) => probeInTransaction(tem, { n: 1 }))).toEqual([
+      { n: 2, source },
+    ]);
+    expect(await preparedOn(prepared.orm.em.fork(), source)).toBe(1);
+  });
+
   it('are not prepared when DATABASE_PREPARED_STATEMENTS is false', async () => {
     const em = unprepared.orm.em.fork();
     expect(await probe(em, { n: 41 })).toEqual([{ n: 42, source: 'reads.test' }]);
+    expect(await em.transactional((tem) => probeInTransaction(tem, { n: 1 }))).toHaveLength(1);
     expect(await preparedHere(unprepared)).toBe(0);
+    expect(await preparedOn(em, 'reads.test, in a transaction')).toBe(0);
   });
 
   it("refuse a selection without 'as' (its key would be the column's name, not the type's)", async () => {

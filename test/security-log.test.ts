@@ -5,6 +5,8 @@
  * web; nothing secret is ever stored.
  */
 import { describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { reads } from '../src/db/reads.js';
 import { UUID } from 'uuidv7';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -112,6 +114,61 @@ describe('writes made with a key', () => {
     await t.keyUse.flush();
     const key = await t.db.orm.em.fork().findOneOrFail(ApiKey, { user: user.id });
     expect(key).toMatchObject({ lastChannel: 'mcp', lastClient: 'roadmap-agent 4.5.0' });
+  });
+
+  it('records each of many writes made at once, each before it is answered', async () => {
+    const { user, token } = await userWithKey(t, [...WRITER]);
+    const client = sdkFrom(token, '203.0.113.9');
+    const project = await api.createProject({ client, body: { name: uniqueName('Busy') }, throwOnError: true });
+    const made = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        api.createMilestone({
+          client,
+          path: { projectId: project.data.id },
+          body: { title: `m${i}` },
+          throwOnError: true,
+        }),
+      ),
+    );
+    // Read as soon as the last answer came: nothing is written after it.
+    const logged = (await entries(user.id, 'key.write')).map((w) => w.resource);
+    expect(logged).toHaveLength(31);
+    expect(new Set(logged)).toEqual(
+      new Set([
+        `/api/v1/projects/${project.data.id}`,
+        ...made.map((m) => `/api/v1/projects/${project.data.id}/milestones/${m.data.id}`),
+      ]),
+    );
+  });
+
+  it('writes the entries of one moment in one statement, and an entry that cannot be written fails only itself', async () => {
+    const { user } = await userWithKey(t, [...WRITER]);
+    const em = t.db.orm.em.fork();
+    const entry = (keyId: string | null, i: number) =>
+      recordSecurityEvent(em, { userId: user.id, kind: 'key.write', keyId, operation: `op${i}`, resource: `/r/${i}` });
+    // The first goes at once; the others wait for it and go together: two transactions in all.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => entry(null, i)));
+    const { rows } = await sql<{ n: number }>`select count(distinct xmin::text)::int as n from security_events
+      where user_id = ${user.id} and kind = 'key.write'`.execute(reads(em));
+    expect(rows[0]!.n).toBe(2);
+
+    // A bad id fails the shared statement: each of its entries is then tried alone.
+    const outcomes = await Promise.allSettled([
+      ...Array.from({ length: 10 }, (_, i) => entry(null, 20 + i)),
+      entry('not-a-uuid', 30),
+      ...Array.from({ length: 10 }, (_, i) => entry(null, 31 + i)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      ...Array(10).fill('fulfilled'),
+      'rejected',
+      ...Array(10).fill('fulfilled'),
+    ]);
+    const written = (await entries(user.id, 'key.write')).map((w) => w.operation);
+    expect(written.sort()).toEqual(
+      Array.from({ length: 41 }, (_, i) => `op${i}`)
+        .filter((op) => op !== 'op30')
+        .sort(),
+    );
   });
 });
 

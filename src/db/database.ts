@@ -16,6 +16,7 @@ import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { lockDirectory, type DirLock } from './lock.js';
 import { usePreparedStatements } from './reads.js';
+import { NamingClient } from './named-statements.js';
 import { reclaimDeadConnections } from './reclaim.js';
 import type pg from 'pg';
 import { embeddedFeed, postgresFeed, type ChangeFeed } from './changes.js';
@@ -81,7 +82,11 @@ async function initOrm(
     ...ormOptions(),
     clientUrl,
     pool,
-    driverOptions: { connectionTimeoutMillis: 10_000 },
+    // Hot statements go named on each connection, in transactions too (src/db/named-statements.ts).
+    driverOptions: {
+      connectionTimeoutMillis: 10_000,
+      ...(opts.preparedStatements === false ? {} : { Client: NamingClient }),
+    },
   });
   usePreparedStatements(orm, opts.preparedStatements ?? true);
   const nativePool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;

@@ -8,15 +8,16 @@
  * through `iso`, the RFC 3339 text the API shows.
  *
  * A hot read (`hotRead`) is built and compiled once and then run, with each call's values, as
- * one named prepared statement on the ORM's own connection pool: PostgreSQL parses it once per
- * connection and may keep its plan, and no query is rebuilt or compiled per request.
+ * one named prepared statement, on the ORM's own connection pool or in the request's
+ * transaction: PostgreSQL parses it once per connection and may keep its plan, and no query is
+ * rebuilt or compiled per request.
  */
-import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { InferClassEntityDB } from '@mikro-orm/sql';
 import { AliasNode, type Compilable, CompiledQuery, type InferResult, type Kysely, SelectQueryNode, sql } from 'kysely';
 import type { entities } from './entities.js';
 import { isDatabaseUnavailable } from './unavailable.js';
+import { nameStatement } from './named-statements.js';
 
 const READS = { tableNamingStrategy: 'entity', columnNamingStrategy: 'property' } as const;
 /** A row as PostgreSQL gives it: a column the entity may leave out (it has a default, or may be null) is there all the same. */
@@ -136,7 +137,8 @@ export function hotRead<N extends string, V extends Record<N, unknown>, Q extend
     // Every value must become a parameter: one written into the text would be the placeholder's, every call.
     if (query.sql.includes(PLACEHOLDER) || names.some((n) => !slots.some((s) => 'value' in s && s.value === n)))
       throw new Error(`A hot read does not bind each of its values (${names.join(', ')}) as a parameter: ${query.sql}`);
-    const name = `hot_${createHash('sha256').update(query.sql).digest('hex').slice(0, 24)}`;
+    // Registered, it goes named in a transaction too (src/db/named-statements.ts).
+    const name = options.prepared === false ? '' : nameStatement(query.sql);
     return { name, text: query.sql, slots };
   };
   const statement = (em: EntityManager) => {
@@ -157,8 +159,8 @@ export function hotRead<N extends string, V extends Record<N, unknown>, Q extend
 
 /**
  * A write made on a hot path with the same shape every time (an outbox row, a delivery's
- * attempt), compiled once as a hot read is: on the transaction's connection when there is one,
- * else as a named prepared statement on the pool.
+ * attempt), compiled once as a hot read is: a named prepared statement on the transaction's
+ * connection when there is one, else on the pool.
  */
 export function hotWrite<N extends string, V extends Record<N, unknown>>(
   names: readonly N[],

@@ -17,7 +17,7 @@ import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
 import { cursorList, type CursorList, decodeCursor, type Page } from '../kernel/cursor.js';
 import { cursorWithin, isWalkCursor, startWalk, walkPage } from './roadmap-walks.js';
-import { assertCanManageProject, assertCanReadProject, lockProjectForChange } from '../projects/projects.service.js';
+import { assertCanReadProject, lockProjectToManage } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
   highestPosition,
@@ -112,12 +112,12 @@ export async function getMilestone(
 }
 
 /**
- * Inside a transaction: takes the project's row lock, which every writer of the roadmap waits
- * for, and returns the milestone count. Positions are 1..n without gaps (every write here keeps
- * them so), so the count is the highest position.
+ * Inside a transaction, owner only: takes the project's row lock, which every writer of the
+ * roadmap waits for, and returns the milestone count. Positions are 1..n without gaps (every
+ * write here keeps them so), so the count is the highest position.
  */
-async function lockRoadmap(tem: EntityManager, projectId: string): Promise<number> {
-  await lockProjectForChange(tem, projectId);
+async function lockRoadmap(tem: EntityManager, actor: Actor, projectId: string): Promise<number> {
+  await lockProjectToManage(tem, actor, projectId);
   return highestPosition(tem, projectId);
 }
 
@@ -144,9 +144,8 @@ export async function createMilestone(
   projectId: string,
   input: MilestoneCreate,
 ): Promise<Milestone> {
-  await assertCanManageProject(em, actor, projectId);
   return em.transactional(async (tem) => {
-    const count = await lockRoadmap(tem, projectId);
+    const count = await lockRoadmap(tem, actor, projectId);
     if (count >= MAX_MILESTONES) {
       throw conflict(
         `The roadmap is full: it holds ${count} milestones, the most a roadmap can hold is ${MAX_MILESTONES}. Delete one before adding another.`,
@@ -182,9 +181,8 @@ export async function updateMilestone(
   milestoneId: string,
   input: MilestoneUpdate,
 ): Promise<Milestone> {
-  await assertCanManageProject(em, actor, projectId);
   return em.transactional(async (tem) => {
-    const count = await lockRoadmap(tem, projectId);
+    const count = await lockRoadmap(tem, actor, projectId);
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
     const before = { ...milestone };
@@ -227,9 +225,8 @@ export async function deleteMilestone(
   projectId: string,
   milestoneId: string,
 ): Promise<void> {
-  await assertCanManageProject(em, actor, projectId);
   await em.transactional(async (tem) => {
-    const count = await lockRoadmap(tem, projectId);
+    const count = await lockRoadmap(tem, actor, projectId);
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
     await tem.nativeDelete(Milestone, { id: milestoneId });
@@ -253,9 +250,8 @@ export async function reorderMilestones(
   milestoneIds: string[],
   limit: number,
 ): Promise<Page<MilestoneDto>> {
-  await assertCanManageProject(em, actor, projectId);
   await em.transactional(async (tem) => {
-    await lockRoadmap(tem, projectId);
+    await lockRoadmap(tem, actor, projectId);
     const current = await tem.find(Milestone, { project: projectId }, { fields: ['id', 'position'] });
     const known = new Set(current.map((m) => m.id));
     const missing = current.filter((m) => !milestoneIds.includes(m.id)).map((m) => m.id);

@@ -92,3 +92,16 @@ export async function lockProject(tem: EntityManager, projectId: string): Promis
 const projectRowLock = hotRead(['projectId'], (db, v: { projectId: string }) =>
   db.selectFrom('Project').select('id as id').where('id', '=', v.projectId).forUpdate(),
 );
+
+/**
+ * The project's row lock for the rest of the transaction, taken only when `userId` owns it (a
+ * row that does not match is not locked, so a stranger never waits on, or holds up, the owner's
+ * writes); true when taken.
+ */
+export async function lockOwnedProject(tem: EntityManager, projectId: string, userId: string): Promise<boolean> {
+  if (!tem.isInTransaction()) throw new Error('lockOwnedProject runs in a transaction');
+  return (await ownedProjectRowLock(tem, { projectId, userId })).length > 0;
+}
+const ownedProjectRowLock = hotRead(['projectId', 'userId'], (db, v: { projectId: string; userId: string }) =>
+  db.selectFrom('Project').select('id as id').where('id', '=', v.projectId).where('owner', '=', v.userId).forUpdate(),
+);

@@ -13,7 +13,13 @@ import { conflict, forbidden, notFound } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf, type CursorList } from '../kernel/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../kernel/tags.js';
-import { detachBuildLogs, lockProject, projectWithAccess, readableProjects } from './projects.queries.js';
+import {
+  detachBuildLogs,
+  lockOwnedProject,
+  lockProject,
+  projectWithAccess,
+  readableProjects,
+} from './projects.queries.js';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 import { isUuid } from '../kernel/ids.js';
 import { recordProjectUpdated } from './project-events.js';
@@ -62,6 +68,20 @@ export async function assertCanManageProject(
 export async function lockProjectForChange(tem: EntityManager, projectId: string): Promise<void> {
   if (!(await lockProject(tem, projectId)))
     throw notFound(`No project with id ${projectId}.`).because('unknown-project');
+}
+
+/**
+ * Inside a change's transaction, owner only: the project's row lock and the owner check in one
+ * statement (the lock every change to the project or its roadmap takes first). When it is not
+ * taken, the answer is assertCanManageProject's: 404 to whoever cannot see the project, 403 to
+ * whoever can but does not own it.
+ */
+export async function lockProjectToManage(tem: EntityManager, actor: Actor, projectId: string): Promise<void> {
+  const userId = actorId(actor);
+  if (isUuid(projectId) && userId && (await lockOwnedProject(tem, projectId, userId))) return;
+  await assertCanManageProject(tem, actor, projectId);
+  // Owned and readable, yet not locked: deleted between the two statements.
+  throw notFound(`No project with id ${projectId}.`).because('unknown-project');
 }
 
 /** The project as a managed entity with its owner, once the caller's right to change it is checked. */
@@ -149,10 +169,9 @@ export async function updateProject(
   input: ProjectUpdate,
 ): Promise<Project> {
   return em.transactional(async (tem) => {
-    await assertCanManageProject(tem, actor, projectId);
     // The row lock before the read: this change starts from the last one committed, so its event
     // carries that one's fields too and names only its own in `changed`.
-    await lockProjectForChange(tem, projectId);
+    await lockProjectToManage(tem, actor, projectId);
     const project = await tem.findOneOrFail(Project, projectId, { populate: ['owner'], refresh: true });
     const before = presentProject(project);
     if (input.name !== undefined) project.name = input.name.trim();

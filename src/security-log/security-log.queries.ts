@@ -1,7 +1,7 @@
 /** Typed reads of the security log. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
-import { reads } from '../db/reads.js';
+import { hotWrite, reads } from '../db/reads.js';
 
 /** Keys that expired between `since` and `now`, unrevoked, whose expiry is not in the log yet. */
 export async function keysExpiredUnlogged(
@@ -36,3 +36,110 @@ export async function sweepLock(em: EntityManager): Promise<boolean> {
   }>`select pg_try_advisory_xact_lock(hashtext('shipyard security log sweep')) as locked`.execute(reads(em));
   return rows[0]?.locked === true;
 }
+
+export type SecurityRow = {
+  id: string;
+  userId: string;
+  kind: string;
+  occurredAt: Date;
+  keyId: string | null;
+  keyName: string | null;
+  channel: string | null;
+  client: string | null;
+  address: string | null;
+  operation: string | null;
+  resource: string | null;
+};
+
+/** One entry, in the caller's transaction. */
+export const insertSecurityEvent = hotWrite(
+  ['id', 'userId', 'kind', 'occurredAt', 'keyId', 'keyName', 'channel', 'client', 'address', 'operation', 'resource'],
+  (db, r: SecurityRow) =>
+    db.insertInto('SecurityEvent').values({
+      id: r.id,
+      user: r.userId,
+      kind: r.kind,
+      occurredAt: r.occurredAt,
+      keyId: r.keyId,
+      keyName: r.keyName,
+      channel: r.channel,
+      client: r.client,
+      address: r.address,
+      operation: r.operation,
+      resource: r.resource,
+    }),
+);
+
+/**
+ * Entries given as one JSON parameter (an array of SecurityRow), in one statement whatever their
+ * number; an entry whose account was deleted meanwhile is left out rather than failing the rest.
+ * The recordset's columns are named apart from the entity's properties, which the ORM's plugin
+ * would rewrite.
+ */
+export const insertSecurityEvents = hotWrite(['rows'], (db, v: { rows: string }) =>
+  db
+    .insertInto('SecurityEvent')
+    .columns([
+      'id',
+      'user',
+      'kind',
+      'occurredAt',
+      'keyId',
+      'keyName',
+      'channel',
+      'client',
+      'address',
+      'operation',
+      'resource',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom(
+          sql<EntryRow>`jsonb_to_recordset(${v.rows}::jsonb)`.as<'v'>(
+            sql`v(e_id uuid, e_user uuid, e_kind text, e_at timestamptz, e_key uuid, e_key_name text, e_channel text, e_client text, e_address text, e_operation text, e_resource text)`,
+          ),
+        )
+        .innerJoin('User as u', 'u.id', 'v.e_user')
+        .select([
+          'v.e_id',
+          'v.e_user',
+          'v.e_kind',
+          'v.e_at',
+          'v.e_key',
+          'v.e_key_name',
+          'v.e_channel',
+          'v.e_client',
+          'v.e_address',
+          'v.e_operation',
+          'v.e_resource',
+        ]),
+    ),
+);
+type EntryRow = {
+  e_id: string;
+  e_user: string;
+  e_kind: string;
+  e_at: Date;
+  e_key: string | null;
+  e_key_name: string | null;
+  e_channel: string | null;
+  e_client: string | null;
+  e_address: string | null;
+  e_operation: string | null;
+  e_resource: string | null;
+};
+
+/** A row as insertSecurityEvents reads it from its JSON parameter. */
+export const entryJson = (r: SecurityRow): EntryRow => ({
+  e_id: r.id,
+  e_user: r.userId,
+  e_kind: r.kind,
+  e_at: r.occurredAt,
+  e_key: r.keyId,
+  e_key_name: r.keyName,
+  e_channel: r.channel,
+  e_client: r.client,
+  e_address: r.address,
+  e_operation: r.operation,
+  e_resource: r.resource,
+});

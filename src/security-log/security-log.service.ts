@@ -10,7 +10,15 @@ import type { Actor } from '../kernel/actor.js';
 import { randomInt } from 'node:crypto';
 import { UUID, uuidv7 } from 'uuidv7';
 import { SecurityEvent } from './security-event.entity.js';
-import { keysExpiredUnlogged, sweepLock } from './security-log.queries.js';
+import {
+  entryJson,
+  insertSecurityEvent,
+  insertSecurityEvents,
+  keysExpiredUnlogged,
+  type SecurityRow,
+  sweepLock,
+} from './security-log.queries.js';
+import { sharedWrites } from '../db/shared-writes.js';
 
 export const SECURITY_EVENT_KINDS = [
   'key.created',
@@ -60,10 +68,10 @@ export const columnText = (value: string | null | undefined, max: number): strin
 };
 
 /** The row as it is inserted: each text cut to its column. */
-function securityRow(event: NewSecurityEvent): Record<string, unknown> {
+function securityRow(event: NewSecurityEvent): SecurityRow {
   return {
     id: uuidv7(),
-    user: event.userId,
+    userId: event.userId,
     kind: event.kind,
     occurredAt: new Date(),
     keyId: event.keyId ?? null,
@@ -76,10 +84,18 @@ function securityRow(event: NewSecurityEvent): Record<string, unknown> {
   };
 }
 
-/** Writes one entry at once (inside the caller's transaction when `em` is a transaction's). */
+/**
+ * Writes one entry: inside the caller's transaction when `em` is a transaction's; otherwise in a
+ * statement it shares with the entries written at the same moment (every write made with a key
+ * adds one after its change committed), resolved once it is written.
+ */
 export async function recordSecurityEvent(em: EntityManager, event: NewSecurityEvent): Promise<void> {
-  await em.insert(SecurityEvent, securityRow(event) as never);
+  const row = securityRow(event);
+  await (em.isInTransaction() ? insertSecurityEvent(em, row) : insertShared(em, row));
 }
+const insertShared = sharedWrites<SecurityRow>((em, rows) =>
+  insertSecurityEvents(em, { rows: JSON.stringify(rows.map(entryJson)) }),
+);
 
 export type SecurityLogFilter = { keyId?: string; kind?: SecurityEventKind; before?: string };
 
@@ -127,11 +143,11 @@ export async function sweepSecurityLog(em: EntityManager, keepDays: number, now 
     for (const key of expired) {
       // Its id sorts it at its expiry, where the page shows it, not at the sweep that noticed it.
       const at = new Date(key.expiresAt);
-      await tem.insert(SecurityEvent, {
+      await insertSecurityEvent(tem, {
         ...securityRow({ userId: key.userId, kind: 'key.expired', keyId: key.id, keyName: key.name }),
         id: idAt(at),
         occurredAt: at,
-      } as never);
+      });
     }
     // By id, which is time-ordered: the primary key's index finds them.
     const removed = await tem.nativeDelete(SecurityEvent, { id: { $lt: idAt(since, 0) } });
