@@ -25,13 +25,12 @@ export function nameStatement(text: string): string {
   return name;
 }
 
-type Query = (...args: unknown[]) => unknown;
-
 /** A `pg` client that sends each registered text, with values, as its named prepared statement. */
-export class NamingClient extends pg.Client {
-  override query: pg.Client['query'] = ((config: unknown, values?: unknown, callback?: unknown) => {
-    const name = typeof config === 'string' && Array.isArray(values) ? names.get(config) : undefined;
-    const query = super.query.bind(this) as Query;
-    return name ? query({ name, text: config, values }, callback) : query(config, values, callback);
-  }) as pg.Client['query'];
-}
+export class NamingClient extends pg.Client {}
+const unnamed = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
+NamingClient.prototype.query = function (this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
+  const name = typeof config === 'string' && Array.isArray(values) ? names.get(config) : undefined;
+  return name
+    ? unnamed.call(this, { name, text: config, values }, callback)
+    : unnamed.call(this, config, values, callback);
+} as pg.Client['query'];

@@ -4,9 +4,11 @@
  * next, so a busy moment costs one statement and one commit for many rows, and a quiet one sends
  * each row at once, with no delay added. Each caller is answered when its own row is written.
  * When a statement of several rows fails, each of them is tried alone, so that one bad row fails
- * only its own caller.
+ * only its own caller; not when the database is unavailable, which fails them all at once rather
+ * than making each wait in turn.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isDatabaseUnavailable } from './unavailable.js';
 
 /** The most rows one statement takes. */
 const MAX_ROWS = 200;
@@ -35,7 +37,7 @@ export function sharedWrites<R>(
         );
         for (const w of batch) w.resolve();
       } catch (error) {
-        if (batch.length === 1) batch[0]!.reject(error);
+        if (batch.length === 1 || isDatabaseUnavailable(error)) for (const w of batch) w.reject(error);
         else for (const w of batch) await write(em, [w.row]).then(w.resolve, w.reject);
       }
     }
