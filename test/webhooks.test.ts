@@ -339,6 +339,19 @@ describe('webhook subscriptions', () => {
       expect(res.status, JSON.stringify(body)).toBe(status);
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
     }
+    // Its answer holds a secret never stored, so it cannot be replayed: a retry would make a second one.
+    const good = { url: 'https://example.com/x', events: ['milestone.created'] };
+    for (const _ of [1, 2]) {
+      const once = await raw(t, 'POST', `/projects/${p}/webhooks`, {
+        token: ada.token,
+        body: good,
+        headers: { 'idempotency-key': 'same-key' },
+      });
+      expect(once.status).toBe(400);
+      expect((once.json as types.Problem).errors).toEqual([
+        { path: '/header/Idempotency-Key', message: 'this operation takes no Idempotency-Key' },
+      ]);
+    }
     const { data } = await api.listWebhooks({ client: ada.client, path: { projectId: p } });
     expect(data!.items).toEqual([]);
   });

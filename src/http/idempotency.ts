@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { checkIdempotencyKey, createRequestHash } from '../idempotency/idempotency.service.js';
+import { ProblemError } from '../kernel/problem.js';
 
 type Parameter = { $ref?: string; name?: string; in?: string };
 /** Whether the operation declares the Idempotency-Key header (createWebhook does not: its answer holds a secret, never stored). */
@@ -8,10 +9,19 @@ const declaresKey = (parameters: Parameter[] | undefined) =>
     (p) => p.$ref?.endsWith('/IdempotencyKey') || (p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key'),
   );
 
+const keyNotTaken = (operationId: string) =>
+  new ProblemError(
+    400,
+    'validation',
+    'Invalid request',
+    `${operationId} takes no Idempotency-Key, so it cannot be made exactly once: send it without the header, and look before a retry whether the first try was made.`,
+    { errors: [{ path: '/header/Idempotency-Key', message: 'this operation takes no Idempotency-Key' }] },
+  );
+
 /**
  * For every POST that creates (its contract has a 201) and declares it, an optional Idempotency-Key header:
  * checked here and named on the request, so that the handler runs through `once` (see
- * src/http/operations.ts). Runs after authentication and validation, so only a valid,
+ * src/http/operations.ts). A create that does not declare it refuses it (400). Runs after authentication and validation, so only a valid,
  * authorised request is recorded.
  */
 export function idempotency(): RequestHandler {
@@ -19,11 +29,10 @@ export function idempotency(): RequestHandler {
     const key = req.header('idempotency-key');
     const op = req.openapi?.schema;
     const creates =
-      req.method === 'POST' &&
-      op &&
-      Object.keys((op.responses as object | undefined) ?? {}).includes('201') &&
-      declaresKey(op.parameters as Parameter[] | undefined);
+      req.method === 'POST' && op && Object.keys((op.responses as object | undefined) ?? {}).includes('201');
     if (key === undefined || !creates || !req.actor?.keyId) return next();
+    // A create that cannot be made once only says so, rather than make it twice on a retry.
+    if (!declaresKey(op.parameters as Parameter[] | undefined)) throw keyNotTaken(String(op.operationId));
     checkIdempotencyKey(key);
     const files = (req as { files?: { buffer: Buffer }[] }).files?.map((f) => f.buffer.toString('base64'));
     req.idempotency = {

@@ -45,7 +45,7 @@ async function checkUrl(url: string, settings: WebhookSettings): Promise<void> {
     await deliveryAddress(new URL(url), settings.urls);
   } catch (err) {
     throw urlProblem(
-      `${(err as Error).message}: webhooks go to the public internet only (an operator may allow local URLs for development)`,
+      `is not allowed: ${(err as Error).message}. Webhooks go to the public internet only (an operator may allow local URLs for development)`,
     );
   }
 }

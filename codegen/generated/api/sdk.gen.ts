@@ -599,7 +599,7 @@ export const listWebhooks = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * Subscribe to a project's events
  *
- * Makes a subscription and its signing secret, which this answer shows once. Owner only. A project holds at most 10 subscriptions (422 beyond). The URL must be https, without credentials, and resolve to public addresses only (422 otherwise). The secret is made by the server: a `secret` field is refused like any unknown field (400). It takes no `Idempotency-Key`: its answer holds the secret, which is never stored, so it could not be replayed. A retry after a lost answer makes a second subscription: list them, and delete the one you have no secret for.
+ * Makes a subscription and its signing secret, which this answer shows once. Owner only. A project holds at most 10 subscriptions (422 beyond). The URL must be https, without credentials, and resolve to public addresses only (422 otherwise). The secret is made by the server: a `secret` field is refused like any unknown field (400). It takes no `Idempotency-Key` (one sent is a 400): its answer holds the secret, which is never stored, so it could not be replayed. A retry after a lost answer makes a second subscription: list them, and delete the one you have no secret for.
  *
  * Required scope: `projects.write`
  */
@@ -716,7 +716,7 @@ export const rotateWebhookSecret = <ThrowOnError extends boolean = false>(option
 /**
  * Send a ping event
  *
- * Sends a `ping` event to the subscription now (even a paused or disabled one), signed like any event; its delivery is in the log. Owner only. At most 10 deliveries asked for (pings and redeliveries) may wait at once per subscription; another is a 409 until they are sent.
+ * Sends a `ping` event to the subscription now (even a paused or disabled one), signed like any event; its delivery is in the log. Owner only. At most 10 deliveries asked for (pings and redeliveries) may wait at once per subscription; another is a 409 until they are sent. It takes no `Idempotency-Key` (one sent is a 400).
  *
  * Required scope: `projects.write`
  */
@@ -758,7 +758,7 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(opti
 /**
  * Send a delivery again
  *
- * Sends the delivery's event again, as a new delivery with the same `webhook-id` (the event's id), signed now. Any delivery in the log may be sent again, whatever its state. Owner only. At most 10 deliveries asked for (pings and redeliveries) may wait at once per subscription; another is a 409 until they are sent.
+ * Sends the delivery's event again, as a new delivery with the same `webhook-id` (the event's id), signed now. Any delivery in the log may be sent again, whatever its state. Owner only. At most 10 deliveries asked for (pings and redeliveries) may wait at once per subscription; another is a 409 until they are sent. It takes no `Idempotency-Key` (one sent is a 400).
  *
  * Required scope: `projects.write`
  */
