@@ -41,6 +41,10 @@ describe('roadmap', () => {
     });
     await add(p, 'Z', { position: 1 });
     expect(await order(p)).toEqual(['Z', 'A', 'B', 'C']);
+    // Moved one place down by the insert: its position changed, and so did its updatedAt.
+    const shifted = await api.getMilestone({ client: ada.client, path: { projectId: p, milestoneId: a.id } });
+    expect(shifted.data!.position).toBe(2);
+    expect(Date.parse(shifted.data!.updatedAt)).toBeGreaterThan(Date.parse(a.updatedAt));
 
     const moved = await api.updateMilestone({
       client: ada.client,

@@ -91,11 +91,14 @@ const maxPosition = hotRead(['projectId'], (db, v: { projectId: string }) =>
     .where('project', '=', v.projectId),
 );
 
-/** Moves the milestones at positions `from`..`to` by `by`; returns them as they are now (their events need them). */
+/**
+ * Moves the milestones at positions `from`..`to` by `by`, as changed now (a position is one of
+ * their fields, as a reorder's moves are); returns them as they are now (their events need them).
+ */
 export function shiftPositions(tem: EntityManager, projectId: string, by: 1 | -1, from: number, to: number) {
   return reads(tem)
     .updateTable('Milestone')
-    .set((eb) => ({ position: eb('position', '+', by) }))
+    .set((eb) => ({ position: eb('position', '+', by), updatedAt: new Date() }))
     .where('project', '=', projectId)
     .where('position', '>=', from)
     .where('position', '<=', to)
