@@ -290,10 +290,17 @@ export async function waitForCache(t: Pick<TestServer, 'apiUrl' | 'keyCache'>, t
 }
 
 /** The promise under test: a revoked key is refused within one second. The last answer, 401 or not. */
-export async function refusedWithinASecond(t: Pick<TestServer, 'apiUrl'>, token: string, path = '/platform/versions') {
+export const refusedWithinASecond = (t: Pick<TestServer, 'apiUrl'>, token: string, path = '/platform/versions') =>
+  answeredWithinASecond(t, token, path, 401);
+
+/** A key whose account is enabled again is taken within one second. The last answer, 200 or not. */
+export const acceptedWithinASecond = (t: Pick<TestServer, 'apiUrl'>, token: string, path = '/platform/versions') =>
+  answeredWithinASecond(t, token, path, 200);
+
+async function answeredWithinASecond(t: Pick<TestServer, 'apiUrl'>, token: string, path: string, status: number) {
   const until = Date.now() + 1000;
   let res = await raw(t, 'GET', path, { token });
-  while (res.status !== 401 && Date.now() < until) {
+  while (res.status !== status && Date.now() < until) {
     await new Promise((r) => setTimeout(r, 25));
     res = await raw(t, 'GET', path, { token });
   }

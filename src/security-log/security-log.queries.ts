@@ -51,32 +51,18 @@ export type SecurityRow = {
   resource: string | null;
 };
 
-/** One entry, in the caller's transaction. */
-export const insertSecurityEvent = hotWrite(
-  ['id', 'userId', 'kind', 'occurredAt', 'keyId', 'keyName', 'channel', 'client', 'address', 'operation', 'resource'],
-  (db, r: SecurityRow) =>
-    db.insertInto('SecurityEvent').values({
-      id: r.id,
-      user: r.userId,
-      kind: r.kind,
-      occurredAt: r.occurredAt,
-      keyId: r.keyId,
-      keyName: r.keyName,
-      channel: r.channel,
-      client: r.client,
-      address: r.address,
-      operation: r.operation,
-      resource: r.resource,
-    }),
-);
+/** Writes entries in one statement, however many (on `em`'s transaction if it has one). */
+export async function insertSecurityEvents(em: EntityManager, rows: readonly SecurityRow[]): Promise<void> {
+  if (rows.length > 0) await insertEntries(em, { rows: JSON.stringify(rows.map(entryJson)) });
+}
 
 /**
- * Entries given as one JSON parameter (an array of SecurityRow), in one statement whatever their
- * number; an entry whose account was deleted meanwhile is left out rather than failing the rest.
- * The recordset's columns are named apart from the entity's properties, which the ORM's plugin
- * would rewrite.
+ * The entries as one JSON parameter, so that one prepared statement takes any number of them;
+ * an entry whose account was deleted meanwhile is left out rather than failing the rest. The
+ * recordset's columns are named apart from the entity's properties, which the ORM's plugin would
+ * rewrite.
  */
-export const insertSecurityEvents = hotWrite(['rows'], (db, v: { rows: string }) =>
+const insertEntries = hotWrite(['rows'], (db, v: { rows: string }) =>
   db
     .insertInto('SecurityEvent')
     .columns([
@@ -129,8 +115,8 @@ type EntryRow = {
   e_resource: string | null;
 };
 
-/** A row as insertSecurityEvents reads it from its JSON parameter. */
-export const entryJson = (r: SecurityRow): EntryRow => ({
+/** A row as insertEntries reads it from its JSON parameter. */
+const entryJson = (r: SecurityRow): EntryRow => ({
   e_id: r.id,
   e_user: r.userId,
   e_kind: r.kind,

@@ -10,14 +10,7 @@ import type { Actor } from '../kernel/actor.js';
 import { randomInt } from 'node:crypto';
 import { UUID, uuidv7 } from 'uuidv7';
 import { SecurityEvent } from './security-event.entity.js';
-import {
-  entryJson,
-  insertSecurityEvent,
-  insertSecurityEvents,
-  keysExpiredUnlogged,
-  type SecurityRow,
-  sweepLock,
-} from './security-log.queries.js';
+import { insertSecurityEvents, keysExpiredUnlogged, type SecurityRow, sweepLock } from './security-log.queries.js';
 import { sharedWrites } from '../db/shared-writes.js';
 
 export const SECURITY_EVENT_KINDS = [
@@ -91,11 +84,9 @@ function securityRow(event: NewSecurityEvent): SecurityRow {
  */
 export async function recordSecurityEvent(em: EntityManager, event: NewSecurityEvent): Promise<void> {
   const row = securityRow(event);
-  await (em.isInTransaction() ? insertSecurityEvent(em, row) : insertShared(em, row));
+  await (em.isInTransaction() ? insertSecurityEvents(em, [row]) : insertShared(em, row));
 }
-const insertShared = sharedWrites<SecurityRow>((em, rows) =>
-  insertSecurityEvents(em, { rows: JSON.stringify(rows.map(entryJson)) }),
-);
+const insertShared = sharedWrites<SecurityRow>(insertSecurityEvents);
 
 export type SecurityLogFilter = { keyId?: string; kind?: SecurityEventKind; before?: string };
 
@@ -140,15 +131,18 @@ export async function sweepSecurityLog(em: EntityManager, keepDays: number, now 
     // One instance sweeps at a time (every instance runs the hourly sweep): an expiry is logged once.
     if (!(await sweepLock(tem))) return 0;
     const expired = await keysExpiredUnlogged(tem, since, now);
-    for (const key of expired) {
-      // Its id sorts it at its expiry, where the page shows it, not at the sweep that noticed it.
-      const at = new Date(key.expiresAt);
-      await insertSecurityEvent(tem, {
-        ...securityRow({ userId: key.userId, kind: 'key.expired', keyId: key.id, keyName: key.name }),
-        id: idAt(at),
-        occurredAt: at,
-      });
-    }
+    // Each id sorts its entry at the expiry, where the page shows it, not at the sweep that noticed it.
+    await insertSecurityEvents(
+      tem,
+      expired.map((key) => {
+        const at = new Date(key.expiresAt);
+        return {
+          ...securityRow({ userId: key.userId, kind: 'key.expired', keyId: key.id, keyName: key.name }),
+          id: idAt(at),
+          occurredAt: at,
+        };
+      }),
+    );
     // By id, which is time-ordered: the primary key's index finds them.
     const removed = await tem.nativeDelete(SecurityEvent, { id: { $lt: idAt(since, 0) } });
     return expired.length + removed;
