@@ -19,10 +19,11 @@ const keyNotTaken = (operationId: string) =>
   );
 
 /**
- * For every POST that creates (its contract has a 201) and declares it, an optional Idempotency-Key header:
- * checked here and named on the request, so that the handler runs through `once` (see
- * src/http/operations.ts). A create that does not declare it refuses it (400). Runs after authentication and validation, so only a valid,
- * authorised request is recorded.
+ * For every POST that creates (its contract has a 201) and declares it, an optional
+ * Idempotency-Key header: checked here and named on the request, so that the handler runs
+ * through `once` (see src/http/operations.ts). A create that does not declare it refuses one
+ * (400). Runs after authentication and validation, so only a valid, authorised request is
+ * recorded.
  */
 export function idempotency(): RequestHandler {
   return (req, _res, next) => {
