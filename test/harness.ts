@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
@@ -423,11 +423,34 @@ export async function mcpCall(
   return { status: res.status, json: await res.json() };
 }
 
+/**
+ * The ports the system hands out for outgoing connections (and for `listen(0)`): a port chosen
+ * below them cannot be taken by one of the many connections the tests open while the process
+ * it is for starts, or while a stopped server is down before it starts again on it.
+ */
+const ephemeralFrom = (() => {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+})();
+
 /** A port nothing listens on now, for a server this test starts as its own process. */
 export async function freePort(): Promise<number> {
-  const s = netServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
+  // Where the system hands out nearly every port, any free one will do.
+  const below = ephemeralFrom - 20_000 >= 1000;
+  for (;;) {
+    // Chosen at random, so that test files running at once do not pick the same one.
+    const port = below ? 20_000 + Math.floor(Math.random() * (ephemeralFrom - 20_000)) : 0;
+    const s = netServer();
+    const bound = await new Promise<boolean>((r) => {
+      s.once('error', () => r(false));
+      s.listen(port, '127.0.0.1', () => r(true));
+    });
+    if (!bound) continue;
+    const { port: got } = s.address() as AddressInfo;
+    await new Promise((r) => s.close(r));
+    return got;
+  }
 }
