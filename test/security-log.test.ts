@@ -5,6 +5,7 @@
  * web; nothing secret is ever stored.
  */
 import { describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { sql } from 'kysely';
 import { reads } from '../src/db/reads.js';
 import { UUID } from 'uuidv7';
@@ -170,6 +171,39 @@ describe('writes made with a key', () => {
         .sort(),
     );
   });
+  // An outside transaction holds one account's row, which the entry's foreign key check waits
+  // for: on the embedded database the test cannot open a second connection, so this runs on PostgreSQL.
+  it.skipIf(!process.env.DATABASE_URL)(
+    "an entry held up by a lock on its account's row holds up no other account's",
+    async () => {
+      const [held, free] = [await userWithKey(t, [...WRITER]), await userWithKey(t, [...WRITER])];
+      const em = t.db.orm.em.fork();
+      const entry = (userId: string, i: number) =>
+        recordSecurityEvent(em, { userId, kind: 'key.write', operation: `op${i}`, resource: `/r/${i}` });
+      const holder = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await holder.connect();
+      try {
+        await holder.query('begin');
+        await holder.query('select id from users where id = $1 for update', [held.user.id]);
+        let heldDone = false;
+        const waiting = Promise.all([entry(held.user.id, 1), entry(held.user.id, 2)]).then(() => {
+          heldDone = true;
+        });
+        // Both of the other account's, one after the other, while the first account's wait (a
+        // failure here ends the test, and the holder's transaction, instead of waiting for ever).
+        const late = () => new Promise((_, reject) => setTimeout(() => reject(new Error('held up')), 5000).unref());
+        await Promise.race([entry(free.user.id, 3), late()]);
+        await Promise.race([entry(free.user.id, 4), late()]);
+        expect(heldDone).toBe(false);
+        expect((await entries(free.user.id, 'key.write')).map((e) => e.operation)).toEqual(['op3', 'op4']);
+        await holder.query('commit');
+        await waiting;
+      } finally {
+        await holder.end();
+      }
+      expect((await entries(held.user.id, 'key.write')).map((e) => e.operation).sort()).toEqual(['op1', 'op2']);
+    },
+  );
 });
 
 describe("a key's use", () => {

@@ -57,10 +57,9 @@ export async function insertSecurityEvents(em: EntityManager, rows: readonly Sec
 }
 
 /**
- * The entries as one JSON parameter, so that one prepared statement takes any number of them;
- * an entry whose account was deleted meanwhile is left out rather than failing the rest. The
- * recordset's columns are named apart from the entity's properties, which the ORM's plugin would
- * rewrite.
+ * The entries as one JSON parameter, so that one prepared statement takes any number of them.
+ * The recordset's columns are named apart from the entity's properties, which the ORM's plugin
+ * would rewrite.
  */
 const insertEntries = hotWrite(['rows'], (db, v: { rows: string }) =>
   db
@@ -85,7 +84,6 @@ const insertEntries = hotWrite(['rows'], (db, v: { rows: string }) =>
             sql`v(e_id uuid, e_user uuid, e_kind text, e_at timestamptz, e_key uuid, e_key_name text, e_channel text, e_client text, e_address text, e_operation text, e_resource text)`,
           ),
         )
-        .innerJoin('User as u', 'u.id', 'v.e_user')
         .select([
           'v.e_id',
           'v.e_user',

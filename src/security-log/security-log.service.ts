@@ -52,11 +52,12 @@ export type NewSecurityEvent = Origin & {
 
 /**
  * Text as long as its column allows (whole code points), without control or format characters
- * (a client may send anything: bidi overrides and zero-width characters would disguise it).
+ * (a client may send anything: bidi overrides and zero-width characters would disguise it) and
+ * without lone surrogates (no character at all, and refused in the JSON the entries are written as).
  */
 export const columnText = (value: string | null | undefined, max: number): string | null => {
   if (value === undefined || value === null) return null;
-  const clean = value.replace(/[\p{Cc}\p{Cf}]/gu, ' ').trim();
+  const clean = value.replace(/[\p{Cc}\p{Cf}\p{Cs}]/gu, ' ').trim();
   return clean ? [...clean].slice(0, max).join('') : null;
 };
 
@@ -79,14 +80,14 @@ function securityRow(event: NewSecurityEvent): SecurityRow {
 
 /**
  * Writes one entry: inside the caller's transaction when `em` is a transaction's; otherwise in a
- * statement it shares with the entries written at the same moment (every write made with a key
- * adds one after its change committed), resolved once it is written.
+ * statement it shares with the same account's entries written at the same moment (every write
+ * made with a key adds one after its change committed), resolved once it is written.
  */
 export async function recordSecurityEvent(em: EntityManager, event: NewSecurityEvent): Promise<void> {
   const row = securityRow(event);
   await (em.isInTransaction() ? insertSecurityEvents(em, [row]) : insertShared(em, row));
 }
-const insertShared = sharedWrites<SecurityRow>(insertSecurityEvents);
+const insertShared = sharedWrites<SecurityRow>(insertSecurityEvents, (row) => row.userId);
 
 export type SecurityLogFilter = { keyId?: string; kind?: SecurityEventKind; before?: string };
 
