@@ -85,9 +85,6 @@ export function usePreparedStatements(orm: { config: object }, on: boolean): voi
   else unprepared.add(orm.config);
 }
 
-/** Whether statements may be prepared on this ORM's connections. */
-export const preparesStatements = (orm: { config: object }): boolean => !unprepared.has(orm.config);
-
 /** Placeholders stand in for a hot read's values while it is compiled; each marks its parameter's place. */
 const PLACEHOLDER = '\u0000hot-read:';
 type Slot = { value: string } | { constant: unknown };

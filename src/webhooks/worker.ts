@@ -8,11 +8,10 @@
  * ORM's pool, and the hand-over through the relay's transaction.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { PgBoss, type WorkOptions } from 'pg-boss';
 import type { ChangeFeed } from '../db/changes.js';
-import { preparesStatements } from '../db/reads.js';
+import { nameStatement } from '../db/named-statements.js';
 import { everyThirtySeconds, type Logger } from '../kernel/logger.js';
 import type { WebhookSettings } from './webhooks.service.js';
 import { CHANNEL, QUEUE, relayPasses } from './relay.js';
@@ -49,27 +48,23 @@ export type WebhookWorker = { stop: () => Promise<void> };
 const PREPARED_MAX = 50;
 
 /**
- * pg-boss's statements on the ORM's pool (pg-boss's `db` option). Each one with values goes as a
- * named prepared statement, so that PostgreSQL plans it once per connection: pg-boss's fetch (a
- * CTE over its job table that keeps one delivery per subscription at a time) took longer to plan
- * than to run, once per delivery. A statement without values goes as it is (its migrations send
- * several statements in one text, which cannot be prepared); so does any text past the first
- * PREPARED_MAX, a bound on what a connection keeps should a text ever vary.
+ * pg-boss's statements on the ORM's pool (pg-boss's `db` option). Each one with values is
+ * registered as a hot statement, which the pool's connections send as a named prepared statement
+ * (src/db/named-statements.ts), so that PostgreSQL plans it once per connection: pg-boss's fetch
+ * (a CTE over its job table that keeps one delivery per subscription at a time) took longer to
+ * plan than to run, once per delivery. A statement without values goes as it is (its migrations
+ * send several statements in one text, which cannot be prepared); so does any text past the
+ * first PREPARED_MAX, a bound on what a connection keeps should a text ever vary.
  */
-function queueStatements(pool: pg.Pool, prepare: boolean) {
-  const names = new Map<string, string>();
-  const nameOf = (text: string): string | undefined => {
-    let name = names.get(text);
-    if (!name && names.size < PREPARED_MAX) {
-      name = `boss_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
-      names.set(text, name);
-    }
-    return name;
-  };
+function queueStatements(pool: pg.Pool) {
+  const registered = new Set<string>();
   return {
     executeSql: (text: string, values?: unknown[]) => {
-      const name = prepare && values?.length ? nameOf(text) : undefined;
-      return name ? pool.query({ name, text, values }) : pool.query(text, values);
+      if (values?.length && !registered.has(text) && registered.size < PREPARED_MAX) {
+        registered.add(text);
+        nameStatement(text);
+      }
+      return pool.query(text, values);
     },
   };
 }
@@ -101,7 +96,7 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
 async function openQueue(opts: WorkerOptions, retry: RetryPolicy, pollSeconds: number): Promise<PgBoss> {
   const pool = (await opts.orm.em.getConnection().getNativeClient()) as pg.Pool;
   const boss = new PgBoss({
-    db: queueStatements(pool, preparesStatements(opts.orm)),
+    db: queueStatements(pool),
     schema: 'pgboss',
     schedule: false,
     ...(opts.superviseSeconds
