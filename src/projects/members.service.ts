@@ -6,7 +6,7 @@ import { ProjectMember } from './project.entity.js';
 import { User } from '../users/user.entity.js';
 import type { Actor } from '../kernel/actor.js';
 import { conflict, forbidden, notFound, unprocessable } from '../kernel/problem.js';
-import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
+import { cursorList, decodeCursor, encodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { assertCanReadProject, projectToChange } from './projects.service.js';
 import { presentMember, presentOwnerAsMember } from './projects.presenter.js';
 import { memberPage } from './projects.queries.js';
@@ -25,6 +25,8 @@ export async function listMembers(
   const owner = after ? [] : [presentOwnerAsMember(project)];
   const limit = query.limit - owner.length;
   const rows = await memberPage(em, { projectId, after: after?.id ?? FIRST_ID, limit: limit + 1 });
+  // A first page of one holds the owner alone: the members, if any, start on the next one.
+  if (limit === 0) return { items: owner, nextCursor: rows.length ? encodeCursor({ id: FIRST_ID }, list) : null };
   const page = pageOf(rows, limit, presentMember, idOf, list);
   return { items: [...owner, ...page.items], nextCursor: page.nextCursor };
 }
