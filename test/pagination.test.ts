@@ -15,11 +15,13 @@ const takesLimit = (op: Operation) => {
   const item = contract.paths[op.path]![op.method] as { parameters?: Parameter[] };
   const shared = (contract.paths[op.path] as { parameters?: Parameter[] }).parameters ?? [];
   const params = [...shared, ...(item.parameters ?? [])].map((p) =>
-    '$ref' in p ? (contract.components?.parameters?.[String(p.$ref).split('/').at(-1)!] as Parameter) : p,
+    '$ref' in p ? ((contract.components as any)?.parameters?.[String(p.$ref).split('/').at(-1)!] as Parameter) : p,
   );
   return params.some((p) => p?.in === 'query' && p.name === 'limit');
 };
-const lists = listOperations(contract).filter((op) => op.method === 'get' && op.access.kind === 'scope' && takesLimit(op));
+const lists = listOperations(contract).filter(
+  (op) => op.method === 'get' && op.access.kind === 'scope' && takesLimit(op),
+);
 
 /** A walk longer than this is a list shared with the rest of the suite: its start is compared. */
 const MAX_PAGES = 40;

@@ -13,6 +13,7 @@ import { openDatabase } from '../src/db/database.js';
 import { createKey } from '../src/keys/keys.service.js';
 import { createUser, updateProfile } from '../src/users/users.service.js';
 import { listOperations, loadContract, type OpenApiDocument, type Operation } from '../src/kernel/contract.js';
+import { LINE_PATTERN } from '../src/kernel/text.js';
 
 const contract = loadContract();
 const operations = listOperations(contract).filter((o) => o.access.kind === 'scope');
@@ -21,6 +22,24 @@ const {
   t,
   users: { stranger },
 } = useServer({ users: { stranger: 'all' } });
+
+/**
+ * Invisible by Unicode's properties, and stored before (the contract's list named none of them):
+ * tags, variation selectors, musical and hieroglyph format controls, shorthand format controls,
+ * unassigned code points in and beyond the basic plane.
+ */
+const BEYOND_THE_LIST = [
+  '\u{E0020}',
+  '\u{E0100}',
+  '\u{1D173}\u{1D17A}',
+  '\u{13430}',
+  '\u{1BCA0}\u{1BCA3}',
+  '\u2065',
+  '\uFFF0',
+  ' \u{E0001}\u{E007F} ',
+  '\u{E0FFF}',
+  '\u{3FFFD}',
+];
 
 /** Values that show nothing, or that reverse what follows them: none of them is a line. */
 const NOT_A_LINE = [
@@ -43,6 +62,7 @@ const NOT_A_LINE = [
   '\u2066isolated\u2069',
   'two\nlines',
   'bell\u0007',
+  ...BEYOND_THE_LIST,
 ];
 
 /** Strings made of those characters, a visible letter among them now and then. */
@@ -69,7 +89,75 @@ const mcp = (token: string, name: string, args: Record<string, unknown>) => mcpC
 const count = async (table: string) =>
   Number((await t.db.orm.em.fork().execute(`select count(*)::int as n from ${table}`))[0]!.n);
 
+type Slot = (string | number)[];
+/** Every place in a request body where the contract asks for a line (its `&line` pattern). */
+function lineSlots(doc: OpenApiDocument, schema: Schema, at: Slot = []): Slot[] {
+  const s = deref(doc, schema);
+  if (s.oneOf) return s.oneOf.flatMap((o: Schema) => lineSlots(doc, o, at));
+  if (s.pattern === LINE_PATTERN) return [at];
+  if (s.items) return lineSlots(doc, s.items, [...at, 0]);
+  if (s.properties) return Object.entries(s.properties).flatMap(([k, p]) => lineSlots(doc, p as Schema, [...at, k]));
+  return [];
+}
+
 describe('names and titles as the attack sent them', () => {
+  it('refuses, in every create and update of the contract, a line made only of characters invisible by Unicode properties', async () => {
+    const lineWrites = operations.filter((o) => ['post', 'put', 'patch'].includes(o.method));
+    let tried = 0;
+    for (const op of lineWrites) {
+      const item = contract.paths[op.path]![op.method] as {
+        requestBody?: { content: Record<string, { schema: Schema }> };
+      };
+      const schema = item.requestBody?.content['application/json']?.schema;
+      const slots = schema ? lineSlots(contract, schema) : [];
+      if (!slots.length) continue;
+      const { owner, body, params } = await operationRequest(t, contract, op as Operation);
+      const path = op.path.replace(/\{(\w+)\}/g, (_, n: string) => params[n]!);
+      const base = op.operationId === 'createProject' ? { ...body, slug: undefined } : body;
+      for (const slot of slots)
+        for (const value of BEYOND_THE_LIST) {
+          const res = await raw(t, op.method.toUpperCase(), path, {
+            token: owner.token,
+            body: withValue(base, slot, value),
+          });
+          const what = `${op.operationId} ${slot.join('.')}=${JSON.stringify(value)} -> ${res.status} ${res.text.slice(0, 200)}`;
+          expect(res.status, what).toBe(400);
+          expect(res.json.errors, what).toEqual([
+            { path: `/body/${slot.join('/')}`, message: expect.stringMatching(/visible character/) },
+          ]);
+          tried++;
+        }
+    }
+    // Project names and link labels, milestone, post and job titles, company names: creates and updates.
+    expect(tried).toBeGreaterThanOrEqual(10 * BEYOND_THE_LIST.length);
+  }, 120_000);
+
+  it('refuses the same through every MCP tool that takes a title, and writes nothing', async () => {
+    const ada = await userWithKey(t);
+    const project = await raw(t, 'POST', '/projects', { token: ada.token, body: { name: 'Engine' } });
+    const milestone = await raw(t, 'POST', `/projects/${project.json.id}/milestones`, {
+      token: ada.token,
+      body: { title: 'First' },
+    });
+    const before = [await count('milestones'), await count('posts')];
+    for (const title of BEYOND_THE_LIST)
+      for (const [tool, args] of [
+        ['create_milestone', { projectId: project.json.id, title }],
+        ['update_milestone', { projectId: project.json.id, milestoneId: milestone.json.id, title }],
+        ['create_build_log', { projectId: project.json.id, title, body: 'shipped' }],
+      ] as const) {
+        const res = await mcp(ada.token, tool, args);
+        const text = JSON.stringify(res.json);
+        expect(res.json.result?.isError, `${tool} ${JSON.stringify(title)}: ${text}`).toBe(true);
+        expect(res.json.result.content[0].text).toMatch(/visible character.* at title\./);
+      }
+    expect([await count('milestones'), await count('posts')]).toEqual(before);
+    const read = await raw(t, 'GET', `/projects/${project.json.id}/milestones/${milestone.json.id}`, {
+      token: ada.token,
+    });
+    expect(read.json.title).toBe('First');
+  });
+
   it('refuses a project name of white space only, on create and on update, and writes nothing', async () => {
     const ada = await userWithKey(t);
     const before = await count('projects');

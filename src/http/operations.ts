@@ -8,7 +8,9 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Handler, Handlers, OperationId, Reply } from './kit/handler.js';
 import { once, type Outcome, type Replay } from '../idempotency/idempotency.service.js';
-import type { Operation } from '../kernel/contract.js';
+import { patternMessages, SERVED, type Operation } from '../kernel/contract.js';
+import { badRequest } from '../kernel/problem.js';
+import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
 import type { Logger } from '../kernel/logger.js';
 import { recordKeyWrite } from '../security-log/security-log.service.js';
 import { restUse } from './authenticate.js';
@@ -43,7 +45,7 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers, 
     if (op.access.kind === 'mcp') continue; // served by src/mcp/mcp.routes.ts, mounted before the validator
     const handler = handlers[op.operationId as OperationId] as Handler<OperationId> | undefined;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
-    bound.set(op.operationId, bind(op.operationId, handler, log));
+    bound.set(op.operationId, bind(op.operationId, handler, log, bodyLines(op)));
   }
   return function dispatch(req: Request, res: Response, next: NextFunction) {
     const run = bound.get(req.openapi?.schema?.operationId ?? '');
@@ -53,11 +55,39 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers, 
   };
 }
 
+/** What the contract says of a line that breaks its rule (its `x-pattern-message`). */
+const LINE_MESSAGE =
+  patternMessages(SERVED).get(LINE_PATTERN) ?? 'must be one line with at least one visible character';
+
+/** Where the operation's JSON body holds one-line text (src/kernel/text.ts). */
+function bodyLines(op: Operation): LinePath[] {
+  const item = SERVED.paths[op.path]?.[op.method] as
+    | { requestBody?: { content?: Record<string, { schema?: unknown }> } }
+    | undefined;
+  const schema = item?.requestBody?.content?.['application/json']?.schema;
+  return schema ? linePaths(schema, SERVED) : [];
+}
+
+/**
+ * A line the contract's pattern let through that holds nothing visible by Unicode's properties
+ * (beyond the basic plane, which the pattern cannot name): refused as the pattern would be.
+ */
+function refuseInvisibleLines(body: unknown, lines: readonly LinePath[]): void {
+  const bad = lines.length ? notLinesAt(body, lines) : [];
+  if (!bad.length) return;
+  const errors = bad.map((p) => ({ path: `/body${p}`, message: LINE_MESSAGE }));
+  throw badRequest(
+    `The request does not match the API contract: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`,
+    errors,
+  );
+}
+
 /** The handler called with the validated request, once only for a create with an Idempotency-Key. */
-function bind(operationId: string, handler: Handler<OperationId>, log: Logger): Bound {
+function bind(operationId: string, handler: Handler<OperationId>, log: Logger, lines: LinePath[]): Bound {
   return async (req, res) => {
     const actor = req.actor;
     if (!actor) throw new Error(`${operationId} reached its handler without an actor`);
+    refuseInvisibleLines(req.body, lines);
     req.dispatched = true;
     const run = async (em: EntityManager) => {
       const reply = await handler({

@@ -22,7 +22,8 @@ import * as z from 'zod';
 import { ProblemError, type Reason, type ProblemSlug } from '../kernel/problem.js';
 import { findNul } from '../http/nul.js';
 import { createRequestHash, once } from '../idempotency/idempotency.service.js';
-import { basePath, listOperations, SERVED } from '../kernel/contract.js';
+import { basePath, listOperations, patternMessages, SERVED } from '../kernel/contract.js';
+import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
 import { recordKeyWrite } from '../security-log/security-log.service.js';
 import type { Logger } from '../kernel/logger.js';
 import { bindTools, type BoundTool, type ToolContext } from './kit/tool.js';
@@ -58,10 +59,26 @@ function inputOf(tool: BoundTool): z.ZodObject {
       tool.creates ? tool.input.extend({ idempotencyKey: idempotencyKeyInput.optional() }) : tool.input
     ).strict();
     if (tool.bodyRules) input = input.superRefine(keepsBodyRules(tool.bodyRules));
+    const lines = linePaths(z.toJSONSchema(tool.input, { io: 'input' }));
+    if (lines.length) input = input.superRefine(keepsLines(lines));
     INPUTS.set(tool, input);
   }
   return input;
 }
+
+/** What the contract says of a line that breaks its rule (its `x-pattern-message`). */
+const LINE_MESSAGE =
+  patternMessages(SERVED).get(LINE_PATTERN) ?? 'must be one line with at least one visible character';
+
+/**
+ * One-line arguments hold something visible by Unicode's properties, in every plane: the
+ * pattern zod checks can name characters of the basic plane only (src/kernel/text.ts).
+ */
+const keepsLines =
+  (lines: LinePath[]) => (args: Record<string, unknown>, ctx: z.RefinementCtx<Record<string, unknown>>) => {
+    for (const pointer of notLinesAt(args, lines))
+      ctx.addIssue({ code: 'custom', path: pointer.split('/').slice(1), message: LINE_MESSAGE });
+  };
 
 /** The operation's object rules (src/kernel/contract.ts `objectRules`) over the body fields among a tool's arguments. */
 const keepsBodyRules =

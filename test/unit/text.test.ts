@@ -3,7 +3,16 @@
  * and so do the zod schemas generated from it (the MCP tools' inputs).
  */
 import { describe, expect, it } from 'vitest';
-import { isLine, isOptionalLine, LINE_PATTERN, OPTIONAL_LINE_PATTERN, presentableLine } from '../../src/kernel/text.js';
+import fc from 'fast-check';
+import {
+  isLine,
+  isOptionalLine,
+  LINE_PATTERN,
+  linePaths,
+  notLinesAt,
+  OPTIONAL_LINE_PATTERN,
+  presentableLine,
+} from '../../src/kernel/text.js';
 import { loadContract } from '../../src/kernel/contract.js';
 import { asciiPatterns } from '../../codegen/ascii-patterns.js';
 import { zCompanyName, zMilestoneTitle, zProjectName } from '../../codegen/generated/api/zod.gen.js';
@@ -40,7 +49,65 @@ const NOT_LINES = [
   'c1\u0085',
 ];
 
+/** Lines in the eyes of the pattern (it cannot name a character beyond the basic plane), not of Unicode's properties. */
+const INVISIBLE_BEYOND_THE_LIST = [
+  '\u{E0020}',
+  '\u{E0100}',
+  '\u{1D173}\u{1D17A}',
+  '\u{13430}',
+  '\u{1BCA0}',
+  '\u{E0FFF}',
+  '\u{3FFFD}',
+  ' \u{E0001} ',
+];
+const VISIBLE_BEYOND_THE_PLANE = ['\u{1D518}', '🚀', '\u{E0020}x', '\u{20000}', '\u{F0000}'];
+
+/** Visible by Unicode's properties, written out independently of the module: one code point at a time. */
+const shows = (cp: number) => {
+  const c = String.fromCodePoint(cp);
+  return !/\p{Default_Ignorable_Code_Point}|\p{Cf}|\p{Z}|\p{Cc}|\p{Cs}|\p{Cn}/u.test(c) && cp !== 0x2800;
+};
+const forbids = (cp: number) =>
+  cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x2027 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+
 describe('one-line text', () => {
+  it('decides what is visible from Unicode properties across the whole code space (fast-check)', () => {
+    for (const v of INVISIBLE_BEYOND_THE_LIST) expect(isLine(v), JSON.stringify(v)).toBe(false);
+    for (const v of VISIBLE_BEYOND_THE_PLANE) expect(isLine(v), JSON.stringify(v)).toBe(true);
+    for (const v of ['\u2065', '\uFFF0', '\uFFF8']) expect(isLine(v), JSON.stringify(v)).toBe(false);
+    const anyCodePoint = fc.oneof(
+      fc.integer({ min: 0, max: 0x10ffff }),
+      fc.integer({ min: 0xe0000, max: 0xe0fff }),
+      fc.integer({ min: 0x1d170, max: 0x1d17f }),
+      fc.constantFrom(0x20, 0x200b, 0x2800, 0xfeff, 0x13430, 0x1bca0),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(
+          anyCodePoint.filter((cp) => cp < 0xd800 || cp > 0xdfff),
+          { maxLength: 6 },
+        ),
+        (cps) => {
+          const v = String.fromCodePoint(...cps);
+          const expected = !cps.some(forbids) && cps.some(shows);
+          expect(isLine(v), cps.map((c) => c.toString(16)).join(' ')).toBe(expected);
+          // The contract's pattern refuses no line: what it lets through, the server decides.
+          if (expected) for (const flags of ['', 'u']) expect(new RegExp(LINE_PATTERN, flags).test(v)).toBe(true);
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('finds every line a schema asks for, and the ones a value breaks', () => {
+    const root = { components: { schemas: contract.components.schemas } };
+    const paths = linePaths({ $ref: '#/components/schemas/ProjectCreate' }, root);
+    expect(paths).toEqual(expect.arrayContaining([['name'], ['links', '*', 'label']]));
+    const body = { name: 'ok', links: [{ label: 'fine' }, { label: '\u{E0020}' }], tagline: '\u{E0020}' };
+    expect(notLinesAt(body, paths)).toEqual(['/links/1/label']);
+    expect(notLinesAt({ name: ' \u{E0100}' }, paths)).toEqual(['/name']);
+  });
+
   it('is the pattern the contract writes on every name and title', () => {
     for (const name of ['ProjectName', 'MilestoneTitle', 'PostTitle', 'JobTitle', 'CompanyName'])
       expect(schemas[name].pattern, name).toBe(LINE_PATTERN);

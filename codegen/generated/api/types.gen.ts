@@ -102,7 +102,7 @@ export type CommentUpdate = {
 };
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
 export type CompanyName = string;
 
@@ -418,7 +418,7 @@ export type JobPage = {
 export type JobStatus = 'open' | 'closed';
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
 export type JobTitle = string;
 
@@ -829,7 +829,7 @@ export type MilestoneReorder = {
 export type MilestoneStatus = 'planned' | 'in_progress' | 'done' | 'cancelled';
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
 export type MilestoneTitle = string;
 
@@ -954,7 +954,7 @@ export type PostPage = {
 };
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
 export type PostTitle = string;
 
@@ -1129,7 +1129,7 @@ export type ProjectEvent = WebhookEventEnvelope & {
  */
 export type ProjectLink = {
     /**
-     * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+     * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
      */
     label: string;
     /**
@@ -1143,7 +1143,7 @@ export type ProjectLink = {
  */
 export type ProjectLinkInput = {
     /**
-     * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+     * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
      */
     label: string;
     /**
@@ -1153,7 +1153,7 @@ export type ProjectLinkInput = {
 };
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
 export type ProjectName = string;
 

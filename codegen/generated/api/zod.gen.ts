@@ -28,10 +28,10 @@ export const zCommentUpdate = z.object({
 });
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zCompanyName = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
-    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+export const zCompanyName = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.'
 });
 
 /**
@@ -221,10 +221,10 @@ export const zJobStatus = z.enum(['open', 'closed']).register(z.globalRegistry, 
 });
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zJobTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
-    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+export const zJobTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.'
 });
 
 /**
@@ -403,10 +403,10 @@ export const zMilestoneStatus = z.enum([
 });
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zMilestoneTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
-    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+export const zMilestoneTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.'
 });
 
 /**
@@ -443,10 +443,10 @@ export const zPostKind = z.enum(['post', 'build_log']).register(z.globalRegistry
 });
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
-    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.'
 });
 
 /**
@@ -492,8 +492,8 @@ export const zProblemType = z.enum([
  * A link shown on a project.
  */
 export const zProjectLink = z.object({
-    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
-        description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+        description: 'One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.'
     }),
     url: z.url().max(500).regex(/^https?:\/\//).register(z.globalRegistry, {
         description: 'An http or https URL.'
@@ -506,8 +506,8 @@ export const zProjectLink = z.object({
  * A link to show on a project, as a client sends it.
  */
 export const zProjectLinkInput = z.object({
-    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
-        description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+    label: z.string().min(1).max(40).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+        description: 'One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.'
     }),
     url: z.url().max(500).regex(/^https?:\/\//).register(z.globalRegistry, {
         description: 'An http or https URL.'
@@ -517,10 +517,10 @@ export const zProjectLinkInput = z.object({
 });
 
 /**
- * One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.
+ * One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.
  */
-export const zProjectName = z.string().min(1).max(100).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁤⁪-⁯⠀　ㅤ︀-️﻿ﾠ￹-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
-    description: 'One line: at least one visible character, and no control, line-break or bidi-override character. White space around it is removed.'
+export const zProjectName = z.string().min(1).max(100).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+    description: 'One line: at least one visible character (by Unicode properties: not default-ignorable, a format character, a space or unassigned, in any plane), and no control, line-break or bidi-override character. White space around it is removed.'
 });
 
 /**
