@@ -17,11 +17,18 @@ import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
 import { createUser } from '../src/users/users.service.js';
 import { createKey } from '../src/keys/keys.service.js';
-import { refusedWithinASecond, uniqueName, waitForCache, TEST_RATE_LIMIT, UPLOAD_MAX_BYTES } from './harness.js';
+import {
+  mcpCall,
+  refusedWithinASecond,
+  uniqueName,
+  waitForCache,
+  TEST_RATE_LIMIT,
+  UPLOAD_MAX_BYTES,
+} from './harness.js';
 import { postgresFeed, type ChangeFeed } from '../src/db/changes.js';
 import { type Cluster, clusterAvailable, startCluster } from './pg-cluster.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
-import type pg from 'pg';
+import pg from 'pg';
 
 let cluster: Cluster;
 let dir = '';
@@ -143,6 +150,65 @@ describe.skipIf(!clusterAvailable)('the database goes away and comes back', () =
     // And the pool serves again, all four at once.
     const rows = await Promise.all(Array.from({ length: 4 }, () => db.orm.em.fork().execute('select 1 as one')));
     expect(rows.flat()).toHaveLength(4);
+  }, 60_000);
+
+  it('answers an MCP write cut by the outage as REST does: unavailable, when to retry, and that the same idempotencyKey is safe', async () => {
+    const api = { apiUrl: `${base}/api/v1` };
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const project = await (
+      await fetch(`${api.apiUrl}/projects`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Mill' }) })
+    ).json();
+    const args = { projectId: project.id, title: 'Cut off', idempotencyKey: 'cut-off-1' };
+    // The roadmap write waits on the project's row lock, held here, so that the outage finds it mid-way.
+    const holder = new pg.Client({ connectionString: cluster.url });
+    holder.on('error', () => undefined);
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('select id from projects where id = $1 for update', [project.id]);
+    const call = mcpCall(api, token, 'create_milestone', args);
+    await expect
+      .poll(
+        async () =>
+          (
+            await holder.query(
+              `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`,
+            )
+          ).rows[0].n,
+        // Within the server's 2 s deadline, which would answer first otherwise.
+        { timeout: 1_500, interval: 20 },
+      )
+      .toBe(1);
+    cluster.stop();
+    try {
+      const cut = await call;
+      expect(cut.status).toBe(200);
+      const result = cut.json.result;
+      expect(result.isError).toBe(true);
+      expect(result.content[0].text).toMatch(/^Service unavailable: the database cannot be reached right now/);
+      expect(result.content[0].text).toMatch(/about 5 seconds/);
+      expect(result.content[0].text).toMatch(/same idempotencyKey: the create happens at most once/);
+      expect(result.content[0].text).not.toMatch(/Internal error/);
+      expect(result._meta['shipyard.dev/problem']).toEqual({
+        type: 'https://shipyard.dev/problems/unavailable',
+        status: 503,
+        retryAfter: 5,
+      });
+    } finally {
+      await holder.end().catch(() => undefined);
+      cluster.start();
+    }
+    // The retry with the same key makes it once; another retry replays it.
+    let retried: any;
+    for (let i = 0; i < 40; i++) {
+      retried = (await mcpCall(api, token, 'create_milestone', args)).json;
+      if (!retried.result?.isError) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(retried.result.isError, JSON.stringify(retried)).toBeFalsy();
+    const again = (await mcpCall(api, token, 'create_milestone', args)).json;
+    expect(again.result.structuredContent.id).toBe(retried.result.structuredContent.id);
+    const roadmap = await (await fetch(`${api.apiUrl}/projects/${project.id}/milestones`, { headers: auth })).json();
+    expect(roadmap.items.filter((m: { title: string }) => m.title === 'Cut off')).toHaveLength(1);
   }, 60_000);
 
   it('answers a web page that needs it with a 503 page while it is down, not a 500', async () => {

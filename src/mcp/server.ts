@@ -21,6 +21,7 @@ import {
 import * as z from 'zod';
 import { ProblemError, type Reason, type ProblemSlug } from '../kernel/problem.js';
 import { findNul } from '../http/nul.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { createRequestHash, once } from '../idempotency/idempotency.service.js';
 import { basePath, listOperations, patternMessages, SERVED } from '../kernel/contract.js';
 import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
@@ -234,6 +235,27 @@ const NEXT_STEP: Record<Reason, string> = {
 };
 const nextStep = (err: ProblemError): string => (err.reason ? NEXT_STEP[err.reason] : '');
 
+/** How long to wait before retrying when the database cannot be reached: REST's Retry-After. */
+const RETRY_AFTER_S = 5;
+/** The same meaning REST gives a 503, for a program reading the result: the problem's type and when to retry. */
+const UNAVAILABLE_META = {
+  'shipyard.dev/problem': { type: 'https://shipyard.dev/problems/unavailable', status: 503, retryAfter: RETRY_AFTER_S },
+};
+/**
+ * The database went away during the call (REST answers 503 with Retry-After): say so, when to try
+ * again, and what a retry does for this tool.
+ */
+function unavailableText(tool: BoundTool): string {
+  const retry = tool.annotations.readOnlyHint
+    ? 'Retry the same call then.'
+    : tool.creates
+      ? 'Retry the same call then, with the same idempotencyKey: the create happens at most once, and if it was made before the outage the retry returns it instead of making a second one. Without an idempotencyKey, list first to check whether it was made.'
+      : tool.operation.startsWith('delete')
+        ? 'Retry the same call then: it is safe to repeat (if the delete was done before the outage, the retry answers that the milestone is not found).'
+        : 'Retry the same call then: it sets the same values again, so repeating it is safe.';
+  return `Service unavailable: the database cannot be reached right now, so ${tool.name} may not have run. Wait about ${RETRY_AFTER_S} seconds. ${retry}`;
+}
+
 /** What runTool needs besides the tool's own context. */
 export type RunOptions = {
   log: Logger;
@@ -281,6 +303,10 @@ export async function runTool(
     );
   } catch (err) {
     if (err instanceof ProblemError) return failed(`${err.title}: ${err.detail}${nextStep(err)}`);
+    if (isDatabaseUnavailable(err)) {
+      opts.log.error('database unavailable', { requestId: opts.requestId, tool: tool.name, error: err });
+      return { ...failed(unavailableText(tool)), _meta: { ...UNAVAILABLE_META } };
+    }
     opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });
     return failed(
       err instanceof OutputMismatch
