@@ -157,6 +157,8 @@ export function createApp({
   const uses = new KeyUse(orm, log, config.keyUseFlushMs);
   const keysPage = new URL('/settings/keys', config.publicUrl ?? 'http://localhost').href;
   app.locals.keyCache = keys;
+  /** Whoever stops the app stops its counters' heartbeat (close). */
+  app.locals.counters = counters;
   /** Written on its own every few seconds; whoever stops the app flushes it (close). */
   app.locals.keyUse = uses;
 

@@ -9,7 +9,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { createApp } from './app.js';
 import { createLogger } from './http/log.js';
 import type { Logger } from './kernel/logger.js';
-import { connectRedis } from './http/counters.js';
+import { connectRedis, type Counters } from './http/counters.js';
 import { httpServer } from './http/client-errors.js';
 import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';
@@ -134,6 +134,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
       await workerStopped;
       // What the keys' use noted since its last write, before the database goes.
       await (app.locals.keyUse as KeyUse).close();
+      (app.locals.counters as Counters).close();
       if (redis?.isOpen) redis.destroy();
       await Promise.all([db.close(), passwords.stop()]);
     },

@@ -35,6 +35,8 @@ export interface Counters {
   probe(): Promise<void>;
   /** 'shared' while Redis keeps the counts, 'local' while this process does. */
   readonly mode: 'shared' | 'local';
+  /** Stops what runs on its own (the heartbeat that tells other instances this one serves). */
+  close(): void;
 }
 
 export class MemoryCounters implements Counters {
@@ -77,6 +79,8 @@ export class MemoryCounters implements Counters {
   }
 
   async probe(): Promise<void> {}
+
+  close(): void {}
 
   #window(key: string, windowMs: number): { count: number; resetAt: number } {
     const now = Date.now();
@@ -190,9 +194,10 @@ function lagAwareTimeout(ms: number, expire: () => void): { cancel(): void } {
 export const roomNeeded = (budgets: readonly Budget[], units: number) =>
   Math.min(Math.max(units, 1), ...budgets.map((b) => b.limit));
 
-/** How often an instance says it is alive (when Redis has answered it), and how long it counts as alive after. */
+/** How often an instance says it is alive: on a timer of its own, requests or none. */
 export const HEARTBEAT_MS = 1000;
-const ALIVE_MS = 10_000;
+/** How long an instance counts as alive after its last heartbeat: a few missed beats. */
+const ALIVE_MS = 5 * HEARTBEAT_MS;
 
 /** Registers this instance and counts the live ones, by Redis's clock: [how many]. KEYS: the set; ARGV: id. */
 const HEARTBEAT_SCRIPT = `
@@ -205,51 +210,131 @@ return {redis.call('ZCARD', KEYS[1])}`;
 
 /**
  * While the circuit is open, each instance spends from its share of every budget: the budget
- * divided by the instances that were alive when Redis last answered, starting from its share of
- * what Redis had counted. All of them together then allow no more than the budget, however long
- * the outage (an instance started during it knows of no other, and allows a whole budget).
+ * divided by the instances alive when Redis last answered (each says so on a timer of its own,
+ * every HEARTBEAT_MS, whether or not it serves requests), starting from its share of what Redis
+ * had counted. What it spends meanwhile is written back to Redis before anything else once Redis
+ * answers again, and until the window it counted in ends, a budget it counted keeps its share as
+ * a second limit: the instances that have not yet written theirs back cannot make room that was
+ * already spent. docs/security.md states the bound this gives; an instance started during the
+ * outage knows of no other, and allows a whole budget.
  */
 export class RedisCounters implements Counters {
   #open = false;
   #probeAt = 0;
   #probing: Promise<void> | undefined;
   readonly #id = randomUUID();
-  /** The instances alive when Redis last answered, this one included. */
+  /** The instances alive at the last heartbeat, this one included. */
   #instances = 1;
-  #beatAt = 0;
+  readonly #beat: NodeJS.Timeout;
+  /** Units spent here while Redis was away, by counter, not yet written back: with their window's end. */
+  readonly #owed = new Map<string, { units: number; resetAt: number }>();
+  /** Counters this instance counted on its own, until the end of the window it counted them in. */
+  readonly #kept = new Map<string, number>();
+  /** Whether the client has connected once: until then the heartbeat waits (requests still use the circuit). */
+  #connected = false;
 
   constructor(
     private readonly redis: RedisClientType,
     private readonly local: MemoryCounters,
     private readonly log: Logger,
     private readonly prefix = 'shipyard:rl:',
-  ) {}
+  ) {
+    this.#beat = setInterval(() => void this.#heartbeat(), HEARTBEAT_MS).unref();
+    void this.#heartbeat();
+  }
 
   get mode(): 'shared' | 'local' {
     return this.#open ? 'local' : 'shared';
   }
 
+  /** Stops the heartbeat (the instance's peers stop counting it once ALIVE_MS has passed). */
+  close(): void {
+    clearInterval(this.#beat);
+  }
+
   take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
     return this.#either(
-      async () => {
-        const reply = await this.#eval(
-          TAKE_SCRIPT,
-          budgets.map((b) => b.key),
-          [units, roomNeeded(budgets, units), windowMs, ...budgets.map((b) => b.limit)],
-        );
-        const taken = {
-          allowed: reply[0] === 1,
-          counts: budgets.map((_, i) => ({ count: reply[1 + 2 * i]!, resetMs: reply[2 + 2 * i]! })),
-        };
-        // This instance's share of what is spent, ready for the moment Redis stops answering.
-        for (const [i, b] of budgets.entries()) {
-          const { count, resetMs } = taken.counts[i]!;
-          this.local.seed(b.key, Math.ceil(count / this.#instances), resetMs);
-        }
-        return taken;
-      },
-      () => this.local.take(this.#shares(budgets), units, windowMs),
+      () => this.#takeShared(budgets, units, windowMs),
+      () => this.#takeLocally(budgets, units, windowMs),
     );
+  }
+
+  async #takeShared(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
+    const now = Date.now();
+    const kept = budgets.filter((b) => (this.#kept.get(b.key) ?? 0) > now);
+    // A budget counted here during an outage in this window: its share here is a limit too.
+    let keptTaken: Taken | undefined;
+    if (kept.length) {
+      keptTaken = await this.local.take(this.#shares(kept), units, windowMs);
+      if (!keptTaken.allowed) return { allowed: false, counts: this.#asShares(budgets, kept, keptTaken) };
+    }
+    let reply: number[];
+    try {
+      reply = await this.#eval(
+        TAKE_SCRIPT,
+        budgets.map((b) => b.key),
+        [units, roomNeeded(budgets, units), windowMs, ...budgets.map((b) => b.limit)],
+      );
+    } catch (err) {
+      if (keptTaken) await this.#giveBackKept(kept, units, keptTaken, now);
+      throw err;
+    }
+    const taken = {
+      allowed: reply[0] === 1,
+      counts: budgets.map((_, i) => ({ count: reply[1 + 2 * i]!, resetMs: reply[2 + 2 * i]! })),
+    };
+    if (keptTaken && !taken.allowed) await this.#giveBackKept(kept, units, keptTaken, now);
+    // This instance's share of what is spent, ready for the moment Redis stops answering (a
+    // counter it keeps counts on in this window already holds what it spent here).
+    for (const [i, b] of budgets.entries()) {
+      if (kept.includes(b)) continue;
+      const { count, resetMs } = taken.counts[i]!;
+      this.local.seed(b.key, Math.ceil(count / this.#instances), resetMs);
+    }
+    if (!keptTaken) return taken;
+    const mine = this.#asShares(budgets, kept, keptTaken);
+    return {
+      allowed: taken.allowed,
+      counts: taken.counts.map((c, i) => (mine[i]!.count > c.count ? mine[i]! : c)),
+    };
+  }
+
+  async #giveBackKept(kept: Budget[], units: number, taken: Taken, at: number): Promise<void> {
+    for (const [i, b] of kept.entries())
+      await this.local.giveBack(b.key, units, { at, resetMs: taken.counts[i]!.resetMs });
+  }
+
+  /** Spends from this instance's share of each budget while Redis is away, and owes Redis what it spent. */
+  async #takeLocally(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
+    const taken = await this.local.take(this.#shares(budgets), units, windowMs);
+    const now = Date.now();
+    for (const [i, b] of budgets.entries()) {
+      const resetAt = now + taken.counts[i]!.resetMs;
+      this.#kept.set(b.key, resetAt);
+      if (taken.allowed) this.#owe(b.key, units, resetAt);
+    }
+    return { allowed: taken.allowed, counts: this.#asShares(budgets, budgets, taken) };
+  }
+
+  #owe(key: string, units: number, resetAt: number): void {
+    if (units <= 0) return;
+    const owed = this.#owed.get(key);
+    if (owed && owed.resetAt > Date.now()) owed.units += units;
+    else this.#owed.set(key, { units, resetAt });
+  }
+
+  /**
+   * The counts of `budgets` as their whole limits see them, where `counted` (some of them) were
+   * counted against this instance's shares: what is left of a share is what is left of the budget.
+   */
+  #asShares(budgets: readonly Budget[], counted: readonly Budget[], taken: Taken): Count[] {
+    const shares = this.#shares(counted);
+    return budgets.map((b) => {
+      const i = counted.indexOf(b);
+      if (i < 0) return { count: 0, resetMs: 0 };
+      const { count, resetMs } = taken.counts[i]!;
+      return { count: count + b.limit - shares[i]!.limit, resetMs };
+    });
   }
 
   /** Each budget as this instance's share of it, while the instances count on their own. */
@@ -257,16 +342,30 @@ export class RedisCounters implements Counters {
     return budgets.map((b) => ({ key: b.key, limit: Math.max(1, Math.floor(b.limit / this.#instances)) }));
   }
 
-  /** How many instances count with this one: asked of Redis every few seconds while it answers. */
-  #heartbeat(): void {
+  /**
+   * Says this instance is alive and learns how many are: every HEARTBEAT_MS, through the circuit,
+   * so that it is also how an idle instance finds Redis gone, and back.
+   */
+  async #heartbeat(): Promise<void> {
+    // Not before the client has first connected: a service starting beside its Redis is not an outage.
+    if (!this.#connected && !(this.#connected = this.redis.isReady)) return;
     const now = Date.now();
-    if (now < this.#beatAt) return;
-    this.#beatAt = now + HEARTBEAT_MS;
-    this.#eval(HEARTBEAT_SCRIPT, ['instances'], [], [this.#id]).then(
-      ([n]) => {
-        this.#instances = Math.max(1, n ?? 1);
-      },
-      () => undefined,
+    for (const [key, until] of this.#kept) if (until <= now) this.#kept.delete(key);
+    const n = await this.#either(
+      async () => (await this.#eval(HEARTBEAT_SCRIPT, ['instances'], [], [this.#id]))[0],
+      async () => undefined,
+    );
+    if (n !== undefined) this.#instances = Math.max(1, n);
+  }
+
+  /** What was spent here while Redis was away, added to Redis's counts (each to the window it was spent in). */
+  async #writeBack(): Promise<void> {
+    const now = Date.now();
+    await Promise.all(
+      [...this.#owed].map(async ([key, owed]) => {
+        if (owed.resetAt > now) await this.#eval(ADD_SCRIPT, [key], [owed.units, owed.resetAt - now]);
+        if (this.#owed.get(key) === owed) this.#owed.delete(key);
+      }),
     );
   }
 
@@ -276,18 +375,20 @@ export class RedisCounters implements Counters {
         const [count, resetMs] = await this.#eval(ADD_SCRIPT, [key], [units, windowMs]);
         return { count: count!, resetMs: resetMs! };
       },
-      () => this.local.add(key, units, windowMs),
+      async () => {
+        const count = await this.local.add(key, units, windowMs);
+        this.#owe(key, units, Date.now() + count.resetMs);
+        return count;
+      },
     );
   }
 
   giveBack(key: string, units: number, take: { at: number; resetMs: number }): Promise<void> {
     return this.#either(
-      async () =>
-        void (await this.#eval(
-          GIVE_BACK_SCRIPT,
-          [key],
-          [units, take.at + take.resetMs - Date.now(), SAME_WINDOW_SLACK_MS],
-        )),
+      async () => {
+        if ((this.#kept.get(key) ?? 0) > Date.now()) await this.local.giveBack(key, units, take);
+        await this.#eval(GIVE_BACK_SCRIPT, [key], [units, take.at + take.resetMs - Date.now(), SAME_WINDOW_SLACK_MS]);
+      },
       () => this.local.giveBack(key, units, take),
     );
   }
@@ -309,17 +410,24 @@ export class RedisCounters implements Counters {
     return this.#probing;
   }
 
-  /** Redis while it answers; this process's counters while the circuit is open, and when a call fails. */
+  /**
+   * Redis while it answers; this process's counters while the circuit is open, and when a call
+   * fails. The call that finds Redis back first writes back what was spent meanwhile.
+   */
   async #either<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
     if (this.#open && Date.now() < this.#probeAt) return local();
     // One probe at a time while the circuit is open: the others keep counting locally.
-    if (this.#open) this.#probeAt = Date.now() + REDIS_RETRY_MS;
+    const wasOpen = this.#open;
+    if (wasOpen) this.#probeAt = Date.now() + REDIS_RETRY_MS;
     try {
+      if (wasOpen) await this.#writeBack();
       const result = await shared();
-      this.#heartbeat();
       if (this.#open) {
         this.#open = false;
         this.log.info('redis answers again: request budgets are shared by every instance');
+        // What calls made meanwhile spent here, while this one was finding Redis back; what cannot
+        // be written now stays owed, for the next call that finds Redis back.
+        await this.#writeBack().catch(() => undefined);
       }
       return result;
     } catch (err) {
