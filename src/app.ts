@@ -176,6 +176,7 @@ export function createApp({
         registrationsPerHour: config.oauthRegistrationsPerHour ?? 300,
         clientMetadata: config.oauthClientMetadata,
         keyMaxDays: config.keyMaxDays,
+        counters,
       }),
     );
   else if ('off' in site) log.info('OAuth sign-in is off', { reason: site.off });

@@ -3,6 +3,7 @@
  * budget, and an MCP client whose consecutive requests land on different instances works
  * (the MCP server is stateless). Skipped where no Redis answers (REDIS_URL or 127.0.0.1:6379).
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -46,6 +47,11 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
           mediaDir: mkdtempSync(join(tmpdir(), 'sy-')),
           rateLimitPerMinute: 6,
           failedAuthPerMinute: 1000,
+          // OAuth sign-in on, with a registration budget small enough to spend here.
+          publicUrl: 'http://localhost:3999',
+          oauthRegistrationsPerHour: 3,
+          // The test names its own client address (X-Forwarded-For): Redis keeps the hour's count between runs.
+          trustProxy: 'loopback',
         },
       });
       running.push({ keyCache: app.locals.keyCache as KeyCache, keyUse: app.locals.keyUse as KeyUse });
@@ -67,6 +73,20 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
     }
     await redis?.quit();
     await t?.close();
+  });
+
+  it('share the OAuth endpoints\' budgets too: registrations from one address, across both', async () => {
+    const statuses: number[] = [];
+    const address = `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(1).toString('hex')}00::1`;
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${urls[i % 2]!.replace('/api/v1', '')}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+        body: JSON.stringify({ client_name: `App ${i}`, redirect_uris: ['http://127.0.0.1:53682/callback'] }),
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([201, 201, 201, 429]);
   });
 
   it('share one rate-limit budget per key', async () => {

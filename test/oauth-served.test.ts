@@ -67,7 +67,7 @@ describe('OAuth sign-in on the service as `make run` starts it', () => {
     const bare = await call();
     expect(bare.status).toBe(401);
     expect(bare.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${site}/.well-known/oauth-protected-resource/api/v1/mcp"`,
+      `Bearer scope="projects.read projects.write content.write", resource_metadata="${site}/.well-known/oauth-protected-resource/api/v1/mcp"`,
     );
 
     const agent = new Agent({ redirect: REDIRECT, name: 'Served agent' });

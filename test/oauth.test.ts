@@ -17,6 +17,8 @@ import { ApiKey } from '../src/keys/api-key.entity.js';
 import { OAuthGrant } from '../src/oauth/oauth-grant.entity.js';
 import { OAuthClient } from '../src/oauth/oauth-client.entity.js';
 import { sweepOAuth } from '../src/oauth/oauth.service.js';
+import { MCP_SCOPES } from '../src/kernel/contract.js';
+import { SCOPE_IDS } from '../src/kernel/scopes.js';
 
 const { t } = useServer({ publicUrlAtItsPort: true });
 /** The server as clients name it: PUBLIC_URL http://localhost:<port>, as `make run` sets it. */
@@ -116,23 +118,26 @@ describe('an MCP client that has only the URL', () => {
     });
     expect(bare.status).toBe(401);
     const prmUrl = `${site}/.well-known/oauth-protected-resource/api/v1/mcp`;
-    expect(bare.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${prmUrl}"`);
+    // The scopes the tools use, so that a client asks for those and no more.
+    expect(bare.headers.get('www-authenticate')).toBe(
+      `Bearer scope="${MCP_SCOPES.join(' ')}", resource_metadata="${prmUrl}"`,
+    );
     const rest = await fetch(`${site}/api/v1/projects`);
     expect(rest.headers.get('www-authenticate')).toBe(
       `Bearer resource_metadata="${site}/.well-known/oauth-protected-resource"`,
     );
 
-    for (const [url, resource] of [
-      [prmUrl, mcpUrl],
-      [`${site}/.well-known/oauth-protected-resource`, site],
-    ]) {
-      const prm = await (await fetch(url!)).json();
+    for (const [url, resource, scopes] of [
+      [prmUrl, mcpUrl, MCP_SCOPES],
+      [`${site}/.well-known/oauth-protected-resource`, site, SCOPE_IDS],
+    ] as const) {
+      const prm = await (await fetch(url)).json();
       expect(prm).toMatchObject({
         resource,
         authorization_servers: [site],
         bearer_methods_supported: ['header'],
       });
-      expect(prm.scopes_supported).toHaveLength(9);
+      expect(prm.scopes_supported).toEqual([...scopes]);
     }
     const as = await (await fetch(`${site}/.well-known/oauth-authorization-server`)).json();
     expect(as).toMatchObject({
@@ -208,6 +213,23 @@ describe('an MCP client that has only the URL', () => {
     expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
     expect(after.headers.get('www-authenticate')).toContain('resource_metadata=');
     await client.close();
+  });
+
+  it('asks, from a bare 401 met by the SDK client, for the three scopes the tools use: the consent screen offers those', async () => {
+    const agent = new Agent({ redirect: REDIRECT, name: 'Bare client' });
+    const client = new Client({ name: 'bare', version: '1.0.0' });
+    await expect(
+      client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: agent })),
+    ).rejects.toThrow();
+    const asked = agent.authorizationUrl!;
+    expect(asked.searchParams.get('scope')!.split(' ').sort()).toEqual([...MCP_SCOPES].sort());
+    const { b } = await person();
+    const { page } = await openConsent(b, asked);
+    const offered = [...page.text.matchAll(/name="scopes" value="([a-z.]+)"/g)].map((m) => m[1]);
+    const ticked = [...page.text.matchAll(/name="scopes" value="([a-z.]+)" checked/g)].map((m) => m[1]);
+    expect(offered.sort()).toEqual([...MCP_SCOPES].sort());
+    expect(ticked.sort()).toEqual([...MCP_SCOPES].sort());
+    expect(page.text).toContain('At most one year');
   });
 
   it('brings a person without an account through sign-up and back to the consent screen', async () => {
@@ -301,6 +323,63 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
     expect(await keysOf(d.clientId)).toEqual([]);
   });
 
+  it('a redirect_uri left out at /token: PKCE binds the code, as OAuth 2.1 has it (docs/security.md)', async () => {
+    const d = await approvedCode();
+    const res = await token({
+      grant_type: 'authorization_code',
+      code: d.code,
+      code_verifier: d.verifier,
+      client_id: d.clientId,
+    });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    expect(await keysOf(d.clientId)).toHaveLength(1);
+  });
+
+  it("a consent link opened in another person's browser: refused there, answerable only where it started", async () => {
+    const c = await registered();
+    const { b: starter } = await person();
+    const started = await starter.get(authorizePath(c.clientId, c.challenge));
+    expect(started.status).toBe(302);
+    expect(started.headers.get('set-cookie')).toMatch(/shipyard_oauth_browser=[A-Za-z0-9_-]{43}; .*HttpOnly/);
+    const request = new URL(started.location!, site).searchParams.get('request')!;
+    // The link sent to someone else, signed in to another account.
+    const { b: victim } = await person();
+    const shown = await victim.get(`/oauth/consent?request=${request}`);
+    expect(shown.status).toBe(400);
+    expect(shown.text).toContain('This sign-in request was started in another browser');
+    expect(shown.text).not.toContain('Raw client');
+    const answered = await victim.post('/oauth/consent', {
+      _csrf: victim.csrf(),
+      request,
+      scopes: ['projects.read'],
+      expiry: '7',
+      decision: 'approve',
+    });
+    expect(answered.status).toBe(400);
+    expect(answered.location).toBeNull();
+    const grant = await t.db.orm.em.fork().findOneOrFail(OAuthGrant, { id: request });
+    expect(grant.user).toBeNull();
+    expect(grant.codeHash).toBeNull();
+    // The browser that started it still may.
+    expect((await starter.get(`/oauth/consent?request=${request}`)).status).toBe(200);
+    const code = (await approve(starter, request, ['projects.read'])).get('code');
+    expect(code).toBeTruthy();
+  });
+
+  it('prompt=none: login_required or consent_required, not the consent page, never redirected, nothing recorded', async () => {
+    const c = await registered();
+    const stranger = new Browser(t.baseUrl);
+    const out = await stranger.get(authorizePath(c.clientId, c.challenge, { prompt: 'none' }));
+    expect(out.status).toBe(400);
+    expect(out.location).toBeNull();
+    expect(JSON.parse(out.text).error).toBe('login_required');
+    const { b } = await person();
+    const signedIn = await b.get(authorizePath(c.clientId, c.challenge, { prompt: 'none' }));
+    expect(signedIn.status).toBe(400);
+    expect(JSON.parse(signedIn.text).error).toBe('consent_required');
+    expect(await grantsFor(c.clientId)).toBe(0);
+  });
+
   it('a code used twice: the second is refused and the key the first gave is revoked', async () => {
     const c = await approvedCode();
     const form = {
@@ -357,6 +436,9 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
     expect(JSON.parse(unknown.text).error).toBe('invalid_client');
     for (const redirect_uris of [
       ['javascript:alert(1)'],
+      ['ssh://evil.example/cb'],
+      ['x-javascript://alert/1'],
+      ['git://evil.example/cb'],
       ['http://evil.example/cb'],
       [`https://a.example/${'x'.repeat(2100)}`],
       [],
@@ -477,15 +559,15 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata');
     }
-    const app = await fetch(`${site}/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'Cursor',
-        redirect_uris: ['cursor://anysphere.cursor-retrieval/oauth/callback'],
-      }),
-    });
-    expect(app.status).toBe(201);
+    // An app's own scheme: a reverse domain name (RFC 8252 §7.1), or a known editor's.
+    for (const uri of ['cursor://anysphere.cursor-retrieval/oauth/callback', 'com.example.mill://oauth/callback']) {
+      const app = await fetch(`${site}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'An app', redirect_uris: [uri] }),
+      });
+      expect(app.status, uri).toBe(201);
+    }
   });
 
   it('a consent POST without a valid CSRF token, and a signed-out one', async () => {

@@ -12,7 +12,7 @@
  */
 import { hash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
+import { ipKeyGenerator, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
 import { roomNeeded, type Budget, type Count, type Counters } from './counters.js';
 import { ProblemError } from '../kernel/problem.js';
 import { costOf, type OperationObject } from '../kernel/contract.js';
@@ -240,4 +240,45 @@ export function signInBudget(
     () => true,
   );
   return { signIn, signUp };
+}
+
+/**
+ * express-rate-limit's store over these counters, for the limiters that come with the MCP SDK's
+ * OAuth handlers (/authorize, /token, /register, /revoke): their counts are then shared by every
+ * instance through Redis, as every other budget is, instead of kept per process.
+ */
+export class SharedLimitStore implements Store {
+  readonly localKeys = false;
+  #windowMs = MINUTE_MS;
+
+  constructor(
+    private readonly counters: Counters,
+    readonly prefix: string,
+  ) {}
+
+  init(options: Options): void {
+    this.#windowMs = options.windowMs;
+  }
+
+  async #add(key: string, units: number): Promise<IncrementResponse> {
+    const { count, resetMs } = await this.counters.add(`${this.prefix}${key}`, units, this.#windowMs);
+    return { totalHits: count, resetTime: new Date(Date.now() + resetMs) };
+  }
+
+  get(key: string): Promise<IncrementResponse> {
+    return this.#add(key, 0);
+  }
+
+  increment(key: string): Promise<IncrementResponse> {
+    return this.#add(key, 1);
+  }
+
+  async decrement(key: string): Promise<void> {
+    await this.#add(key, -1);
+  }
+
+  async resetKey(key: string): Promise<void> {
+    const { totalHits } = await this.#add(key, 0);
+    if (totalHits > 0) await this.#add(key, -totalHits);
+  }
 }

@@ -123,7 +123,9 @@ const outerGate = (keys: KeyCache, failedAuth: FailedAuth, keysPage: string, res
           -32001,
           `Unauthorized: ${err.detail}`,
           null,
-          withResourceMetadata(err.headers, resourceMetadata),
+          // The scopes the tools use, so that a client signing in asks for those (the MCP
+          // authorization spec's scope selection) rather than for every scope there is.
+          withResourceMetadata(err.headers, resourceMetadata, MCP_SCOPES),
         );
       }
       if (err instanceof ProblemError && err.status === 400) {

@@ -26,6 +26,11 @@ const OAuthGrantSchema = defineEntity({
     resource: p.string().length(2000),
     state: p.string().length(1000).nullable(),
     requestedScopes: p.type(TextArrayType),
+    /**
+     * SHA-256 of the browser-binding cookie of the browser that started the request, hex: only
+     * that browser may approve or deny it (RFC 9700 §4.7).
+     */
+    browserHash: p.string().length(64).nullable(),
     /** Until when the person may approve or deny it. */
     expiresAt: p.datetime(),
     user: () => p.manyToOne(User).deleteRule('cascade').nullable(),

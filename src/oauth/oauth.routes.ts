@@ -24,6 +24,11 @@ import {
 import type { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { SCOPE_IDS } from '../kernel/scopes.js';
+import { MCP_SCOPES } from '../kernel/contract.js';
+import { parseCookies } from '../http/cookies.js';
+import type { Counters } from '../http/counters.js';
+import { SharedLimitStore } from '../http/rate-limit.js';
+import { SESSION_COOKIE } from '../sessions/sessions.service.js';
 import { ClientMetadataDocuments, type MetadataFetchPolicy } from './client-metadata.js';
 import { ProblemError } from '../kernel/problem.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
@@ -34,9 +39,12 @@ import { keyStatus } from '../keys/keys.service.js';
 import {
   authorizationProblem,
   beginGrant,
+  BROWSER_COOKIE,
+  browserBinding,
   codeChallenge,
   exchangeCode,
   findClient,
+  GRANT_MINUTES,
   OAuthRefusal,
   registerClient,
   revokeClientKey,
@@ -168,6 +176,8 @@ export function oauthRouter(deps: {
   clientMetadata?: MetadataFetchPolicy;
   /** The longest a key may last (KEY_MAX_DAYS). */
   keyMaxDays?: number;
+  /** The request budgets' counters: the handlers' limits are kept there. */
+  counters: Counters;
 }): Router {
   const { orm, site, log } = deps;
   const em = () => orm.em.fork();
@@ -188,6 +198,8 @@ export function oauthRouter(deps: {
         inOAuthTerms(log, async () => (await registerClient(em(), client)) as OAuthClientInformationFull),
     },
     async authorize(client, params, res) {
+      // The browser that started the request is the only one that may answer it (RFC 9700 §4.7).
+      const browser = browserBinding(parseCookies(res.req.headers.cookie)[BROWSER_COOKIE]);
       const id = await inOAuthTerms(log, () =>
         beginGrant(
           em(),
@@ -198,10 +210,20 @@ export function oauthRouter(deps: {
             scopes: params.scopes ?? [],
             state: params.state,
             resource: params.resource,
+            browser: browser.value,
           },
           site.resources,
         ),
       );
+      if (browser.isNew)
+        res.cookie(BROWSER_COOKIE, browser.value, {
+          httpOnly: true,
+          // Lax: the consent page is reached by a top-level redirect from here, and answered by a same-site form.
+          sameSite: 'lax',
+          secure: site.issuer.startsWith('https:'),
+          path: site.consentPath,
+          maxAge: GRANT_MINUTES * 60_000,
+        });
       res.redirect(302, `${site.consentPath}?request=${id}`);
     },
     challengeForAuthorizationCode: (client, code) =>
@@ -266,26 +288,51 @@ export function oauthRouter(deps: {
     client_id_metadata_document_supported: true,
     service_documentation: `${site.issuer}/docs`,
   };
-  const resource = (url: string) => ({
+  // The MCP endpoint lists the scopes its tools use (a client that asks for all it lists then asks
+  // for only those); the API, every scope.
+  const resource = (url: string, supported: readonly string[]) => ({
     resource: url,
     authorization_servers: [site.issuer],
-    scopes_supported: scopes,
+    scopes_supported: [...supported],
     bearer_methods_supported: ['header'],
     resource_name: 'Shipyard',
     resource_documentation: `${site.issuer}/docs`,
   });
 
+  // The SDK handlers' own limiters count in the shared budgets (Redis when there is one).
+  const shared = (endpoint: string) => new SharedLimitStore(deps.counters, `oauth:${endpoint}:`);
   const router = Router();
   router.use('/.well-known/oauth-authorization-server', metadataHandler(metadata));
-  router.use(new URL(site.mcpResourceMetadata).pathname, metadataHandler(resource(site.mcpUrl)));
-  router.use(new URL(site.apiResourceMetadata).pathname, metadataHandler(resource(site.issuer)));
+  router.use(new URL(site.mcpResourceMetadata).pathname, metadataHandler(resource(site.mcpUrl, MCP_SCOPES)));
+  router.use(new URL(site.apiResourceMetadata).pathname, metadataHandler(resource(site.issuer, scopes)));
   router.use('/authorize', urlencoded({ extended: false, limit: '16kb' }), (req, res, next) => {
     const params = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown>;
     const refusal = authorizationProblem(params ?? {}, site.resources);
     if (refusal) return oauthError(res, 400, refusal);
+    // Every key is made on the consent screen, so a request that may not show it cannot succeed.
+    // Answered here, not redirected: registration is open, and an automatic redirect to any
+    // registered URI would make this an open redirector (RFC 9700 §4.11.2).
+    if (typeof params.prompt === 'string' && params.prompt.split(' ').includes('none')) {
+      const signedIn = SESSION_COOKIE in parseCookies(req.headers.cookie);
+      return oauthError(
+        res,
+        400,
+        signedIn
+          ? {
+              code: 'consent_required',
+              message:
+                'Every sign-in here is approved by the person on the consent screen: send the request without prompt=none.',
+            }
+          : {
+              code: 'login_required',
+              message:
+                'The person is not signed in, and every sign-in here is approved on the consent screen: send the request without prompt=none.',
+            },
+      );
+    }
     next();
   });
-  router.use('/authorize', authorizationHandler({ provider }));
+  router.use('/authorize', authorizationHandler({ provider, rateLimit: { store: shared('authorize') } }));
   // The SDK's handlers answer a malformed request with their schema library's dump: the common
   // mistakes are answered first, in a sentence (RFC 6749 §5.2, RFC 7591 §3.2.2).
   router.post('/token', urlencoded({ extended: false, limit: '16kb' }), (req, res, next) => {
@@ -306,15 +353,15 @@ export function oauthRouter(deps: {
       return typeof clientId === 'string' ? `client:${clientId.slice(0, 2000)}` : ipKeyGenerator(req.ip ?? '');
     },
   };
-  router.use('/token', tokenHandler({ provider, rateLimit: perClient }));
+  router.use('/token', tokenHandler({ provider, rateLimit: { ...perClient, store: shared('token') } }));
   router.use(
     '/register',
     clientRegistrationHandler({
       clientsStore: provider.clientsStore,
-      rateLimit: { windowMs: 3_600_000, limit: deps.registrationsPerHour },
+      rateLimit: { windowMs: 3_600_000, limit: deps.registrationsPerHour, store: shared('register') },
     }),
   );
-  router.use('/revoke', revocationHandler({ provider, rateLimit: perClient }));
+  router.use('/revoke', revocationHandler({ provider, rateLimit: { ...perClient, store: shared('revoke') } }));
   // A body that cannot be read (not JSON, too large, another charset) is an OAuth error here too.
   const paths = ['/authorize', '/token', '/register', '/revoke'];
   router.use(paths, ((err, _req, res, next) => {

@@ -82,10 +82,17 @@ const NOT_AN_APP = new Set(
 );
 
 /**
+ * App schemes that are not reverse domain names but belong to editors whose MCP clients sign in
+ * with them (Cursor: `cursor://anysphere.cursor-retrieval/…`). Any other private-use scheme must
+ * be a reverse domain name (RFC 8252 §7.1): `ssh:`, `x-javascript:` or `git:` belong to no app.
+ */
+const KNOWN_APP_SCHEMES = new Set(['cursor', 'vscode', 'vscode-insiders', 'windsurf']);
+
+/**
  * Why a redirect URI cannot be registered, if it cannot (RFC 8252, RFC 9700 §2.1): https; http
  * only to this machine (a native client's loopback listener, any port); or an app's own scheme in
- * the form `scheme://…` (`cursor://anysphere.cursor-retrieval/…`); never a fragment, and never a
- * scheme a browser or the system handles itself.
+ * the form `scheme://…`, named after a domain (`com.example.app://…`) or one of KNOWN_APP_SCHEMES;
+ * never a fragment, and never a scheme a browser or the system handles itself.
  */
 export function redirectProblem(uri: string): string | undefined {
   if (uri.length > MAX_URI_LENGTH) return `is longer than ${MAX_URI_LENGTH} characters`;
@@ -99,6 +106,8 @@ export function redirectProblem(uri: string): string | undefined {
     return 'is http to another machine (http is for loopback addresses; use https)';
   if (scheme !== 'http' && scheme !== 'https' && (NOT_AN_APP.has(scheme) || !/^[a-z][a-z0-9+.-]*$/.test(scheme)))
     return `uses ${scheme}:, which is not an app's own scheme`;
+  if (scheme !== 'http' && scheme !== 'https' && !scheme.includes('.') && !KNOWN_APP_SCHEMES.has(scheme))
+    return `uses ${scheme}:, which is not an app's own scheme: name it after a domain you control, reversed (com.example.app://…, RFC 8252 §7.1)`;
   return undefined;
 }
 
@@ -164,7 +173,25 @@ export type AuthorizationRequest = {
   scopes: string[];
   state?: string;
   resource?: URL;
+  /** The browser-binding cookie's value of the browser that sent the request (BROWSER_COOKIE). */
+  browser: string;
 };
+
+/**
+ * The cookie that binds an authorization request to the browser that started it (RFC 9700 §4.7):
+ * set at /authorize, checked when the consent screen is shown and answered, so that a link to
+ * someone else's pending request cannot be approved by another account's session.
+ */
+export const BROWSER_COOKIE = 'shipyard_oauth_browser';
+const BROWSER_VALUE = /^[A-Za-z0-9_-]{43}$/;
+/** This browser's binding value: the one its cookie holds, or a new one to set. */
+export const browserBinding = (cookie: string | undefined): { value: string; isNew: boolean } =>
+  cookie && BROWSER_VALUE.test(cookie)
+    ? { value: cookie, isNew: false }
+    : { value: randomBytes(32).toString('base64url'), isNew: true };
+/** Whether the browser that sent `cookie` is the one that started the request. */
+export const sameBrowser = (grant: OAuthGrant, cookie: string | undefined): boolean =>
+  !!cookie && BROWSER_VALUE.test(cookie) && grant.browserHash !== null && hashToken(cookie) === grant.browserHash;
 
 /** Text PostgreSQL can store and a browser can carry: no NUL, no lone surrogate. */
 const storable = (v: string) => !v.includes('\u0000') && v.isWellFormed();
@@ -225,6 +252,7 @@ export async function beginGrant(
     resource: ourResource(request.resource?.href, resources),
     state: request.state ?? null,
     requestedScopes: [...new Set(request.scopes.filter(isScopeId))],
+    browserHash: hashToken(request.browser),
     expiresAt: new Date(Date.now() + GRANT_MINUTES * 60_000),
   });
   await em.flush();

@@ -9,7 +9,15 @@ import type { Request, Response } from 'express';
 import { MAX_KEY_DAYS } from '../kernel/limits.js';
 import type { ScopeEntry } from '../kernel/contract.js';
 import { ProblemError } from '../kernel/problem.js';
-import { approveGrant, denyGrant, GRANT_MINUTES, offeredScopes, pendingGrant } from '../oauth/oauth.service.js';
+import {
+  approveGrant,
+  BROWSER_COOKIE,
+  denyGrant,
+  GRANT_MINUTES,
+  offeredScopes,
+  pendingGrant,
+  sameBrowser,
+} from '../oauth/oauth.service.js';
 import type { OAuthGrant } from '../oauth/oauth-grant.entity.js';
 import { errorList, html, page, raw, userText, type Html } from './views.js';
 import { field } from './web-handler.js';
@@ -48,6 +56,7 @@ export function consentPages(scopes: readonly ScopeEntry[], issuer: string, maxD
   async function show(req: Request, res: Response): Promise<void> {
     const grant = await pendingGrant(req.em, field(req.query, 'request'));
     if (!grant) return gone(req, res);
+    if (!sameBrowser(grant, req.web!.cookies[BROWSER_COOKIE])) return elsewhere(req, res);
     allowAnswerTo(res, grant);
     send(req, res, grant, offeredScopes(grant.requestedScopes).ticked, byDefault, []);
   }
@@ -56,6 +65,7 @@ export function consentPages(scopes: readonly ScopeEntry[], issuer: string, maxD
     const body = req.body as Record<string, unknown>;
     const grant = await pendingGrant(req.em, field(body, 'request'));
     if (!grant) return gone(req, res);
+    if (!sameBrowser(grant, req.web!.cookies[BROWSER_COOKIE])) return elsewhere(req, res);
     allowAnswerTo(res, grant);
     const decision = field(body, 'decision');
     if (decision === 'deny') return void res.redirect(303, await denyGrant(req.em, grant, issuer));
@@ -99,7 +109,7 @@ export function consentPages(scopes: readonly ScopeEntry[], issuer: string, maxD
     errors: string[],
     status = 200,
   ) {
-    const body = consentView(grant, scopes, { ticked, days, errors, csrf: req.web!.csrf }, offered, maxDays);
+    const body = consentView(grant, scopes, { ticked, days, errors, csrf: req.web!.csrf }, offered);
     res
       .status(status)
       .type('html')
@@ -114,7 +124,6 @@ function consentView(
   scopes: readonly ScopeEntry[],
   form: { ticked: readonly string[]; days: string; errors: string[]; csrf: string },
   expiries: readonly (readonly [string, string])[],
-  maxDays: number,
 ): Html {
   const { offered } = offeredScopes(grant.requestedScopes);
   const target = new URL(grant.redirectUri);
@@ -142,10 +151,32 @@ function consentView(
         <select id="consent-expiry" name="expiry" aria-describedby="consent-expiry-hint">
           ${expiries.map(([v, text]) => html`<option value="${v}" ${form.days === v ? raw('selected') : ''}>${text}</option>`)}
         </select>
-        <p class="hint" id="consent-expiry-hint">At most ${maxDays} days; when it expires, ${userText(grant.clientName)} asks you again.</p>
+        <p class="hint" id="consent-expiry-hint">At most ${expiries.at(-1)![1].toLowerCase()}; when it expires, ${userText(grant.clientName)} asks you again.</p>
         <p><button type="submit" name="decision" value="approve">Approve</button>
           <button type="submit" name="decision" value="deny" class="secondary">Deny</button></p>
       </form>`;
+}
+
+/**
+ * A request started in another browser: whoever sent this link may be trying to get a key to this
+ * account for their own app. Nothing is said about the request itself.
+ */
+function elsewhere(req: Request, res: Response): void {
+  res
+    .status(400)
+    .type('html')
+    .send(
+      page(
+        'Request from another browser',
+        req.web!.user,
+        req.web!.csrf,
+        html`<h1>This sign-in request was started in another browser</h1>
+      <p>Only the browser that the app opened may answer it. If you did not just connect an app yourself, close this page:
+        someone may have sent you this link to get a key to your account.</p>
+      <p>To connect your app, start again from the app, in this browser.</p>
+      <p><a href="/settings/keys">Go to your keys</a></p>`,
+      ),
+    );
 }
 
 function gone(req: Request, res: Response): void {

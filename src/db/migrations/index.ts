@@ -32,6 +32,7 @@ import { Migration20261127051500_webhook_deliveries_wake_unqueued } from './Migr
 import { Migration20261127093806_api_key_replaced } from './Migration20261127093806_api_key_replaced.js';
 import { Migration20261127120058_security_log } from './Migration20261127120058_security_log.js';
 import { Migration20261127190000_webhook_events_wake_per_row } from './Migration20261127190000_webhook_events_wake_per_row.js';
+import { Migration20261129030000_oauth_browser } from './Migration20261129030000_oauth_browser.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -72,4 +73,5 @@ export const migrationsList = [
   { name: 'Migration20261127093806_api_key_replaced', class: Migration20261127093806_api_key_replaced },
   { name: 'Migration20261127120058_security_log', class: Migration20261127120058_security_log },
   { name: 'Migration20261127190000_webhook_events_wake_per_row', class: Migration20261127190000_webhook_events_wake_per_row },
+  { name: 'Migration20261129030000_oauth_browser', class: Migration20261129030000_oauth_browser },
 ];
