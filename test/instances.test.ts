@@ -51,7 +51,7 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
           publicUrl: 'http://localhost:3999',
           oauthRegistrationsPerHour: 3,
           // The test names its own client address (X-Forwarded-For): Redis keeps the hour's count between runs.
-          trustProxy: 'loopback',
+          trustProxy: ['loopback'],
         },
       });
       running.push({ keyCache: app.locals.keyCache as KeyCache, keyUse: app.locals.keyUse as KeyUse });
@@ -75,7 +75,7 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
     await t?.close();
   });
 
-  it('share the OAuth endpoints\' budgets too: registrations from one address, across both', async () => {
+  it("share the OAuth endpoints' budgets too: registrations from one address, across both", async () => {
     const statuses: number[] = [];
     const address = `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(1).toString('hex')}00::1`;
     for (let i = 0; i < 4; i++) {

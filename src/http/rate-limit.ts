@@ -106,7 +106,8 @@ function announce(res: Response, budgets: Policy[], counts: Count[], windowS: nu
 
 /**
  * Spends the request's budgets (after authentication): all of them or, when one has no room
- * left, none (429 naming it). A request that is refused costs nothing.
+ * left, none (429 naming it). A request that is refused costs nothing, and neither does one the
+ * server answers with a 5xx.
  */
 export function requestBudget(counters: Counters, limits: RateLimits): RequestHandler {
   return async function requestBudget(req, res, next) {
@@ -114,9 +115,19 @@ export function requestBudget(counters: Counters, limits: RateLimits): RequestHa
       const budgets = budgetsOf(req, limits);
       // An operation's cost is in the contract (x-cost): an upload's decoding, a search's ranking.
       const units = req.budgetUnits ?? costOf(req.openapi?.schema as OperationObject | undefined);
+      const at = Date.now();
       const { allowed, counts } = await counters.take(budgets, units, windowOf(limits));
       announce(res, budgets, counts, windowOf(limits) / 1000, units);
-      if (allowed) return next();
+      if (allowed) {
+        // A refusal the client did not cause (the server busy, its database away, a fault of ours)
+        // costs nothing: the units go back to the window they were taken from.
+        res.on('finish', () => {
+          if (res.statusCode < 500) return;
+          for (const [i, b] of budgets.entries())
+            void counters.giveBack(b.key, units, { at, resetMs: counts[i]!.resetMs }).catch(() => undefined);
+        });
+        return next();
+      }
       const full = budgets.findIndex((b, i) => counts[i]!.count + roomNeeded(budgets, units) > b.limit);
       const refusal = full >= 0 ? budgets[full]! : budgets[0]!;
       const more =

@@ -257,6 +257,34 @@ describe('API4 resource consumption', () => {
     }
   });
 
+  it('gives back what an upload refused as busy (503) spent: a refusal the client did not cause costs nothing', async () => {
+    const own = await startServer({ rateLimitPerMinute: 200 });
+    try {
+      const u = await userWithKey(own, ['content.read', 'content.write']);
+      let made = 0;
+      let busy = 0;
+      // Uploads sent at once by one account: one decodes, the others are told to come back.
+      for (let round = 0; round < 3 && busy === 0; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 3 }, (_, i) =>
+            raw(own, 'POST', '/media', { token: u.token, body: fileForm(zeroPng(4000 + round * 3 + i, 4000)) }),
+          ),
+        );
+        made += answers.filter((a) => a.status === 201).length;
+        busy += answers.filter((a) => a.status === 503 && a.json.type.endsWith('/busy')).length;
+      }
+      expect(busy).toBeGreaterThan(0);
+      await expect
+        .poll(async () => (await raw(own, 'GET', '/platform/versions', { token: u.token })).headers.get('ratelimit'), {
+          timeout: 5_000,
+        })
+        // Each made upload spent 20; each busy one nothing. The reads spend one each, this one too.
+        .toMatch(new RegExp(`^"per-key"; r=${200 - 20 * made - 1};|^"per-key"; r=${200 - 20 * made - 2};`));
+    } finally {
+      await own.close();
+    }
+  });
+
   it('spends a per-key budget (429) before a client can exhaust the service', async () => {
     const own = await startServer({ rateLimitPerMinute: 3 });
     try {
