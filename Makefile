@@ -16,9 +16,10 @@ $(STAMP): package.json package-lock.json
 install: $(STAMP)
 
 ## run: start the service on PORT (3000) with the embedded database under DATA_DIR (.data/),
-##      or on PostgreSQL when DATABASE_URL is set
+##      or on PostgreSQL when DATABASE_URL is set; for this machine only unless HOST says otherwise
+##      (HOST=0.0.0.0 make run serves the network, as `npm start` does)
 run: install
-	npm run --silent start
+	HOST=$${HOST:-127.0.0.1} npm run --silent start
 
 ## test: the test suite on the embedded database, or on PostgreSQL when DATABASE_URL is set
 test: install

@@ -1,13 +1,13 @@
 /**
- * OAuth sign-in against the service as the README starts it (`make run` runs `bin/shipyard
+ * OAuth sign-in against the service as the README starts it (`make run`, which runs `bin/shipyard
  * serve`: its own process, the embedded database, PUBLIC_URL defaulting to
- * http://localhost:PORT), driven by the MCP SDK client: discovery from a bare 401, registration,
+ * http://localhost:PORT, bound to this machine only), driven by the MCP SDK client: discovery from a bare 401, registration,
  * the person's sign-up and consent over HTTP, the exchange, tools/list and a tool call, then the
  * key revoked on the keys page and the next call refused.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -22,6 +22,7 @@ let server: ChildProcess;
 let dataDir: string;
 let site: string;
 let log = '';
+let portUsed = 0;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'shipyard-oauth-served-'));
@@ -35,20 +36,36 @@ beforeAll(async () => {
   };
   delete env.DATABASE_URL;
   delete env.PUBLIC_URL;
-  server = spawn('bin/shipyard', ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  delete env.HOST;
+  // Its own process group: make, npm and the server stop together.
+  server = spawn('make', ['--no-print-directory', 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   server.stdout!.on('data', (d) => (log += d));
   server.stderr!.on('data', (d) => (log += d));
   for (let i = 0; i < 600 && !log.includes('shipyard listening'); i++) await new Promise((r) => setTimeout(r, 250));
   expect(log, log.slice(-2000)).toContain('shipyard listening');
   site = `http://localhost:${port}`;
+  portUsed = port;
 }, 180_000);
 afterAll(async () => {
   if (server && server.exitCode === null) {
     const exited = new Promise((r) => server.on('exit', r));
-    server.kill('SIGTERM');
+    process.kill(-server.pid!, 'SIGTERM');
     await exited;
   }
   rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('the service as `make run` starts it', () => {
+  it('serves this machine only: not an address other machines reach', async (ctx) => {
+    const shared = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && !a.internal && a.family === 'IPv4')?.address;
+    if (!shared) return ctx.skip();
+    expect((await fetch(`http://127.0.0.1:${portUsed}/healthz`)).status).toBe(200);
+    await expect(
+      fetch(`http://${shared}:${portUsed}/healthz`, { signal: AbortSignal.timeout(5000) }),
+    ).rejects.toThrow();
+  });
 });
 
 describe('OAuth sign-in on the service as `make run` starts it', () => {
