@@ -218,6 +218,45 @@ describe.skipIf(!clusterAvailable)('webhook delivery under faults', () => {
     }
   }, 120_000);
 
+  it('a receiver back after an outage: what waited for it arrives at once, in the order of its sequence', async () => {
+    receiver = await freshReceiver();
+    // Back-off up to 30 s: each delivery, made at another moment of the outage, waits for its own retry.
+    const t = await instance({ worker: true, retry: { delaySeconds: 1, maxDelaySeconds: 30 } });
+    const away = new Receiver();
+    await away.start();
+    const port = away.port;
+    try {
+      const s = await subscribed(t, away.url);
+      await away.close();
+      const acked: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        acked.push((await change(t, s.owner.token, s.projectId, `while away ${i}`))!);
+        await new Promise((r) => setTimeout(r, 1200));
+      }
+      await new Promise((r) => setTimeout(r, 4000));
+      await away.start(port);
+      const back = Date.now();
+      await waitFor(async () => {
+        const ids = new Set(away.events(s.secret).flatMap((e) => ('milestone' in e.data ? [e.data.milestone.id] : [])));
+        return acked.every((id) => ids.has(id)) ? true : undefined;
+      }, 90_000);
+      const arrivals = away.received.map((r, i) => ({
+        at: r.at,
+        sequence: Number(away.events(s.secret)[i]!.sequence),
+      }));
+      const first = arrivals[0]!.at;
+      const last = Math.max(...arrivals.map((a) => a.at));
+      // Once the first one is taken, the rest follow at once: not each after its own back-off.
+      expect(last - first, `first after ${first - back} ms, all after ${last - back} ms`).toBeLessThan(3000);
+      const after = arrivals.slice(1).map((a) => a.sequence);
+      expect(after).toEqual([...after].sort((a, b) => a - b));
+      expect(new Set(arrivals.map((a) => a.sequence)).size).toBe(10);
+    } finally {
+      await away.close().catch(() => undefined);
+      await t.close();
+    }
+  }, 150_000);
+
   it('a subscription failing for longer than the limit is disabled, and says why', async () => {
     const t = await instance({ worker: true, retry: { disableAfterMs: 2000 } });
     try {

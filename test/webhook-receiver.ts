@@ -45,7 +45,8 @@ function parseEvent(json: unknown): Event {
 export type Answer = { status: number; delayMs?: number } | 'hang' | 'drop';
 
 export class Receiver {
-  readonly received: { headers: Record<string, string>; body: string }[] = [];
+  /** Every request, with when it arrived (ms since the epoch). */
+  readonly received: { headers: Record<string, string>; body: string; at: number }[] = [];
   /** How many connections the deliveries came on. */
   connections = 0;
   answer: (n: number, webhookId: string) => Answer = () => ({ status: 200 });
@@ -70,6 +71,7 @@ export class Receiver {
         this.received.push({
           headers: req.headers as Record<string, string>,
           body: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
         });
         const answer = this.answer(this.received.length, id);
         if (answer === 'hang') return;

@@ -308,6 +308,8 @@ describe('webhook deliveries', () => {
     expect(again.response?.status).toBe(201);
     await receiver.until(2);
     expect(receiver.received[1]!.headers['webhook-id']).toBe(receiver.received[0]!.headers['webhook-id']);
+    // The redelivery keeps the event's number for this subscription.
+    expect(receiver.events(sub.secret).map((e) => e.sequence)).toEqual([1, 1]);
 
     const rotated = await api.rotateWebhookSecret({
       client: ada.client,
@@ -321,6 +323,28 @@ describe('webhook deliveries', () => {
     expect(last.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(() => new Webhook(sub.secret).verify(last.body, last.headers)).not.toThrow();
     expect(() => new Webhook(rotated.data!.secret).verify(last.body, last.headers)).not.toThrow();
+  });
+});
+
+describe('webhook sequences', () => {
+  it('numbers each subscription’s events 1, 2, 3…, gap-free, whatever other projects do meanwhile', async () => {
+    const [atP, atQ] = [await freshReceiver(), await freshReceiver()];
+    const [p, q] = [await project(), await project()];
+    const [subP, subQ] = [await subscribe(p, { url: atP.url }), await subscribe(q, { url: atQ.url })];
+    // Interleaved changes of two projects, and a ping: each receiver's numbers are its own.
+    for (let i = 0; i < 3; i++)
+      for (const projectId of [p, q])
+        await api.createMilestone({ client: ada.client, path: { projectId }, body: { title: `M${i}` } });
+    await api.pingWebhook({ client: ada.client, path: { projectId: p, webhookId: subP.id } });
+    await atP.until(4);
+    await atQ.until(3);
+    const numbers = (r: Receiver, secret: string) =>
+      r
+        .events(secret)
+        .map((e) => Number(e.sequence))
+        .sort((a, b) => a - b);
+    expect(numbers(atP, subP.secret)).toEqual([1, 2, 3, 4]);
+    expect(numbers(atQ, subQ.secret)).toEqual([1, 2, 3]);
   });
 });
 

@@ -41,6 +41,12 @@ export type DeliveryContext = {
   attemptTimeoutMs?: number;
   retry: RetryPolicy;
   signer: (sealed: string) => Webhook;
+  /**
+   * Sends at once what a subscription has waiting (but `except`), in the order of its sequence:
+   * called when its endpoint answers again after failing, so a backlog does not wait out each
+   * delivery's own back-off.
+   */
+  catchUp?: (subscriptionId: string, except: string) => Promise<void>;
 };
 
 /** Text a receiver sent, as a text column can hold it: NUL is the one character PostgreSQL refuses. */
@@ -130,7 +136,10 @@ export async function deliver(ctx: DeliveryContext, job: JobWithMetadata<{ deliv
     outcome.ok && !delivery.failing
       ? true
       : await settleSubscription(em, delivery.subscriptionId, outcome, at, ctx.retry, ctx.log);
-  if (outcome.ok) return;
+  if (outcome.ok) {
+    if (delivery.failing) await ctx.catchUp?.(delivery.subscriptionId, delivery.id);
+    return;
+  }
   if (job.retryCount >= job.retryLimit || (!active && !delivery.manual)) return giveUpDelivery(em, delivery.id);
   throw new Error(`delivery ${delivery.id}: ${outcome.error}`);
 }

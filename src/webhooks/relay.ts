@@ -1,8 +1,8 @@
 /**
  * The relay: from the outbox to the job queue. Woken by the outbox's notice (pg_notify at commit)
- * and every few seconds besides, a pass takes undispatched events (FOR UPDATE SKIP LOCKED: any
- * number of instances may relay), adds a delivery for each active subscription that chose the
- * event's type, and hands every delivery not yet queued to pg-boss in the same transaction, as a
+ * and every few seconds besides, a pass takes undispatched events (one pass at a time on the
+ * database, whichever instance runs it: holdRelay), adds a delivery for each active subscription
+ * that chose the event's type, numbered in the subscription's own sequence, and hands every delivery not yet queued to pg-boss in the same transaction, as a
  * job whose id is the delivery's id: a second hand-over of the same delivery is a no-op, so a
  * crash between the two loses nothing.
  */
@@ -12,6 +12,7 @@ import type { PgBoss } from 'pg-boss';
 import { everyThirtySeconds, type Logger } from '../kernel/logger.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
 import { WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
+import { holdRelay, takeSequences } from './webhooks.queries.js';
 
 /** The delivery queue's name in pg-boss. */
 export const QUEUE = 'webhook-deliveries';
@@ -94,6 +95,7 @@ export function relayPasses(
  */
 async function relay(orm: MikroORM, boss: PgBoss): Promise<{ subscriptions: Set<string>; full: boolean }> {
   return orm.em.fork().transactional(async (tem) => {
+    await holdRelay(tem);
     const now = new Date();
     const events = await tem.find(
       WebhookEvent,
@@ -113,11 +115,18 @@ async function relay(orm: MikroORM, boss: PgBoss): Promise<{ subscriptions: Set<
     );
     const full = events.length >= BATCH || queued.length >= BATCH;
     for (const d of queued) d.enqueuedAt = now;
+    // Each subscription's new deliveries, in the order of their events: numbered 1, 2, 3… per subscription.
+    const made = new Map<WebhookSubscription, WebhookEvent[]>();
     for (const event of events) {
       for (const s of subscriptions)
         if (s.project.id === event.projectId && s.events.includes(event.type))
-          queued.push(tem.create(WebhookDelivery, { subscription: s, event, enqueuedAt: now }));
+          made.set(s, [...(made.get(s) ?? []), event]);
       event.dispatchedAt = now;
+    }
+    for (const [subscription, its] of made) {
+      const first = await takeSequences(tem, subscription.id, its.length);
+      for (const [i, event] of its.entries())
+        queued.push(tem.create(WebhookDelivery, { subscription, event, sequence: first + i, enqueuedAt: now }));
     }
     if (queued.length)
       // One group per subscription: at most one of its deliveries is tried at a time, anywhere, so

@@ -31,6 +31,8 @@ const WebhookSubscriptionSchema = defineEntity({
     /** Set when the server turned it off (failing for too long); cleared when its owner turns it on again. */
     disabledAt: p.datetime().nullable(),
     disabledReason: p.string().length(300).nullable(),
+    /** The last `sequence` given to one of its deliveries: they are numbered 1, 2, 3… per subscription. */
+    lastSequence: p.bigint('number').default(0),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()
@@ -55,6 +57,11 @@ const WebhookDeliverySchema = defineEntity({
       .onCreate(() => uuidv7()),
     subscription: () => p.manyToOne(WebhookSubscription).deleteRule('cascade'),
     event: () => p.manyToOne(WebhookEvent).deleteRule('cascade'),
+    /**
+     * Its place among the subscription's events: 1, 2, 3…, gap-free for the receiver, in the order
+     * the changes were committed for any one resource. A redelivery keeps its event's number.
+     */
+    sequence: p.bigint('number'),
     state: p.enum(DELIVERY_STATES).default('pending'),
     /** Asked for by the subscription's owner (a redelivery or a ping), not made by a change. */
     manual: p.boolean().default(false),

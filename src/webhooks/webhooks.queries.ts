@@ -66,7 +66,7 @@ export const deliveryToTry = hotRead(['deliveryId'], (db, v: { deliveryId: strin
       'e.type as type',
       iso('e.occurredAt').as('occurredAt'),
       'e.projectId as projectId',
-      'e.sequence as sequence',
+      'd.sequence as sequence',
       'e.data as data',
       's.id as subscriptionId',
       's.url as url',
@@ -87,4 +87,44 @@ export async function giveUpDelivery(em: EntityManager, deliveryId: string): Pro
     .where('id', '=', deliveryId)
     .where('state', '=', 'pending')
     .execute();
+}
+
+/**
+ * Holds, until this transaction ends, the relay's lock: one relay pass at a time on the whole
+ * database, so that each subscription's deliveries are numbered in the order of its events, even
+ * when several instances relay.
+ */
+export async function holdRelay(em: EntityManager): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('shipyard webhook relay'))`.execute(reads(em));
+}
+
+/** Takes the next `count` numbers of a subscription's deliveries: the first of them. */
+export async function takeSequences(em: EntityManager, subscriptionId: string, count: number): Promise<number> {
+  const row = await reads(em)
+    .updateTable('WebhookSubscription')
+    .set((eb) => ({ lastSequence: eb('lastSequence', '+', count) }))
+    .where('id', '=', subscriptionId)
+    .returning('lastSequence as last')
+    .executeTakeFirstOrThrow();
+  return Number(row.last) - count + 1;
+}
+
+/** A subscription's deliveries still waiting to be tried, oldest number first, but `except`. */
+export async function pendingDeliveries(
+  em: EntityManager,
+  subscriptionId: string,
+  except: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await reads(em)
+    .selectFrom('WebhookDelivery')
+    .select('id as id')
+    .where('subscription', '=', subscriptionId)
+    .where('state', '=', 'pending')
+    .where('id', '!=', except)
+    .orderBy('sequence')
+    .orderBy('createdAt')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
 }

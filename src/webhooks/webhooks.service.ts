@@ -22,6 +22,7 @@ import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from './webhook.
 import { newSigningSecret, type SecretBox } from './secrets.js';
 import { deliveryAddress, type UrlPolicy, urlFormProblem } from './url-check.js';
 import { presentDelivery, presentSubscription } from './webhooks.presenter.js';
+import { takeSequences } from './webhooks.queries.js';
 
 /** The most subscriptions one project may have. */
 const MAX_SUBSCRIPTIONS = 10;
@@ -193,18 +194,27 @@ export async function rotateWebhookSecret(
 /** Deliveries asked for (pings, redeliveries) that may wait at once per subscription. */
 const MAX_PENDING_MANUAL = 10;
 
-/** Adds a delivery of `event` to `subscription`, asked for by its owner; the relay queues it. */
+/**
+ * Adds a delivery of `event` to `subscription`, asked for by its owner; the relay queues it. A
+ * redelivery keeps the number its event has for the subscription (`sequence`); a ping takes the next.
+ */
 async function manualDelivery(
   em: EntityManager,
   subscription: WebhookSubscription,
   event: WebhookEvent,
+  sequence?: number,
 ): Promise<DeliveryDto> {
   const waiting = await em.count(WebhookDelivery, { subscription: subscription.id, manual: true, state: 'pending' });
   if (waiting >= MAX_PENDING_MANUAL)
     throw conflict(
       `Webhook ${subscription.id} has ${waiting} deliveries you asked for still waiting to be sent; ask again once they are (see its delivery log).`,
     );
-  const delivery = em.create(WebhookDelivery, { subscription, event, manual: true });
+  const delivery = em.create(WebhookDelivery, {
+    subscription,
+    event,
+    manual: true,
+    sequence: sequence ?? (await takeSequences(em, subscription.id, 1)),
+  });
   await em.flush();
   return presentDelivery(delivery, []);
 }
@@ -243,7 +253,7 @@ export async function redeliverWebhook(
     ? await em.findOne(WebhookDelivery, { id: deliveryId, subscription: subscription.id }, { populate: ['event'] })
     : null;
   if (!delivery) throw notFound(`Webhook ${webhookId} has no delivery with id ${deliveryId}.`);
-  return manualDelivery(em, subscription, delivery.event);
+  return manualDelivery(em, subscription, delivery.event, delivery.sequence);
 }
 
 export async function listWebhookDeliveries(

@@ -16,7 +16,7 @@ import { everyThirtySeconds, type Logger } from '../kernel/logger.js';
 import type { WebhookSettings } from './webhooks.service.js';
 import { CHANNEL, QUEUE, relayPasses } from './relay.js';
 import { DEFAULT_RETRY, type DeliveryContext, deliver, type RetryPolicy, signerCache } from './delivery-job.js';
-import { giveUpDelivery } from './webhooks.queries.js';
+import { giveUpDelivery, pendingDeliveries } from './webhooks.queries.js';
 
 export type { RetryPolicy };
 
@@ -73,7 +73,11 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
   const retry = { ...DEFAULT_RETRY, ...opts.retry };
   const pollSeconds = opts.pollSeconds ?? 2;
   const boss = await openQueue(opts, retry, pollSeconds);
-  const wake = await startDeliveries(boss, { ...opts, retry, signer: signerCache(opts.settings.box) }, pollSeconds);
+  const wake = await startDeliveries(
+    boss,
+    { ...opts, retry, signer: signerCache(opts.settings.box), catchUp: catchUp(opts, boss) },
+    pollSeconds,
+  );
   const relays = relayPasses(opts, boss, wake);
   const unsubscribe = opts.changes?.subscribe(CHANNEL, {
     onNotice: () => relays.kick(),
@@ -91,6 +95,22 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
     },
   };
 }
+
+/** The most waiting deliveries one catch-up moves forward; the rest keep their own back-off. */
+const CATCH_UP_MAX = 1000;
+
+/**
+ * Moves a subscription's waiting deliveries to now, oldest number first, through pg-boss's own
+ * update (it edits jobs not yet active, those waiting for a retry among them): its one worker at
+ * a time then sends them back to back, in that order.
+ */
+const catchUp =
+  (opts: WorkerOptions, boss: PgBoss) =>
+  async (subscriptionId: string, except: string): Promise<void> => {
+    const waiting = await pendingDeliveries(opts.orm.em.fork(), subscriptionId, except, CATCH_UP_MAX);
+    const now = new Date();
+    for (const id of waiting) await boss.update(QUEUE, undefined, { id, startAfter: now });
+  };
 
 /** pg-boss on the ORM's pool, started, with the delivery queue and its dead letter set up and worked. */
 async function openQueue(opts: WorkerOptions, retry: RetryPolicy, pollSeconds: number): Promise<PgBoss> {

@@ -1439,7 +1439,7 @@ export const zWebhookEventEnvelope = z.object({
     occurredAt: zTimestamp,
     projectId: zId,
     sequence: z.int().gte(1).register(z.globalRegistry, {
-        description: 'Grows with every event, in the order the changes were committed for any one resource: keep the highest you have applied per resource and drop an event with a lower one (events may arrive out of order or twice).'
+        description: 'This subscription\'s count of its events: 1, 2, 3… with no gap (a ping takes a number too; a redelivery keeps its event\'s), in the order the changes were committed for any one resource. Keep the highest you have applied per resource and drop an event with a lower one (events may arrive out of order or twice); a gap means an event not yet received (see the delivery log). Each subscription counts its own: the numbers say nothing of other receivers\' events.'
     })
 }).register(z.globalRegistry, {
     description: 'What every event carries.'

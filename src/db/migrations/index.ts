@@ -33,6 +33,7 @@ import { Migration20261127093806_api_key_replaced } from './Migration20261127093
 import { Migration20261127120058_security_log } from './Migration20261127120058_security_log.js';
 import { Migration20261127190000_webhook_events_wake_per_row } from './Migration20261127190000_webhook_events_wake_per_row.js';
 import { Migration20261129030000_oauth_browser } from './Migration20261129030000_oauth_browser.js';
+import { Migration20261129040000_webhook_sequence_per_subscription } from './Migration20261129040000_webhook_sequence_per_subscription.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -74,4 +75,8 @@ export const migrationsList = [
   { name: 'Migration20261127120058_security_log', class: Migration20261127120058_security_log },
   { name: 'Migration20261127190000_webhook_events_wake_per_row', class: Migration20261127190000_webhook_events_wake_per_row },
   { name: 'Migration20261129030000_oauth_browser', class: Migration20261129030000_oauth_browser },
+  {
+    name: 'Migration20261129040000_webhook_sequence_per_subscription',
+    class: Migration20261129040000_webhook_sequence_per_subscription,
+  },
 ];
