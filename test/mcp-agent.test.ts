@@ -596,33 +596,42 @@ describe('answers sized for a model', () => {
     await client.close();
   });
 
-  it('tools/list is small and describes every argument', async () => {
-    const client = await connect(owner.token);
-    const { tools } = await client.listTools();
-    // About 4.8k tokens (19,337 characters) with a description on every output field, now that
-    // the contract describes every field.
-    expect(JSON.stringify(tools).length).toBeLessThan(20_000);
+  it('tools/list with every scope fits its budget (16,000 bytes) and describes every argument', async () => {
+    // As a client receives it, the JSON-RPC envelope included, for a key with every scope.
+    const res = await fetch(`${t.apiUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${owner.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(listTools),
+    });
+    const body = await res.text();
+    const tools = JSON.parse(body).result.tools as Awaited<ReturnType<Client['listTools']>>['tools'];
+    expect(tools.map((x) => x.name)).toHaveLength(7);
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(16_000);
     // Shared shapes have names an agent can read, and a value has one JSON type (Inspector --strict).
     expect(JSON.stringify(tools)).not.toMatch(/__schema/);
-    // Output fields carry the contract's descriptions, as the arguments do.
-    const roadmapItem = (
-      tools.find((x) => x.name === 'get_roadmap')!.outputSchema!.properties!.items as {
-        items: { properties: Record<string, { description?: string }> };
-      }
-    ).items.properties;
-    expect(roadmapItem.title!.description).toMatch(/One line/);
+    // Output schemas are for programs, which have the contract: types, enums and required fields, no prose.
+    const prose = (node: unknown): string[] =>
+      node && typeof node === 'object'
+        ? Object.entries(node).flatMap(([k, v]) => (k === 'description' && typeof v === 'string' ? [v] : prose(v)))
+        : [];
+    for (const tool of tools) expect(prose(tool.outputSchema), tool.name).toEqual([]);
+    expect(prose(tools[0]!.inputSchema).length).toBeGreaterThan(0);
     for (const tool of tools.filter((x) => x.outputSchema?.properties?.items))
-      expect(tool.outputSchema!.properties!.nextCursor, tool.name).toEqual({
-        type: 'string',
-        description: expect.stringMatching(/Absent on the last page/),
-      });
+      expect(tool.outputSchema!.properties!.nextCursor, tool.name).toEqual({ type: 'string' });
+    // Every argument is described for the model that fills it in.
     for (const tool of tools) {
       const properties = (tool.inputSchema.properties ?? {}) as Record<string, { description?: string }>;
       for (const [name, schema] of Object.entries(properties))
         expect(schema.description, `${tool.name}.${name}`).toEqual(expect.any(String));
       expect(tool.description, tool.name).toMatch(/Needs the [a-z]+\.[a-z]+ scope\./);
     }
-    await client.close();
+    const title = (tools.find((x) => x.name === 'create_milestone')!.inputSchema.properties as Record<string, object>)
+      .title;
+    expect(title).toMatchObject({ type: 'string', maxLength: 200, description: expect.stringMatching(/one line/) });
   });
 });
 

@@ -105,14 +105,19 @@ const INSTRUCTIONS =
 
 /** Formats that say all a pattern would: zod writes its own long regular expression beside each. */
 const FORMATS_WITHOUT_PATTERN = new Set(['uuid', 'date', 'date-time']);
-/** What an output schema leaves out: limits on what the server itself writes, which no client acts on. */
-const OUTPUT_LIMITS = ['minLength', 'maxLength', 'pattern', 'minimum', 'maximum'];
+/**
+ * What an output schema leaves out: limits on what the server itself writes, which no client acts
+ * on, and the fields' prose. A program reads output schemas (it has the contract, where every
+ * field is described); a model pays for them on every turn, and reads the data in the text block.
+ */
+const OUTPUT_LEAVES_OUT = ['minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'description'];
 
 /**
  * A JSON Schema as an agent's context pays for it: a `pattern` dropped where the `format` beside it
  * states the same, a lone reference (`allOf: [{ $ref }]`) written as the reference, and for an
- * output schema, no length, pattern or range limits (the types, required fields, enums and formats
- * stay, and the server checks its answers against the full schema: VALIDATE_RESPONSES).
+ * output schema, no length, pattern or range limits and no descriptions (the types, required
+ * fields, enums and formats stay, and the server checks its answers against the full schema:
+ * VALIDATE_RESPONSES).
  */
 function compact(node: unknown, output: boolean): unknown {
   if (Array.isArray(node)) return node.map((n) => compact(n, output));
@@ -123,7 +128,10 @@ function compact(node: unknown, output: boolean): unknown {
   ]);
   const schema = Object.fromEntries(entries) as Record<string, unknown>;
   if (typeof schema.format === 'string' && FORMATS_WITHOUT_PATTERN.has(schema.format)) delete schema.pattern;
-  if (output) for (const limit of OUTPUT_LIMITS) delete schema[limit];
+  // The one-line rule is a long pattern that still cannot say it all (src/kernel/text.ts): the
+  // argument's description says "one line", and the server checks it.
+  if (schema.pattern === LINE_PATTERN) delete schema.pattern;
+  if (output) for (const key of OUTPUT_LEAVES_OUT) delete schema[key];
   delete schema.$schema; // draft-7 is what MCP clients assume
   const { allOf, ...rest } = schema;
   if (Array.isArray(allOf) && allOf.length === 1 && Object.keys(rest).length === 0) return allOf[0];

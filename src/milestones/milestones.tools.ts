@@ -26,7 +26,7 @@ const one = (verb: string, m: Milestone) => `${verb} milestone ${m.position}. [$
 
 /** The milestone fields an agent sends, each described (the contract's own schemas and limits). */
 const milestoneFields = {
-  title: zMilestoneCreate.shape.title.describe('The milestone title (1-200 characters).'),
+  title: zMilestoneCreate.shape.title.describe('The milestone title: one line, 1-200 characters.'),
   description: zMilestoneCreate.shape.description.describe(
     'What the milestone is about, markdown (up to 5,000 characters).',
   ),
@@ -37,7 +37,7 @@ const milestoneFields = {
   ),
 };
 const updatedFields = {
-  title: zMilestoneUpdate.shape.title.describe('A new title (1-200 characters).'),
+  title: zMilestoneUpdate.shape.title.describe('A new title: one line, 1-200 characters.'),
   description: zMilestoneUpdate.shape.description.describe('A new description (markdown); null clears it.'),
   status: zMilestoneUpdate.shape.status.describe('planned, in_progress, done or cancelled.'),
   dueDate: zMilestoneUpdate.shape.dueDate.describe('A new due day, YYYY-MM-DD; null clears it.'),

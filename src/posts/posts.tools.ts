@@ -68,7 +68,7 @@ export const postsTools = [
     input: z
       .object({
         ...projectIdInput,
-        title: zPostCreate.shape.title.describe('The headline (1-200 characters).'),
+        title: zPostCreate.shape.title.describe('The headline: one line, 1-200 characters.'),
         body: zPostCreate.shape.body.describe('The build log itself, markdown.'),
         tags: zPostCreate.shape.tags.describe('Up to 10 lowercase tags, e.g. ["release", "backend"].'),
       })
