@@ -30,6 +30,7 @@ import type { Logger } from '../kernel/logger.js';
 import { bindTools, type BoundTool, type ToolContext } from './kit/tool.js';
 import type { ObjectRules } from '../kernel/contract.js';
 import { answer, clip } from './kit/answers.js';
+import type { WrittenBy } from './kit/authorship.js';
 import { ARGUMENT_HINTS } from './kit/inputs.js';
 import { EXPIRY_META_KEY, expiryNotice } from './expiry.js';
 import { projectsTools } from '../projects/projects.tools.js';
@@ -264,6 +265,9 @@ function unavailableText(tool: BoundTool): string {
   return `Service unavailable: the database cannot be reached right now, so ${tool.name} may not have run. Wait about ${RETRY_AFTER_S} seconds. ${retry}`;
 }
 
+/** What a tool that says nothing of authorship answers with: the caller's own words (what it just wrote). */
+const YOURS: WrittenBy = () => ({ by: 'you' });
+
 /** What runTool needs besides the tool's own context. */
 export type RunOptions = {
   log: Logger;
@@ -296,8 +300,10 @@ export async function runTool(
   const refused = refusal(tool, args, ctx);
   if (typeof refused === 'string') return failed(refused);
   const { idempotencyKey, ...toolArgs } = refused.args;
+  let writtenBy: WrittenBy = YOURS;
+  const call: ToolContext = { ...ctx, attribute: (w) => void (writtenBy = w) };
   try {
-    const data = await runOnce(tool, toolArgs, idempotencyKey, ctx, opts);
+    const data = await runOnce(tool, toolArgs, idempotencyKey, call, opts);
     const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
     const note = [followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
     return warned(
@@ -307,6 +313,7 @@ export async function runTool(
         texts: tool.texts ?? [],
         cursorAfter: tool.cursorAfter && ((kept) => tool.cursorAfter!(kept, data as never, toolArgs as never, ctx)),
         wholeAt: tool.wholeAt && ((item) => `GET ${API_BASE}${tool.wholeAt!(item)}`),
+        writtenBy,
       }),
     );
   } catch (err) {

@@ -17,7 +17,7 @@ import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
 import { cursorList, type CursorList, decodeCursor, type Page } from '../kernel/cursor.js';
 import { cursorWithin, isWalkCursor, startWalk, walkPage } from './roadmap-walks.js';
-import { assertCanReadProject, lockProjectToManage } from '../projects/projects.service.js';
+import { assertCanReadProject, lockProjectToManage, type SeenAccess } from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
   highestPosition,
@@ -41,8 +41,10 @@ export async function listMilestones(
   actor: Actor,
   projectId: string,
   query: { limit: number; cursor?: string } & RoadmapFilters,
+  seen?: SeenAccess,
 ): Promise<Page<MilestoneDto>> {
-  await assertCanReadProject(em, actor, projectId);
+  const { project, role } = await assertCanReadProject(em, actor, projectId);
+  seen?.({ owner: project.owner, role });
   const list = roadmapList(projectId, query);
   const at = decodeCursor(query.cursor, isWalkCursor, list);
   if (at) {

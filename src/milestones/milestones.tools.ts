@@ -73,13 +73,16 @@ export const milestonesTools = [
       .strict(),
     output: listOutput(zMilestone, SUMMARY),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-    run: async (args, { em, actor }) => {
-      const page = await listMilestones(em, actor, args.projectId, {
-        limit: pageLimit(args.limit),
-        cursor: args.cursor,
-        statuses: args.status,
-        ids: args.milestoneIds,
-      });
+    run: async (args, { em, actor, attribute }) => {
+      const page = await listMilestones(
+        em,
+        actor,
+        args.projectId,
+        { limit: pageLimit(args.limit), cursor: args.cursor, statuses: args.status, ids: args.milestoneIds },
+        // Only a project's owner writes its roadmap.
+        ({ owner, role }) =>
+          attribute?.(() => (role === 'owner' ? { by: 'you' } : { by: 'owner', username: owner.username })),
+      );
       return listed(page, args.detail ?? 'standard', 'get_roadmap', SUMMARY, ['description']);
     },
     headline: (page, args) =>

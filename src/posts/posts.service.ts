@@ -11,7 +11,7 @@ import { User } from '../users/user.entity.js';
 import { type Actor, actorId } from '../kernel/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
 import { cursorList, type CursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
-import { assertCanContributeToProject, assertCanReadProject } from '../projects/projects.service.js';
+import { assertCanContributeToProject, assertCanReadProject, type SeenAccess } from '../projects/projects.service.js';
 import { presentPost, type PostFields } from './posts.presenter.js';
 import { buildLogPage, buildLogPageAmong, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
 import { LAST_ID } from '../db/reads.js';
@@ -163,8 +163,10 @@ export async function listBuildLogs(
   actor: Actor,
   projectId: string,
   query: { limit: number; cursor?: string; since?: Date; ids?: readonly string[] },
+  seen?: SeenAccess,
 ): Promise<Page<PostDto>> {
-  await assertCanReadProject(em, actor, projectId);
+  const { project, role } = await assertCanReadProject(em, actor, projectId);
+  seen?.({ owner: project.owner, role });
   const after = decodeCursor(query.cursor, isIdCursor, buildLogList(projectId, query));
   const page = {
     projectId,

@@ -7,10 +7,38 @@ import { cursorAfterId } from '../kernel/cursor.js';
 import { buildLogList, createPost, listBuildLogs } from './posts.service.js';
 import { presentPost } from './posts.presenter.js';
 import { PAGE_SIZE, pageLimit } from '../kernel/contract.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Post } from '../../codegen/generated/api/types.gen.js';
+import type { Author, WrittenBy } from '../mcp/kit/authorship.js';
+import { membersAmong } from '../projects/projects.service.js';
 
 const SUMMARY = ['id', 'title', 'createdAt'] as const;
 /** The `since` argument as the service takes it. */
 const sinceOf = (since: string | undefined) => (since === undefined ? undefined : new Date(since));
+
+/**
+ * Whose words each build log is: the caller's, the owner's, a member's, or someone's no longer in
+ * the project (a member removed since), by its author; one query for the authors who are neither
+ * the caller nor the owner.
+ */
+async function buildLogAuthors(
+  em: EntityManager,
+  projectId: string,
+  posts: readonly Post[],
+  callerId: string,
+  ownerId: string,
+): Promise<WrittenBy> {
+  const others = [...new Set(posts.map((p) => p.author.id).filter((id) => id !== callerId && id !== ownerId))];
+  const members = await membersAmong(em, projectId, others);
+  const authors = new Map<unknown, Author>(
+    posts.map((p) => {
+      const { id, username } = p.author;
+      const by = id === callerId ? 'you' : id === ownerId ? 'owner' : members.has(id) ? 'member' : 'outside';
+      return [p.id, by === 'you' ? { by } : { by, username }];
+    }),
+  );
+  return (item) => authors.get(item.id) ?? { by: 'outside' };
+}
 
 export const postsTools = [
   defineTool({
@@ -40,13 +68,16 @@ export const postsTools = [
       .strict(),
     output: listOutput(zPost, SUMMARY),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-    run: async (args, { em, actor }) => {
-      const page = await listBuildLogs(em, actor, args.projectId, {
-        limit: pageLimit(args.limit),
-        cursor: args.cursor,
-        since: sinceOf(args.since),
-        ids: args.postIds,
-      });
+    run: async (args, { em, actor, attribute }) => {
+      let owner = '';
+      const page = await listBuildLogs(
+        em,
+        actor,
+        args.projectId,
+        { limit: pageLimit(args.limit), cursor: args.cursor, since: sinceOf(args.since), ids: args.postIds },
+        (access) => void (owner = access.owner.id),
+      );
+      if (attribute) attribute(await buildLogAuthors(em, args.projectId, page.items, actor.userId, owner));
       return listed(page, args.detail ?? 'standard', 'list_build_logs', SUMMARY, ['body']);
     },
     headline: (page, args) =>

@@ -105,3 +105,18 @@ export async function lockOwnedProject(tem: EntityManager, projectId: string, us
 const ownedProjectRowLock = hotRead(['projectId', 'userId'], (db, v: { projectId: string; userId: string }) =>
   db.selectFrom('Project').select('id as id').where('id', '=', v.projectId).where('owner', '=', v.userId).forUpdate(),
 );
+
+/** The users among `userIds` who are members of the project (its owner is not a member). */
+export async function memberIdsAmong(
+  em: EntityManager,
+  projectId: string,
+  userIds: readonly string[],
+): Promise<string[]> {
+  const rows = await reads(em)
+    .selectFrom('ProjectMember')
+    .select('user as user')
+    .where('project', '=', projectId)
+    .where('user', 'in', [...userIds])
+    .execute();
+  return rows.map((r) => r.user);
+}

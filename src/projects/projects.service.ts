@@ -17,6 +17,7 @@ import {
   detachBuildLogs,
   lockOwnedProject,
   lockProject,
+  memberIdsAmong,
   projectWithAccess,
   readableProjects,
 } from './projects.queries.js';
@@ -26,6 +27,12 @@ import { recordProjectUpdated } from './project-events.js';
 
 type ProjectRole = 'owner' | 'member' | 'none';
 type Access<P extends ProjectFields> = { project: P; role: ProjectRole };
+/**
+ * What a read of a project's content learnt of it on the way (its owner, the caller's role), for
+ * an adapter that says whose words the content is (the MCP tools): passed to `seen`, no query more.
+ */
+export type ReadAccess = { owner: { id: string; username: string }; role: ProjectRole };
+export type SeenAccess = (access: ReadAccess) => void;
 
 /** The caller's user id as a query value: null when it is not a UUID, so it matches no row instead of failing the cast. */
 
@@ -254,3 +261,13 @@ export const myProjectList = (actor: Actor, role: 'owner' | 'member'): CursorLis
   const { ownerId, memberId } = mine(actor, role);
   return projectList(ownerId, memberId);
 };
+
+/** Which of `userIds` are members of the project now. */
+export async function membersAmong(
+  em: EntityManager,
+  projectId: string,
+  userIds: readonly string[],
+): Promise<Set<string>> {
+  if (!userIds.length) return new Set();
+  return new Set(await memberIdsAmong(em, projectId, userIds));
+}

@@ -29,12 +29,14 @@ export const projectsTools = [
       .strict(),
     output: listOutput(zProject, SUMMARY),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-    run: async (args, { em, actor }) => {
-      const page = await listMyProjects(em, actor, {
-        limit: pageLimit(args.limit),
-        cursor: args.cursor,
-        role: args.role ?? 'owner',
-      });
+    run: async (args, { em, actor, attribute }) => {
+      const role = args.role ?? 'owner';
+      const page = await listMyProjects(em, actor, { limit: pageLimit(args.limit), cursor: args.cursor, role });
+      // A project's name and text are its owner's: the caller's own, or (role member) someone else's.
+      const owners = new Map(page.items.map((p) => [p.id, p.owner.username]));
+      attribute?.((item) =>
+        role === 'owner' ? { by: 'you' } : { by: 'owner', username: owners.get(item.id as string) },
+      );
       return listed(page, args.detail ?? 'standard', 'list_my_projects', SUMMARY, ['description']);
     },
     headline: (page, args) =>

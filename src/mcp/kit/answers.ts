@@ -11,6 +11,7 @@
 import * as z from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Detail } from './inputs.js';
+import { AUTHORSHIP_META_KEY, FENCE_NOTE, fenced, newFence, type WrittenBy } from './authorship.js';
 
 /** How much of a long text field a list answer keeps. */
 export const PREVIEW = 400;
@@ -103,6 +104,8 @@ export type AnswerShape = {
   cursorAfter?: (kept: Item[]) => Promise<string>;
   /** Where the whole of an item shortened to fit can be read. */
   wholeAt?: (item: Item) => string;
+  /** Whose words each item (or the one result) carries: someone else's are fenced (./authorship.ts). */
+  writtenBy?: WrittenBy;
 };
 
 const isList = (data: Item): data is ListData & Item => Array.isArray(data.items);
@@ -125,8 +128,17 @@ export async function answer(data: Item, shape: AnswerShape): Promise<CallToolRe
   return shortened(data, shape);
 }
 
-/** The result: the headline, then the data as JSON (a list: one item a line), and the data as structuredContent. */
+/**
+ * The result: the headline, then the data as JSON (a list: one item a line), and the data as
+ * structuredContent; an item someone else wrote is fenced, and `_meta` says who wrote each.
+ */
 function render(data: Item, shape: AnswerShape, cut?: string): CallToolResult {
+  const items = isList(data) ? data.items : [data];
+  const authors = shape.writtenBy ? items.map(shape.writtenBy) : [];
+  const fence = authors.some((a) => a.by !== 'you') ? newFence() : undefined;
+  const line = (item: Item, i: number) =>
+    fence ? fenced(JSON.stringify(item), authors[i]!, fence) : [JSON.stringify(item)];
+  const fenceNote = fence ? ` ${FENCE_NOTE}` : '';
   let lines: string[];
   if (isList(data)) {
     const more = data.nextCursor
@@ -135,16 +147,22 @@ function render(data: Item, shape: AnswerShape, cut?: string): CallToolResult {
         ? ' That is all of them.'
         : '';
     const head = `${shape.headline(data)}.${cut ? ` ${cut}` : ''}${more}${shape.note ? ` ${shape.note}` : ''}`;
-    lines = data.items.length
-      ? [`${head} One JSON object a line:`, ...data.items.map((item) => JSON.stringify(item))]
-      : [head];
+    lines = data.items.length ? [`${head}${fenceNote} One JSON object a line:`, ...data.items.flatMap(line)] : [head];
   } else {
     lines = [
-      `${shape.headline(data)}${cut ? ` ${cut}` : ''}${shape.note ? ` ${shape.note}` : ''}`,
-      JSON.stringify(data),
+      `${shape.headline(data)}${cut ? ` ${cut}` : ''}${shape.note ? ` ${shape.note}` : ''}${fenceNote}`,
+      ...line(data, 0),
     ];
   }
-  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: data };
+  const result: CallToolResult = { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: data };
+  if (shape.writtenBy)
+    result._meta = {
+      [AUTHORSHIP_META_KEY]: {
+        ...(fence ? { fence } : {}),
+        items: items.map((item, i) => ({ ...(typeof item.id === 'string' ? { id: item.id } : {}), ...authors[i]! })),
+      },
+    };
+  return result;
 }
 
 /**

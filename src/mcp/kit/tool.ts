@@ -16,12 +16,19 @@ import {
   type OpenApiDocument,
 } from '../../kernel/contract.js';
 import type { ScopeId } from '../../kernel/scopes.js';
+import type { WrittenBy } from './authorship.js';
 
 export type ToolContext = {
   em: EntityManager;
   actor: Actor;
   /** Where the call came from, for the security log's entry of a write. */
   origin?: { address?: string; client?: string };
+  /**
+   * A tool that answers with other people's words says whose each item is (./authorship.ts), from
+   * what its run learnt anyway (the caller's role in the project). Left unsaid, an answer is the
+   * caller's own words: what it just wrote.
+   */
+  attribute?: (writtenBy: WrittenBy) => void;
 };
 
 export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> = {
