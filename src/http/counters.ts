@@ -348,7 +348,10 @@ export class RedisCounters implements Counters {
    */
   async #heartbeat(): Promise<void> {
     // Not before the client has first connected: a service starting beside its Redis is not an outage.
-    if (!this.#connected && !(this.#connected = this.redis.isReady)) return;
+    if (!this.#connected) {
+      if (!this.redis.isReady) return;
+      this.#connected = true;
+    }
     const now = Date.now();
     for (const [key, until] of this.#kept) if (until <= now) this.#kept.delete(key);
     const n = await this.#either(

@@ -301,7 +301,12 @@ export async function runTool(
   if (typeof refused === 'string') return failed(refused);
   const { idempotencyKey, ...toolArgs } = refused.args;
   let writtenBy: WrittenBy = YOURS;
-  const call: ToolContext = { ...ctx, attribute: (w) => void (writtenBy = w) };
+  const call: ToolContext = {
+    ...ctx,
+    attribute: (w) => {
+      writtenBy = w;
+    },
+  };
   try {
     const data = await runOnce(tool, toolArgs, idempotencyKey, call, opts);
     const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);

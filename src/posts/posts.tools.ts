@@ -75,7 +75,9 @@ export const postsTools = [
         actor,
         args.projectId,
         { limit: pageLimit(args.limit), cursor: args.cursor, since: sinceOf(args.since), ids: args.postIds },
-        (access) => void (owner = access.owner.id),
+        (access) => {
+          owner = access.owner.id;
+        },
       );
       if (attribute) attribute(await buildLogAuthors(em, args.projectId, page.items, actor.userId, owner));
       return listed(page, args.detail ?? 'standard', 'list_build_logs', SUMMARY, ['body']);
