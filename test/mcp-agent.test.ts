@@ -68,7 +68,12 @@ async function connect(token: string, version: string = VERSIONS[0]) {
   return client;
 }
 
-type Result = { isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] };
+type Result = {
+  isError?: boolean;
+  structuredContent?: any;
+  content: { type: string; text: string }[];
+  _meta?: Record<string, unknown>;
+};
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
   (await client.callTool({ name, arguments: args })) as Result;
 
