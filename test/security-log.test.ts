@@ -44,29 +44,51 @@ async function storedText(userId: string): Promise<string> {
 }
 
 describe('writes made with a key', () => {
-  it('records a REST write with its key, channel, client, address and resource, and nothing secret', async () => {
+  it('records a REST write with its key, channel, client, address and resource, named, and nothing secret', async () => {
     const { user, token } = await userWithKey(t, [...WRITER]);
     const client = sdkFrom(token, '203.0.113.7');
-    const project = await api.createProject({ client, body: { name: uniqueName('Logged') }, throwOnError: true });
-    const secretTitle = `private plan ${uniqueName()}`;
+    const projectName = uniqueName('Logged');
+    const project = await api.createProject({ client, body: { name: projectName }, throwOnError: true });
+    const title = `private plan ${uniqueName()}`;
+    const description = `the body of it ${uniqueName()}`;
     const milestone = await api.createMilestone({
       client,
       path: { projectId: project.data.id },
-      body: { title: secretTitle },
+      body: { title, description },
       throwOnError: true,
     });
     await api.listMilestones({ client, path: { projectId: project.data.id }, throwOnError: true });
+    await api.updateMilestone({
+      client,
+      path: { projectId: project.data.id, milestoneId: milestone.data.id },
+      body: { title: 'Renamed' },
+      throwOnError: true,
+    });
+    await api.deleteMilestone({
+      client,
+      path: { projectId: project.data.id, milestoneId: milestone.data.id },
+      throwOnError: true,
+    });
 
     const writes = await entries(user.id, 'key.write');
-    expect(writes.map((w) => w.operation)).toEqual(['createProject', 'createMilestone']);
-    const [, made] = writes;
+    expect(writes.map((w) => w.operation)).toEqual([
+      'createProject',
+      'createMilestone',
+      'updateMilestone',
+      'deleteMilestone',
+    ]);
+    const [first, made, renamed, deleted] = writes;
+    // Each names what it changed, as it was then, beside its path.
+    expect(first!.resourceName).toBe(projectName);
     expect(made).toMatchObject({
       keyName: 'test',
       channel: 'rest',
       client: 'integrator-script/2.0',
       address: '203.0.113.7',
       resource: `/api/v1/projects/${project.data.id}/milestones/${milestone.data.id}`,
+      resourceName: title,
     });
+    expect([renamed!.resourceName, deleted!.resourceName]).toEqual(['Renamed', 'Renamed']);
     const key = await t.db.orm.em.fork().findOneOrFail(ApiKey, { user: user.id });
     expect(made!.keyId).toBe(key.id);
 
@@ -74,7 +96,8 @@ describe('writes made with a key', () => {
     expect(stored).not.toContain(token);
     expect(stored).not.toContain(token.slice('shipyard_pat_'.length, -4));
     expect(stored).not.toContain(hashToken(token));
-    expect(stored).not.toContain(secretTitle);
+    // A name, never a body.
+    expect(stored).not.toContain(description);
   });
 
   it('records an MCP write with the client the agent named at initialize; reads are not writes', async () => {
@@ -103,10 +126,21 @@ describe('writes made with a key', () => {
       });
       expect(done.isError).toBeFalsy();
 
+      const gone = await agent.callTool({
+        name: 'delete_milestone',
+        arguments: { projectId: project.data.id, milestoneId: id },
+      });
+      expect(gone.isError).toBeFalsy();
+
       const writes = (await entries(user.id, 'key.write')).filter((w) => w.channel === 'mcp');
-      expect(writes.map((w) => w.operation)).toEqual(['createMilestone', 'updateMilestone']);
+      expect(writes.map((w) => w.operation)).toEqual(['createMilestone', 'updateMilestone', 'deleteMilestone']);
       for (const write of writes) {
-        expect(write).toMatchObject({ keyName: 'test', client: 'roadmap-agent 4.5.0', address: '198.51.100.30' });
+        expect(write).toMatchObject({
+          keyName: 'test',
+          client: 'roadmap-agent 4.5.0',
+          address: '198.51.100.30',
+          resourceName: 'Ship the log',
+        });
         expect(write.resource).toContain(id);
       }
     } finally {

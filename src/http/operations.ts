@@ -12,7 +12,7 @@ import { patternMessages, SERVED, type Operation } from '../kernel/contract.js';
 import { badRequest } from '../kernel/problem.js';
 import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
 import type { Logger } from '../kernel/logger.js';
-import { recordKeyWrite } from '../security-log/security-log.service.js';
+import { recordKeyWrite, resourceNameOf } from '../security-log/security-log.service.js';
 import { restUse } from './authenticate.js';
 
 type Bound = (req: Request, res: Response) => Promise<void>;
@@ -137,6 +137,7 @@ async function logWrite(
     ...restUse(req, actor),
     operation,
     resource: typeof location === 'string' ? location : req.originalUrl.split('?')[0]!,
+    resourceName: 'removed' in reply ? reply.removed : 'body' in reply ? resourceNameOf(reply.body) : undefined,
   }).catch((error: unknown) =>
     log.error('a write could not be put in the security log', { requestId: req.requestId, operation, error }),
   );

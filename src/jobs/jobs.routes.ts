@@ -21,7 +21,7 @@ export const jobsHandlers = {
   }),
   closeJob: async ({ em, actor, path }) => ({ status: 200, body: presentJob(await closeJob(em, actor, path.jobId)) }),
   deleteJob: async ({ em, actor, path }) => {
-    await deleteJob(em, actor, path.jobId);
-    return { status: 204 };
+    const { name } = await deleteJob(em, actor, path.jobId);
+    return { status: 204, removed: name };
   },
 } satisfies SomeHandlers<Ops>;

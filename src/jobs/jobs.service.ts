@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobCreate, JobUpdate, Job as JobDto } from '../../codegen/generated/api/types.gen.js';
 import { Job } from './job.entity.js';
 import { User } from '../users/user.entity.js';
-import type { Actor } from '../kernel/actor.js';
+import type { Actor, Removed } from '../kernel/actor.js';
 import { badRequest, forbidden, notFound } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { normaliseTags } from '../kernel/tags.js';
@@ -125,9 +125,10 @@ export async function closeJob(em: EntityManager, actor: Actor, jobId: string): 
   return job;
 }
 
-export async function deleteJob(em: EntityManager, actor: Actor, jobId: string): Promise<void> {
-  await assertCanManageJob(em, actor, jobId);
+export async function deleteJob(em: EntityManager, actor: Actor, jobId: string): Promise<Removed> {
+  const { title } = await assertCanManageJob(em, actor, jobId);
   await em.nativeDelete(Job, { id: jobId });
+  return { name: title };
 }
 
 export type JobListQuery = {

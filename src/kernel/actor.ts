@@ -17,3 +17,6 @@ export const ANONYMOUS: Actor = Object.freeze({ userId: '', via: 'anonymous', sc
 
 /** The caller's user id, or null for a caller with none (anonymous): what a typed read compares with. */
 export const actorId = (actor: Actor): string | null => (isUuid(actor.userId) ? actor.userId : null);
+
+/** What a delete removed, named as it was (its name or title): the security log's entry names it. */
+export type Removed = { name: string };

@@ -25,7 +25,7 @@ import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { createRequestHash, once } from '../idempotency/idempotency.service.js';
 import { basePath, listOperations, patternMessages, SERVED } from '../kernel/contract.js';
 import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
-import { recordKeyWrite } from '../security-log/security-log.service.js';
+import { recordKeyWrite, resourceNameOf } from '../security-log/security-log.service.js';
 import type { Logger } from '../kernel/logger.js';
 import { bindTools, type BoundTool, type ToolContext } from './kit/tool.js';
 import type { ObjectRules } from '../kernel/contract.js';
@@ -361,6 +361,7 @@ async function logWrite(
     ...ctx.origin,
     operation: tool.operation,
     resource: `${API_BASE}${path}`,
+    resourceName: resourceNameOf(data),
   }).catch((error: unknown) =>
     opts.log.error('a write could not be put in the security log', {
       requestId: opts.requestId,

@@ -40,8 +40,8 @@ export const milestonesHandlers = {
     body: presentMilestone(await updateMilestone(em, actor, path.projectId, path.milestoneId, body)),
   }),
   deleteMilestone: async ({ em, actor, path }) => {
-    await deleteMilestone(em, actor, path.projectId, path.milestoneId);
-    return { status: 204 };
+    const { name } = await deleteMilestone(em, actor, path.projectId, path.milestoneId);
+    return { status: 204, removed: name };
   },
   reorderMilestones: async ({ em, actor, path, body }) => ({
     status: 200,

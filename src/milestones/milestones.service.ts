@@ -12,7 +12,7 @@ import type {
 } from '../../codegen/generated/api/types.gen.js';
 import { Milestone } from './milestone.entity.js';
 import { Project } from '../projects/project.entity.js';
-import type { Actor } from '../kernel/actor.js';
+import type { Actor, Removed } from '../kernel/actor.js';
 import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
 import { cursorList, type CursorList, decodeCursor, type Page } from '../kernel/cursor.js';
@@ -226,8 +226,8 @@ export async function deleteMilestone(
   actor: Actor,
   projectId: string,
   milestoneId: string,
-): Promise<void> {
-  await em.transactional(async (tem) => {
+): Promise<Removed> {
+  return em.transactional(async (tem) => {
     const count = await lockRoadmap(tem, actor, projectId);
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
@@ -242,6 +242,7 @@ export async function deleteMilestone(
           )
         : null;
     await recordMilestoneEvent(tem, 'milestone.deleted', milestone, { shifted });
+    return { name: milestone.title };
   });
 }
 

@@ -137,12 +137,12 @@ export const milestonesTools = [
     description:
       'Deletes a milestone of a project you own, for good: it cannot be undone. The milestones after it move up.',
     input: z.object({ ...projectIdInput, ...milestoneIdInput }).strict(),
-    output: z.object({ deleted: z.literal(true), milestoneId: z.string() }),
+    output: z.object({ deleted: z.literal(true), milestoneId: z.string(), title: z.string() }),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async ({ projectId, milestoneId }, { em, actor }) => {
-      await deleteMilestone(em, actor, projectId, milestoneId);
-      return { deleted: true as const, milestoneId };
+      const { name } = await deleteMilestone(em, actor, projectId, milestoneId);
+      return { deleted: true as const, milestoneId, title: name };
     },
-    headline: (r) => `Deleted milestone ${r.milestoneId}; the milestones after it moved up.`,
+    headline: (r) => `Deleted milestone "${r.title}" (${r.milestoneId}); the milestones after it moved up.`,
   }),
 ];

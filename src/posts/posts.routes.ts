@@ -22,8 +22,8 @@ export const postsHandlers = {
     body: presentPost(await updatePost(em, actor, path.postId, body)),
   }),
   deletePost: async ({ em, actor, path }) => {
-    await deletePost(em, actor, path.postId);
-    return { status: 204 };
+    const { name } = await deletePost(em, actor, path.postId);
+    return { status: 204, removed: name };
   },
   createPost: async ({ em, actor, body, req }) => {
     const post = await createPost(em, actor, body);

@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PostCreate, PostUpdate, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 import { Post } from './post.entity.js';
 import { User } from '../users/user.entity.js';
-import { type Actor, actorId } from '../kernel/actor.js';
+import { type Actor, actorId, type Removed } from '../kernel/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
 import { cursorList, type CursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { assertCanContributeToProject, assertCanReadProject, type SeenAccess } from '../projects/projects.service.js';
@@ -110,14 +110,15 @@ export async function updatePost(em: EntityManager, actor: Actor, postId: string
   });
 }
 
-export async function deletePost(em: EntityManager, actor: Actor, postId: string): Promise<void> {
-  await assertCanEditPost(em, actor, postId);
+export async function deletePost(em: EntityManager, actor: Actor, postId: string): Promise<Removed> {
+  const { title } = await assertCanEditPost(em, actor, postId);
   await em.transactional(async (tem) => {
     const post = await tem.findOne(Post, { id: postId }, { populate: ['author'] });
     // Comments cascade. No event when another request deleted it meanwhile: its own tells it.
     if (post && (await tem.nativeDelete(Post, { id: postId })))
       await recordBuildLogEvent(tem, 'build_log.deleted', post);
   });
+  return { name: title };
 }
 
 /** `author` is a username or `me`; `authorId` a user already looked up (GET /users/{username}/posts). */

@@ -38,8 +38,8 @@ export const projectsHandlers = {
     body: presentProject(await updateProject(em, actor, path.projectId, body)),
   }),
   deleteProject: async ({ em, actor, path }) => {
-    await deleteProject(em, actor, path.projectId);
-    return { status: 204 };
+    const { name } = await deleteProject(em, actor, path.projectId);
+    return { status: 204, removed: name };
   },
   listProjectMembers: async ({ em, actor, path, query }) => ({
     status: 200,
@@ -51,7 +51,7 @@ export const projectsHandlers = {
   }),
   removeProjectMember: async ({ em, actor, path }) => {
     await removeMember(em, actor, path.projectId, path.username);
-    return { status: 204 };
+    return { status: 204, removed: `@${path.username.toLowerCase()}` };
   },
   // The user is looked up once, for the 404; the list then filters by their id.
   listUserProjects: async ({ em, actor, path, query }) => {

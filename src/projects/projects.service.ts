@@ -8,7 +8,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import type { ProjectCreate, ProjectUpdate } from '../../codegen/generated/api/types.gen.js';
 import { Project } from './project.entity.js';
 import { User } from '../users/user.entity.js';
-import { actorId, type Actor } from '../kernel/actor.js';
+import { actorId, type Actor, type Removed } from '../kernel/actor.js';
 import { conflict, forbidden, notFound } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf, type CursorList } from '../kernel/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
@@ -201,12 +201,13 @@ export async function updateProject(
   });
 }
 
-export async function deleteProject(em: EntityManager, actor: Actor, projectId: string): Promise<void> {
-  await assertCanManageProject(em, actor, projectId);
+export async function deleteProject(em: EntityManager, actor: Actor, projectId: string): Promise<Removed> {
+  const { name } = await assertCanManageProject(em, actor, projectId);
   await em.transactional(async (tem) => {
     await detachBuildLogs(tem, projectId);
     await tem.nativeDelete(Project, { id: projectId }); // milestones and memberships cascade
   });
+  return { name };
 }
 
 /** The list a projects cursor belongs to: whose projects (owned by, or with as a member). */

@@ -32,6 +32,8 @@ const SecurityEventSchema = defineEntity({
     /** For a write: the operation's id and the resource's path under the API. */
     operation: p.string().length(60).nullable(),
     resource: p.string().length(300).nullable(),
+    /** What the write changed, named as it was then (a project's name, a milestone's title). */
+    resourceName: p.string().length(200).nullable(),
   },
   indexes: [
     { name: 'security_events_user_idx', properties: ['user', 'id'] },

@@ -13,5 +13,6 @@ export function presentSecurityEvent(row: SecurityEvent) {
     address: row.address ?? null,
     operation: row.operation ?? null,
     resource: row.resource ?? null,
+    resourceName: row.resourceName ?? null,
   };
 }

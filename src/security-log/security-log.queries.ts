@@ -49,6 +49,7 @@ export type SecurityRow = {
   address: string | null;
   operation: string | null;
   resource: string | null;
+  resourceName: string | null;
 };
 
 /** Writes entries in one statement, however many (on `em`'s transaction if it has one). */
@@ -76,12 +77,13 @@ const insertEntries = hotWrite(['rows'], (db, v: { rows: string }) =>
       'address',
       'operation',
       'resource',
+      'resourceName',
     ])
     .expression((eb) =>
       eb
         .selectFrom(
           sql<EntryRow>`jsonb_to_recordset(${v.rows}::jsonb)`.as<'v'>(
-            sql`v(e_id uuid, e_user uuid, e_kind text, e_at timestamptz, e_key uuid, e_key_name text, e_channel text, e_client text, e_address text, e_operation text, e_resource text)`,
+            sql`v(e_id uuid, e_user uuid, e_kind text, e_at timestamptz, e_key uuid, e_key_name text, e_channel text, e_client text, e_address text, e_operation text, e_resource text, e_resource_name text)`,
           ),
         )
         .select([
@@ -96,6 +98,7 @@ const insertEntries = hotWrite(['rows'], (db, v: { rows: string }) =>
           'v.e_address',
           'v.e_operation',
           'v.e_resource',
+          'v.e_resource_name',
         ]),
     ),
 );
@@ -111,6 +114,7 @@ type EntryRow = {
   e_address: string | null;
   e_operation: string | null;
   e_resource: string | null;
+  e_resource_name: string | null;
 };
 
 /** A row as insertEntries reads it from its JSON parameter. */
@@ -126,4 +130,5 @@ const entryJson = (r: SecurityRow): EntryRow => ({
   e_address: r.address,
   e_operation: r.operation,
   e_resource: r.resource,
+  e_resource_name: r.resourceName,
 });

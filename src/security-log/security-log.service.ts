@@ -48,6 +48,8 @@ export type NewSecurityEvent = Origin & {
   channel?: Channel | null;
   operation?: string | null;
   resource?: string | null;
+  /** What the write changed, named as it was then. */
+  resourceName?: string | null;
 };
 
 /**
@@ -75,6 +77,7 @@ function securityRow(event: NewSecurityEvent): SecurityRow {
     address: columnText(event.address, 64),
     operation: columnText(event.operation, 60),
     resource: columnText(event.resource, 300),
+    resourceName: columnText(event.resourceName, 200),
   };
 }
 
@@ -160,7 +163,12 @@ const idAt = (at: Date, random?: 0): string =>
 export async function recordKeyWrite(
   em: EntityManager,
   actor: Actor,
-  write: Origin & { channel: Extract<Channel, 'rest' | 'mcp'>; operation: string; resource: string },
+  write: Origin & {
+    channel: Extract<Channel, 'rest' | 'mcp'>;
+    operation: string;
+    resource: string;
+    resourceName?: string | null;
+  },
 ): Promise<void> {
   if (!actor.keyId) return;
   await recordSecurityEvent(em, {
@@ -170,4 +178,18 @@ export async function recordKeyWrite(
     keyName: actor.keyName,
     ...write,
   });
+}
+
+/**
+ * What a write's answer names: its name or title (a project, a milestone, a post, a job), or the
+ * user it is about (a member), or a webhook's description or address. Undefined for what has none.
+ */
+export function resourceNameOf(value: unknown): string | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const v = value as Record<string, unknown>;
+  for (const field of ['name', 'title']) if (typeof v[field] === 'string' && v[field]) return v[field] as string;
+  const user = v.user as { username?: unknown } | undefined;
+  if (typeof user?.username === 'string') return `@${user.username}`;
+  if (typeof v.url === 'string') return typeof v.description === 'string' && v.description ? v.description : v.url;
+  return undefined;
 }

@@ -45,7 +45,7 @@ export function securityLogRow(event: SecurityEvent): Html {
       <td data-label="Through">${event.channel ? (CHANNEL_LABELS[event.channel] ?? event.channel) : '—'}</td>
       <td data-label="Client">${orDash(event.client)}</td>
       <td data-label="From">${event.address ? html`<code>${userText(event.address)}</code>` : orDash(null)}</td>
-      <td data-label="Resource">${event.resource ? html`<code class="wrap">${userText(event.resource)}</code>` : orDash(null)}</td>
+      <td data-label="Resource">${event.resourceName ? html`${userText(event.resourceName)}<br>` : ''}${event.resource ? html`<code class="wrap">${userText(event.resource)}</code>` : orDash(null)}</td>
     </tr>`;
 }
 

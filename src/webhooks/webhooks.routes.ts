@@ -47,8 +47,8 @@ export const webhooksHandlers = (settings: WebhookSettings) =>
       body: await updateWebhook(em, actor, path.projectId, path.webhookId, body, settings),
     }),
     deleteWebhook: async ({ em, actor, path }) => {
-      await deleteWebhook(em, actor, path.projectId, path.webhookId);
-      return { status: 204 };
+      const { name } = await deleteWebhook(em, actor, path.projectId, path.webhookId);
+      return { status: 204, removed: name };
     },
     rotateWebhookSecret: async ({ em, actor, path, body }) => ({
       status: 200,

@@ -11,7 +11,7 @@ import type {
   WebhookSubscriptionCreate,
   WebhookSubscriptionUpdate,
 } from '../../codegen/generated/api/types.gen.js';
-import type { Actor } from '../kernel/actor.js';
+import type { Actor, Removed } from '../kernel/actor.js';
 import { conflict, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { isUuid } from '../kernel/ids.js';
@@ -167,9 +167,10 @@ export async function deleteWebhook(
   actor: Actor,
   projectId: string,
   webhookId: string,
-): Promise<void> {
+): Promise<Removed> {
   const subscription = await subscriptionOf(em, actor, projectId, webhookId);
   await em.nativeDelete(WebhookSubscription, { id: subscription.id }); // deliveries and attempts cascade
+  return { name: subscription.description || subscription.url };
 }
 
 export async function rotateWebhookSecret(

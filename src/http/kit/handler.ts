@@ -33,7 +33,8 @@ type HandlerInput<Op extends OperationId> = {
 
 export type Reply<Op extends OperationId> =
   | { status: 200 | 201; body: SuccessBody<Op>; headers?: Record<string, string> }
-  | { status: 204 }
+  /** `removed`: what a delete removed, named as it was (its name or title), for the security log. */
+  | { status: 204; removed?: string }
   /** A body that is not JSON (the YAML spec). */
   | { status: 200; text: string; contentType: string }
   /** Bytes streamed as they are (media content); the headers carry the type and length. */
