@@ -51,7 +51,14 @@ import { oauthRouter, oauthSite } from './oauth/oauth.routes.js';
 import type { MetadataFetchPolicy } from './oauth/client-metadata.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { DEFAULT_MEDIA_QUOTA_BYTES } from './media/media.service.js';
-import { failedAuthBudget, freeOpenings, requestBudget, signInBudget, type FailedAuth } from './http/rate-limit.js';
+import {
+  failedAuthBudget,
+  freeOpenings,
+  requestBudget,
+  SharedLimitStore,
+  signInBudget,
+  type FailedAuth,
+} from './http/rate-limit.js';
 import { MAX_KEY_DAYS, type RateLimits } from './kernel/limits.js';
 import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
 import type { RedisClientType } from 'redis';
@@ -176,7 +183,8 @@ export function createApp({
         registrationsPerHour: config.oauthRegistrationsPerHour ?? 300,
         clientMetadata: config.oauthClientMetadata,
         keyMaxDays: config.keyMaxDays,
-        counters,
+        // The SDK handlers' own limiters count in the shared budgets (Redis when there is one).
+        limitStore: (endpoint) => new SharedLimitStore(counters, `oauth:${endpoint}:`),
       }),
     );
   else if ('off' in site) log.info('OAuth sign-in is off', { reason: site.off });

@@ -14,7 +14,7 @@ import type { ScopeId } from '../kernel/scopes.js';
 import type { FailedAuth } from './rate-limit.js';
 import { SESSION_COOKIE, userForSession } from '../sessions/sessions.service.js';
 import { csrfTokenMatches } from '../sessions/csrf.js';
-import { parseCookies } from './cookies.js';
+import { parseCookies } from '../kernel/cookies.js';
 
 /** A session-only operation called without a signed-in session (the validator's own check says so too). */
 export const sessionRequired = () =>

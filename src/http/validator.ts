@@ -19,7 +19,7 @@ import { badRequest, missingToken } from '../kernel/problem.js';
 import { strictQueryIntegers } from './query-integers.js';
 import { jsonBody } from './json-body.js';
 import { deprecation } from './deprecation.js';
-import { parseCookies } from './cookies.js';
+import { parseCookies } from '../kernel/cookies.js';
 import { chain } from './chain.js';
 import type { KeyCache } from '../keys/key-cache.js';
 import type { KeyUse } from '../keys/key-use.js';

@@ -25,9 +25,8 @@ import type { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { SCOPE_IDS } from '../kernel/scopes.js';
 import { MCP_SCOPES } from '../kernel/contract.js';
-import { parseCookies } from '../http/cookies.js';
-import type { Counters } from '../http/counters.js';
-import { SharedLimitStore } from '../http/rate-limit.js';
+import { parseCookies } from '../kernel/cookies.js';
+import type { Store } from 'express-rate-limit';
 import { SESSION_COOKIE } from '../sessions/sessions.service.js';
 import { ClientMetadataDocuments, type MetadataFetchPolicy } from './client-metadata.js';
 import { ProblemError } from '../kernel/problem.js';
@@ -176,8 +175,8 @@ export function oauthRouter(deps: {
   clientMetadata?: MetadataFetchPolicy;
   /** The longest a key may last (KEY_MAX_DAYS). */
   keyMaxDays?: number;
-  /** The request budgets' counters: the handlers' limits are kept there. */
-  counters: Counters;
+  /** Where the handlers' own limiters count, by endpoint: the shared budgets (Redis when there is one). */
+  limitStore: (endpoint: string) => Store;
 }): Router {
   const { orm, site, log } = deps;
   const em = () => orm.em.fork();
@@ -299,8 +298,7 @@ export function oauthRouter(deps: {
     resource_documentation: `${site.issuer}/docs`,
   });
 
-  // The SDK handlers' own limiters count in the shared budgets (Redis when there is one).
-  const shared = (endpoint: string) => new SharedLimitStore(deps.counters, `oauth:${endpoint}:`);
+  const shared = deps.limitStore;
   const router = Router();
   router.use('/.well-known/oauth-authorization-server', metadataHandler(metadata));
   router.use(new URL(site.mcpResourceMetadata).pathname, metadataHandler(resource(site.mcpUrl, MCP_SCOPES)));

@@ -31,7 +31,7 @@ type Access<P extends ProjectFields> = { project: P; role: ProjectRole };
  * What a read of a project's content learnt of it on the way (its owner, the caller's role), for
  * an adapter that says whose words the content is (the MCP tools): passed to `seen`, no query more.
  */
-export type ReadAccess = { owner: { id: string; username: string }; role: ProjectRole };
+type ReadAccess = { owner: { id: string; username: string }; role: ProjectRole };
 export type SeenAccess = (access: ReadAccess) => void;
 
 /** The caller's user id as a query value: null when it is not a UUID, so it matches no row instead of failing the cast. */

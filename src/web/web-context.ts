@@ -7,7 +7,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { SESSION_COOKIE, userForSession } from '../sessions/sessions.service.js';
 import { csrfTokenFor, csrfTokenMatches, newSecret, PRE_SESSION_COOKIE, SECRET_PATTERN } from '../sessions/csrf.js';
-import { parseCookies } from '../http/cookies.js';
+import { parseCookies } from '../kernel/cookies.js';
 import type { User } from '../users/user.entity.js';
 import type { KeyOrigin } from '../keys/keys.service.js';
 

@@ -16,7 +16,7 @@ export type WrittenBy = (item: Record<string, unknown>) => Author;
 
 /** The `_meta` key of the attribution. */
 export const AUTHORSHIP_META_KEY = 'shipyard.dev/written-by';
-export const FENCE_TAG = 'data-from-others';
+const FENCE_TAG = 'data-from-others';
 
 const words: Record<Author['by'], string> = {
   you: 'you',
@@ -26,7 +26,7 @@ const words: Record<Author['by'], string> = {
 };
 
 /** "a member of the project, @grace": who wrote it, as the fence says. */
-export const describeAuthor = (a: Author) => `${words[a.by]}${a.username ? ` @${a.username}` : ''}`;
+const describeAuthor = (a: Author) => `${words[a.by]}${a.username ? ` @${a.username}` : ''}`;
 
 /** A new fence id for one answer: 12 hex characters nobody can guess beforehand. */
 export const newFence = () => randomBytes(6).toString('hex');
