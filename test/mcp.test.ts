@@ -172,7 +172,7 @@ describe('MCP through the SDK client', () => {
     expect(roadmap.structuredContent.items.map((m: { title: string }) => m.title)).toEqual(['Beta', 'Alpha']);
 
     const deleted = await call(client, 'delete_milestone', { projectId, milestoneId });
-    expect(deleted.structuredContent).toEqual({ deleted: true, milestoneId });
+    expect(deleted.structuredContent).toEqual({ deleted: true, milestoneId, title: 'Alpha' });
     expect(await t.db.orm.em.fork().count(Milestone, { id: milestoneId })).toBe(0);
     const after = await call(client, 'get_roadmap', { projectId });
     expect(
