@@ -37,7 +37,7 @@ import { notFound, type ProblemError } from './kernel/problem.js';
 import { refuseNul } from './http/nul.js';
 import { formEncodedQuery } from './http/form-query.js';
 import { cors, securityHeaders } from './http/security.js';
-import { databaseReady } from './db/ready.js';
+import { databaseState } from './db/ready.js';
 import { idempotency } from './http/idempotency.js';
 import { requestTimeout } from './http/timeout.js';
 import { requestContext } from './http/context.js';
@@ -60,8 +60,7 @@ import {
   type FailedAuth,
 } from './http/rate-limit.js';
 import { MAX_KEY_DAYS, type RateLimits } from './kernel/limits.js';
-import { MemoryCounters, RedisCounters, type Counters } from './http/counters.js';
-import type { RedisClientType } from 'redis';
+import { MemoryCounters, RedisCounters, type Counters, type RedisLink } from './http/counters.js';
 import { KeyCache } from './keys/key-cache.js';
 import { KeyUse } from './keys/key-use.js';
 import type { ChangeFeed } from './db/changes.js';
@@ -115,7 +114,7 @@ export type AppDeps = {
   contract?: OpenApiDocument;
   storage?: MediaStorage;
   /** Shared rate-limit budgets across instances (a client, connected or connecting), else in memory. */
-  redis?: RedisClientType;
+  redis?: RedisLink;
   /** The database's change notices (src/db/changes.ts): revocations reach the key cache at once. */
   changes?: ChangeFeed;
   /**
@@ -278,10 +277,11 @@ const liveness: RequestHandler = (_req, res) => {
 function readiness(orm: MikroORM, counters: Counters, withRedis: boolean): RequestHandler {
   return async (_req, res) => {
     await counters.probe();
-    const ok = await databaseReady(orm);
+    const database = await databaseState(orm);
+    const ok = database === 'ok';
     res.status(ok ? 200 : 503).json({
       status: ok ? 'ready' : 'unavailable',
-      database: ok ? 'ok' : 'unreachable',
+      database,
       ...(withRedis ? { redis: counters.mode === 'shared' ? 'ok' : 'unreachable' } : {}),
       rateLimits: counters.mode,
     });

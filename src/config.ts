@@ -12,9 +12,17 @@ export type Config = {
   host: string;
   /** PostgreSQL URL (DATABASE_URL); when absent, the embedded database is used. */
   databaseUrl: string | undefined;
-  /** The hottest reads as named prepared statements (DATABASE_PREPARED_STATEMENTS, default true;
-   *  false behind a pooler that cannot keep them, e.g. PgBouncer in transaction mode before 1.21). */
-  databasePreparedStatements: boolean;
+  /** The hot statements as named prepared statements (DATABASE_PREPARED_STATEMENTS: true, false, or
+   *  auto, the default: undefined, found out at start whether the path to the database keeps them). */
+  databasePreparedStatements: boolean | undefined;
+  /** A direct connection to PostgreSQL, past any transaction pooler (DATABASE_DIRECT_URL, default
+   *  DATABASE_URL): LISTEN, and the lock the migrations run under, need a session of their own. */
+  databaseDirectUrl: string | undefined;
+  /** A read replica (DATABASE_READ_URL, optional): the reads that may lag a moment go there. */
+  databaseReadUrl: string | undefined;
+  /** Apply pending migrations when the server or worker starts (MIGRATE_ON_START, default true);
+   *  false: a deploy step runs `bin/shipyard migrate`, and a process that finds some pending stops. */
+  migrateOnStart: boolean;
   /** Where the embedded database and other local data live (DATA_DIR, default ./.data). */
   dataDir: string;
   /** Where uploaded images are stored, content-addressed (DATA_DIR/media). */
@@ -25,8 +33,13 @@ export type Config = {
   mediaQuotaBytes: number;
   /** Hours an upload no post or profile ever showed is kept before it is removed (MEDIA_UNATTACHED_HOURS, 24; 0 keeps them). */
   mediaUnattachedHours: number;
-  /** Redis for shared rate-limit budgets across instances (REDIS_URL); in memory when absent. */
-  redisUrl: string | undefined;
+  /**
+   * Redis for shared rate-limit budgets across instances; in memory when absent. One server
+   * (REDIS_URL), a master watched by Sentinel (REDIS_SENTINELS, host:port,… and
+   * REDIS_SENTINEL_MASTER, default mymaster), or a Cluster (REDIS_CLUSTER_NODES, host:port,…);
+   * REDIS_PASSWORD for the last two (REDIS_URL carries its own).
+   */
+  redis: RedisConfig | undefined;
   /** Requests per minute per API key (RATE_LIMIT_PER_MINUTE, default 300). */
   rateLimitPerMinute: number;
   /** Requests per minute per user, all their keys together (RATE_LIMIT_PER_USER_PER_MINUTE, default twice the per-key budget). */
@@ -150,17 +163,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`LOG_LEVEL must be silent, error or info, got '${level}'`);
   const { databaseUrl, publicUrl } = checkUrls(env);
   const budgets = requestBudgets(env);
-  const prepared = env.DATABASE_PREPARED_STATEMENTS?.trim() || 'true';
-  if (prepared !== 'true' && prepared !== 'false')
-    throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, got '${prepared}'`);
+  const prepared = env.DATABASE_PREPARED_STATEMENTS?.trim() || 'auto';
+  if (prepared !== 'true' && prepared !== 'false' && prepared !== 'auto')
+    throw new Error(`DATABASE_PREPARED_STATEMENTS must be true, false or auto, got '${prepared}'`);
   return {
     port,
     host: env.HOST ?? '0.0.0.0',
     databaseUrl,
-    databasePreparedStatements: prepared === 'true',
+    databasePreparedStatements: prepared === 'auto' ? undefined : prepared === 'true',
+    databaseDirectUrl: postgresUrl('DATABASE_DIRECT_URL', env.DATABASE_DIRECT_URL, databaseUrl),
+    databaseReadUrl: postgresUrl('DATABASE_READ_URL', env.DATABASE_READ_URL, databaseUrl),
+    migrateOnStart: bool('MIGRATE_ON_START', env.MIGRATE_ON_START, true),
     dataDir: resolve(env.DATA_DIR ?? '.data'),
     mediaDir: resolve(env.DATA_DIR ?? '.data', 'media'),
-    redisUrl: env.REDIS_URL?.trim() || undefined,
+    redis: redisConfig(env),
     ...budgets,
     failedAuthPerMinute: positiveInt('FAILED_AUTH_PER_MINUTE', env.FAILED_AUTH_PER_MINUTE, 30),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
@@ -229,6 +245,62 @@ function checkUrls(env: NodeJS.ProcessEnv): { databaseUrl: string | undefined; p
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
     throw new Error('DATABASE_URL must be a postgres:// URL');
   return { databaseUrl, publicUrl };
+}
+
+type Node = { host: string; port: number };
+type RedisConfig =
+  | { url: string }
+  | { sentinels: Node[]; master: string; password?: string }
+  | { cluster: Node[]; password?: string };
+
+/** `host:port,host:port` as nodes. */
+function nodes(name: string, value: string): Node[] {
+  return value.split(',').map((item) => {
+    const m = /^\s*([^\s:]+|\[[0-9a-fA-F:]+\]):(\d{1,5})\s*$/.exec(item);
+    if (!m || Number(m[2]) > 65535)
+      throw new Error(`${name} must list host:port pairs, comma-separated, got '${item.trim()}'`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+  });
+}
+
+/** One way to Redis at most: REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES. */
+function redisConfig(env: NodeJS.ProcessEnv): RedisConfig | undefined {
+  const url = env.REDIS_URL?.trim() || undefined;
+  const sentinels = env.REDIS_SENTINELS?.trim() || undefined;
+  const cluster = env.REDIS_CLUSTER_NODES?.trim() || undefined;
+  if ([url, sentinels, cluster].filter(Boolean).length > 1)
+    throw new Error('set one of REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_NODES');
+  const password = env.REDIS_PASSWORD || undefined;
+  if (url) return { url };
+  if (sentinels)
+    return {
+      sentinels: nodes('REDIS_SENTINELS', sentinels),
+      master: env.REDIS_SENTINEL_MASTER?.trim() || 'mymaster',
+      ...(password ? { password } : {}),
+    };
+  if (cluster) return { cluster: nodes('REDIS_CLUSTER_NODES', cluster), ...(password ? { password } : {}) };
+  return undefined;
+}
+
+/** A second PostgreSQL URL (a direct connection, a replica): only beside DATABASE_URL. */
+function postgresUrl(name: string, value: string | undefined, databaseUrl: string | undefined): string | undefined {
+  const url = value?.trim() || undefined;
+  if (!url) return undefined;
+  if (!databaseUrl)
+    throw new Error(`${name} is set, but DATABASE_URL is not: it names a second way to the same PostgreSQL`);
+  if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url)) throw new Error(`${name} must be a postgres:// URL`);
+  return url;
+}
+
+/** How a process opens the database, as the configuration says: the server, the worker and the CLI alike. */
+export function databaseSettings(config: Config) {
+  return {
+    databaseUrl: config.databaseUrl,
+    directUrl: config.databaseDirectUrl,
+    readUrl: config.databaseReadUrl,
+    dataDir: config.dataDir,
+    preparedStatements: config.databasePreparedStatements,
+  };
 }
 
 /** A key's budget, and its user's, which holds their keys' budgets. */

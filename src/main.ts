@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http';
 import { getHeapStatistics } from 'node:v8';
-import { loadConfig, type Config } from './config.js';
+import { databaseSettings, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { createApp } from './app.js';
 import { createLogger } from './http/log.js';
@@ -57,10 +57,9 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
       : 'opening the embedded database and applying migrations (a first start takes longest)',
   );
   const opening = openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
+    ...databaseSettings(config),
     command: 'shipyard serve',
-    preparedStatements: config.databasePreparedStatements,
+    migrate: config.migrateOnStart,
     onMigrating: sayMigrating(log),
   });
   const [db] = await Promise.all([opening, loadImageDecoder(), passwords.ready]).catch(async (err) => {
@@ -69,7 +68,14 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     throw err;
   });
   if (db.applied.length) log.info('migrations applied', { migrations: db.applied });
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
+  log.info(db.statements.named ? 'hot statements go named (prepared)' : 'hot statements go unnamed', {
+    why: db.statements.reason,
+  });
+  if (db.statements.transactionPooler && !config.databaseDirectUrl)
+    log.error(
+      'DATABASE_URL goes through a transaction pooler, which LISTEN cannot pass: set DATABASE_DIRECT_URL to a direct connection (until then the key cache trusts nothing and the webhook relay only polls)',
+    );
+  const redis = config.redis ? connectRedis(config.redis, log) : undefined;
   const webhooks = webhookSettings(config);
   const app = createApp({
     orm: db.orm,
@@ -135,7 +141,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
       // What the keys' use noted since its last write, before the database goes.
       await (app.locals.keyUse as KeyUse).close();
       (app.locals.counters as Counters).close();
-      if (redis?.isOpen) redis.destroy();
+      redis?.close();
       await Promise.all([db.close(), passwords.stop()]);
     },
   });

@@ -5,7 +5,7 @@
  * of workers may run; each delivery is tried by one of them at a time. Stops on SIGTERM, SIGINT
  * or SIGHUP, letting the attempts in flight end (5 s at most).
  */
-import { loadConfig, type Config } from './config.js';
+import { databaseSettings, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { createLogger } from './http/log.js';
 import { runWebhookWorker, webhookSettings } from './main.js';
@@ -17,11 +17,10 @@ export async function work(config: Config = loadConfig()): Promise<void> {
     );
   const log = createLogger(config.logLevel);
   const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
+    ...databaseSettings(config),
     command: 'shipyard worker',
-    preparedStatements: config.databasePreparedStatements,
     poolMax: 5,
+    migrate: config.migrateOnStart,
   });
   // Stop signals are heard from the start: one that comes while the worker starts waits for it.
   const worker = runWebhookWorker(config, db, log, webhookSettings(config));

@@ -71,6 +71,9 @@ export type ServerOptions = {
   } & Pick<WorkerOptions, 'expireSeconds' | 'superviseSeconds' | 'attemptTimeoutMs'>;
   /** Another database than DATABASE_URL's (a fault test's own cluster), shared by the instances given it. */
   databaseUrl?: string;
+  /** DATABASE_DIRECT_URL and DATABASE_PREPARED_STATEMENTS (auto when undefined), beside databaseUrl. */
+  directUrl?: string;
+  preparedStatements?: boolean;
   contract?: OpenApiDocument;
   rateLimitPerMinute?: number;
   /** Where the service's log goes (every line, the access log included), instead of stderr. */
@@ -115,6 +118,8 @@ export const TEST_RATE_LIMIT = 100_000;
 export async function startServer(opts: ServerOptions = {}): Promise<TestServer> {
   const db = await openDatabase({
     databaseUrl: opts.databaseUrl ?? process.env.DATABASE_URL,
+    directUrl: opts.directUrl,
+    preparedStatements: opts.preparedStatements,
     dataDir: '',
     inMemory: true,
   });

@@ -15,6 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startServer, userWithKey, uniqueName, UPLOAD_MAX_BYTES, type TestServer } from './harness.js';
 import { createApp } from '../src/app.js';
 import { redisOrNothing } from './redis.js';
+import { redisLinkOf } from '../src/http/counters.js';
 import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
@@ -38,7 +39,7 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
         checkPassword: passwordProblems,
         orm: t.db.orm,
         log: createLogger('silent'),
-        redis,
+        redis: redis && redisLinkOf(redis),
         storage: t.storage,
         config: {
           validateResponses: true,

@@ -12,12 +12,11 @@ import type { Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RedisClientType } from 'redis';
 import { startServer, userWithKey, UPLOAD_MAX_BYTES, type TestServer, freePort } from './harness.js';
 import { createApp } from '../src/app.js';
 import { passwordProblems } from '../src/users/password-policy.js';
 import { createLogger } from '../src/http/log.js';
-import { connectRedis, HEARTBEAT_MS, type Counters } from '../src/http/counters.js';
+import { connectRedis, HEARTBEAT_MS, type Counters, type RedisLink } from '../src/http/counters.js';
 import type { Logger } from '../src/kernel/logger.js';
 
 const available = spawnSync('redis-server', ['--version']).status === 0;
@@ -44,7 +43,7 @@ async function startRedis(): Promise<void> {
 
 let t: TestServer;
 const servers: Server[] = [];
-const clients: RedisClientType[] = [];
+const clients: RedisLink[] = [];
 const urls: string[] = [];
 const PER_KEY = 4;
 /** What the first instance logs: each change of Redis's state, once. */
@@ -54,7 +53,7 @@ const log = { info: (msg: string) => void said.push(msg), error: (msg: string) =
 const counters: Counters[] = [];
 /** An instance of the service on the test's Redis, with `perKey` requests a minute for each key: its API's URL. */
 async function instance(perKey: number, logger: Pick<Logger, 'info' | 'error'>): Promise<string> {
-  const redis = connectRedis(`redis://127.0.0.1:${port}`, createLogger('silent'));
+  const redis = connectRedis({ url: `redis://127.0.0.1:${port}` }, createLogger('silent'));
   clients.push(redis);
   const app = createApp({
     // These tests sign nobody up: the policy may run on this thread.
@@ -113,7 +112,7 @@ describe.skipIf(!available)('Redis frozen, down and back', () => {
       s.closeAllConnections();
       await new Promise((r) => s.close(r));
     }
-    for (const c of clients) c.destroy();
+    for (const c of clients) c.close();
     redisProcess?.kill('SIGCONT');
     redisProcess?.kill('SIGKILL');
     await t?.close();

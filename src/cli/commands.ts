@@ -2,7 +2,7 @@
  * What each operator command does (src/cli/main.ts reads the command line and loads this file
  * only to run one, so that `help` and a usage mistake answer at once).
  */
-import { loadConfig } from '../config.js';
+import { databaseSettings, loadConfig } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { ProblemError } from '../kernel/problem.js';
 import { createUser, findUserByUsername } from '../users/users.service.js';
@@ -42,11 +42,13 @@ export const CLI_SHARED_BUFFERS = '16MB';
 export async function withDatabase<T>(command: string, fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
+    // The same way to the database as the server's: through its pooler, with its statement setting.
+    ...databaseSettings(config),
     command: `shipyard ${command}`,
     poolMax: 2,
     embeddedSharedBuffers: CLI_SHARED_BUFFERS,
+    // `migrate` applies what is pending; the other commands do as the server does (MIGRATE_ON_START).
+    migrate: command === 'migrate' || config.migrateOnStart,
   });
   try {
     return await fn(db);

@@ -1,10 +1,10 @@
 /**
  * PostgreSQL's LISTEN/NOTIFY as a feed of change notices, on either database.
  *
- * PostgreSQL: one connection of its own per subscription (pooled connections come and go), which
- * LISTENs and reconnects by itself when it is dropped or goes silent (a heartbeat it sends itself
- * does not come back); while it is down the subscriber is told so, since notices sent meanwhile
- * are lost.
+ * PostgreSQL: one connection of its own for every subscription of the process (pooled
+ * connections come and go), which LISTENs and reconnects by itself when it is dropped or goes
+ * silent (a heartbeat it sends itself does not come back); while it is down the subscribers are
+ * told so, since notices sent meanwhile are lost.
  *
  * Embedded: the database is one session inside this process, served to the ORM's pool over one
  * connection, and a notice goes to the connection whose transaction sent it. Only this process
@@ -30,128 +30,158 @@ const RETRY_MS = [250, 500, 1000, 2000, 5000];
 /** Listens on `channel` (a checked name: CHANNEL) on this connection; Kysely has no LISTEN. */
 const listen = (client: pg.ClientBase, channel: string) => client.query(`listen "${channel}"`);
 
-/** How often a subscription sends itself a heartbeat, and how long one may take to come back. */
+/** How often the listening connection sends itself a heartbeat, and how long one may take to come back. */
 const HEARTBEAT_MS = 200;
 const SILENT_MS = 600;
 
 /**
- * A subscription on PostgreSQL, watched: besides LISTEN on a connection of its own, it sends
- * itself a numbered heartbeat every HEARTBEAT_MS, through a second connection, on a channel of
- * its own that the listening connection also LISTENs on (so heartbeats never reach another
- * instance, or a subscriber). It counts as live only while its heartbeats come back: one not back
- * SILENT_MS after it was sent means the listening connection has gone silent (its backend
- * stalled, a network path that drops packets without closing), and the subscriber is told it is
- * not live (the key cache then trusts nothing) while the connection is made again. The check runs
- * after the event loop has read what arrived, and times each heartbeat from when it was sent, so
- * a busy or paused process does not mistake its own delay for silence.
+ * LISTEN on PostgreSQL for every subscription of this process, on one connection of its own (a
+ * session: the direct URL, past any transaction pooler), watched. Besides the subscribed
+ * channels it LISTENs on a channel of its own, on which it sends itself a numbered heartbeat every
+ * HEARTBEAT_MS, on the same connection (so heartbeats never reach another instance, or a
+ * subscriber). It counts as live only while its heartbeats come back: one not back SILENT_MS after
+ * it was sent means the connection has gone silent (its backend stalled, a network path that drops
+ * packets without closing), and every subscriber is told it is not live (the key cache then trusts
+ * nothing) while the connection is made again. The check runs after the event loop has read what
+ * arrived, and times each heartbeat from when it was sent, so a busy or paused process does not
+ * mistake its own delay for silence. One connection and one heartbeat for the whole process: the
+ * key cache's channel and the webhook relay's share them.
  */
 export function postgresFeed(url: string): ChangeFeed {
+  const beats = `shipyard_beat_${randomBytes(16).toString('hex')}`;
+  const channels = new Map<string, Set<Subscriber>>();
+  let client: pg.Client | undefined;
+  let live = false;
+  let listening = false;
+  let failures = 0;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let beat: NodeJS.Timeout | undefined;
+  /** Heartbeats sent and not heard back yet, by number: when each was sent. */
+  const unheard = new Map<number, number>();
+  let sent = 0;
+  let sending = false;
+
+  const everyone = () => [...channels.values()].flatMap((set) => [...set]);
+  const setLive = (value: boolean) => {
+    if (live === value) return;
+    live = value;
+    for (const s of everyone()) s.onLive(value);
+  };
+  const stopped = () => channels.size === 0;
+  const retry = () => {
+    if (stopped() || retryTimer) return;
+    listening = false;
+    setLive(false);
+    retryTimer = setTimeout(
+      () => {
+        retryTimer = undefined;
+        void connect();
+      },
+      RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)],
+    );
+    retryTimer.unref();
+  };
+  const connect = async () => {
+    const c = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: 5000,
+      application_name: 'shipyard-listener',
+      keepAlive: true,
+    });
+    client = c;
+    // Only the current connection's fate matters: one given up on may end at any time after.
+    c.on('error', () => {
+      void c.end().catch(() => undefined);
+      if (c === client) retry();
+    });
+    c.on('end', () => c === client && retry());
+    c.on('notification', (n) => {
+      if (n.channel !== beats) {
+        if (n.payload !== undefined) for (const s of channels.get(n.channel) ?? []) s.onNotice(n.payload);
+        return;
+      }
+      if (c !== client || !listening) return;
+      // A heartbeat came back: notices are being heard, up to it.
+      const number = Number(n.payload);
+      for (const k of unheard.keys()) if (k <= number) unheard.delete(k);
+      setLive(true);
+    });
+    try {
+      await c.connect();
+      await listen(c, beats);
+      for (const channel of channels.keys()) await listen(c, channel);
+      if (stopped() || c !== client) return void (await c.end().catch(() => undefined));
+      failures = 0;
+      unheard.clear();
+      listening = true;
+    } catch {
+      void c.end().catch(() => undefined);
+      if (c === client) retry();
+    }
+  };
+  const heartbeat = () => {
+    const c = client;
+    if (listening && c && !sending) {
+      sending = true;
+      unheard.set(++sent, Date.now());
+      c.query('select pg_notify($1, $2)', [beats, String(sent)])
+        .catch(() => undefined)
+        .finally(() => {
+          sending = false;
+        });
+    }
+    // After the I/O poll: a heartbeat that arrived while this process was busy is counted first.
+    setImmediate(() => {
+      const oldest = Math.min(...unheard.values());
+      if (!listening || Date.now() - oldest <= SILENT_MS) return;
+      // Silent: whatever was sent meanwhile may be lost. Trust nothing, and listen anew.
+      const silent = client;
+      client = undefined;
+      sending = false;
+      void silent?.end().catch(() => undefined);
+      retry();
+    });
+  };
+  const start = () => {
+    beat = setInterval(heartbeat, HEARTBEAT_MS);
+    beat.unref();
+    void connect();
+  };
+  const stop = () => {
+    clearTimeout(retryTimer);
+    retryTimer = undefined;
+    clearInterval(beat);
+    listening = false;
+    live = false;
+    const c = client;
+    client = undefined;
+    void c?.end().catch(() => undefined);
+  };
   return {
-    subscribe(channel, { onNotice, onLive }) {
+    subscribe(channel, subscriber) {
       if (!CHANNEL.test(channel)) throw new Error(`not a channel name: ${channel}`);
-      const beats = `${channel}_beat_${randomBytes(16).toString('hex')}`;
-      let client: pg.Client | undefined;
-      let stopped = false;
-      let live = false;
-      let listening = false;
-      let failures = 0;
-      let timer: NodeJS.Timeout | undefined;
-      /** Heartbeats sent and not heard back yet, by number: when each was sent. */
-      const unheard = new Map<number, number>();
-      let sent = 0;
-      const setLive = (value: boolean) => {
-        if (live !== value) onLive(value);
-        live = value;
-      };
-      const retry = () => {
-        if (stopped || timer) return;
-        listening = false;
-        setLive(false);
-        timer = setTimeout(
-          () => {
-            timer = undefined;
-            void connect();
-          },
-          RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)],
+      const first = channels.size === 0;
+      const newChannel = !channels.has(channel);
+      const set = channels.get(channel) ?? new Set<Subscriber>();
+      channels.set(channel, set);
+      set.add(subscriber);
+      if (first) start();
+      else if (newChannel && listening && client) {
+        // Live for this channel once its LISTEN is made on the live connection.
+        const c = client;
+        listen(c, channel).then(
+          () => c === client && live && channels.get(channel)?.has(subscriber) && subscriber.onLive(true),
+          () => undefined,
         );
-        timer.unref();
-      };
-      const connect = async () => {
-        const c = new pg.Client({
-          connectionString: url,
-          connectionTimeoutMillis: 5000,
-          application_name: 'shipyard-listener',
-          keepAlive: true,
-        });
-        client = c;
-        // Only the current connection's fate matters: one given up on may end at any time after.
-        c.on('error', () => {
-          void c.end().catch(() => undefined);
-          if (c === client) retry();
-        });
-        c.on('end', () => c === client && retry());
-        c.on('notification', (n) => {
-          if (n.channel === channel && n.payload !== undefined) return onNotice(n.payload);
-          if (n.channel !== beats || c !== client || !listening) return;
-          // A heartbeat came back: notices are being heard, up to it.
-          const number = Number(n.payload);
-          for (const k of unheard.keys()) if (k <= number) unheard.delete(k);
-          setLive(true);
-        });
-        try {
-          await c.connect();
-          await listen(c, channel);
-          await listen(c, beats);
-          if (stopped) return void (await c.end().catch(() => undefined));
-          failures = 0;
-          unheard.clear();
-          listening = true;
-        } catch {
-          void c.end().catch(() => undefined);
-          retry();
-        }
-      };
-      // The heartbeat goes out on a connection of its own, one at a time; a send that hangs is
-      // given up after a second (and the connection with it), so it cannot stop the heartbeat.
-      const sender = new pg.Pool({
-        connectionString: url,
-        max: 1,
-        connectionTimeoutMillis: 2000,
-        query_timeout: 1000,
-        keepAlive: true,
-      });
-      sender.on('error', () => undefined);
-      let sending = false;
-      const beat = setInterval(() => {
-        if (listening && !sending) {
-          sending = true;
-          unheard.set(++sent, Date.now());
-          sender
-            .query('select pg_notify($1, $2)', [beats, String(sent)])
-            .catch(() => undefined)
-            .finally(() => {
-              sending = false;
-            });
-        }
-        // After the I/O poll: a heartbeat that arrived while this process was busy is counted first.
-        setImmediate(() => {
-          const oldest = Math.min(...unheard.values());
-          if (!listening || Date.now() - oldest <= SILENT_MS) return;
-          // Silent: whatever was sent meanwhile may be lost. Trust nothing, and listen anew.
-          const silent = client;
-          client = undefined;
-          void silent?.end().catch(() => undefined);
-          retry();
-        });
-      }, HEARTBEAT_MS);
-      beat.unref();
-      void connect();
+      } else if (live) subscriber.onLive(true);
       return () => {
-        stopped = true;
-        clearTimeout(timer);
-        clearInterval(beat);
-        void client?.end().catch(() => undefined);
-        void sender.end().catch(() => undefined);
+        const its = channels.get(channel);
+        if (!its?.delete(subscriber)) return;
+        if (its.size === 0) {
+          channels.delete(channel);
+          if (client && listening) void client.query(`unlisten "${channel}"`).catch(() => undefined);
+        }
+        if (stopped()) stop();
       };
     },
   };

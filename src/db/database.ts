@@ -20,12 +20,16 @@ import { NamingClient } from './named-statements.js';
 import { reclaimDeadConnections } from './reclaim.js';
 import type pg from 'pg';
 import { embeddedFeed, postgresFeed, type ChangeFeed } from './changes.js';
+import { probeStatementPath, type StatementPath } from './poolers.js';
+import { withMigrationLock } from './migration-lock.js';
 
 export type Database = {
   orm: MikroORM;
   kind: 'postgres' | 'embedded';
   /** Where the data lives, for the log line (never includes a password). */
   location: string;
+  /** Whether hot statements go named, and why (the operator's setting, or what the path showed). */
+  statements: StatementPath;
   /** Migrations applied by this open (empty when the schema was current). */
   applied: string[];
   /** LISTEN/NOTIFY notices (src/db/changes.ts), on either database. */
@@ -50,8 +54,15 @@ export type DatabaseOptions = {
    * absent). A CLI command reads a few rows and ends: a small cache is set up in much less time.
    */
   embeddedSharedBuffers?: string;
-  /** Hot reads as named prepared statements (default true; DATABASE_PREPARED_STATEMENTS). */
+  /**
+   * Hot statements as named prepared statements (DATABASE_PREPARED_STATEMENTS): true, false, or
+   * undefined to find out at open whether the path to PostgreSQL keeps them (./poolers.ts).
+   */
   preparedStatements?: boolean;
+  /** A direct connection past any transaction pooler (DATABASE_DIRECT_URL; default databaseUrl): LISTEN, the migrations' lock. */
+  directUrl?: string;
+  /** A read replica (DATABASE_READ_URL): reads that may lag a moment go there (./replica.ts). */
+  readUrl?: string;
 };
 
 /** PGlite 0.5 is PostgreSQL 18; the directory is tagged so a future major never opens it. */
@@ -77,18 +88,20 @@ async function initOrm(
   clientUrl: string,
   pool: { min: number; max: number },
   embedded: boolean,
+  named: boolean,
 ): Promise<{ orm: MikroORM; applied: string[] }> {
   const orm = await MikroORM.init({
     ...ormOptions(),
     clientUrl,
     pool,
+    ...(opts.readUrl ? { replicas: [{ name: 'replica', clientUrl: opts.readUrl }], preferReadReplicas: false } : {}),
     // Hot statements go named on each connection, in transactions too (src/db/named-statements.ts).
     driverOptions: {
       connectionTimeoutMillis: 10_000,
-      ...(opts.preparedStatements === false ? {} : { Client: NamingClient }),
+      ...(named ? { Client: NamingClient } : {}),
     },
   });
-  usePreparedStatements(orm, opts.preparedStatements ?? true);
+  usePreparedStatements(orm, named);
   const nativePool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
   // The embedded database is one session whatever the client does: a connection made anew (after
   // one was dropped) finds the prepared statements of the one before, which `pg` would try to
@@ -97,18 +110,41 @@ async function initOrm(
   // made before this, opened the session).
   if (embedded) nativePool.on('connect', (client) => void client.query('deallocate all').catch(() => undefined));
   reclaimDeadConnections(nativePool);
-  const applied = (opts.migrate ?? true) ? await migrate(orm, opts.onMigrating) : [];
+  // On PostgreSQL, under a lock that instances started together wait for (./migration-lock.ts);
+  // the embedded database has one opener, its directory lock.
+  const lockUrl = embedded ? undefined : (opts.directUrl ?? clientUrl);
+  const applied =
+    (opts.migrate ?? true)
+      ? await migrate(orm, lockUrl, opts.onMigrating)
+      : await (lockUrl ? withMigrationLock(lockUrl, () => refusePending(orm)) : refusePending(orm));
   return { orm, applied };
 }
 
 /** Applies the pending migrations (all or none: one transaction), telling `onMigrating` of each. */
-async function migrate(orm: MikroORM, onMigrating: DatabaseOptions['onMigrating']): Promise<string[]> {
-  if (onMigrating) {
-    const of = (await orm.migrator.getPending()).length;
-    let n = 0;
-    orm.migrator.on('migrating', (m) => onMigrating(++n, of, m.name));
-  }
-  return (await orm.migrator.up()).map((m) => m.name);
+async function migrate(
+  orm: MikroORM,
+  lockUrl: string | undefined,
+  onMigrating: DatabaseOptions['onMigrating'],
+): Promise<string[]> {
+  const up = async () => {
+    if (onMigrating) {
+      const of = (await orm.migrator.getPending()).length;
+      let n = 0;
+      orm.migrator.on('migrating', (m) => onMigrating(++n, of, m.name));
+    }
+    return (await orm.migrator.up()).map((m) => m.name);
+  };
+  return lockUrl ? withMigrationLock(lockUrl, up) : up();
+}
+
+/** With migrations left to a deploy step (MIGRATE_ON_START=false): a schema behind the code is an error, not a surprise later. */
+async function refusePending(orm: MikroORM): Promise<string[]> {
+  const pending = await orm.migrator.getPending();
+  if (pending.length)
+    throw new Error(
+      `${pending.length} database migration(s) are pending (${pending[0]!.name}…) and MIGRATE_ON_START is false: run \`bin/shipyard migrate\` first`,
+    );
+  return [];
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
@@ -116,14 +152,26 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 }
 
 async function openPostgres(opts: DatabaseOptions, databaseUrl: string): Promise<Database> {
-  const { orm, applied } = await initOrm(opts, databaseUrl, { min: 0, max: opts.poolMax ?? 10 }, false);
+  const statements: StatementPath =
+    opts.preparedStatements === undefined
+      ? await probeStatementPath(databaseUrl)
+      : { named: opts.preparedStatements, reason: `DATABASE_PREPARED_STATEMENTS=${opts.preparedStatements}` };
+  const { orm, applied } = await initOrm(
+    opts,
+    databaseUrl,
+    { min: 0, max: opts.poolMax ?? 10 },
+    false,
+    statements.named,
+  );
   const url = new URL(databaseUrl);
   return {
     orm,
     kind: 'postgres',
     location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
+    statements,
     applied,
-    changes: postgresFeed(databaseUrl),
+    // LISTEN needs a session of its own: past any transaction pooler.
+    changes: postgresFeed(opts.directUrl ?? databaseUrl),
     close: () => orm.close(true),
   };
 }
@@ -146,17 +194,23 @@ async function openEmbedded(opts: DatabaseOptions): Promise<Database> {
     db = await PGlite.create(opts.inMemory ? undefined : dataPath, startParams ? { startParams } : {});
     socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
     await socket.start();
+    const named = opts.preparedStatements ?? true;
     const { orm, applied } = await initOrm(
       opts,
       `postgresql://postgres@${socket.getServerConn()}/postgres`,
       { min: 1, max: 1 },
       true,
+      named,
     );
     const [s, d] = [socket, db];
     return {
       orm,
       kind: 'embedded',
       location: dataPath,
+      statements: {
+        named,
+        reason: named ? 'the embedded database: one session' : 'DATABASE_PREPARED_STATEMENTS=false',
+      },
       applied,
       changes: embeddedFeed(orm),
       close: async () => {

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { STATEMENT_NAME_CODES } from './poolers.js';
 
 const names = new Map<string, string>();
 
@@ -25,12 +26,27 @@ export function nameStatement(text: string): string {
   return name;
 }
 
+/** When a named statement last failed because the server connection did not have it (or had another). */
+let nameFailedAt = Number.NEGATIVE_INFINITY;
+/**
+ * Whether a named statement failed for its name in the last `ms`: the sign of a transaction
+ * pooler that does not keep them, with DATABASE_PREPARED_STATEMENTS=true (/readyz then says so).
+ */
+export const statementNamesFailedWithin = (ms: number) => performance.now() - nameFailedAt < ms;
+const noteNameFailure = (err: { code?: string }) => {
+  if (STATEMENT_NAME_CODES.has(err?.code ?? '')) nameFailedAt = performance.now();
+};
+
 /** A `pg` client that sends each registered text, with values, as its named prepared statement. */
 export class NamingClient extends pg.Client {}
 const unnamed = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
 NamingClient.prototype.query = function (this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
   const name = typeof config === 'string' && Array.isArray(values) ? names.get(config) : undefined;
-  return name
+  const result = name
     ? unnamed.call(this, { name, text: config, values }, callback)
     : unnamed.call(this, config, values, callback);
+  // A named statement (one of ours, or a hot read's own) is watched for the pooler's refusal.
+  const named = name ?? (config as { name?: unknown } | null)?.name;
+  if (named && result instanceof Promise) result.then(undefined, noteNameFailure);
+  return result;
 } as pg.Client['query'];

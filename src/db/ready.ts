@@ -1,22 +1,35 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
-import { reads } from './reads.js';
+import { hotRead } from './reads.js';
+import { statementNamesFailedWithin } from './named-statements.js';
 
-/** Whether the database answers a trivial query within two seconds. */
-export async function databaseReady(orm: MikroORM, timeoutMs = 2000): Promise<boolean> {
+/** How long after a named statement failed for its name the database path counts as broken. */
+const NAME_FAILURES_MS = 30_000;
+
+/** A statement as the service's own hot reads are sent: named (prepared) when they are. */
+const probe = hotRead([], (db) => db.selectNoFrom(sql.lit(1).as('one')));
+
+export type DatabaseState = 'ok' | 'unreachable' | 'statements-fail';
+
+/**
+ * Whether the database answers the service's own kind of statement within two seconds, and
+ * whether the service's statements have been failing for their names: a transaction pooler that
+ * does not keep prepared statements, with DATABASE_PREPARED_STATEMENTS=true, answers a
+ * `SELECT 1` but fails most requests.
+ */
+export async function databaseState(orm: MikroORM, timeoutMs = 2000): Promise<DatabaseState> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([
-      reads(orm.em.fork())
-        .selectNoFrom(sql.lit(1).as('one'))
-        .execute()
-        .then(() => true),
+    const answered = await Promise.race([
+      probe(orm.em.fork(), {}).then(() => true),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(false), timeoutMs);
       }),
     ]);
+    if (!answered) return 'unreachable';
+    return statementNamesFailedWithin(NAME_FAILURES_MS) ? 'statements-fail' : 'ok';
   } catch {
-    return false;
+    return statementNamesFailedWithin(NAME_FAILURES_MS) ? 'statements-fail' : 'unreachable';
   } finally {
     clearTimeout(timer);
   }

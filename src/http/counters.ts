@@ -7,7 +7,7 @@
  * once per change and reported by /readyz.
  */
 import { randomUUID } from 'node:crypto';
-import { createClient, type RedisClientType } from 'redis';
+import { createClient, createCluster, createSentinel, type RedisClientType } from 'redis';
 import type { Logger } from '../kernel/logger.js';
 
 /** A budget's count in its current window, and the milliseconds until the window ends. */
@@ -194,6 +194,15 @@ function lagAwareTimeout(ms: number, expire: () => void): { cancel(): void } {
 export const roomNeeded = (budgets: readonly Budget[], units: number) =>
   Math.min(Math.max(units, 1), ...budgets.map((b) => b.limit));
 
+/** A counter's hash tag: the part between its first `{` and the next `}`, which alone names its Cluster slot. */
+const hashTag = (key: string) => /\{([^}]+)\}/.exec(key)?.[1];
+/** Whether one script may touch every budget's counter on a Redis Cluster: one budget, or all with one tag. */
+const oneSlot = (budgets: readonly Budget[]) => {
+  if (budgets.length <= 1) return true;
+  const tag = hashTag(budgets[0]!.key);
+  return tag !== undefined && budgets.every((b) => hashTag(b.key) === tag);
+};
+
 /** How often an instance says it is alive: on a timer of its own, requests or none. */
 export const HEARTBEAT_MS = 1000;
 /** How long an instance counts as alive after its last heartbeat: a few missed beats. */
@@ -234,7 +243,7 @@ export class RedisCounters implements Counters {
   #connected = false;
 
   constructor(
-    private readonly redis: RedisClientType,
+    private readonly redis: RedisLink,
     private readonly local: MemoryCounters,
     private readonly log: Logger,
     private readonly prefix = 'shipyard:rl:',
@@ -254,9 +263,31 @@ export class RedisCounters implements Counters {
 
   take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
     return this.#either(
-      () => this.#takeShared(budgets, units, windowMs),
+      () =>
+        oneSlot(budgets) ? this.#takeShared(budgets, units, windowMs) : this.#takeOneByOne(budgets, units, windowMs),
       () => this.#takeLocally(budgets, units, windowMs),
     );
+  }
+
+  /**
+   * Budgets whose counters may sit on different Cluster nodes (a sign-in's address and account):
+   * each spent by a script of its own, and what was spent given back when a later one refuses, so
+   * that it is still all or none.
+   */
+  async #takeOneByOne(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
+    const at = Date.now();
+    const counts: Count[] = [];
+    for (const [i, budget] of budgets.entries()) {
+      const taken = await this.#takeShared([budget], units, windowMs);
+      counts.push(taken.counts[0]!);
+      if (!taken.allowed) {
+        for (const [j, spent] of budgets.slice(0, i).entries())
+          await this.giveBack(spent.key, units, { at, resetMs: counts[j]!.resetMs });
+        for (const rest of budgets.slice(i + 1)) counts.push(await this.add(rest.key, 0, windowMs));
+        return { allowed: false, counts };
+      }
+    }
+    return { allowed: true, counts };
   }
 
   async #takeShared(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
@@ -447,14 +478,11 @@ export class RedisCounters implements Counters {
 
   async #eval(script: string, keys: string[], args: number[], text: string[] = []): Promise<number[]> {
     if (!this.redis.isReady) throw new Error('not connected');
-    const command = this.redis.sendCommand<number[]>([
-      'EVAL',
+    const command = this.redis.eval(
       script,
-      String(keys.length),
-      ...keys.map((k) => this.prefix + k),
-      ...args.map(String),
-      ...text,
-    ]);
+      keys.map((k) => this.prefix + k),
+      [...args.map(String), ...text],
+    );
     // A frozen Redis keeps its connection open and never answers: the wait is ours to bound. Only
     // time in which this process could read counts against the bound: when its own thread was busy
     // (an upload's decoding, a burst of requests), the client may not even have written the command
@@ -465,7 +493,7 @@ export class RedisCounters implements Counters {
     });
     command.catch(() => undefined); // answered after the timeout: nobody is waiting any more
     try {
-      return (await Promise.race([command, late])).map(Number);
+      return ((await Promise.race([command, late])) as unknown[]).map(Number);
     } finally {
       timer?.cancel();
     }
@@ -473,18 +501,88 @@ export class RedisCounters implements Counters {
 }
 
 /**
+ * What the counters need of Redis, whichever way it is deployed: a script run on keys that share
+ * one hash slot, and whether the client is connected now. The client library's own support for
+ * Sentinel and Cluster finds the master, follows a failover and routes each script to its slot's
+ * node (RedisLink's three makers, below).
+ */
+export interface RedisLink {
+  readonly isReady: boolean;
+  eval(script: string, keys: string[], args: string[]): Promise<unknown>;
+  close(): void;
+}
+
+/** How to reach Redis: one server (REDIS_URL), a Sentinel-watched master, or a Cluster. */
+export type RedisSettings =
+  | { url: string }
+  | { sentinels: { host: string; port: number }[]; master: string; password?: string }
+  | { cluster: { host: string; port: number }[]; password?: string };
+
+const RECONNECT = (retries: number) => Math.min(100 + retries * 200, 2000);
+
+/**
  * A Redis client that never makes a request wait for it: commands fail at once while it is
  * disconnected (no offline queue) and it reconnects in the background, from the start too, so
- * the service starts and serves with Redis down (the counters count locally meanwhile).
+ * the service starts and serves with Redis down (the counters count locally meanwhile). On
+ * Sentinel it asks the sentinels for the master and follows a failover; on Cluster it learns the
+ * slots from any node and sends each script to its slot's master.
  */
-export function connectRedis(url: string, log: Logger): RedisClientType {
-  const client: RedisClientType = createClient({
-    url,
-    disableOfflineQueue: true,
-    socket: { connectTimeout: 2000, reconnectStrategy: (retries) => Math.min(100 + retries * 200, 2000) },
+export function connectRedis(settings: RedisSettings, log: Logger): RedisLink {
+  const socket = { connectTimeout: 2000, reconnectStrategy: RECONNECT };
+  const failed = (err: Error) => log.error('redis connection failed', { error: err.message });
+  if ('url' in settings) {
+    const client: RedisClientType = createClient({ url: settings.url, disableOfflineQueue: true, socket });
+    // The counters log each change of state; the client's own errors would repeat on every retry.
+    client.on('error', () => undefined);
+    client.connect().catch(failed);
+    return redisLinkOf(client);
+  }
+  if ('sentinels' in settings) {
+    const sentinel = createSentinel({
+      name: settings.master,
+      sentinelRootNodes: settings.sentinels,
+      nodeClientOptions: { disableOfflineQueue: true, socket, password: settings.password },
+      sentinelClientOptions: { socket },
+    });
+    sentinel.on('error', () => undefined);
+    sentinel.connect().catch(failed);
+    return {
+      get isReady() {
+        return sentinel.isReady;
+      },
+      eval: (script, keys, args) =>
+        sentinel.sendCommand(false, ['EVAL', script, String(keys.length), ...keys, ...args]),
+      close: () => void sentinel.destroy().catch(() => undefined),
+    };
+  }
+  const cluster = createCluster({
+    rootNodes: settings.cluster.map(({ host, port }) => ({ socket: { host, port } })),
+    defaults: { disableOfflineQueue: true, socket, password: settings.password },
   });
-  // The counters log each change of state; the client's own errors would repeat on every retry.
-  client.on('error', () => undefined);
-  client.connect().catch((err: Error) => log.error('redis connection failed', { error: err.message }));
-  return client;
+  cluster.on('error', () => undefined);
+  cluster.connect().catch(failed);
+  return {
+    get isReady() {
+      return cluster.isReady;
+    },
+    // The first key names the slot (every key of one script shares its hash tag).
+    eval: (script, keys, args) =>
+      cluster.sendCommand(keys[0], false, ['EVAL', script, String(keys.length), ...keys, ...args]),
+    close: () => {
+      if (cluster.isOpen) cluster.destroy();
+    },
+  };
+}
+
+/** One Redis server's client as the counters use it. */
+export function redisLinkOf(client: RedisClientType): RedisLink {
+  return {
+    get isReady() {
+      return client.isReady;
+    },
+    eval: (script, keys, args) => client.sendCommand(['EVAL', script, String(keys.length), ...keys, ...args]),
+    close: () => {
+      if (client.isOpen) client.destroy();
+    },
+  };
 }

@@ -64,16 +64,18 @@ const per = (limits: RateLimits) =>
 function budgetsOf(req: Request, limits: RateLimits): Policy[] {
   const actor = req.actor;
   if (actor?.keyId) {
+    // Both counters carry the user's id as their hash tag ({…}): on a Redis Cluster they share a
+    // slot, so one script spends from both at once.
     return [
       {
         policy: 'per-key',
-        key: `key:${actor.keyId}`,
+        key: `key:{${actor.userId}}:${actor.keyId}`,
         limit: limits.requestsPerMinutePerKey,
         refusal: `This API key made more than ${limits.requestsPerMinutePerKey} requests ${per(limits)}`,
       },
       {
         policy: 'per-user',
-        key: `user:${actor.userId}`,
+        key: `user:{${actor.userId}}`,
         limit: limits.requestsPerMinutePerUser,
         refusal: `The API keys of this account made more than ${limits.requestsPerMinutePerUser} requests ${per(limits)} together`,
       },

@@ -30,7 +30,7 @@ declare global {
     interface Request {
       /** What a security handler refused the request with, whole (the validator keeps only its status and message). */
       securityProblem?: unknown;
-      /** The cookies, read for the validator's session-cookie check (src/http/cookies.ts). */
+      /** The cookies, read for the validator's session-cookie check (src/kernel/cookies.ts). */
       cookies?: Record<string, string>;
       /** Set once the operation's handler starts (src/http/operations.ts). */
       dispatched?: boolean;

@@ -173,7 +173,9 @@ async function startDeliveries(
       await boss.work<{ deliveryId: string }, unknown, { includeMetadata: true } & WorkOptions>(
         QUEUE,
         {
-          pollingIntervalSeconds: Math.max(0.5, pollSeconds / 4),
+          // New deliveries wake a worker (the relay's notifyWorker), and a worker that ends one
+          // asks for the next at once: the poll only finds retries come due, which can wait a poll.
+          pollingIntervalSeconds: pollSeconds,
           batchSize: 1,
           groupConcurrency: 1,
           includeMetadata: true,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisOrNothing } from '../redis.js';
-import { HEARTBEAT_MS, MemoryCounters, RedisCounters, type Counters } from '../../src/http/counters.js';
+import { HEARTBEAT_MS, MemoryCounters, RedisCounters, redisLinkOf, type Counters } from '../../src/http/counters.js';
 import { createLogger } from '../../src/http/log.js';
 
 const redis = await redisOrNothing();
@@ -28,7 +28,13 @@ const stores: [string, () => Counters][] = [['in this process', () => new Memory
 if (redis) {
   stores.push([
     'in Redis',
-    () => new RedisCounters(redis, new MemoryCounters(), createLogger('silent'), `shipyard:test:${randomUUID()}:`),
+    () =>
+      new RedisCounters(
+        redisLinkOf(redis),
+        new MemoryCounters(),
+        createLogger('silent'),
+        `shipyard:test:${randomUUID()}:`,
+      ),
   ]);
 }
 
@@ -69,7 +75,7 @@ describe.skipIf(!redis)('the circuit to Redis', () => {
 
   it('stays closed when this process was too busy to read an answer that came in time', async () => {
     const counters = new RedisCounters(
-      redis!,
+      redisLinkOf(redis!),
       new MemoryCounters(),
       createLogger('silent'),
       `shipyard:test:${randomUUID()}:`,
@@ -85,7 +91,9 @@ describe.skipIf(!redis)('the circuit to Redis', () => {
   it('divides what is left of each budget among the live instances while Redis is away', async () => {
     const prefix = `shipyard:test:${randomUUID()}:`;
     const clients = [await connect(), await connect()];
-    const [a, b] = clients.map((c) => new RedisCounters(c, new MemoryCounters(), createLogger('silent'), prefix));
+    const [a, b] = clients.map(
+      (c) => new RedisCounters(redisLinkOf(c), new MemoryCounters(), createLogger('silent'), prefix),
+    );
     const budget = [{ key: 'k', limit: 10 }];
     // Both instances tell Redis they are alive, and hear of each other at their next heartbeat;
     // then 8 of the 10 are spent, through both.
