@@ -1,5 +1,5 @@
 /**
- * Generated from the contract: every list operation (a GET that takes `limit`) walked one item a
+ * Generated from the contract: every list operation (a GET that takes `limit` and `cursor`) walked one item a
  * page to its end, following `nextCursor`, gives the same items in the same order as one page as
  * large as the contract allows. A page of one must never be cut to nothing while more remain (the
  * members list once answered 500 there: its owner filled the page).
@@ -17,7 +17,9 @@ const takesLimit = (op: Operation) => {
   const params = [...shared, ...(item.parameters ?? [])].map((p) =>
     '$ref' in p ? ((contract.components as any)?.parameters?.[String(p.$ref).split('/').at(-1)!] as Parameter) : p,
   );
-  return params.some((p) => p?.in === 'query' && p.name === 'limit');
+  const query = (name: string) => params.some((p) => p?.in === 'query' && p.name === name);
+  // A list that pages: `limit` and `cursor` (a top-N ranking takes `limit` only).
+  return query('limit') && query('cursor');
 };
 const lists = listOperations(contract).filter(
   (op) => op.method === 'get' && op.access.kind === 'scope' && takesLimit(op),
