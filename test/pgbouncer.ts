@@ -15,6 +15,10 @@ const binary = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', 'pgbouncer'].find(
   (b) => spawnSync(b, ['--version']).status === 0,
 );
 export const pgbouncerAvailable = binary !== undefined;
+if (!pgbouncerAvailable) {
+  if (process.env.REQUIRE_SCALE_OUT === '1') throw new Error('REQUIRE_SCALE_OUT=1 but pgbouncer is not installed');
+  console.warn('pgbouncer is not installed (apt-get install pgbouncer): the tests behind it are skipped');
+}
 export type Pgbouncer = { port: number; url: (database: string) => string; stop: () => Promise<void> };
 
 export async function startPgbouncer(
