@@ -46,4 +46,4 @@ export class DecodeQueue {
 
 const busy = (
   detail = 'This server is decoding as many uploaded images as it takes at once; nothing was stored. Retry the upload in a few seconds.',
-) => new ProblemError(503, 'busy', 'Busy decoding images', detail, {}, { 'Retry-After': '2' });
+) => new ProblemError(503, 'busy', 'Busy', detail, {}, { 'Retry-After': '2' });

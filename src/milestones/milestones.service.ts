@@ -17,7 +17,12 @@ import { conflict, notFound, unprocessable } from '../kernel/problem.js';
 import { zMilestonePosition } from '../../codegen/generated/api/zod.gen.js';
 import { cursorList, type CursorList, decodeCursor, type Page } from '../kernel/cursor.js';
 import { cursorWithin, isWalkCursor, startWalk, walkPage } from './roadmap-walks.js';
-import { assertCanReadProject, lockProjectToManage, type SeenAccess } from '../projects/projects.service.js';
+import {
+  assertCanReadProject,
+  lockProjectToManage,
+  projectTransaction,
+  type SeenAccess,
+} from '../projects/projects.service.js';
 import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
 import {
   highestPosition,
@@ -146,7 +151,7 @@ export async function createMilestone(
   projectId: string,
   input: MilestoneCreate,
 ): Promise<Milestone> {
-  return em.transactional(async (tem) => {
+  return projectTransaction(em, projectId, async (tem) => {
     const count = await lockRoadmap(tem, actor, projectId);
     if (count >= MAX_MILESTONES) {
       throw conflict(
@@ -183,7 +188,7 @@ export async function updateMilestone(
   milestoneId: string,
   input: MilestoneUpdate,
 ): Promise<Milestone> {
-  return em.transactional(async (tem) => {
+  return projectTransaction(em, projectId, async (tem) => {
     const count = await lockRoadmap(tem, actor, projectId);
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
@@ -227,7 +232,7 @@ export async function deleteMilestone(
   projectId: string,
   milestoneId: string,
 ): Promise<Removed> {
-  return em.transactional(async (tem) => {
+  return projectTransaction(em, projectId, async (tem) => {
     const count = await lockRoadmap(tem, actor, projectId);
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
@@ -253,7 +258,7 @@ export async function reorderMilestones(
   milestoneIds: string[],
   limit: number,
 ): Promise<Page<MilestoneDto>> {
-  await em.transactional(async (tem) => {
+  await projectTransaction(em, projectId, async (tem) => {
     await lockRoadmap(tem, actor, projectId);
     const current = await tem.find(Milestone, { project: projectId }, { fields: ['id', 'position'] });
     const known = new Set(current.map((m) => m.id));

@@ -13,6 +13,7 @@ import { conflict, forbidden, notFound } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf, type CursorList } from '../kernel/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
 import { normaliseTags } from '../kernel/tags.js';
+import { KeyedQueue } from '../kernel/keyed-queue.js';
 import {
   detachBuildLogs,
   lockOwnedProject,
@@ -65,6 +66,19 @@ export async function assertCanManageProject(
   projectId: string,
 ): Promise<ProjectFields> {
   return ownerOnly(await readableProject(em, actor, projectId), projectId);
+}
+
+/** How many writers to one project may wait in this process for the one at work. */
+const PROJECT_WRITERS_WAITING = 200;
+const projectWriters = new KeyedQueue(PROJECT_WRITERS_WAITING);
+
+/**
+ * A change to a project or its roadmap in a transaction of its own, after this process's earlier
+ * writers to the same project: they wait here, not each on the project's row lock in the database
+ * holding a pooled connection (kernel/keyed-queue.ts).
+ */
+export function projectTransaction<T>(em: EntityManager, projectId: string, work: (tem: EntityManager) => Promise<T>) {
+  return projectWriters.run(projectId, () => em.transactional(work));
 }
 
 /**
@@ -175,7 +189,7 @@ export async function updateProject(
   projectId: string,
   input: ProjectUpdate,
 ): Promise<Project> {
-  return em.transactional(async (tem) => {
+  return projectTransaction(em, projectId, async (tem) => {
     // The row lock before the read: this change starts from the last one committed, so its event
     // carries that one's fields too and names only its own in `changed`.
     await lockProjectToManage(tem, actor, projectId);

@@ -15,7 +15,7 @@ import type { Actor, Removed } from '../kernel/actor.js';
 import { conflict, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { isUuid } from '../kernel/ids.js';
-import { assertCanManageProject, lockProjectForChange } from '../projects/projects.service.js';
+import { assertCanManageProject, lockProjectForChange, projectTransaction } from '../projects/projects.service.js';
 import { Project } from '../projects/project.entity.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
 import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
@@ -113,7 +113,7 @@ export async function createWebhook(
   await assertOwnsWebhooks(em, actor, projectId);
   await checkUrl(input.url, settings);
   const secret = newSigningSecret();
-  return em.transactional(async (tem) => {
+  return projectTransaction(em, projectId, async (tem) => {
     // Counted under the project's row lock: two creates at once cannot both take the last place.
     await lockProjectForChange(tem, projectId);
     const count = await tem.count(WebhookSubscription, { project: projectId });
