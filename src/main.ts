@@ -60,6 +60,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     ...databaseSettings(config),
     command: 'shipyard serve',
     migrate: config.migrateOnStart,
+    refusePending: true,
     onMigrating: sayMigrating(log),
   });
   const [db] = await Promise.all([opening, loadImageDecoder(), passwords.ready]).catch(async (err) => {

@@ -21,6 +21,7 @@ export async function work(config: Config = loadConfig()): Promise<void> {
     command: 'shipyard worker',
     poolMax: 5,
     migrate: config.migrateOnStart,
+    refusePending: true,
   });
   // Stop signals are heard from the start: one that comes while the worker starts waits for it.
   const worker = runWebhookWorker(config, db, log, webhookSettings(config));

@@ -149,6 +149,35 @@ describe.skipIf(!clusterAvailable || !pgbouncerAvailable)('behind PgBouncer in t
       await Promise.all(servers.map((s) => s.stop()));
     }
   }, 180_000);
+
+  it('MIGRATE_ON_START=false: an instance finds migrations pending and stops saying so; `bin/shipyard migrate` applies them', async () => {
+    await createDatabase('deployed');
+    const env = {
+      DATABASE_URL: bouncer.url('deployed'),
+      DATABASE_DIRECT_URL: direct.replace(/\/shipyard$/, '/deployed'),
+      MIGRATE_ON_START: 'false',
+    };
+    const early = serve(await freePort(), env);
+    try {
+      const log = await early.listening;
+      expect(log).toMatch(
+        /database migration\(s\) are pending .* and MIGRATE_ON_START is false: run `bin\/shipyard migrate` first/,
+      );
+      expect(log).not.toContain('shipyard listening');
+    } finally {
+      await early.stop();
+    }
+    const migrated = await cli(['migrate'], env);
+    expect(migrated.code, migrated.output).toBe(0);
+    const port = await freePort();
+    const late = serve(port, env);
+    try {
+      expect(await late.listening).toContain('shipyard listening');
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    } finally {
+      await late.stop();
+    }
+  }, 180_000);
 });
 
 /** bin/shipyard with these settings added: its exit code and everything it wrote. */

@@ -49,6 +49,7 @@ export async function withDatabase<T>(command: string, fn: (db: Database) => Pro
     embeddedSharedBuffers: CLI_SHARED_BUFFERS,
     // `migrate` applies what is pending; the other commands do as the server does (MIGRATE_ON_START).
     migrate: command === 'migrate' || config.migrateOnStart,
+    refusePending: true,
   });
   try {
     return await fn(db);

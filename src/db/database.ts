@@ -44,6 +44,8 @@ export type DatabaseOptions = {
   inMemory?: boolean;
   /** Apply pending migrations on open (default true). */
   migrate?: boolean;
+  /** Not applying them (migrate: false), refuse to open while some are pending (MIGRATE_ON_START=false). */
+  refusePending?: boolean;
   /** Told before each pending migration runs: its place among them (from 1) and its name. */
   onMigrating?: (n: number, of: number, name: string) => void;
   /** Who opens it, written into the directory lock. */
@@ -116,7 +118,9 @@ async function initOrm(
   const applied =
     (opts.migrate ?? true)
       ? await migrate(orm, lockUrl, opts.onMigrating)
-      : await (lockUrl ? withMigrationLock(lockUrl, () => refusePending(orm)) : refusePending(orm));
+      : opts.refusePending
+        ? await (lockUrl ? withMigrationLock(lockUrl, () => refusePending(orm)) : refusePending(orm))
+        : [];
   return { orm, applied };
 }
 
