@@ -29,6 +29,7 @@ import {
   servedAsBuilt,
 } from './kernel/contract.js';
 import { contractValidator, validatorProblem } from './http/validator.js';
+import { replicaReads, type ReplicaReads } from './http/replica-reads.js';
 import { deprecation } from './http/deprecation.js';
 import { dispatchOperations } from './http/operations.js';
 import { chain, chainWithErrors } from './http/chain.js';
@@ -90,6 +91,7 @@ export type AppDeps = {
         | 'keyMaxDays'
         | 'securityLogDays'
         | 'keyUnusedDays'
+        | 'databaseReadUrl'
       >
     > & {
       requestTimeoutMs?: number;
@@ -158,6 +160,7 @@ export function createApp({
   const limits = rateLimits(config);
   const counters: Counters = redis ? new RedisCounters(redis, new MemoryCounters(), log) : new MemoryCounters();
   const budget = requestBudget(counters, limits);
+  const replica = config.databaseReadUrl ? replicaReads(counters) : undefined;
   const failedAuth = failedAuthBudget(counters, limits);
   const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000, changes);
   const uses = new KeyUse(orm, log, config.keyUseFlushMs);
@@ -214,6 +217,7 @@ export function createApp({
       checkOutput: config.validateResponses,
       origins: mcpOrigins(config.publicUrl, config.mcpAllowedOrigins),
       resourceMetadata: oauth?.mcpResourceMetadata,
+      noteWrites: replica?.noteWrites,
     }),
   );
   const problems = problemHandler(log, {
@@ -238,6 +242,7 @@ export function createApp({
       log,
       webhooks,
       warmValidators,
+      replica,
     }),
   );
   app.use((req, _res, next) => next(notInThisApi(req.path, base)));
@@ -327,6 +332,8 @@ function restPipeline(p: {
   problems: ErrorRequestHandler;
   log: Logger;
   warmValidators: boolean;
+  /** With a read replica: the reads that go there, and the writes that keep their users on the primary. */
+  replica?: ReplicaReads;
 }) {
   const { config, contract, budget, failedAuth, keys, keysPage, problems } = p;
   const deprecated = deprecation(contract);
@@ -349,6 +356,7 @@ function restPipeline(p: {
     }),
     refuseNul,
     idempotency(),
+    ...(p.replica ? [p.replica.noteWrites, p.replica.route] : []),
     dispatchOperations(
       p.operations,
       allHandlers(contract, {

@@ -71,8 +71,9 @@ export type ServerOptions = {
   } & Pick<WorkerOptions, 'expireSeconds' | 'superviseSeconds' | 'attemptTimeoutMs'>;
   /** Another database than DATABASE_URL's (a fault test's own cluster), shared by the instances given it. */
   databaseUrl?: string;
-  /** DATABASE_DIRECT_URL and DATABASE_PREPARED_STATEMENTS (auto when undefined), beside databaseUrl. */
+  /** DATABASE_DIRECT_URL, DATABASE_READ_URL and DATABASE_PREPARED_STATEMENTS (auto when undefined), beside databaseUrl. */
   directUrl?: string;
+  readUrl?: string;
   preparedStatements?: boolean;
   contract?: OpenApiDocument;
   rateLimitPerMinute?: number;
@@ -119,6 +120,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
   const db = await openDatabase({
     databaseUrl: opts.databaseUrl ?? process.env.DATABASE_URL,
     directUrl: opts.directUrl,
+    readUrl: opts.readUrl,
     preparedStatements: opts.preparedStatements,
     dataDir: '',
     inMemory: true,
@@ -167,6 +169,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<TestServer>
         oauthRegistrationsPerHour: TEST_RATE_LIMIT,
         oauthClientMetadata: opts.oauthClientMetadata,
         keyMaxDays: opts.keyMaxDays,
+        databaseReadUrl: opts.readUrl,
       },
       log,
       storage,

@@ -38,12 +38,30 @@ export type Cluster = {
   destroy: () => void;
 };
 
-export async function startCluster(): Promise<Cluster> {
+/**
+ * A cluster: initdb'd, or (`replicaOf`) a streaming replica of another, made with
+ * `pg_basebackup -R` as an operator makes one.
+ */
+export async function startCluster(opts: { replicaOf?: Cluster } = {}): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'shipyard-pg-'));
   chmodSync(dir, 0o777);
   if (asRoot) execFileSync('chown', ['postgres', dir]);
   const port = await freePort();
-  run(`${pgBin}/initdb`, ['-D', `${dir}/data`, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
+  if (opts.replicaOf)
+    run(`${pgBin}/pg_basebackup`, [
+      '-D',
+      `${dir}/data`,
+      '-R',
+      '-X',
+      'stream',
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(opts.replicaOf.port),
+      '-U',
+      'postgres',
+    ]);
+  else run(`${pgBin}/initdb`, ['-D', `${dir}/data`, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
   const start = () =>
     run(`${pgBin}/pg_ctl`, [
       '-D',

@@ -43,8 +43,22 @@ export type DB = Omit<Inferred, 'ProjectMember' | 'Milestone' | 'RoadmapWalk' | 
   search_changes: { last_value: string; is_called: boolean };
 };
 
+/** Entity managers whose typed reads go to the read replica (DATABASE_READ_URL): see readFromReplica. */
+const replicaReaders = new WeakSet<EntityManager>();
+
+/**
+ * From now on, `em`'s typed reads outside a transaction go to the read replica, when there is
+ * one: for a read that may lag a moment (src/http/replica-reads.ts decides which, and for whom).
+ * Writes, and everything inside a transaction, stay on the primary.
+ */
+export function readFromReplica(em: EntityManager): void {
+  replicaReaders.add(em);
+}
+const connectionType = (em: EntityManager) => (replicaReaders.has(em) ? 'read' : 'write');
+
 /** The request's typed query builder: on its connection, in its transaction if it has one. */
-export const reads = (em: EntityManager): Kysely<DB> => em.getKysely<DB>(READS);
+export const reads = (em: EntityManager): Kysely<DB> =>
+  em.getKysely<DB>(replicaReaders.has(em) ? { ...READS, type: 'read' } : READS);
 
 /** A timestamp as the API writes it: RFC 3339 in UTC, to the millisecond (as Date#toISOString). */
 export const iso = (column: string) =>
@@ -99,7 +113,7 @@ async function runBound<R>(em: EntityManager, text: string, parameters: readonly
 
 /** A named prepared statement on the pool, the connection given back by hand (a bad value does not drop it). */
 async function runPrepared<R>(em: EntityManager, name: string, text: string, values: unknown[]): Promise<R[]> {
-  const pool = await em.getConnection().getNativeClient();
+  const pool = await em.getConnection(connectionType(em)).getNativeClient();
   const client = await pool.connect();
   let broken: Error | undefined;
   try {

@@ -271,6 +271,7 @@ export function mcpRouter({
   checkOutput,
   origins,
   resourceMetadata,
+  noteWrites,
 }: {
   log: Logger;
   budget: RequestHandler;
@@ -287,6 +288,8 @@ export function mcpRouter({
   origins: ReadonlySet<string>;
   /** Its protected resource metadata (RFC 9728), named in each Bearer challenge when OAuth sign-in is on. */
   resourceMetadata?: string;
+  /** With a read replica: a call's user reads from the primary for a moment after (src/http/replica-reads.ts). */
+  noteWrites?: RequestHandler;
 }): Router {
   const router = Router();
   router.use(originGate(origins));
@@ -294,6 +297,7 @@ export function mcpRouter({
   router.post(
     '/',
     outerGate(keys, failedAuth, keysPage, resourceMetadata),
+    ...(noteWrites ? [noteWrites] : []),
     room,
     readBody,
     spend,
