@@ -22,6 +22,8 @@ export type { RetryPolicy };
 
 /** Where pg-boss copies a delivery's job that ended failed without the delivery being settled. */
 const GIVEN_UP = 'webhook-deliveries-given-up';
+/** While the outbox's notices are heard, the relay looks on its own once every this many polls. */
+const RELAY_POLLS_WHILE_LIVE = 5;
 /** Deliveries tried at once by one process (each subscription's one at a time). */
 const WORKERS = 4;
 
@@ -79,11 +81,20 @@ export async function startWebhookWorker(opts: WorkerOptions): Promise<WebhookWo
     pollSeconds,
   );
   const relays = relayPasses(opts, boss, wake);
+  let live = false;
   const unsubscribe = opts.changes?.subscribe(CHANNEL, {
     onNotice: () => relays.kick(),
-    onLive: (live) => live && relays.kick(),
+    onLive: (now) => {
+      live = now;
+      if (now) relays.kick();
+    },
   });
-  const timer = setInterval(() => relays.kick(), pollSeconds * 1000);
+  // The outbox's notices wake the relay; the poll is for what they miss. While they are heard it
+  // looks every RELAY_POLLS_WHILE_LIVE polls (an idle instance's most frequent transaction, else).
+  let tick = 0;
+  const timer = setInterval(() => {
+    if (!live || ++tick % RELAY_POLLS_WHILE_LIVE === 0) relays.kick();
+  }, pollSeconds * 1000);
   timer.unref();
   relays.kick();
   return {
