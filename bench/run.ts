@@ -24,6 +24,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { VOCABULARY } from './vocabulary.js';
 import { noisyNeighbour, type NeighbourFigures } from './noisy-neighbour.js';
+import { busyProject, type BusyFigures } from './busy-project.js';
 import { ANSWER_CAP_BYTES, resultBytes } from '../src/mcp/kit/answers.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { randomBytes } from 'node:crypto';
@@ -536,6 +537,23 @@ for (const [label, tool, args] of mcpAnswers) {
   );
 }
 
+// Sixty writers to one project at once; another user reads beside them.
+let busy: Awaited<ReturnType<typeof busyProject>> | undefined;
+if (!ONLY || ONLY.test('busy project')) {
+  busy = await busyProject({
+    api,
+    readerToken: seed.neighbourToken,
+    writerToken: seed.token,
+    writers: 60,
+    seconds: DURATION,
+  });
+  const line = (label: string, f: BusyFigures) =>
+    `  ${pad(label, 56)} reads p50 ${fixed(f.p50, 6, 1)}  p99 ${fixed(f.p99, 6, 1)} ms (${fixed(f.reads, 5)} reads)  p99 ${fixed(f.p99 / busy!.idle.p99, 4, 1)}× idle  writes ${JSON.stringify(f.writes)}`;
+  console.log("\nbusy project: another user's GET /users/me, one at a time, beside 60 writers to one project");
+  console.log(line('idle', busy.idle));
+  console.log(line('60 writers adding milestones to one project', busy.busy));
+}
+
 // One key spends its whole budget on the most expensive operation; another user reads beside it.
 let neighbour: Awaited<ReturnType<typeof noisyNeighbour>> | undefined;
 if (!ONLY || ONLY.test('noisy neighbour')) {
@@ -725,6 +743,15 @@ const targets: Target[] = ONLY
             ] as Target,
           ]
         : [['soak RSS flat ±10%', 'not run (BENCH_SOAK=seconds)', 'info'] as Target]),
+      ...(busy
+        ? [
+            [
+              "busy project: another user's p99 < 3× idle beside 60 writers to one project",
+              `${(busy.busy.p99 / busy.idle.p99).toFixed(1)}× (${busy.busy.p99.toFixed(1)} / ${busy.idle.p99.toFixed(1)} ms)`,
+              busy.busy.p99 < 3 * busy.idle.p99 ? 'met' : 'MISSED',
+            ] as Target,
+          ]
+        : []),
       ...(neighbour
         ? [
             [
