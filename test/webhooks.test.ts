@@ -187,10 +187,9 @@ describe('webhook deliveries', () => {
           api.updateProject({ client: ada.client, path: { projectId: p }, body: { name: 'Renamed' } }),
           api.updateProject({ client: ada.client, path: { projectId: p }, body: { tagline: 'Retagged' } }),
         ];
-        // Inside a transaction the activity view is read once; each look needs a new one. The
-        // first update waits for the holder; the second waits in the server's queue for the
-        // project's writers, not on a database connection of its own.
-        const waiting = async () => {
+        await waitFor(async () => {
+          // Inside a transaction the activity view is read once; each look needs a new one. The
+          // first update waits for the holder, the second for the first.
           await holder.query('select pg_stat_clear_snapshot()');
           const { rows } = await holder.query<{ n: number }>(
             `with first as (select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid)))
@@ -198,11 +197,8 @@ describe('webhook deliveries', () => {
              where a.pid in (select pid from first) or exists (select 1 from first f where f.pid = any(pg_blocking_pids(a.pid)))`,
             [me[0]!.pid],
           );
-          return rows[0]!.n;
-        };
-        await waitFor(async () => ((await waiting()) >= 1 ? true : undefined));
-        await new Promise((r) => setTimeout(r, 300));
-        expect(await waiting()).toBe(1);
+          return rows[0]!.n >= 2 || undefined;
+        });
         await holder.query('commit');
         for (const res of await Promise.all(updates)) expect(res.response?.status).toBe(200);
       } finally {

@@ -153,6 +153,10 @@ const sameWindow = (leftMs: number, take: { at: number; resetMs: number }) =>
   leftMs > 0 && Math.abs(leftMs - (take.at + take.resetMs - Date.now())) <= SAME_WINDOW_SLACK_MS;
 
 const REDIS_TIMEOUT_MS = 150;
+/** How long answers may stay late before the circuit opens (a refused connection opens it at once). */
+const OPEN_AFTER_SLOW_MS = 1000;
+/** Redis did not answer within REDIS_TIMEOUT_MS. */
+class LateAnswer extends Error {}
 const REDIS_RETRY_MS = 2000;
 /** How often the seeds Redis's answers leave in this process are swept, once their windows end. */
 const SEED_SWEEP_MS = 60_000;
@@ -241,6 +245,10 @@ export class RedisCounters implements Counters {
   readonly #kept = new Map<string, number>();
   /** Whether the client has connected once: until then the heartbeat waits (requests still use the circuit). */
   #connected = false;
+  /** Since when Redis's answers have come late (none since), while the circuit is closed. */
+  #slowSince: number | undefined;
+  /** The write-back under way, if one is. */
+  #writing: Promise<void> | undefined;
 
   constructor(
     private readonly redis: RedisLink,
@@ -266,6 +274,9 @@ export class RedisCounters implements Counters {
       () =>
         oneSlot(budgets) ? this.#takeShared(budgets, units, windowMs) : this.#takeOneByOne(budgets, units, windowMs),
       () => this.#takeLocally(budgets, units, windowMs),
+      // Late answers (a busy machine): counted here and owed to Redis, but without keeping the
+      // share as a second limit for the rest of the window, which a moment's lateness does not earn.
+      () => this.#takeLocally(budgets, units, windowMs, false),
     );
   }
 
@@ -336,12 +347,12 @@ export class RedisCounters implements Counters {
   }
 
   /** Spends from this instance's share of each budget while Redis is away, and owes Redis what it spent. */
-  async #takeLocally(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
+  async #takeLocally(budgets: readonly Budget[], units: number, windowMs: number, keep = true): Promise<Taken> {
     const taken = await this.local.take(this.#shares(budgets), units, windowMs);
     const now = Date.now();
     for (const [i, b] of budgets.entries()) {
       const resetAt = now + taken.counts[i]!.resetMs;
-      this.#kept.set(b.key, resetAt);
+      if (keep) this.#kept.set(b.key, resetAt);
       if (taken.allowed) this.#owe(b.key, units, resetAt);
     }
     return { allowed: taken.allowed, counts: this.#asShares(budgets, budgets, taken) };
@@ -393,14 +404,35 @@ export class RedisCounters implements Counters {
   }
 
   /** What was spent here while Redis was away, added to Redis's counts (each to the window it was spent in). */
-  async #writeBack(): Promise<void> {
+  #writeBack(): Promise<void> {
+    // One at a time: calls that find Redis back together write each owed unit once.
+    this.#writing ??= this.#writeBackNow().finally(() => {
+      this.#writing = undefined;
+    });
+    return this.#writing;
+  }
+
+  async #writeBackNow(): Promise<void> {
     const now = Date.now();
+    const due = [...this.#owed];
+    // Taken out first: what is spent here while they are written is owed anew, not lost.
+    this.#owed.clear();
+    const failed: [string, { units: number; resetAt: number }][] = [];
+    let error: unknown;
     await Promise.all(
-      [...this.#owed].map(async ([key, owed]) => {
-        if (owed.resetAt > now) await this.#eval(ADD_SCRIPT, [key], [owed.units, owed.resetAt - now]);
-        if (this.#owed.get(key) === owed) this.#owed.delete(key);
+      due.map(async ([key, owed]) => {
+        if (owed.resetAt <= now) return;
+        try {
+          await this.#eval(ADD_SCRIPT, [key], [owed.units, owed.resetAt - now]);
+        } catch (err) {
+          failed.push([key, owed]);
+          error ??= err;
+        }
       }),
     );
+    for (const [key, owed] of failed) this.#owe(key, owed.units, owed.resetAt);
+    // The first failure, as it was (a late answer is not an outage).
+    if (failed.length) throw error;
   }
 
   add(key: string, units: number, windowMs: number): Promise<Count> {
@@ -448,14 +480,16 @@ export class RedisCounters implements Counters {
    * Redis while it answers; this process's counters while the circuit is open, and when a call
    * fails. The call that finds Redis back first writes back what was spent meanwhile.
    */
-  async #either<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+  async #either<T>(shared: () => Promise<T>, local: () => Promise<T>, whileSlow = local): Promise<T> {
     if (this.#open && Date.now() < this.#probeAt) return local();
     // One probe at a time while the circuit is open: the others keep counting locally.
     const wasOpen = this.#open;
     if (wasOpen) this.#probeAt = Date.now() + REDIS_RETRY_MS;
     try {
-      if (wasOpen) await this.#writeBack();
+      // What was counted here meanwhile (the circuit open, or answers late) goes back first.
+      if (wasOpen || this.#owed.size) await this.#writeBack();
       const result = await shared();
+      this.#slowSince = undefined;
       if (this.#open) {
         this.#open = false;
         this.log.info('redis answers again: request budgets are shared by every instance');
@@ -465,6 +499,13 @@ export class RedisCounters implements Counters {
       }
       return result;
     } catch (err) {
+      // An answer later than the bound, from a Redis that answered a moment ago: a busy machine
+      // (its Redis starved of CPU for a moment) rather than an outage. This call counts here, and
+      // the circuit opens only if answers stay late for OPEN_AFTER_SLOW_MS.
+      if (!this.#open && err instanceof LateAnswer) {
+        this.#slowSince ??= Date.now();
+        if (Date.now() - this.#slowSince < OPEN_AFTER_SLOW_MS) return whileSlow();
+      }
       if (!this.#open) {
         this.#open = true;
         this.log.error('redis does not answer: request budgets are counted by each instance until it does', {
@@ -489,7 +530,9 @@ export class RedisCounters implements Counters {
     // yet, so CPU load alone never opens the circuit.
     let timer: { cancel(): void } | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = lagAwareTimeout(REDIS_TIMEOUT_MS, () => reject(new Error(`no answer within ${REDIS_TIMEOUT_MS} ms`)));
+      timer = lagAwareTimeout(REDIS_TIMEOUT_MS, () =>
+        reject(new LateAnswer(`no answer within ${REDIS_TIMEOUT_MS} ms`)),
+      );
     });
     command.catch(() => undefined); // answered after the timeout: nobody is waiting any more
     try {

@@ -68,14 +68,16 @@ export async function assertCanManageProject(
   return ownerOnly(await readableProject(em, actor, projectId), projectId);
 }
 
-/** How many writers to one project may wait in this process for the one at work. */
-const PROJECT_WRITERS_WAITING = 200;
-const projectWriters = new KeyedQueue(PROJECT_WRITERS_WAITING);
+/**
+ * Writers to one project in this process: a few at work (their transactions begun, the row lock
+ * handed straight from one to the next), up to 200 more waiting for a place.
+ */
+const projectWriters = new KeyedQueue({ concurrency: 3, maxWaiting: 200 });
 
 /**
- * A change to a project or its roadmap in a transaction of its own, after this process's earlier
- * writers to the same project: they wait here, not each on the project's row lock in the database
- * holding a pooled connection (kernel/keyed-queue.ts).
+ * A change to a project or its roadmap in a transaction of its own, once few enough of this
+ * process's writers to the same project are at work: the others wait here, not each on the
+ * project's row lock in the database holding a pooled connection (kernel/keyed-queue.ts).
  */
 export function projectTransaction<T>(em: EntityManager, projectId: string, work: (tem: EntityManager) => Promise<T>) {
   return projectWriters.run(projectId, () => em.transactional(work));

@@ -13,7 +13,7 @@ const later = () => {
 
 describe('a keyed queue', () => {
   it('runs one at a time per key, in the order they came, and keys apart at once', async () => {
-    const q = new KeyedQueue(10);
+    const q = new KeyedQueue({ concurrency: 1, maxWaiting: 10 });
     const log: string[] = [];
     let running = 0;
     let most = 0;
@@ -39,7 +39,7 @@ describe('a keyed queue', () => {
   });
 
   it('goes on after a failure, and refuses past its bound with a 503 that says when to retry', async () => {
-    const q = new KeyedQueue(2);
+    const q = new KeyedQueue({ concurrency: 1, maxWaiting: 2 });
     const hold = later();
     const failing = q.run('p', async () => {
       await hold.gate;
@@ -47,12 +47,7 @@ describe('a keyed queue', () => {
     });
     const next = q.run('p', async () => 'next');
     const third = q.run('p', async () => 'third');
-    let refused: unknown;
-    try {
-      q.run('p', async () => 'too many');
-    } catch (err) {
-      refused = err;
-    }
+    const refused = await q.run('p', async () => 'too many').catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ProblemError);
     expect(refused).toMatchObject({ status: 503, slug: 'busy', headers: { 'Retry-After': '1' } });
     hold.open();
@@ -61,5 +56,25 @@ describe('a keyed queue', () => {
     expect(await third).toBe('third');
     // Drained: the key starts afresh.
     expect(await q.run('p', async () => 'again')).toBe('again');
+  });
+
+  it('lets `concurrency` run at once per key, and no more', async () => {
+    const q = new KeyedQueue({ concurrency: 2, maxWaiting: 10 });
+    let running = 0;
+    let most = 0;
+    const gates = Array.from({ length: 5 }, later);
+    const runs = gates.map((g) =>
+      q.run('k', async () => {
+        running++;
+        most = Math.max(most, running);
+        await g.gate;
+        running--;
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 10));
+    expect(running).toBe(2);
+    for (const g of gates) g.open();
+    await Promise.all(runs);
+    expect(most).toBe(2);
   });
 });
