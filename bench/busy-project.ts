@@ -6,22 +6,8 @@
  * under 3× idle (issue 58's target; before, 27 writers waited on the row lock, each holding a
  * connection, and the reader's p99 went from 76 to 939 ms).
  */
+import { readFor } from './reader.js';
 export type BusyFigures = { p50: number; p99: number; reads: number; writes: Record<number, number> };
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
-
-async function readFor(url: string, token: string, ms: number) {
-  const times: number[] = [];
-  for (const until = Date.now() + ms; Date.now() < until; ) {
-    const t0 = performance.now();
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`the reader's GET answered ${res.status}`);
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), reads: times.length };
-}
 
 export async function busyProject(opts: {
   api: string;

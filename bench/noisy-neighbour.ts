@@ -6,24 +6,10 @@
  * flat out, as many keys with no budget between them would send (information: the decode queue
  * is what bounds it then).
  */
+import { readFor } from './reader.js';
 import { zeroPng } from '../test/fixtures/images.js';
 
 export type NeighbourFigures = { p50: number; p99: number; reads: number; uploads: Record<number, number> };
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
-
-async function readFor(url: string, token: string, ms: number): Promise<{ p50: number; p99: number; reads: number }> {
-  const times: number[] = [];
-  for (const until = Date.now() + ms; Date.now() < until; ) {
-    const t0 = performance.now();
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`the neighbour's read answered ${res.status}`);
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), reads: times.length };
-}
 
 /** Uploads until `stop`, each `gapMs` after the last began; the answers counted by status. */
 async function uploadUntil(url: string, token: string, image: Buffer, gapMs: number, stop: { done: boolean }) {

@@ -13,7 +13,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
-import { createApp } from '../src/app.js';
+import { createApp, type AppDeps } from '../src/app.js';
+import { passwordProblems } from '../src/users/password-policy.js';
+import type { Counters, RedisLink } from '../src/http/counters.js';
+import type { Logger } from '../src/kernel/logger.js';
 import { loadContract, type OpenApiDocument } from '../src/kernel/contract.js';
 import { headerChecker } from './declared-headers.js';
 import { httpServer } from '../src/http/client-errors.js';
@@ -461,4 +464,53 @@ export async function freePort(): Promise<number> {
     await new Promise((r) => s.close(r));
     return got;
   }
+}
+
+/** Another instance of the service on a test server's database, as a second process would be: what a test drives and closes. */
+export type Beside = {
+  /** The instance's origin (`http://127.0.0.1:port`). */
+  url: string;
+  counters: Counters;
+  close: () => Promise<void>;
+};
+
+/**
+ * Another instance beside `t` (its database and storage), with its own Redis link and settings
+ * over a small default: these tests sign nobody up, so the password policy runs on this thread.
+ */
+export async function instanceBeside(
+  t: Pick<TestServer, 'db' | 'storage'>,
+  opts: { redis?: RedisLink; log?: Logger; config?: Partial<AppDeps['config']> } = {},
+): Promise<Beside> {
+  const app = createApp({
+    checkPassword: passwordProblems,
+    orm: t.db.orm,
+    log: opts.log ?? createLogger('silent'),
+    redis: opts.redis,
+    storage: t.storage,
+    config: {
+      validateResponses: true,
+      logLevel: 'silent',
+      uploadMaxBytes: UPLOAD_MAX_BYTES,
+      mediaDir: mkdtempSync(join(tmpdir(), 'sy-')),
+      rateLimitPerMinute: TEST_RATE_LIMIT,
+      failedAuthPerMinute: 1000,
+      ...opts.config,
+    },
+  });
+  const server: Server = await new Promise((r) => {
+    const s = app.listen(0, '127.0.0.1', () => r(s));
+  });
+  const counters = app.locals.counters as Counters;
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counters,
+    close: async () => {
+      counters.close();
+      (app.locals.keyCache as KeyCache).close();
+      await (app.locals.keyUse as KeyUse).close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
 }

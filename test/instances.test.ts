@@ -5,49 +5,27 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startServer, userWithKey, uniqueName, UPLOAD_MAX_BYTES, type TestServer } from './harness.js';
-import { createApp } from '../src/app.js';
+import { type Beside, instanceBeside, startServer, userWithKey, uniqueName, type TestServer } from './harness.js';
 import { redisOrNothing } from './redis.js';
 import { redisLinkOf } from '../src/http/counters.js';
-import { passwordProblems } from '../src/users/password-policy.js';
-import { createLogger } from '../src/http/log.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
-import type { KeyCache } from '../src/keys/key-cache.js';
-import type { KeyUse } from '../src/keys/key-use.js';
 
 const redis = await redisOrNothing();
 
 let t: TestServer;
-const servers: Server[] = [];
+const instances: Beside[] = [];
 const urls: string[] = [];
-/** What each instance's app runs beside its requests, closed with it as the service closes its own. */
-const running: { keyCache: KeyCache; keyUse: KeyUse }[] = [];
 
 describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
   beforeAll(async () => {
     t = await startServer();
     for (let i = 0; i < 2; i++) {
-      const app = createApp({
-        // These tests sign nobody up: the policy may run on this thread.
-        checkPassword: passwordProblems,
-        orm: t.db.orm,
-        log: createLogger('silent'),
+      const instance = await instanceBeside(t, {
         redis: redis && redisLinkOf(redis),
-        storage: t.storage,
         config: {
-          validateResponses: true,
-          logLevel: 'silent',
-          uploadMaxBytes: UPLOAD_MAX_BYTES,
-          mediaDir: mkdtempSync(join(tmpdir(), 'sy-')),
           rateLimitPerMinute: 6,
-          failedAuthPerMinute: 1000,
           // OAuth sign-in on, with a registration budget small enough to spend here.
           publicUrl: 'http://localhost:3999',
           oauthRegistrationsPerHour: 3,
@@ -55,23 +33,12 @@ describe.skipIf(!redis)('two instances, one PostgreSQL and one Redis', () => {
           trustProxy: ['loopback'],
         },
       });
-      running.push({ keyCache: app.locals.keyCache as KeyCache, keyUse: app.locals.keyUse as KeyUse });
-      const server: Server = await new Promise((r) => {
-        const s = app.listen(0, '127.0.0.1', () => r(s));
-      });
-      servers.push(server);
-      urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`);
+      instances.push(instance);
+      urls.push(`${instance.url}/api/v1`);
     }
   });
   afterAll(async () => {
-    for (const s of servers) {
-      s.closeAllConnections();
-      await new Promise((r) => s.close(r));
-    }
-    for (const r of running) {
-      r.keyCache.close();
-      await r.keyUse.close();
-    }
+    for (const i of instances) await i.close();
     await redis?.quit();
     await t?.close();
   });

@@ -9,15 +9,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startServer, type TestServer, UPLOAD_MAX_BYTES, userWithKey } from './harness.js';
-import { createApp } from '../src/app.js';
-import { passwordProblems } from '../src/users/password-policy.js';
+import { type Beside, freePort, instanceBeside, startServer, type TestServer, userWithKey } from './harness.js';
 import { createLogger } from '../src/http/log.js';
-import { connectRedis, type Counters, type RedisLink, type RedisSettings } from '../src/http/counters.js';
+import { connectRedis, type RedisLink, type RedisSettings } from '../src/http/counters.js';
 
 const available = spawnSync('redis-server', ['--version']).status === 0;
 const BUDGET = 6;
@@ -25,8 +21,7 @@ const BUDGET = 6;
 const dir = mkdtempSync(join(tmpdir(), 'shipyard-redis-'));
 const processes: ChildProcess[] = [];
 const links: RedisLink[] = [];
-const servers: Server[] = [];
-const counters: Counters[] = [];
+const instances: Beside[] = [];
 let t: TestServer;
 
 /** A redis-server with these arguments, running once it answers PING. */
@@ -55,33 +50,14 @@ async function redis(port: number, args: string[]): Promise<ChildProcess> {
 const cli = (port: number, ...args: string[]) =>
   spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
 
-/** An instance of the service with these Redis settings: its API's URL. */
+/** An instance of the service with these Redis settings: its origin, once its client is connected. */
 async function instance(settings: RedisSettings): Promise<string> {
   const link = connectRedis(settings, createLogger('silent'));
   links.push(link);
-  const app = createApp({
-    checkPassword: passwordProblems,
-    orm: t.db.orm,
-    log: createLogger('silent'),
-    redis: link,
-    storage: t.storage,
-    config: {
-      validateResponses: true,
-      logLevel: 'silent',
-      uploadMaxBytes: UPLOAD_MAX_BYTES,
-      mediaDir: mkdtempSync(join(tmpdir(), 'sy-')),
-      rateLimitPerMinute: BUDGET,
-      failedAuthPerMinute: 1000,
-    },
-  });
-  counters.push(app.locals.counters as Counters);
-  const server: Server = await new Promise((r) => {
-    const s = app.listen(0, '127.0.0.1', () => r(s));
-  });
-  servers.push(server);
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const beside = await instanceBeside(t, { redis: link, config: { rateLimitPerMinute: BUDGET } });
+  instances.push(beside);
   for (let i = 0; i < 100 && !link.isReady; i++) await new Promise((r) => setTimeout(r, 100));
-  return url;
+  return beside.url;
 }
 
 /** The user of the last key `spend` used. */
@@ -112,11 +88,7 @@ describe.skipIf(!available)('Redis with failover, under two instances', () => {
     t = await startServer();
   }, 60_000);
   afterAll(async () => {
-    for (const c of counters) c.close();
-    for (const s of servers) {
-      s.closeAllConnections();
-      await new Promise((r) => s.close(r));
-    }
+    for (const i of instances) await i.close();
     for (const l of links) l.close();
     for (const p of processes) p.kill('SIGKILL');
     await t?.close();

@@ -7,14 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startServer, userWithKey, UPLOAD_MAX_BYTES, type TestServer, freePort } from './harness.js';
-import { createApp } from '../src/app.js';
-import { passwordProblems } from '../src/users/password-policy.js';
+import { type Beside, freePort, instanceBeside, startServer, type TestServer, userWithKey } from './harness.js';
 import { createLogger } from '../src/http/log.js';
 import { connectRedis, HEARTBEAT_MS, type Counters, type RedisLink } from '../src/http/counters.js';
 import type { Logger } from '../src/kernel/logger.js';
@@ -42,7 +35,6 @@ async function startRedis(): Promise<void> {
 }
 
 let t: TestServer;
-const servers: Server[] = [];
 const clients: RedisLink[] = [];
 const urls: string[] = [];
 const PER_KEY = 4;
@@ -51,32 +43,15 @@ const said: string[] = [];
 const log = { info: (msg: string) => void said.push(msg), error: (msg: string) => void said.push(msg) };
 
 const counters: Counters[] = [];
+const instances: Beside[] = [];
 /** An instance of the service on the test's Redis, with `perKey` requests a minute for each key: its API's URL. */
 async function instance(perKey: number, logger: Pick<Logger, 'info' | 'error'>): Promise<string> {
   const redis = connectRedis({ url: `redis://127.0.0.1:${port}` }, createLogger('silent'));
   clients.push(redis);
-  const app = createApp({
-    // These tests sign nobody up: the policy may run on this thread.
-    checkPassword: passwordProblems,
-    orm: t.db.orm,
-    log: logger as Logger,
-    redis,
-    storage: t.storage,
-    config: {
-      validateResponses: true,
-      logLevel: 'silent',
-      uploadMaxBytes: UPLOAD_MAX_BYTES,
-      mediaDir: mkdtempSync(join(tmpdir(), 'sy-')),
-      rateLimitPerMinute: perKey,
-      failedAuthPerMinute: 1000,
-    },
-  });
-  counters.push(app.locals.counters as Counters);
-  const server: Server = await new Promise((r) => {
-    const s = app.listen(0, '127.0.0.1', () => r(s));
-  });
-  servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+  const beside = await instanceBeside(t, { redis, log: logger as Logger, config: { rateLimitPerMinute: perKey } });
+  instances.push(beside);
+  counters.push(beside.counters);
+  return `${beside.url}/api/v1`;
 }
 
 /** Any answer within 5 s: a request that waits on a frozen Redis (30 s before) fails this. */
@@ -118,11 +93,7 @@ describe.skipIf(!available)('Redis frozen, down and back', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const c of counters) c.close();
-    for (const s of servers) {
-      s.closeAllConnections();
-      await new Promise((r) => s.close(r));
-    }
+    for (const i of instances) await i.close();
     for (const c of clients) c.close();
     redisProcess?.kill('SIGCONT');
     redisProcess?.kill('SIGKILL');
