@@ -175,12 +175,13 @@ describe('typed reads', () => {
     await expect(inlined(prepared.orm.em.fork(), { name: 'x' })).rejects.toThrow(/does not bind each of its values/);
   });
 
-  it('DATABASE_PREPARED_STATEMENTS is true by default and must be true or false', () => {
-    expect(loadConfig({}).databasePreparedStatements).toBe(true);
+  it('DATABASE_PREPARED_STATEMENTS is auto by default (found out at start) and must be true, false or auto', () => {
+    expect(loadConfig({}).databasePreparedStatements).toBeUndefined();
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'auto' }).databasePreparedStatements).toBeUndefined();
     expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
     expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'true' }).databasePreparedStatements).toBe(true);
     expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(
-      /DATABASE_PREPARED_STATEMENTS must be true or false, got 'off'/,
+      /DATABASE_PREPARED_STATEMENTS must be true, false or auto, got 'off'/,
     );
   });
 });

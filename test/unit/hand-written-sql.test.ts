@@ -61,11 +61,11 @@ describe('hand-written SQL', () => {
       expect(STATEMENT.test(s), s).toBe(false);
   });
 
-  it('is only what the decision record lists, at most 10 statements', () => {
+  it('is only what the decision record lists, at most 12 statements', () => {
     const found = handWrittenStatements();
     const listed = recorded();
     expect(listed.length).toBeGreaterThan(0);
-    expect(found.length).toBeLessThanOrEqual(10);
+    expect(found.length).toBeLessThanOrEqual(12);
     const unlisted = found.filter(
       (f) => !listed.some((l) => l.file === f.file && f.text.toLowerCase().startsWith(l.begins)),
     );
