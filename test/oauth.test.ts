@@ -340,7 +340,9 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
     const { b: starter } = await person();
     const started = await starter.get(authorizePath(c.clientId, c.challenge));
     expect(started.status).toBe(302);
-    expect(started.headers.get('set-cookie')).toMatch(/shipyard_oauth_browser=[A-Za-z0-9_-]{43}; .*HttpOnly/);
+    expect(started.headers.get('set-cookie')).toMatch(
+      /shipyard_oauth_browser=[A-Za-z0-9_-]{43}; .*Path=\/; .*HttpOnly/,
+    );
     const request = new URL(started.location!, site).searchParams.get('request')!;
     // The link sent to someone else, signed in to another account.
     const { b: victim } = await person();
@@ -360,7 +362,11 @@ describe('what is refused, with an OAuth error and nothing issued', () => {
     const grant = await t.db.orm.em.fork().findOneOrFail(OAuthGrant, { id: request });
     expect(grant.user).toBeNull();
     expect(grant.codeHash).toBeNull();
-    // The browser that started it still may.
+    // The browser that started it still may, and a second request it starts meanwhile (another
+    // app, a retry) does not take the first one's place.
+    const second = await starter.get(authorizePath(c.clientId, c.challenge, { state: 'st-2' }));
+    const other = new URL(second.location!, site).searchParams.get('request')!;
+    expect((await starter.get(`/oauth/consent?request=${other}`)).status).toBe(200);
     expect((await starter.get(`/oauth/consent?request=${request}`)).status).toBe(200);
     const code = (await approve(starter, request, ['projects.read'])).get('code');
     expect(code).toBeTruthy();

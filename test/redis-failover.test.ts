@@ -24,6 +24,9 @@ const links: RedisLink[] = [];
 const instances: Beside[] = [];
 let t: TestServer;
 
+const cli = (port: number, ...args: string[]) =>
+  spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
+
 /** A redis-server with these arguments, running once it answers PING. */
 async function redis(port: number, args: string[]): Promise<ChildProcess> {
   const child = spawn(
@@ -36,19 +39,16 @@ async function redis(port: number, args: string[]): Promise<ChildProcess> {
   );
   processes.push(child);
   for (let i = 0; i < 100; i++) {
-    if (
-      spawnSync('redis-cli', ['-p', String(port), 'ping'])
-        .stdout?.toString()
-        .trim() === 'PONG'
-    )
+    if (cli(port, 'ping') === 'PONG') {
+      // Ours, not another process's that had the port already.
+      if (!cli(port, 'info', 'server').includes(`process_id:${child.pid}`))
+        throw new Error(`port ${port} answers for another redis-server`);
       return child;
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`redis-server on ${port} did not start`);
 }
-
-const cli = (port: number, ...args: string[]) =>
-  spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
 
 /** An instance of the service with these Redis settings: its origin, once its client is connected. */
 async function instance(settings: RedisSettings): Promise<string> {

@@ -155,10 +155,23 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   return opts.databaseUrl ? openPostgres(opts, opts.databaseUrl) : openEmbedded(opts);
 }
 
+/**
+ * The primary's path and the replica's, when there is one: the pools' connections name statements
+ * on both or on neither, so a replica behind a pooler that drops names turns naming off too.
+ */
+async function probePaths(databaseUrl: string, readUrl: string | undefined): Promise<StatementPath> {
+  const [primary, replica] = await Promise.all([
+    probeStatementPath(databaseUrl),
+    readUrl ? probeStatementPath(readUrl) : undefined,
+  ]);
+  if (replica && !replica.named) return { ...replica, reason: `DATABASE_READ_URL: ${replica.reason}` };
+  return primary;
+}
+
 async function openPostgres(opts: DatabaseOptions, databaseUrl: string): Promise<Database> {
   const statements: StatementPath =
     opts.preparedStatements === undefined
-      ? await probeStatementPath(databaseUrl)
+      ? await probePaths(databaseUrl, opts.readUrl)
       : { named: opts.preparedStatements, reason: `DATABASE_PREPARED_STATEMENTS=${opts.preparedStatements}` };
   const { orm, applied } = await initOrm(
     opts,

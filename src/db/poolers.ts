@@ -29,8 +29,22 @@ export type StatementPath = {
 /** SQLSTATEs of a name unknown to, or already taken on, the server connection a pooler chose. */
 export const STATEMENT_NAME_CODES = new Set(['26000', '42P05']);
 
+/** A probe's statement waits this long at most: a pooler with one server connection would keep B waiting for A's. */
+const PROBE_QUERY_MS = 5_000;
 const client = (url: string) =>
-  new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'shipyard-probe' });
+  new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: 10_000,
+    query_timeout: PROBE_QUERY_MS,
+    application_name: 'shipyard-probe',
+  });
+
+const NOT_KEPT: StatementPath = {
+  named: false,
+  reason:
+    'a transaction pooler that does not keep prepared statements (PgBouncer before 1.21, or without max_prepared_statements)',
+  transactionPooler: true,
+};
 
 export async function probeStatementPath(url: string): Promise<StatementPath> {
   const [a, b] = [client(url), client(url)];
@@ -45,25 +59,25 @@ export async function probeStatementPath(url: string): Promise<StatementPath> {
           .rows[0].pid,
       );
     let multiplexed = false;
-    // Twice: a pooler that hands server connections out in another order shows it the second time.
-    for (let round = 0; round < 2; round++) {
-      await a.query('begin');
-      await pid(a, false);
-      const first = await pid(b, true);
-      await a.query('commit');
-      let second: number;
-      try {
-        second = await pid(b, true);
-      } catch (err) {
-        if (!STATEMENT_NAME_CODES.has((err as { code?: string }).code ?? '')) throw err;
-        return {
-          named: false,
-          reason:
-            'a transaction pooler that does not keep prepared statements (PgBouncer before 1.21, or without max_prepared_statements)',
-          transactionPooler: true,
-        };
+    try {
+      // Twice: a pooler that hands server connections out in another order shows it the second time.
+      for (let round = 0; round < 2; round++) {
+        await a.query('begin');
+        await pid(a, false);
+        const first = await pid(b, true);
+        await a.query('commit');
+        if ((await pid(b, true)) !== first) multiplexed = true;
       }
-      if (second !== first) multiplexed = true;
+    } catch (err) {
+      // Refused for its name on any of B's statements: the pooler does not carry names.
+      if (STATEMENT_NAME_CODES.has((err as { code?: string }).code ?? '')) return NOT_KEPT;
+      // B kept waiting for A's server connection: a pooler with one to hand out. Naming off is safe.
+      if (/Query read timeout/i.test((err as Error).message))
+        return {
+          ...NOT_KEPT,
+          reason: 'a pooler that could not be told apart in time: statements go unnamed, to be safe',
+        };
+      throw err;
     }
     return multiplexed
       ? {

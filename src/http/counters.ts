@@ -25,6 +25,8 @@ export interface Counters {
   take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken>;
   /** Adds `units` (0 reads it) to one counter without a limit: failures, counted to refuse later. */
   add(key: string, units: number, windowMs: number): Promise<Count>;
+  /** Sets a mark that lasts `ms` from now, however long the one before had left (a sliding window). */
+  mark(key: string, ms: number): Promise<void>;
   /**
    * Gives back `units` that a take spent from one budget, to the window that take saw (it ended
    * `resetMs` after the take, its `counts[].resetMs`): never below zero, and nothing once that
@@ -57,6 +59,10 @@ export class MemoryCounters implements Counters {
     const w = this.#window(key, windowMs);
     w.count += units;
     return { count: w.count, resetMs: w.resetAt - Date.now() };
+  }
+
+  async mark(key: string, ms: number): Promise<void> {
+    this.#windows.set(key, { count: 1, resetAt: Date.now() + ms });
   }
 
   async giveBack(key: string, units: number, take: { at: number; resetMs: number }): Promise<void> {
@@ -131,6 +137,10 @@ if ttl < 0 then
 end
 return {n, ttl}`;
 
+/** KEYS: one mark; ARGV: how long it lasts from now (ms). Returns [1]. */
+const MARK_SCRIPT = `redis.call('SET', KEYS[1], 1, 'PX', ARGV[1])
+return {1}`;
+
 /**
  * KEYS: one counter; ARGV: units, the time its window must have left (ms), the slack (ms).
  * Returns [units given back].
@@ -155,6 +165,8 @@ const sameWindow = (leftMs: number, take: { at: number; resetMs: number }) =>
 const REDIS_TIMEOUT_MS = 150;
 /** How long answers may stay late before the circuit opens (a refused connection opens it at once). */
 const OPEN_AFTER_SLOW_MS = 1000;
+/** The most counters whose units are owed to Redis at once. */
+const OWED_MAX = 50_000;
 /** Redis did not answer within REDIS_TIMEOUT_MS. */
 class LateAnswer extends Error {}
 const REDIS_RETRY_MS = 2000;
@@ -272,11 +284,14 @@ export class RedisCounters implements Counters {
   take(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
     return this.#either(
       () =>
-        oneSlot(budgets) ? this.#takeShared(budgets, units, windowMs) : this.#takeOneByOne(budgets, units, windowMs),
+        this.redis.cluster && !oneSlot(budgets)
+          ? this.#takeOneByOne(budgets, units, windowMs)
+          : this.#takeShared(budgets, units, windowMs),
       () => this.#takeLocally(budgets, units, windowMs),
-      // Late answers (a busy machine): counted here and owed to Redis, but without keeping the
-      // share as a second limit for the rest of the window, which a moment's lateness does not earn.
-      () => this.#takeLocally(budgets, units, windowMs, false),
+      // A late answer (a busy machine): the script was sent and lands in Redis when it runs, so the
+      // take is counted here for this answer only, neither owed to Redis (it would count twice)
+      // nor kept as a second limit for the rest of the window.
+      () => this.#takeLocally(budgets, units, windowMs, { keep: false, owe: false }),
     );
   }
 
@@ -288,12 +303,26 @@ export class RedisCounters implements Counters {
   async #takeOneByOne(budgets: readonly Budget[], units: number, windowMs: number): Promise<Taken> {
     const at = Date.now();
     const counts: Count[] = [];
+    const giveBackSpent = (upTo: number) =>
+      Promise.all(
+        budgets
+          .slice(0, upTo)
+          .map((spent, j) =>
+            this.giveBack(spent.key, units, { at, resetMs: counts[j]!.resetMs }).catch(() => undefined),
+          ),
+      );
     for (const [i, budget] of budgets.entries()) {
-      const taken = await this.#takeShared([budget], units, windowMs);
+      let taken: Taken;
+      try {
+        taken = await this.#takeShared([budget], units, windowMs);
+      } catch (err) {
+        // Redis failed half-way: what was spent goes back, and the whole take is counted here instead.
+        await giveBackSpent(i);
+        throw err;
+      }
       counts.push(taken.counts[0]!);
       if (!taken.allowed) {
-        for (const [j, spent] of budgets.slice(0, i).entries())
-          await this.giveBack(spent.key, units, { at, resetMs: counts[j]!.resetMs });
+        await giveBackSpent(i);
         for (const rest of budgets.slice(i + 1)) counts.push(await this.add(rest.key, 0, windowMs));
         return { allowed: false, counts };
       }
@@ -347,19 +376,27 @@ export class RedisCounters implements Counters {
   }
 
   /** Spends from this instance's share of each budget while Redis is away, and owes Redis what it spent. */
-  async #takeLocally(budgets: readonly Budget[], units: number, windowMs: number, keep = true): Promise<Taken> {
+  async #takeLocally(
+    budgets: readonly Budget[],
+    units: number,
+    windowMs: number,
+    { keep = true, owe = true } = {},
+  ): Promise<Taken> {
     const taken = await this.local.take(this.#shares(budgets), units, windowMs);
     const now = Date.now();
     for (const [i, b] of budgets.entries()) {
       const resetAt = now + taken.counts[i]!.resetMs;
       if (keep) this.#kept.set(b.key, resetAt);
-      if (taken.allowed) this.#owe(b.key, units, resetAt);
+      if (taken.allowed && owe) this.#owe(b.key, units, resetAt);
     }
     return { allowed: taken.allowed, counts: this.#asShares(budgets, budgets, taken) };
   }
 
   #owe(key: string, units: number, resetAt: number): void {
     if (units <= 0) return;
+    // Bounded: an outage that meets more counters than this (many addresses, many clients) loses
+    // the oldest debts rather than the process's memory.
+    if (this.#owed.size >= OWED_MAX && !this.#owed.has(key)) this.#owed.delete(this.#owed.keys().next().value!);
     const owed = this.#owed.get(key);
     if (owed && owed.resetAt > Date.now()) owed.units += units;
     else this.#owed.set(key, { units, resetAt });
@@ -396,6 +433,7 @@ export class RedisCounters implements Counters {
     }
     const now = Date.now();
     for (const [key, until] of this.#kept) if (until <= now) this.#kept.delete(key);
+    for (const [key, owed] of this.#owed) if (owed.resetAt <= now) this.#owed.delete(key);
     const n = await this.#either(
       async () => (await this.#eval(HEARTBEAT_SCRIPT, ['instances'], [], [this.#id]))[0],
       async () => undefined,
@@ -425,14 +463,15 @@ export class RedisCounters implements Counters {
         try {
           await this.#eval(ADD_SCRIPT, [key], [owed.units, owed.resetAt - now]);
         } catch (err) {
-          failed.push([key, owed]);
+          // A late write lands when Redis runs it: owed again only when it was never sent.
+          if (!(err instanceof LateAnswer)) failed.push([key, owed]);
           error ??= err;
         }
       }),
     );
     for (const [key, owed] of failed) this.#owe(key, owed.units, owed.resetAt);
     // The first failure, as it was (a late answer is not an outage).
-    if (failed.length) throw error;
+    if (error) throw error;
   }
 
   add(key: string, units: number, windowMs: number): Promise<Count> {
@@ -443,9 +482,16 @@ export class RedisCounters implements Counters {
       },
       async () => {
         const count = await this.local.add(key, units, windowMs);
-        this.#owe(key, units, Date.now() + count.resetMs);
+        if (this.#open) this.#owe(key, units, Date.now() + count.resetMs);
         return count;
       },
+    );
+  }
+
+  mark(key: string, ms: number): Promise<void> {
+    return this.#either(
+      async () => void (await this.#eval(MARK_SCRIPT, [key], [ms])),
+      () => this.local.mark(key, ms),
     );
   }
 
@@ -551,6 +597,8 @@ export class RedisCounters implements Counters {
  */
 export interface RedisLink {
   readonly isReady: boolean;
+  /** A Cluster: a script's keys must share a slot. */
+  readonly cluster?: boolean;
   eval(script: string, keys: string[], args: string[]): Promise<unknown>;
   close(): void;
 }
@@ -605,6 +653,7 @@ export function connectRedis(settings: RedisSettings, log: Logger): RedisLink {
   cluster.on('error', () => undefined);
   cluster.connect().catch(failed);
   return {
+    cluster: true,
     get isReady() {
       return cluster.isReady;
     },

@@ -125,6 +125,8 @@ export function problemHandler(log: Logger, limits: ProblemOptions): ErrorReques
       return;
     }
     if (problem) {
+      // Turned away before any work: its budget units go back (src/http/rate-limit.ts).
+      if (problem.slug === 'busy' || problem.slug === 'unavailable') res.locals.costsNothing = true;
       res.set(withResourceMetadata(problem.headers, limits.resourceMetadata));
       res
         .status(problem.status)

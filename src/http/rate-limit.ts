@@ -109,7 +109,7 @@ function announce(res: Response, budgets: Policy[], counts: Count[], windowS: nu
 /**
  * Spends the request's budgets (after authentication): all of them or, when one has no room
  * left, none (429 naming it). A request that is refused costs nothing, and neither does one the
- * server answers with a 5xx.
+ * server turns away before doing anything (503 busy or unavailable).
  */
 export function requestBudget(counters: Counters, limits: RateLimits): RequestHandler {
   return async function requestBudget(req, res, next) {
@@ -121,10 +121,11 @@ export function requestBudget(counters: Counters, limits: RateLimits): RequestHa
       const { allowed, counts } = await counters.take(budgets, units, windowOf(limits));
       announce(res, budgets, counts, windowOf(limits) / 1000, units);
       if (allowed) {
-        // A refusal the client did not cause (the server busy, its database away, a fault of ours)
-        // costs nothing: the units go back to the window they were taken from.
+        // A refusal the client did not cause, made before any work (the server busy, its database
+        // away: res.locals.costsNothing) costs nothing: the units go back to the window they were
+        // taken from. A timeout or a fault of ours may have done the work, and keeps them.
         res.on('finish', () => {
-          if (res.statusCode < 500) return;
+          if (res.locals.costsNothing !== true) return;
           for (const [i, b] of budgets.entries())
             void counters.giveBack(b.key, units, { at, resetMs: counts[i]!.resetMs }).catch(() => undefined);
         });

@@ -1,8 +1,9 @@
 /**
  * Which reads go to the read replica (DATABASE_READ_URL), and for whom. A replica lags the primary
  * by a moment, so only reads of what others wrote go there, where a moment does not matter:
- * search, public profiles and their lists, the posts feed, jobs, the radar and the platform's
- * counts. Everything else, every write and everything in a transaction stays on the primary.
+ * public profiles and their lists, the posts feed, jobs, the radar and the platform's counts.
+ * Everything else, every write and everything in a transaction stays on the primary. Search
+ * stays there too: its page cache is dropped by a counter and a lock a standby does not share.
  *
  * A user who sent a write (any request but a GET, REST or MCP) reads from the primary for the
  * next STICKY_MS on every instance: the mark is kept where the request budgets are (Redis when it
@@ -15,7 +16,6 @@ import { readFromReplica } from '../db/reads.js';
 
 /** The operations that may read from the replica. */
 const REPLICA_OPERATIONS: ReadonlySet<string> = new Set([
-  'search',
   'getUser',
   'listUserProjects',
   'listUserPosts',
@@ -44,10 +44,13 @@ export type ReplicaReads = {
 
 export function replicaReads(counters: Counters): ReplicaReads {
   return {
-    noteWrites: (req, _res, next) => {
+    noteWrites: (req, res, next) => {
       const userId = req.actor?.userId;
       if (!userId || req.method === 'GET' || req.method === 'HEAD') return next();
-      counters.add(wroteKey(userId), 1, STICKY_MS).then(
+      // Marked before it runs, and again once it is answered: the 5 s run from the commit, however
+      // long the write waited (a busy project's queue, a lock).
+      res.on('finish', () => void counters.mark(wroteKey(userId), STICKY_MS).catch(() => undefined));
+      counters.mark(wroteKey(userId), STICKY_MS).then(
         () => next(),
         () => next(),
       );

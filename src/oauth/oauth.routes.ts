@@ -38,8 +38,8 @@ import { keyStatus } from '../keys/keys.service.js';
 import {
   authorizationProblem,
   beginGrant,
-  BROWSER_COOKIE,
   browserBinding,
+  browserCookie,
   codeChallenge,
   exchangeCode,
   findClient,
@@ -179,6 +179,8 @@ export function oauthRouter(deps: {
   limitStore: (endpoint: string) => Store;
 }): Router {
   const { orm, site, log } = deps;
+  const secure = site.issuer.startsWith('https:');
+  const cookieName = browserCookie(secure);
   const em = () => orm.em.fork();
   const scopes = [...SCOPE_IDS];
   const documents = new ClientMetadataDocuments(deps.clientMetadata);
@@ -198,7 +200,7 @@ export function oauthRouter(deps: {
     },
     async authorize(client, params, res) {
       // The browser that started the request is the only one that may answer it (RFC 9700 §4.7).
-      const browser = browserBinding(parseCookies(res.req.headers.cookie)[BROWSER_COOKIE]);
+      const browser = browserBinding(parseCookies(res.req.headers.cookie)[cookieName]);
       const id = await inOAuthTerms(log, () =>
         beginGrant(
           em(),
@@ -214,15 +216,16 @@ export function oauthRouter(deps: {
           site.resources,
         ),
       );
-      if (browser.isNew)
-        res.cookie(BROWSER_COOKIE, browser.value, {
-          httpOnly: true,
-          // Lax: the consent page is reached by a top-level redirect from here, and answered by a same-site form.
-          sameSite: 'lax',
-          secure: site.issuer.startsWith('https:'),
-          path: site.consentPath,
-          maxAge: GRANT_MINUTES * 60_000,
-        });
+      // Set anew each time (its life runs from the latest request); path / so that /authorize reads it
+      // back: every request this browser starts is bound to the same value.
+      res.cookie(cookieName, browser.value, {
+        httpOnly: true,
+        // Lax: the consent page is reached by a top-level redirect from here, and answered by a same-site form.
+        sameSite: 'lax',
+        secure,
+        path: '/',
+        maxAge: GRANT_MINUTES * 60_000,
+      });
       res.redirect(302, `${site.consentPath}?request=${id}`);
     },
     challengeForAuthorizationCode: (client, code) =>

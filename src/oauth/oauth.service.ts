@@ -182,13 +182,17 @@ export type AuthorizationRequest = {
  * set at /authorize, checked when the consent screen is shown and answered, so that a link to
  * someone else's pending request cannot be approved by another account's session.
  */
-export const BROWSER_COOKIE = 'shipyard_oauth_browser';
+const BROWSER_COOKIE = 'shipyard_oauth_browser';
+/**
+ * Its name: on https `__Host-` prefixed, so that only this origin can set it (a sibling subdomain
+ * cannot plant a value it also used for a request of its own); the same without the prefix on a
+ * local http origin, where a browser keeps no Secure cookie.
+ */
+export const browserCookie = (secure: boolean) => (secure ? `__Host-${BROWSER_COOKIE}` : BROWSER_COOKIE);
 const BROWSER_VALUE = /^[A-Za-z0-9_-]{43}$/;
 /** This browser's binding value: the one its cookie holds, or a new one to set. */
-export const browserBinding = (cookie: string | undefined): { value: string; isNew: boolean } =>
-  cookie && BROWSER_VALUE.test(cookie)
-    ? { value: cookie, isNew: false }
-    : { value: randomBytes(32).toString('base64url'), isNew: true };
+export const browserBinding = (cookie: string | undefined): { value: string } =>
+  cookie && BROWSER_VALUE.test(cookie) ? { value: cookie } : { value: randomBytes(32).toString('base64url') };
 /** Whether the browser that sent `cookie` is the one that started the request. */
 export const sameBrowser = (grant: OAuthGrant, cookie: string | undefined): boolean =>
   !!cookie && BROWSER_VALUE.test(cookie) && grant.browserHash !== null && hashToken(cookie) === grant.browserHash;

@@ -11,7 +11,7 @@ import type { ScopeEntry } from '../kernel/contract.js';
 import { ProblemError } from '../kernel/problem.js';
 import {
   approveGrant,
-  BROWSER_COOKIE,
+  browserCookie,
   denyGrant,
   GRANT_MINUTES,
   offeredScopes,
@@ -56,7 +56,7 @@ export function consentPages(scopes: readonly ScopeEntry[], issuer: string, maxD
   async function show(req: Request, res: Response): Promise<void> {
     const grant = await pendingGrant(req.em, field(req.query, 'request'));
     if (!grant) return gone(req, res);
-    if (!sameBrowser(grant, req.web!.cookies[BROWSER_COOKIE])) return elsewhere(req, res);
+    if (!sameBrowser(grant, req.web!.cookies[browserCookie(req.web!.secure)])) return elsewhere(req, res);
     allowAnswerTo(res, grant);
     send(req, res, grant, offeredScopes(grant.requestedScopes).ticked, byDefault, []);
   }
@@ -65,7 +65,7 @@ export function consentPages(scopes: readonly ScopeEntry[], issuer: string, maxD
     const body = req.body as Record<string, unknown>;
     const grant = await pendingGrant(req.em, field(body, 'request'));
     if (!grant) return gone(req, res);
-    if (!sameBrowser(grant, req.web!.cookies[BROWSER_COOKIE])) return elsewhere(req, res);
+    if (!sameBrowser(grant, req.web!.cookies[browserCookie(req.web!.secure)])) return elsewhere(req, res);
     allowAnswerTo(res, grant);
     const decision = field(body, 'decision');
     if (decision === 'deny') return void res.redirect(303, await denyGrant(req.em, grant, issuer));

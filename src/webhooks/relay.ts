@@ -1,7 +1,7 @@
 /**
  * The relay: from the outbox to the job queue. Woken by the outbox's notice (pg_notify at commit)
  * and every few seconds besides, a pass takes undispatched events (one pass at a time on the
- * database, whichever instance runs it: holdRelay), adds a delivery for each active subscription
+ * database, whichever instance runs it: tryHoldRelay), adds a delivery for each active subscription
  * that chose the event's type, numbered in the subscription's own sequence, and hands every delivery not yet queued to pg-boss in the same transaction, as a
  * job whose id is the delivery's id: a second hand-over of the same delivery is a no-op, so a
  * crash between the two loses nothing.
@@ -12,7 +12,7 @@ import type { PgBoss } from 'pg-boss';
 import { everyThirtySeconds, type Logger } from '../kernel/logger.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
 import { WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
-import { holdRelay, takeSequences } from './webhooks.queries.js';
+import { takeSequences, tryHoldRelay } from './webhooks.queries.js';
 
 /** The delivery queue's name in pg-boss. */
 export const QUEUE = 'webhook-deliveries';
@@ -64,9 +64,11 @@ export function relayPasses(
     lastStart = performance.now();
     let backlog = false;
     running = relay(opts.orm, boss)
-      .then(({ subscriptions, full }) => {
+      .then(({ subscriptions, full, taken }) => {
         wake(subscriptions);
         backlog = full;
+        // Another instance is relaying: look again after the gap, for what came after its pass began.
+        if (!taken) again = true;
       })
       .catch(relayError)
       .finally(() => {
@@ -93,9 +95,12 @@ export function relayPasses(
  * queued as they are made (a row-level trigger wakes the relay only for a delivery made
  * unqueued: a ping or a redelivery), and all of a pass's jobs go to pg-boss in one statement.
  */
-async function relay(orm: MikroORM, boss: PgBoss): Promise<{ subscriptions: Set<string>; full: boolean }> {
+async function relay(
+  orm: MikroORM,
+  boss: PgBoss,
+): Promise<{ subscriptions: Set<string>; full: boolean; taken: boolean }> {
   return orm.em.fork().transactional(async (tem) => {
-    await holdRelay(tem);
+    if (!(await tryHoldRelay(tem))) return { subscriptions: new Set<string>(), full: false, taken: false };
     const now = new Date();
     const events = await tem.find(
       WebhookEvent,
@@ -137,6 +142,6 @@ async function relay(orm: MikroORM, boss: PgBoss): Promise<{ subscriptions: Set<
         { db: inTransaction(tem) },
       );
     await tem.flush();
-    return { subscriptions: new Set(queued.map((d) => d.subscription.id)), full };
+    return { subscriptions: new Set(queued.map((d) => d.subscription.id)), full, taken: true };
   });
 }

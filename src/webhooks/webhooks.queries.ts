@@ -90,12 +90,16 @@ export async function giveUpDelivery(em: EntityManager, deliveryId: string): Pro
 }
 
 /**
- * Holds, until this transaction ends, the relay's lock: one relay pass at a time on the whole
- * database, so that each subscription's deliveries are numbered in the order of its events, even
- * when several instances relay.
+ * Takes, until this transaction ends, the relay's lock if it is free: one relay pass at a time on
+ * the whole database, so that each subscription's deliveries are numbered in the order of its
+ * events, even when several instances relay. Never waits for it (a waiting pass would hold a
+ * pooled connection for nothing): whether it was taken.
  */
-export async function holdRelay(em: EntityManager): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtext('shipyard webhook relay'))`.execute(reads(em));
+export async function tryHoldRelay(em: EntityManager): Promise<boolean> {
+  const { rows } = await sql<{
+    held: boolean;
+  }>`select pg_try_advisory_xact_lock(hashtext('shipyard webhook relay')) as held`.execute(reads(em));
+  return rows[0]?.held === true;
 }
 
 /** Takes the next `count` numbers of a subscription's deliveries: the first of them. */
