@@ -2,12 +2,17 @@
  * The breaking-change gate (`make check-breaking`): the current contract against the released
  * one (openapi/released/v1.json), compared by api-smart-diff operation by operation (references
  * resolved, so each change is judged where it is used: in a request, a response or a parameter).
+ * The `webhooks` are compared too, from their receiver's side: a payload is what a receiver
+ * reads, so it is judged as a response is (a field removed or retyped breaks a receiver).
  *
  * It fails when a change it classifies as breaking is not accepted in docs/api-changes.md under
  * the current `info.version`, in the "Breaking" list, as `<add|remove|replace|rename> <pattern>`
  * followed by the reason (the pattern is a JSON Pointer in which `*` stands for one segment and
  * `**` for any number); when an accepted pattern matches nothing (a stale entry); and when the
- * contract changed but `info.version` did not move past the released one, or has no entry.
+ * contract changed but `info.version` did not move past the released one, or has no entry; and when
+ * the changelog dates `info.version` as released (`## 1.2.0 — 2026-11-26`, not `— unreleased`)
+ * while the released contract is another version: the baseline would be stale, and every break
+ * since that release would pass unseen.
  *
  * `make release-contract` (`--release`) makes the current contract the released one, once it
  * passes.
@@ -31,16 +36,58 @@ const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/
  * (api-smart-diff resolves references), so they are not counted twice.
  */
 export function changes(released: Doc, current: Doc): Change[] {
-  const { diffs } = apiCompare(withoutDocumentation(released), withoutDocumentation(current));
+  const compared = asReceived(withoutDocumentation(current));
+  const { diffs } = apiCompare(asReceived(withoutDocumentation(released)), compared);
   return diffs
     .filter((d) => !(d.path[0] === 'components' && d.path[1] !== 'securitySchemes'))
     .map((d) => ({
       action: d.action,
-      type: classify(d, current),
-      pointer: `/${d.path.map((s) => escapePointer(String(s))).join('/')}`,
+      type: classify(d, compared),
+      pointer: webhookPointer(`/${d.path.map((s) => escapePointer(String(s))).join('/')}`),
       description: d.description ?? '',
     }))
     .filter((c) => c.type !== 'annotation');
+}
+
+/** The prefix of the path each webhook is compared under (no real path has a colon in its first segment). */
+const WEBHOOK_PATH = '/webhook:';
+
+/**
+ * `doc` with each webhook as an operation whose answer is the event: its payload the response's
+ * body, its signed headers the response's headers. api-smart-diff then resolves the references
+ * in a payload (it does not under `webhooks`) and judges each change from the side that reads
+ * it, the receiver's.
+ */
+function asReceived(doc: Doc): Doc {
+  type Parameter = { name: string; in: string; required?: boolean; schema?: unknown };
+  type Hook = { operationId?: string; parameters?: Parameter[]; requestBody?: { content?: object } };
+  const { webhooks, ...rest } = doc as Doc & { webhooks?: Record<string, Record<string, Hook>> };
+  const paths: Record<string, unknown> = { ...(doc.paths as Record<string, unknown>) };
+  for (const [name, item] of Object.entries(webhooks ?? {})) {
+    const received: Record<string, unknown> = {};
+    for (const [method, op] of Object.entries(item)) {
+      const headers = Object.fromEntries(
+        (op.parameters ?? [])
+          .filter((p) => p.in === 'header')
+          .map((p) => [p.name, { required: p.required, schema: p.schema }]),
+      );
+      received[method] = {
+        operationId: op.operationId,
+        responses: { '200': { description: '', headers, content: op.requestBody?.content ?? {} } },
+      };
+    }
+    paths[`${WEBHOOK_PATH}${name}`] = received;
+  }
+  return { ...rest, paths };
+}
+
+/** A pointer into a webhook, as its receiver reads it: `/webhooks/<event>/post/payload/…`, `…/headers/<name>`. */
+function webhookPointer(pointer: string): string {
+  const prefix = `/paths/${escapePointer(WEBHOOK_PATH)}`;
+  if (!pointer.startsWith(prefix)) return pointer;
+  return `/webhooks/${pointer.slice(prefix.length)}`
+    .replace(/\/responses\/200\/content\/[^/]+\/schema(?=\/|$)/, '/payload')
+    .replace(/\/responses\/200\/headers\//, '/headers/');
 }
 
 /** The keywords that only document: no change to them can break a client. */
@@ -113,6 +160,9 @@ function classify(d: Diff, current: Doc): string {
   // The SDK's method is named after the operationId.
   if (last === 'operationId') return d.action === 'add' ? 'non-breaking' : 'breaking';
   if (last === 'type' && d.action === 'replace') return 'breaking';
+  // A field removed, optional or not, from an answer (a client reads it) or from a request (the
+  // request objects are closed: a client that still sends it is refused).
+  if (d.action === 'remove' && d.path.at(-2) === 'properties' && d.type !== 'annotation') return 'breaking';
   // A value a client has never seen, in an answer: breaking unless the enum says it will grow.
   if (d.action === 'add' && d.path.at(-2) === 'enum' && d.path.includes('responses'))
     return schemaAt(current, d.path.slice(0, -2))?.['x-open-enum'] === true ? 'non-breaking' : 'breaking';
@@ -183,12 +233,25 @@ const newer = (a: string, b: string) => {
   return false;
 };
 
+/** Whether the changelog dates `version` as released (`## 1.2.0 — 2026-11-26`), rather than `— unreleased` or not at all. */
+export function releasedIn(changelog: string, version: string): boolean {
+  const escaped = version.replace(/\./g, '\\.');
+  return new RegExp(`^## ${escaped}\\s+[—–-]\\s+\\d{4}-\\d{2}-\\d{2}\\s*$`, 'm').test(changelog);
+}
+
 /** What stops the current contract from passing the gate (empty when it passes). */
-export function gate(released: Doc, current: Doc, changelog: string): string[] {
-  const all = changes(released, current);
-  if (all.length === 0) return [];
+export function gate(released: Doc, current: Doc, changelog: string, { releasing = false } = {}): string[] {
   const version = current.info.version;
-  const problems: string[] = [];
+  const stale =
+    !releasing && releasedIn(changelog, version) && released.info.version !== version
+      ? [
+          `docs/api-changes.md dates ${version} as released, but openapi/released/v1.json holds ${released.info.version}: ` +
+            'run `make release-contract` with that release (or mark its section `— unreleased`)',
+        ]
+      : [];
+  const all = changes(released, current);
+  if (all.length === 0) return stale;
+  const problems: string[] = [...stale];
   if (!newer(version, released.info.version))
     problems.push(
       `the contract changed but info.version is still ${version} (released: ${released.info.version}): move it on, by semver`,
@@ -229,6 +292,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     read(releasedFile),
     read(currentFile),
     readFileSync(resolve(root, 'docs/api-changes.md'), 'utf8'),
+    { releasing: process.argv.includes('--release') },
   );
   if (problems.length) {
     process.stderr.write(`check-breaking: the contract cannot ship as it is:\n  ${problems.join('\n  ')}\n`);

@@ -1,7 +1,7 @@
 /** The breaking-change gate (codegen/check-breaking.ts) on small contracts: what it lets through and what it stops. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { changes, gate } from '../../codegen/check-breaking.js';
+import { changes, gate, releasedIn } from '../../codegen/check-breaking.js';
 
 const contract = (version: string, paths: object) => ({
   openapi: '3.1.0',
@@ -22,8 +22,9 @@ const op = (extra: object = {}) => ({
   },
 });
 const released = contract('1.0.0', { '/things': { get: op() } });
+/** A changelog whose section for `version` is the work towards it, not yet released. */
 const log = (version: string, breaking = '') =>
-  `# API changes\n\n## ${version} — 2026-11-24\n\n### Added\n- things\n\n### Breaking (accepted)\n${breaking}\n`;
+  `# API changes\n\n## ${version} — unreleased\n\n### Added\n- things\n\n### Breaking (accepted)\n${breaking}\n`;
 
 describe('check-breaking', () => {
   it('passes an unchanged contract, and an added operation under a new version', () => {
@@ -65,6 +66,28 @@ describe('check-breaking', () => {
     );
   });
 
+  it('stops a contract whose version the changelog dates as released while the baseline holds another', () => {
+    const dated = log('1.1.0').replace('1.1.0 — unreleased', '1.1.0 — 2026-11-24');
+    const grown = contract('1.1.0', {
+      '/things': { get: op() },
+      '/others': { get: { ...op(), operationId: 'getOthers' } },
+    });
+    expect(gate(released, grown, dated).join('\n')).toMatch(
+      /dates 1\.1\.0 as released, but openapi\/released\/v1\.json holds 1\.0\.0/,
+    );
+    // Even with nothing else changed: the baseline is what every later break is judged against.
+    expect(gate(released, { ...released, info: { title: 't', version: '1.1.0' } }, dated).join('\n')).toMatch(
+      /holds 1\.0\.0/,
+    );
+    // Work towards 1.1.0 before its release, and the release itself, pass.
+    expect(gate(released, grown, dated.replace('1.1.0 — 2026-11-24', '1.1.0 — unreleased'))).toEqual([]);
+    expect(gate(released, grown, dated, { releasing: true })).toEqual([]);
+    expect(gate(grown, grown, dated)).toEqual([]);
+    expect(releasedIn('## 1.1.0 — 2026-11-24\n', '1.1.0')).toBe(true);
+    expect(releasedIn('## 1.1.0 — unreleased\n', '1.1.0')).toBe(false);
+    expect(releasedIn('## 1.1.0 — 2026-11-24\n', '1.1')).toBe(false);
+  });
+
   it('stops an accepted entry that matches nothing (stale)', () => {
     const grown = contract('1.1.0', {
       '/things': { get: op() },
@@ -93,7 +116,11 @@ function realistic() {
         },
       },
     },
-  }) as ReturnType<typeof contract> & { components: Record<string, any>; paths: Record<string, any> };
+  }) as ReturnType<typeof contract> & {
+    components: Record<string, any>;
+    paths: Record<string, any>;
+    webhooks: Record<string, any>;
+  };
   doc.components.schemas = {
     Project: {
       type: 'object',
@@ -108,6 +135,27 @@ function realistic() {
     ScopeId: { type: 'string', enum: ['projects.read', 'projects.write'], 'x-open-enum': true },
   };
   doc.components.headers = { XRequestId: { schema: { type: 'string' } } };
+  doc.webhooks = {
+    'project.updated': {
+      post: {
+        operationId: 'projectUpdatedEvent',
+        parameters: [{ name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' } }],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['type', 'project'],
+                properties: { type: { type: 'string' }, project: { $ref: '#/components/schemas/Project' } },
+              },
+            },
+          },
+        },
+        responses: { '200': { description: 'Received.' } },
+      },
+    },
+  };
   doc.components.responses = {
     BadRequest: {
       description: 'bad',
@@ -152,6 +200,32 @@ describe('check-breaking catches what a client notices', () => {
       /remove .*\/responses\/400\/headers\/X-Request-Id/,
     ],
     ['a closed response enum grows', (d) => d.components.schemas.Stage.enum.push('launched'), /stage\/enum/],
+    [
+      'an optional response field goes',
+      (d) => delete d.components.schemas.Project.properties.tagline,
+      /remove .*\/responses\/200\/.*\/properties\/tagline/,
+    ],
+    ['a webhook event goes', (d) => delete d.webhooks['project.updated'], /remove \/webhooks\/project\.updated/],
+    [
+      "a field of a webhook's payload goes",
+      (d) => delete d.components.schemas.Project.properties.id,
+      /remove \/webhooks\/project\.updated\/post\/payload\/properties\/project\/properties\/id/,
+    ],
+    [
+      "a field of a webhook's payload changes type",
+      (d) => (d.components.schemas.Project.properties.tagline = { type: 'integer' }),
+      /replace \/webhooks\/project\.updated\/post\/payload\/properties\/project\/properties\/tagline\/type/,
+    ],
+    [
+      "a webhook's signed header goes",
+      (d) => (d.webhooks['project.updated'].post.parameters = []),
+      /remove \/webhooks\/project\.updated\/post\/headers\/webhook-id/,
+    ],
+    [
+      "a webhook payload's closed enum grows",
+      (d) => d.components.schemas.Stage.enum.push('launched'),
+      /\/webhooks\/project\.updated\/post\/payload\/.*stage\/enum/,
+    ],
   ] as [string, (d: ReturnType<typeof realistic>) => void, RegExp][])('stops a break: %s', (_, change, where) => {
     const problems = judge(change);
     expect(problems).toMatch(/breaking, not accepted in the changelog/);
@@ -177,6 +251,14 @@ describe('check-breaking catches what a client notices', () => {
     expect(judge((d) => (d.components.schemas.Project.properties.stage.description = 'Where it is.'))).toBe('');
     expect(judge((d) => (d.components.schemas.Project.properties.tagline.example = 'A computer'))).toBe('');
     expect(judge((d) => (get(d).externalDocs = { url: 'https://example.com/guide#projects' }))).toBe('');
+    // A receiver ignores what it does not know: a new event, a new field in a payload.
+    expect(
+      judge((d) => (d.webhooks['project.deleted'] = structuredClone(d.webhooks['project.updated']))).replace(
+        /.*operationId.*\n?/,
+        '',
+      ),
+    ).toBe('');
+    expect(judge((d) => (d.components.schemas.Project.properties.homepage = { type: 'string' }))).toBe('');
   });
 
   it('still sees a rule about a field called `example` change', () => {
@@ -250,6 +332,21 @@ describe('check-breaking on this API contract', () => {
       },
     ],
     ['a milestone status nobody knows', (d: any) => d.components.schemas.MilestoneStatus.enum.push('blocked')],
+    ["Problem's optional `instance` goes", (d: any) => delete d.components.schemas.Problem.properties.instance],
+    ['a problem type is renamed', (d: any) => (d.components.schemas.ProblemType.enum[0] += '-renamed')],
+    ['OAuth leaves the top-level security', (d: any) => (d.security = d.security.filter((s: any) => !s.oauth2))],
+    ['the milestone.deleted event goes', (d: any) => delete d.webhooks['milestone.deleted']],
+    [
+      "a field of the milestone events' payload goes",
+      (d: any) => delete d.components.schemas.MilestoneEvent.allOf[1].properties.data.allOf[1].properties.shifted,
+    ],
+    [
+      "a field of the milestone events' payload changes type",
+      (d: any) =>
+        (d.components.schemas.MilestoneEvent.allOf[1].properties.data.allOf[1].properties.shifted = {
+          type: 'string',
+        }),
+    ],
   ])('stops it: %s', (_, change) => {
     expect(judge(change)).toMatch(/breaking, not accepted in the changelog/);
   });
