@@ -177,11 +177,40 @@ function problemTypesFromCatalogue(doc: JsonObject, components: JsonObject): voi
   const schema = (components.schemas as JsonObject | undefined)?.ProblemType as JsonObject | undefined;
   const catalogue = doc['x-problem-types'] as { slug: string; title: string; status: string; meaning: string }[];
   if (!schema || !catalogue) return;
-  const uri = (slug: string) => `https://shipyard.dev/problems/${slug}`;
+  const uri = (slug: string) => `/problems/${slug}`;
   schema.enum = catalogue.map((p) => uri(p.slug));
   schema['x-enumDescriptions'] = Object.fromEntries(
     catalogue.map((p) => [uri(p.slug), `${p.title} (${p.status}): ${p.meaning}`]),
   );
+}
+
+/**
+ * Each open enum (`x-open-enum: true`) in a form generators keep open: `anyOf` the values this
+ * version lists, as a schema of their own (`Known<Name>`: a client's autocompletion, the server's
+ * own types), and any string. A bare `enum` becomes a closed union in openapi-typescript, Orval
+ * and hey-api alike, so a value added later would be a type error in a client built today.
+ */
+function openEnums(components: JsonObject): void {
+  const schemas = (components.schemas ?? {}) as JsonObject;
+  for (const [name, schema] of Object.entries(schemas) as [string, JsonObject][]) {
+    if (schema['x-open-enum'] !== true || !Array.isArray(schema.enum)) continue;
+    const { enum: values, 'x-enumDescriptions': meanings, type: _type, example = null, ...rest } = schema;
+    schemas[`Known${name}`] = {
+      type: 'string',
+      description: `The values of \`${name}\` this version of the contract lists.`,
+      enum: values,
+      ...(meanings ? { 'x-enumDescriptions': meanings } : {}),
+      example,
+    };
+    schemas[name] = {
+      ...rest,
+      anyOf: [
+        { $ref: `#/components/schemas/Known${name}` },
+        { type: 'string', description: 'A value a newer server may send, not listed in this version.' },
+      ],
+      example,
+    };
+  }
 }
 
 /**
@@ -239,6 +268,7 @@ export function bundleSpec(): JsonObject {
     }
   }
   problemTypesFromCatalogue(doc, components);
+  openEnums(components);
   // Deterministic order inside each section.
   for (const kind of Object.keys(components)) {
     const section = components[kind] as JsonObject;

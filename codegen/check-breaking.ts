@@ -36,8 +36,8 @@ const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/
  * (api-smart-diff resolves references), so they are not counted twice.
  */
 export function changes(released: Doc, current: Doc): Change[] {
-  const compared = asReceived(withoutDocumentation(current));
-  const { diffs } = apiCompare(asReceived(withoutDocumentation(released)), compared);
+  const compared = asReceived(enumsAsListed(withoutDocumentation(current)));
+  const { diffs } = apiCompare(asReceived(enumsAsListed(withoutDocumentation(released))), compared);
   return diffs
     .filter((d) => !(d.path[0] === 'components' && d.path[1] !== 'securitySchemes'))
     .map((d) => ({
@@ -47,6 +47,26 @@ export function changes(released: Doc, current: Doc): Change[] {
       description: d.description ?? '',
     }))
     .filter((c) => c.type !== 'annotation');
+}
+
+/**
+ * `doc` with each open enum as the list it is (`type: string`, `enum`, `x-open-enum`), whichever
+ * form the contract writes it in: `anyOf` the values it lists (`Known<Name>`) and any string, the
+ * form generators keep open (codegen/bundle.ts). Its values are then compared one by one: one
+ * added is compatible (the enum said it would grow), one removed or renamed is a break.
+ */
+function enumsAsListed(doc: Doc): Doc {
+  const schemas = (doc.components as { schemas?: Record<string, Record<string, unknown>> } | undefined)?.schemas;
+  if (!schemas) return doc;
+  const listed = { ...schemas };
+  for (const [name, schema] of Object.entries(schemas)) {
+    const anyOf = schema.anyOf as { $ref?: string }[] | undefined;
+    const known = anyOf?.[0]?.$ref?.split('/').pop();
+    if (schema['x-open-enum'] !== true || !known || !schemas[known]?.enum) continue;
+    const { anyOf: _anyOf, ...rest } = schema;
+    listed[name] = { ...rest, type: 'string', enum: schemas[known].enum };
+  }
+  return { ...doc, components: { ...(doc.components as object), schemas: listed } };
 }
 
 /** The prefix of the path each webhook is compared under (no real path has a colon in its first segment). */
@@ -160,6 +180,9 @@ function classify(d: Diff, current: Doc): string {
   // The SDK's method is named after the operationId.
   if (last === 'operationId') return d.action === 'add' ? 'non-breaking' : 'breaking';
   if (last === 'type' && d.action === 'replace') return 'breaking';
+  // `additionalProperties: true` says what an object without the keyword already allows.
+  if (last === 'additionalProperties' && d.action === 'add' && (schemaAt(current, d.path) as unknown) === true)
+    return 'non-breaking';
   // A field removed, optional or not, from an answer (a client reads it) or from a request (the
   // request objects are closed: a client that still sends it is refused).
   if (d.action === 'remove' && d.path.at(-2) === 'properties' && d.type !== 'annotation') return 'breaking';

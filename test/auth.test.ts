@@ -12,7 +12,7 @@ function expect401(res: Awaited<ReturnType<typeof raw>>, detail: RegExp, challen
   expect(res.status).toBe(401);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(res.headers.get('www-authenticate')).toBe(challenge);
-  expect(res.json).toMatchObject({ type: 'https://shipyard.dev/problems/invalid-token', status: 401 });
+  expect(res.json).toMatchObject({ type: '/problems/invalid-token', status: 401 });
   expect(res.json.detail).toMatch(detail);
 }
 

@@ -191,6 +191,24 @@ describe('the documentation in the contract', () => {
     expect(undescribed).toEqual([]);
   });
 
+  it('names the API version in its examples as the one it is', () => {
+    const versions: string[] = [];
+    const look = (node: unknown, inExample: boolean): void => {
+      if (node === null || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        if (inExample && key === 'apiVersion') versions.push(String(value));
+        if (inExample && key === 'info') versions.push(String((value as { version?: unknown }).version));
+        if (!inExample && key === 'apiVersion' && (value as { example?: unknown }).example !== undefined)
+          versions.push(String((value as { example: unknown }).example));
+        look(value, inExample || key === 'example' || key === 'examples');
+      }
+    };
+    look(served.paths, false);
+    look(served.components, false);
+    expect(versions.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(versions)).toEqual(new Set([(served.info as { version: string }).version]));
+  });
+
   it('gives every scalar property an example (or its only values)', () => {
     const scalar = (p: Schema) =>
       !p.$ref &&

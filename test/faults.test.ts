@@ -103,7 +103,7 @@ describe.skipIf(!clusterAvailable)('the database goes away and comes back', () =
     expect(down.status).toBe(503);
     expect(down.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(down.headers.get('retry-after')).toBe('5');
-    expect((await down.json()).type).toBe('https://shipyard.dev/problems/unavailable');
+    expect((await down.json()).type).toBe('/problems/unavailable');
     const write = await fetch(`${base}/api/v1/projects`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -189,7 +189,7 @@ describe.skipIf(!clusterAvailable)('the database goes away and comes back', () =
       expect(result.content[0].text).toMatch(/same idempotencyKey: the create happens at most once/);
       expect(result.content[0].text).not.toMatch(/Internal error/);
       expect(result._meta['shipyard.dev/problem']).toEqual({
-        type: 'https://shipyard.dev/problems/unavailable',
+        type: '/problems/unavailable',
         status: 503,
         retryAfter: 5,
       });
@@ -275,7 +275,7 @@ describe.skipIf(!clusterAvailable)('the database goes away and comes back', () =
       expect(page.headers.get('retry-after')).toBe('5');
       expect(await page.text()).toContain('This page took longer than 2 s to answer');
       expect(api.status).toBe(503);
-      expect((await api.json()).type).toBe('https://shipyard.dev/problems/timeout');
+      expect((await api.json()).type).toBe('/problems/timeout');
     } finally {
       cluster.thaw();
     }

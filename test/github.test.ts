@@ -95,7 +95,7 @@ describe('GitHub insight', () => {
     ]) {
       const res = await call({ client: nobody.client });
       expect(res.response?.status).toBe(404);
-      expect(res.error).toMatchObject({ type: 'https://shipyard.dev/problems/github-not-linked' });
+      expect(res.error).toMatchObject({ type: '/problems/github-not-linked' });
     }
   });
 

@@ -61,7 +61,7 @@ describe('Idempotency-Key (REST)', () => {
     expect(first.status).toBe(201);
     const other = await create({ name: `${name}-other` }, key);
     expect(other.status).toBe(422);
-    expect(other.json.type).toBe('https://shipyard.dev/problems/idempotency-key-reused');
+    expect(other.json.type).toBe('/problems/idempotency-key-reused');
     // A retry through another key of the same account is the same request: a replay (Stripe's rule).
     const secondKey = await keyFor(t, ada.user.id, ['projects.write']);
     const retried = await create({ name }, key, secondKey);
@@ -82,7 +82,7 @@ describe('Idempotency-Key (REST)', () => {
     await api.deleteProject({ client: ada.client, path: { projectId: made.json.id } });
     const retry = await create({ name: made.json.name }, key);
     expect(retry.status).toBe(409);
-    expect(retry.json.type).toBe('https://shipyard.dev/problems/idempotency-resource-gone');
+    expect(retry.json.type).toBe('/problems/idempotency-resource-gone');
     expect(retry.json.detail).toContain(made.json.id);
     expect(await count(made.json.name)).toBe(0);
     // A milestone made over MCP, gone with its project (a cascade, not a delete of its own).

@@ -57,7 +57,7 @@ describe('platform', () => {
       tagsPerItem: 10,
     });
     expect((await api.getVersions({ client: ada.client })).data).toEqual({
-      apiVersion: '1.2.0',
+      apiVersion: (loadContract().info as { version: string }).version,
       mcpProtocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26'],
     });
   });

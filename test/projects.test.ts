@@ -48,7 +48,7 @@ describe('projects', () => {
     expect(del.response?.status).toBe(204);
     const gone = await api.getProject({ client: ada.client, path: { projectId: created.id } });
     expect(gone.response?.status).toBe(404);
-    expect(gone.error).toMatchObject({ type: 'https://shipyard.dev/problems/not-found' });
+    expect(gone.error).toMatchObject({ type: '/problems/not-found' });
   });
 
   it('derives a free slug, and refuses a taken one with 409', async () => {
@@ -119,7 +119,7 @@ describe('projects', () => {
   it('refuses a tampered cursor and an out-of-range limit with 400', async () => {
     const bad = await raw(t, 'GET', '/projects?cursor=bm90LWEtY3Vyc29y', { token: ada.token });
     expect(bad.status).toBe(400);
-    expect(bad.json.type).toBe('https://shipyard.dev/problems/invalid-cursor');
+    expect(bad.json.type).toBe('/problems/invalid-cursor');
     expect((await raw(t, 'GET', '/projects?limit=1000', { token: ada.token })).status).toBe(400);
     expect((await raw(t, 'GET', '/projects?limit=abc', { token: ada.token })).status).toBe(400);
   });
@@ -169,7 +169,7 @@ describe('projects', () => {
     expect((await raw(t, 'GET', '/nothing-here', { token: ada.token })).status).toBe(404);
     const put = await raw(t, 'PUT', '/projects', { token: ada.token, body: {} });
     expect(put.status).toBe(405);
-    expect(put.json.type).toBe('https://shipyard.dev/problems/method-not-allowed');
+    expect(put.json.type).toBe('/problems/method-not-allowed');
   });
 });
 

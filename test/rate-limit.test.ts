@@ -19,7 +19,7 @@ describe('rate limits', () => {
     expect(over.status).toBe(429);
     expect(over.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(over.json).toMatchObject({ type: 'https://shipyard.dev/problems/rate-limited', status: 429 });
+    expect(over.json).toMatchObject({ type: '/problems/rate-limited', status: 429 });
 
     // The MCP endpoint spends the same budget, and refuses each request as JSON-RPC (an MCP
     // client hands the agent the error instead of failing on an HTTP 429).

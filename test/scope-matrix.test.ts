@@ -35,7 +35,7 @@ describe('scope matrix (from the spec)', () => {
       expect(denied.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(denied.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", scope="${required}"`);
       expect(denied.json).toMatchObject({
-        type: 'https://shipyard.dev/problems/insufficient-scope',
+        type: '/problems/insufficient-scope',
         requiredScope: required,
       });
       expect([...denied.json.grantedScopes].sort()).toEqual([...others].sort());

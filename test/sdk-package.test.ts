@@ -256,7 +256,7 @@ void main();
     const out = await script('errors.mjs', { SHIPYARD_URL: t.baseUrl, SHIPYARD_API_KEY: ada.token, SLUG: slug });
     expect(out.leaks).toEqual([]);
     expect(out.me).toBe(ada.user.username);
-    const problem = (slugName: string) => `https://shipyard.dev/problems/${slugName}`;
+    const problem = (slugName: string) => `/problems/${slugName}`;
     expect(out.errors[400]).toMatchObject({ name: 'ShipyardError', status: 400, type: problem('validation') });
     expect(out.errors[400].errors.length).toBeGreaterThan(0);
     expect(out.errors[401]).toMatchObject({ status: 401, type: problem('invalid-token') });
@@ -338,7 +338,7 @@ void main();
     try {
       const ada = await userWithKey(limited, ['profile.read']);
       const out = await script('rate-limited.mjs', { SHIPYARD_URL: limited.baseUrl, SHIPYARD_API_KEY: ada.token });
-      expect(out.refused).toMatchObject({ status: 429, type: 'https://shipyard.dev/problems/rate-limited' });
+      expect(out.refused).toMatchObject({ status: 429, type: '/problems/rate-limited' });
       expect(out.refused.retryAfter).toBeGreaterThanOrEqual(1);
       expect(out.statuses).toEqual([200, 200, 429, 200]);
       expect(out.waitedMs).toBeGreaterThanOrEqual(out.retryAfterS * 1000 - 50);

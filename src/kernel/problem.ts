@@ -2,15 +2,15 @@
  * One problem type for every error a client can cause. Throw it anywhere; the error handler
  * writes it as RFC 9457 application/problem+json.
  */
-import type { Problem, ProblemType } from '../../codegen/generated/api/types.gen.js';
+import type { KnownProblemType, Problem } from '../../codegen/generated/api/types.gen.js';
 
-export const PROBLEM_BASE = 'https://shipyard.dev/problems/';
+export const PROBLEM_BASE = '/problems/';
 
 /**
  * A problem type's slug: one of the contract's catalogue (x-problem-types), so that the server
  * cannot make a type the contract does not list (it would not compile).
  */
-export type ProblemSlug = ProblemType extends `${typeof PROBLEM_BASE}${infer Slug}` ? Slug : never;
+export type ProblemSlug = KnownProblemType extends `${typeof PROBLEM_BASE}${infer Slug}` ? Slug : never;
 
 /**
  * Why a refusal happened, in a word code can rely on: the MCP server turns it into what an agent

@@ -248,7 +248,7 @@ const nextStep = (err: ProblemError): string => (err.reason ? NEXT_STEP[err.reas
 const RETRY_AFTER_S = 5;
 /** The same meaning REST gives a 503, for a program reading the result: the problem's type and when to retry. */
 const UNAVAILABLE_META = {
-  'shipyard.dev/problem': { type: 'https://shipyard.dev/problems/unavailable', status: 503, retryAfter: RETRY_AFTER_S },
+  'shipyard.dev/problem': { type: '/problems/unavailable', status: 503, retryAfter: RETRY_AFTER_S },
 };
 /**
  * The database went away during the call (REST answers 503 with Retry-After): say so, when to try

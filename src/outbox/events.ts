@@ -6,7 +6,7 @@
  * changes to one resource.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { WebhookEventType } from '../../codegen/generated/api/types.gen.js';
+import type { KnownWebhookEventType } from '../../codegen/generated/api/types.gen.js';
 import { sql } from 'kysely';
 import { hotWrite, reads } from '../db/reads.js';
 import { uuidv7 } from 'uuidv7';
@@ -15,7 +15,7 @@ import { uuidv7 } from 'uuidv7';
 const EVENT_TEXT_MAX = 1000;
 
 export type RecordedEvent = {
-  type: Exclude<WebhookEventType, 'ping'>;
+  type: Exclude<KnownWebhookEventType, 'ping'>;
   projectId: string;
   /** The resource's path under the API's base (`/projects/…`): the event's `url` links to it. */
   path: string;

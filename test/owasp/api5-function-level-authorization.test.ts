@@ -40,7 +40,7 @@ describe('API5 function level authorization', () => {
     for (const who of [member, stranger]) {
       const res = await removeOwner(who.token);
       expect(res.status).toBe(403);
-      expect(res.json.type).toBe('https://shipyard.dev/problems/forbidden');
+      expect(res.json.type).toBe('/problems/forbidden');
     }
     expect((await removeOwner(owner.token)).status).toBe(409);
     const members = (

@@ -150,7 +150,7 @@ describe('API8 security misconfiguration', () => {
     expect(answer).toMatch(/Content-Type: application\/problem\+json/);
     expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toMatchObject({
       status: 400,
-      type: 'https://shipyard.dev/problems/malformed-request',
+      type: '/problems/malformed-request',
     });
     // An HTTP/1.1 request without a Host header: Node's own check would answer a bare 400.
     const bare = connect(Number(port), '127.0.0.1');

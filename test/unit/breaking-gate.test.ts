@@ -333,7 +333,7 @@ describe('check-breaking on this API contract', () => {
     ],
     ['a milestone status nobody knows', (d: any) => d.components.schemas.MilestoneStatus.enum.push('blocked')],
     ["Problem's optional `instance` goes", (d: any) => delete d.components.schemas.Problem.properties.instance],
-    ['a problem type is renamed', (d: any) => (d.components.schemas.ProblemType.enum[0] += '-renamed')],
+    ['a problem type is renamed', (d: any) => (d.components.schemas.KnownProblemType.enum[0] += '-renamed')],
     ['OAuth leaves the top-level security', (d: any) => (d.security = d.security.filter((s: any) => !s.oauth2))],
     ['the milestone.deleted event goes', (d: any) => delete d.webhooks['milestone.deleted']],
     [
@@ -353,6 +353,6 @@ describe('check-breaking on this API contract', () => {
 
   it('stops an unannounced deprecation, and takes a new scope', () => {
     expect(judge((d) => (getProject(d).deprecated = true))).toMatch(/deprecated, with no entry/);
-    expect(judge((d) => d.components.schemas.ScopeId.enum.push('billing.read'))).toBe('');
+    expect(judge((d) => d.components.schemas.KnownScopeId.enum.push('billing.read'))).toBe('');
   });
 });

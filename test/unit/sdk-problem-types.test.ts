@@ -42,10 +42,11 @@ describe('problem types', () => {
     expect(missing).toEqual([]);
   });
 
-  it("the SDK's list is the contract's catalogue, and ProblemType is its enum", () => {
+  it("the SDK's list is the contract's catalogue, and KnownProblemType is its enum", () => {
     expect([...PROBLEM_SLUGS].sort()).toEqual([...catalogue].sort());
-    const schema = (loadContract().components as { schemas: Record<string, { enum?: string[] }> }).schemas.ProblemType!;
-    expect(schema.enum).toEqual(catalogue.map((s) => `https://shipyard.dev/problems/${s}`));
+    const schema = (loadContract().components as { schemas: Record<string, { enum?: string[] }> }).schemas
+      .KnownProblemType!;
+    expect(schema.enum).toEqual(catalogue.map((s) => `/problems/${s}`));
   });
 
   it('the SDK knows every problem type the server can send', () => {

@@ -521,6 +521,21 @@ export type JsonRpcMessage = {
 export type JsonRpcRequest = JsonRpcMessage | Array<JsonRpcMessage>;
 
 /**
+ * The values of `ProblemType` this version of the contract lists.
+ */
+export type KnownProblemType = '/problems/validation' | '/problems/malformed-json' | '/problems/malformed-request' | '/problems/request-rejected' | '/problems/invalid-query' | '/problems/invalid-cursor' | '/problems/invalid-token' | '/problems/session-required' | '/problems/insufficient-scope' | '/problems/session-only' | '/problems/csrf-token-required' | '/problems/forbidden' | '/problems/not-found' | '/problems/github-not-linked' | '/problems/github-not-verified' | '/problems/method-not-allowed' | '/problems/not-acceptable' | '/problems/conflict' | '/problems/idempotency-in-progress' | '/problems/idempotency-resource-gone' | '/problems/payload-too-large' | '/problems/unsupported-media-type' | '/problems/idempotency-key-reused' | '/problems/unprocessable' | '/problems/image-too-large' | '/problems/storage-quota-exceeded' | '/problems/rate-limited' | '/problems/internal' | '/problems/unavailable' | '/problems/busy' | '/problems/timeout';
+
+/**
+ * The values of `ScopeId` this version of the contract lists.
+ */
+export type KnownScopeId = 'content.read' | 'content.write' | 'jobs.read' | 'jobs.write' | 'profile.read' | 'projects.read' | 'projects.write' | 'github.read' | 'radar.read';
+
+/**
+ * The values of `WebhookEventType` this version of the contract lists.
+ */
+export type KnownWebhookEventType = 'milestone.created' | 'milestone.updated' | 'milestone.deleted' | 'build_log.created' | 'build_log.updated' | 'build_log.deleted' | 'project.updated' | 'project.member_added' | 'project.member_removed' | 'ping';
+
+/**
  * The limits this server enforces, so that a client can stay within them.
  */
 export type Limits = {
@@ -1022,9 +1037,9 @@ export type Problem = {
 };
 
 /**
- * A stable identifier of the kind of problem, `https://shipyard.dev/problems/<slug>`; each is explained at `/docs/problems/<slug>` on every Shipyard server. The list is open: new types may be added, and a client must handle one it does not know by its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract's `x-problem-types`.)
+ * A stable identifier of the kind of problem: the URI reference `/problems/<slug>`, the same on every Shipyard server, so a program compares it as it is. Resolved against the request's URL (RFC 9457), it opens the type's explanation on the server that sent it (`/problems/<slug>` redirects to `/docs/problems/<slug>`). The list is open: new types may be added, and a client must handle one it does not know by its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract's `x-problem-types`.)
  */
-export type ProblemType = 'https://shipyard.dev/problems/validation' | 'https://shipyard.dev/problems/malformed-json' | 'https://shipyard.dev/problems/malformed-request' | 'https://shipyard.dev/problems/request-rejected' | 'https://shipyard.dev/problems/invalid-query' | 'https://shipyard.dev/problems/invalid-cursor' | 'https://shipyard.dev/problems/invalid-token' | 'https://shipyard.dev/problems/session-required' | 'https://shipyard.dev/problems/insufficient-scope' | 'https://shipyard.dev/problems/session-only' | 'https://shipyard.dev/problems/csrf-token-required' | 'https://shipyard.dev/problems/forbidden' | 'https://shipyard.dev/problems/not-found' | 'https://shipyard.dev/problems/github-not-linked' | 'https://shipyard.dev/problems/github-not-verified' | 'https://shipyard.dev/problems/method-not-allowed' | 'https://shipyard.dev/problems/not-acceptable' | 'https://shipyard.dev/problems/conflict' | 'https://shipyard.dev/problems/idempotency-in-progress' | 'https://shipyard.dev/problems/idempotency-resource-gone' | 'https://shipyard.dev/problems/payload-too-large' | 'https://shipyard.dev/problems/unsupported-media-type' | 'https://shipyard.dev/problems/idempotency-key-reused' | 'https://shipyard.dev/problems/unprocessable' | 'https://shipyard.dev/problems/image-too-large' | 'https://shipyard.dev/problems/storage-quota-exceeded' | 'https://shipyard.dev/problems/rate-limited' | 'https://shipyard.dev/problems/internal' | 'https://shipyard.dev/problems/unavailable' | 'https://shipyard.dev/problems/busy' | 'https://shipyard.dev/problems/timeout';
+export type ProblemType = KnownProblemType | string;
 
 /**
  * A project: what someone is building, with its roadmap (milestones), build logs and members.
@@ -1313,7 +1328,7 @@ export type RemotePolicy = 'onsite' | 'hybrid' | 'remote';
 /**
  * A scope a key may carry. The list is open: new scopes may be added, and a client must accept a value it does not know.
  */
-export type ScopeId = 'content.read' | 'content.write' | 'jobs.read' | 'jobs.write' | 'profile.read' | 'projects.read' | 'projects.write' | 'github.read' | 'radar.read';
+export type ScopeId = KnownScopeId | string;
 
 /**
  * A scope an API key may carry, with what it opens.
@@ -1641,7 +1656,7 @@ export type WebhookEventEnvelope = {
 /**
  * The kind of an event. The list is open: new kinds may be added, and a receiver must accept (and may ignore) a type it does not know. A subscription receives only the kinds it chose, and `ping` when its owner asks for one.
  */
-export type WebhookEventType = 'milestone.created' | 'milestone.updated' | 'milestone.deleted' | 'build_log.created' | 'build_log.updated' | 'build_log.deleted' | 'project.updated' | 'project.member_added' | 'project.member_removed' | 'ping';
+export type WebhookEventType = KnownWebhookEventType | string;
 
 /**
  * An event kind a subscription may choose (`ping` is sent on request to every subscription).

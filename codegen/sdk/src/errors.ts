@@ -39,7 +39,7 @@ export class ShipyardError extends Error {
   override readonly name = 'ShipyardError';
   /** The HTTP status. */
   readonly status: number;
-  /** A stable identifier of the kind of problem (`https://shipyard.dev/problems/not-found`, …). */
+  /** A stable identifier of the kind of problem (`/problems/not-found`, …): compare it with `is()`. */
   readonly type: ProblemType;
   readonly title: string;
   readonly detail: string;
@@ -87,9 +87,12 @@ export class ShipyardError extends Error {
     Object.defineProperty(this, 'response', { ...HIDDEN, value: response });
   }
 
-  /** True when this is the given kind of problem: `err.is('not-found')`. */
+  /**
+   * True when this is the given kind of problem: `err.is('not-found')`. It also knows the absolute
+   * form servers before API 1.3.0 sent (`https://shipyard.dev/problems/<slug>`).
+   */
   is(slug: ProblemSlug): boolean {
-    return this.type === `https://shipyard.dev/problems/${slug}`;
+    return this.type === `/problems/${slug}` || this.type === `https://shipyard.dev/problems/${slug}`;
   }
 }
 

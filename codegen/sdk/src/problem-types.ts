@@ -2,7 +2,7 @@
  * The problem types a caller can meet, kept in step with the server's code by
  * test/unit/sdk-problem-types.test.ts. Imports nothing, so that test can read it directly.
  */
-/** The problem `type`s the server sends today (`https://shipyard.dev/problems/<slug>`); new ones may be added. */
+/** The problem `type`s the server sends today (`/problems/<slug>`); new ones may be added. */
 export const PROBLEM_SLUGS = [
   'validation',
   'malformed-json',
@@ -39,4 +39,4 @@ export const PROBLEM_SLUGS = [
 
 export type ProblemSlug = (typeof PROBLEM_SLUGS)[number];
 /** A known problem type URI, or another one a newer server may send. */
-export type ProblemType = `https://shipyard.dev/problems/${ProblemSlug}` | (string & {});
+export type ProblemType = `/problems/${ProblemSlug}` | (string & {});
