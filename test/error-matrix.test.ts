@@ -111,5 +111,41 @@ describe('route matching: every GET path as the validator reads it, and what no 
     const res = await raw(t, 'PUT', '/platform/scopes', { token: (await userWithKey(t)).token });
     expectProblem(res, 405);
     expect(res.headers.get('allow')).toMatch(/GET/);
+    // A person reads the detail, not the header.
+    expect(res.json.detail).toBe(`/platform/scopes does not support PUT; it supports ${res.headers.get('allow')}.`);
+  });
+
+  it('a value of the wrong format is refused with an example of the right one', async () => {
+    const { token } = await userWithKey(t, ['projects.write']);
+    const project = await raw(t, 'POST', '/projects', { token, body: { name: 'Formats' } });
+    const res = await raw(t, 'POST', `/projects/${(project.json as { id: string }).id}/milestones`, {
+      token,
+      body: { title: 'Ship', dueDate: '31/12/2026' },
+    });
+    expectProblem(res, 400);
+    expect(res.json.errors).toEqual([
+      { path: '/body/dueDate', message: 'must be a date as YYYY-MM-DD, such as 2026-12-31' },
+    ]);
+  });
+
+  it.each([
+    ['{"name":"x",}', 'expected double-quoted property name at line 1, column 13 (character 13)'],
+    [
+      '{\n  "name": "x"\n  "tagline": "y"\n}',
+      "expected ',' or '}' after property value at line 3, column 3 (character 19)",
+    ],
+    ['{"name": "x', 'unterminated string at line 1, column 12 (character 12)'],
+    ['{"tags": [', 'it ends before the JSON does, at line 1, column 11 (an unclosed string, object or array?)'],
+  ])('malformed JSON says where it breaks: %s', async (body, where) => {
+    const res = await raw(t, 'POST', '/projects', {
+      token: (await userWithKey(t, ['projects.write'])).token,
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
+    expectProblem(res, 400);
+    expect(res.json).toMatchObject({
+      type: '/problems/malformed-json',
+      detail: `The request body is not valid JSON: ${where}.`,
+    });
   });
 });

@@ -55,6 +55,19 @@ async function shownOnce(b: Browser, posted: { status: number; location: string 
 }
 
 describe('accounts and sessions', () => {
+  it.each([
+    ['/login', '/signin'],
+    ['/sign-in?next=%2Fsettings%2Fwebhooks', '/signin?next=%2Fsettings%2Fwebhooks'],
+    ['/log-in', '/signin'],
+    ['/sign-up', '/signup'],
+  ])('sends %s, a name people type, to %s', async (from, to) => {
+    const res = await fetch(`${t.baseUrl}${from}`, { redirect: 'manual' });
+    expect(res.status).toBe(301);
+    expect(res.headers.get('location')).toBe(to);
+    // Not OAuth's client registration, which answers JSON at /register.
+    expect((await fetch(`${t.baseUrl}/register`, { redirect: 'manual' })).status).not.toBe(301);
+  });
+
   it('signs up into a session with HttpOnly, SameSite=Lax cookies, and signs out', async () => {
     const b = new Browser(t.baseUrl);
     const first = await b.get('/signup');
@@ -95,6 +108,20 @@ describe('accounts and sessions', () => {
     expect(short.text).toMatch(/<li>Email: &#39;not-an-email&#39; is not an email address/);
     expect(short.text).toMatch(/<li>Password: at least 15 characters \(this one has 5\)/);
     expect(short.text).toContain('value="not-an-email"');
+    // A taken username is said beside the other problems, not once they are fixed.
+    const { username } = await signedUp();
+    const fresh = new Browser(t.baseUrl);
+    await fresh.get('/signup');
+    const taken = await fresh.post('/signup', {
+      _csrf: fresh.csrf(),
+      username,
+      email: `${username}-again@example.test`,
+      displayName: '',
+      password: 'short',
+    });
+    expect(taken.status).toBe(400);
+    expect(taken.text).toMatch(new RegExp(`<li>Username: &#39;${username}&#39; is taken; choose another.`));
+    expect(taken.text).toMatch(/<li>Password: at least 15 characters/);
   });
 
   it('refuses the passwords an attacker tries first (NIST SP 800-63B), all reasons at once', async () => {
@@ -421,6 +448,18 @@ describe('Settings → Manage API keys', () => {
     await createKey(t.db.orm.em.fork(), { userId: user.id, name: 'ending', scopes: ['jobs.read'], expiresInDays: 2 });
     const ordered = (await b.get('/settings/keys')).text;
     expect(ordered).toMatch(/ending<\/bdi><\/td>[\s\S]*?<span class="soon">expires in 2 days/);
+    // A key chosen to last until the end of tomorrow expires tomorrow, whatever the hour now.
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    await b.post('/settings/keys', {
+      _csrf: b.csrf(),
+      name: 'one more day',
+      scopes: 'profile.read',
+      expiry: 'date',
+      expiresOn: tomorrow,
+    });
+    expect((await b.get('/settings/keys')).text).toMatch(
+      /one more day<\/bdi><\/td>[\s\S]*?<span class="soon">expires tomorrow</,
+    );
     const rows = [...ordered.matchAll(/<td data-label="Name"><bdi>([^<]+)<\/bdi>/g)].map((m) => m[1]);
     expect(rows.slice(0, 2)).toEqual(['ending', 'mine']);
     expect(list.text).not.toContain('Inactive keys');
@@ -1045,7 +1084,8 @@ describe('/docs/problems', () => {
     const body = await page.text();
     expect(body).toContain(`<code>${refused.json.type}</code>`);
     expect(body).toContain(`<h1>${catalogue.find((e) => e.slug === slug)!.title}</h1>`);
-    const viaUri = await fetch(`${t.baseUrl}${new URL(refused.json.type).pathname}`, { redirect: 'manual' });
+    // The type is a reference: resolved against the request's URL (RFC 9457), it opens on this server.
+    const viaUri = await fetch(new URL(refused.json.type as string, `${t.apiUrl}/users/me`), { redirect: 'manual' });
     expect(viaUri.status).toBe(301);
     expect(viaUri.headers.get('location')).toBe(`/docs/problems/${slug}`);
     const unknown = await fetch(`${t.baseUrl}/docs/problems/no-such-type`);

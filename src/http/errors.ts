@@ -34,9 +34,20 @@ export type ProblemOptions = {
   patternMessages?: Map<string, string>;
 };
 
-/** A validation error's message; for a pattern the contract explains, the explanation. */
+/** What a value of each format the contract uses looks like, said where one is refused. */
+const FORMAT_EXAMPLES: Record<string, string> = {
+  date: 'must be a date as YYYY-MM-DD, such as 2026-12-31',
+  'date-time': 'must be an RFC 3339 date and time, such as 2026-11-22T10:15:00Z',
+  uri: 'must be an absolute URL, such as https://example.com/',
+  uuid: 'must be an id as the API gives it, such as 0196a3f2-6c1e-7b52-9d1a-2f4c8e1b7a10',
+  email: 'must be an email address, such as ada@example.com',
+};
+
+/** A validation error's message; for a pattern the contract explains, the explanation; for a format, an example. */
 function inWords(e: ValidationError, patterns: Map<string, string> | undefined): string {
   const message = e.message ?? 'invalid';
+  const format = /^must match format "([^"]+)"$/.exec(message)?.[1];
+  if (format && FORMAT_EXAMPLES[format]) return FORMAT_EXAMPLES[format];
   if (e.errorCode !== 'pattern.openapi.validation' || !patterns) return message;
   // The validator (Ajv) says `must match pattern "<the pattern>"`.
   const pattern = /^must match pattern "(.*)"$/s.exec(message)?.[1];
@@ -77,7 +88,12 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
       ? `The request does not match the API contract: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`
       : 'The request does not match the API contract.';
   if (status === 404) detail = `There is no ${path} in this API.`;
-  if (status === 405) detail = `${path} does not support this method.`;
+  if (status === 405) {
+    const allowed = err.headers?.Allow ?? err.headers?.allow;
+    detail = allowed
+      ? `${path} does not support ${req.method}; it supports ${allowed.split(/,\s*/).join(', ')}.`
+      : `${path} does not support ${req.method}.`;
+  }
   if (status === 415) {
     const accepted = Object.keys((req.openapi?.schema.requestBody as { content?: object } | undefined)?.content ?? {});
     detail = accepted.length

@@ -94,6 +94,31 @@ function nesting(text: string, max: number): number {
   return deepest;
 }
 
+/** Line and column (from 1) of the character at `offset` in `text`. */
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
+}
+
+/**
+ * Where a JSON text stops being JSON, in a person's words: what the parser expected (its own
+ * phrase when it names no part of the text, which is the client's and may be long) and the line
+ * and column of that place.
+ */
+export function whereJsonBreaks(text: string, parserMessage: string): string {
+  const at = /in JSON at position (\d+)/.exec(parserMessage);
+  if (at) {
+    const offset = Number(at[1]);
+    const expected = /^([A-Z][^"]*?) in JSON at position/.exec(parserMessage)?.[1];
+    const what = expected ? `${expected.charAt(0).toLowerCase()}${expected.slice(1)}` : 'unexpected character';
+    return `${what} at ${lineAndColumn(text, offset)} (character ${offset + 1})`;
+  }
+  if (/end of JSON input/i.test(parserMessage))
+    return `it ends before the JSON does, at ${lineAndColumn(text, text.length)} (an unclosed string, object or array?)`;
+  return 'it could not be read as JSON';
+}
+
 function parseStrict(req: Request, _res: unknown, next: (err?: unknown) => void): void {
   if (!Buffer.isBuffer(req.body)) return next();
   const bytes = req.body;
@@ -116,8 +141,8 @@ function parseStrict(req: Request, _res: unknown, next: (err?: unknown) => void)
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
-    return next(malformedJson('The request body is not valid JSON.'));
+  } catch (err) {
+    return next(malformedJson(`The request body is not valid JSON: ${whereJsonBreaks(text, (err as Error).message)}.`));
   }
   const problem = findDuplicateOrLoneSurrogate(text);
   if (problem) return next(malformedJson(`The request body is not acceptable JSON: ${problem}.`));

@@ -86,6 +86,13 @@ export async function createUser(
   const username = input.username.trim().toLowerCase();
   const email = input.email.trim().toLowerCase();
   const problems = await newUserProblems(input, username, email, checkPassword);
+  // A taken username is said with the form's other problems, not after they are fixed (the
+  // unique index below still decides a race).
+  if (!problems.some((p) => p.path === '/username') && (await em.count(User, { username }))) {
+    const taken = `Username: '${username}' is taken; choose another.`;
+    if (!problems.length) throw conflict(taken);
+    problems.unshift({ path: '/username', message: taken });
+  }
   if (problems.length) throw badRequest(problems.map((p) => p.message).join(' '), problems);
   const user = em.create(User, {
     username,

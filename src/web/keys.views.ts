@@ -58,7 +58,7 @@ export function keysList(
   use: { addresses: Addresses; unusedDays: number },
   now = new Date(),
 ): Html {
-  const daysLeft = (k: ApiKey) => Math.ceil((k.expiresAt.getTime() - now.getTime()) / DAY_MS);
+  const daysLeft = (k: ApiKey) => calendarDaysLeft(k, now);
   // The keys about to stop working first (soonest first), then the others, newest first.
   const active = keys
     .filter((k) => keyStatus(k, now) === 'active')
@@ -103,9 +103,16 @@ const keyName = (key: ApiKey) =>
     ? html`${userText(key.name)} <span class="hint">connected through OAuth</span>`
     : userText(key.name);
 
+/**
+ * Days from today to the day a key expires, by the calendar (UTC, as its date is shown): a key
+ * chosen to last until the end of tomorrow expires "tomorrow", though more than a day is left.
+ */
+const calendarDaysLeft = (key: ApiKey, now: Date) =>
+  Math.floor(key.expiresAt.getTime() / DAY_MS) - Math.floor(now.getTime() / DAY_MS);
+
 function activeRow(key: ApiKey, label: Label, addresses: Addresses, now: Date): Html {
-  const daysLeft = Math.ceil((key.expiresAt.getTime() - now.getTime()) / DAY_MS);
-  const left = daysLeft <= 1 ? 'within a day' : `in ${daysLeft} days`;
+  const daysLeft = calendarDaysLeft(key, now);
+  const left = daysLeft <= 0 ? 'today' : daysLeft === 1 ? 'tomorrow' : `in ${daysLeft} days`;
   const soon =
     daysLeft <= URGENT_DAYS
       ? html` <span class="soon">expires ${left}</span>`
