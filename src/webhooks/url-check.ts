@@ -12,12 +12,20 @@ export type UrlPolicy = {
   resolve?: Resolve;
 };
 
+/** How a developer receives on their own machine: said where a local or http URL is refused. */
+export const LOCAL_HINT =
+  'To receive on your own machine while developing, start the server with WEBHOOK_ALLOW_LOCAL_URLS=true (docs/webhooks.md)';
+
 /** Why `raw` may not receive webhooks, or undefined when its form is fine (its host is checked by `deliveryAddress`). */
 export function urlFormProblem(raw: string, policy: UrlPolicy): string | undefined {
   if (!URL.canParse(raw)) return 'is not a URL';
   const url = new URL(raw);
   if (url.protocol !== 'https:' && !(policy.allowLocal && url.protocol === 'http:'))
-    return policy.allowLocal ? 'must be an http or https URL' : 'must be an https URL';
+    return policy.allowLocal
+      ? 'must be an http or https URL'
+      : url.protocol === 'http:'
+        ? `must be an https URL. ${LOCAL_HINT}`
+        : 'must be an https URL';
   if (url.username || url.password)
     return 'must not carry credentials (user:password@); put a secret in the path if you need one';
   if (url.hash) return 'must not have a fragment (#…)';

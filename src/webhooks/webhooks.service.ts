@@ -20,7 +20,7 @@ import { Project } from '../projects/project.entity.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
 import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from './webhook.entity.js';
 import { newSigningSecret, type SecretBox } from './secrets.js';
-import { deliveryAddress, type UrlPolicy, urlFormProblem } from './url-check.js';
+import { deliveryAddress, LOCAL_HINT, type UrlPolicy, urlFormProblem } from './url-check.js';
 import { presentDelivery, presentSubscription } from './webhooks.presenter.js';
 import { takeSequences } from './webhooks.queries.js';
 
@@ -46,7 +46,7 @@ async function checkUrl(url: string, settings: WebhookSettings): Promise<void> {
     await deliveryAddress(new URL(url), settings.urls);
   } catch (err) {
     throw urlProblem(
-      `is not allowed: ${(err as Error).message}. Webhooks go to the public internet only (an operator may allow local URLs for development)`,
+      `is not allowed: ${(err as Error).message}. Webhooks go to the public internet only. ${LOCAL_HINT}`,
     );
   }
 }
