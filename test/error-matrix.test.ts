@@ -60,6 +60,83 @@ describe('400 for every operation given a request outside the contract', () => {
   }
 });
 
+describe('the refusals the contract declares beyond JSON Schema', () => {
+  it('declares that unknown query parameters are refused (each operation is tried above)', () => {
+    expect(contract['x-unknown-query-parameters']).toBe('refused');
+  });
+
+  const refusingKey = withKeys.filter((op) =>
+    ((contract.paths[op.path]![op.method] as { parameters?: { $ref?: string }[] }).parameters ?? []).some((p) =>
+      p.$ref?.endsWith('/IdempotencyKeyRefused'),
+    ),
+  );
+  it('declares the Idempotency-Key refused on the creates that cannot be replayed', () => {
+    expect(refusingKey.map((op) => op.operationId).sort()).toEqual([
+      'createWebhook',
+      'pingWebhook',
+      'redeliverWebhook',
+    ]);
+    const refused = (contract.components as { parameters: Record<string, { schema: object }> }).parameters
+      .IdempotencyKeyRefused!;
+    expect(refused.schema).toEqual({ not: {} });
+  });
+  for (const op of refusingKey) {
+    it(`${op.operationId}: an Idempotency-Key is a 400 that says what to do, and nothing is made`, async () => {
+      const { owner, path, body } = await operationRequest(t, contract, op);
+      const res = await raw(t, op.method.toUpperCase(), path, {
+        token: owner.token,
+        body,
+        headers: { 'idempotency-key': randomUUID() },
+      });
+      expectProblem(res, 400);
+      expect(res.json.detail).toMatch(new RegExp(`^${op.operationId} takes no Idempotency-Key`));
+      expect(res.json.errors).toEqual([
+        { path: '/headers/idempotency-key', message: 'this operation takes no Idempotency-Key' },
+      ]);
+      // Without it, the same request is made.
+      expect((await raw(t, op.method.toUpperCase(), path, { token: owner.token, body })).status).toBe(201);
+    });
+  }
+
+  type Constraint = { rule: string; fields: string[]; error: { path: string; message: string } };
+  const constrained = Object.entries(
+    (contract.components as { schemas: Record<string, { 'x-constraints'?: Constraint[] }> }).schemas,
+  ).filter(([, schema]) => schema['x-constraints']);
+  it('declares the salary order on the job bodies, in x-constraints', () => {
+    expect(constrained.map(([name]) => name).sort()).toEqual(['JobCreate', 'JobUpdate']);
+  });
+  for (const [name, schema] of constrained) {
+    for (const constraint of schema['x-constraints']!) {
+      it(`${name}: ${constraint.rule} is a 400 naming the field`, async () => {
+        const { token } = await userWithKey(t, ['jobs.write']);
+        const job = {
+          title: 'Engineer',
+          company: 'Engines',
+          description: 'Build',
+          remotePolicy: 'remote',
+          employmentType: 'full_time',
+          applyUrl: 'https://jobs.example.com/x',
+        };
+        const salary = { salaryMin: 90_000, salaryMax: 70_000, salaryCurrency: 'GBP' };
+        const res =
+          name === 'JobCreate'
+            ? await raw(t, 'POST', '/jobs', { token, body: { ...job, ...salary } })
+            : await raw(
+                t,
+                'PATCH',
+                `/jobs/${((await raw(t, 'POST', '/jobs', { token, body: job })).json as { id: string }).id}`,
+                {
+                  token,
+                  body: salary,
+                },
+              );
+        expectProblem(res, 400);
+        expect(res.json.errors).toEqual([constraint.error]);
+      });
+    }
+  }
+});
+
 describe('404 for every id in a path that names nothing', () => {
   for (const op of withKeys) {
     const names = [...op.path.matchAll(/\{(\w+)\}/g)]

@@ -373,8 +373,9 @@ describe('webhook subscriptions', () => {
       });
       expect(once.status).toBe(400);
       expect((once.json as types.Problem).errors).toEqual([
-        { path: '/header/Idempotency-Key', message: 'this operation takes no Idempotency-Key' },
+        { path: '/headers/idempotency-key', message: 'this operation takes no Idempotency-Key' },
       ]);
+      expect((once.json as types.Problem).detail).toMatch(/^createWebhook takes no Idempotency-Key/);
     }
     const { data } = await api.listWebhooks({ client: ada.client, path: { projectId: p } });
     expect(data!.items).toEqual([]);

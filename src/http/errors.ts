@@ -6,6 +6,7 @@
 import { withResourceMetadata } from './challenge.js';
 import type { ErrorRequestHandler, Request } from 'express';
 import { ProblemError, PROBLEM_BASE, type ProblemSlug } from '../kernel/problem.js';
+import { keyNotTaken } from './idempotency.js';
 import type { Logger } from '../kernel/logger.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 
@@ -82,6 +83,13 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
   if (!status || status < 400 || status >= 500 || !EOV_KINDS[status]) return undefined;
   const [slug, title] = EOV_KINDS[status];
   const errors = (err.errors ?? []).map((e) => ({ path: e.path ?? '', message: inWords(e, limits.patternMessages) }));
+  // An Idempotency-Key the operation declares it refuses, and nothing else wrong: said as what to do.
+  if (
+    status === 400 &&
+    errors.length > 0 &&
+    errors.every((e) => e.path === '/headers/idempotency-key' && e.message === 'must NOT be valid')
+  )
+    return keyNotTaken(String(req.openapi?.schema.operationId ?? 'This operation'));
   let detail = err.message;
   if (status === 400)
     detail = errors.length

@@ -9,13 +9,17 @@ const declaresKey = (parameters: Parameter[] | undefined) =>
     (p) => p.$ref?.endsWith('/IdempotencyKey') || (p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key'),
   );
 
-const keyNotTaken = (operationId: string) =>
+/**
+ * The refusal of an Idempotency-Key sent to a create that takes none: the contract declares it
+ * (`IdempotencyKeyRefused`, `not: {}`), so the validator refuses it first, in these words.
+ */
+export const keyNotTaken = (operationId: string) =>
   new ProblemError(
     400,
     'validation',
     'Invalid request',
     `${operationId} takes no Idempotency-Key, so it cannot be made exactly once: send it without the header, and look before a retry whether the first try was made.`,
-    { errors: [{ path: '/header/Idempotency-Key', message: 'this operation takes no Idempotency-Key' }] },
+    { errors: [{ path: '/headers/idempotency-key', message: 'this operation takes no Idempotency-Key' }] },
   );
 
 /**

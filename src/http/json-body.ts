@@ -106,7 +106,7 @@ function lineAndColumn(text: string, offset: number): string {
  * phrase when it names no part of the text, which is the client's and may be long) and the line
  * and column of that place.
  */
-export function whereJsonBreaks(text: string, parserMessage: string): string {
+function whereJsonBreaks(text: string, parserMessage: string): string {
   const at = /in JSON at position (\d+)/.exec(parserMessage);
   if (at) {
     const offset = Number(at[1]);

@@ -58,7 +58,7 @@ export function checkIdempotencyKey(key: string): void {
       'Invalid request',
       'An Idempotency-Key is 1 to 255 visible ASCII characters (a UUID is a good choice).',
       {
-        errors: [{ path: '/header/Idempotency-Key', message: 'must be 1-255 visible ASCII characters' }],
+        errors: [{ path: '/headers/idempotency-key', message: 'must be 1-255 visible ASCII characters' }],
       },
     );
   }

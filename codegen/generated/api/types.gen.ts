@@ -360,7 +360,7 @@ export type Job = {
 };
 
 /**
- * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.
+ * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max (400 otherwise).
  */
 export type JobCreate = {
     title: JobTitle;
@@ -423,7 +423,7 @@ export type JobStatus = 'open' | 'closed';
 export type JobTitle = string;
 
 /**
- * Only the fields sent change. Salary fields go together (all three; null clears the salary).
+ * Only the fields sent change. Salary fields go together (all three; null clears the salary), with min ≤ max (400 otherwise).
  */
 export type JobUpdate = {
     title?: JobTitle;
@@ -1848,6 +1848,11 @@ export type DeliveryId = string;
  * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
  */
 export type IdempotencyKey = string;
+
+/**
+ * Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.
+ */
+export type IdempotencyKeyRefused = unknown;
 
 /**
  * The job's id.
@@ -3506,6 +3511,12 @@ export type ListWebhooksResponse = ListWebhooksResponses[keyof ListWebhooksRespo
 
 export type CreateWebhookData = {
     body: WebhookSubscriptionCreate;
+    headers?: {
+        /**
+         * Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.
+         */
+        'Idempotency-Key'?: unknown;
+    };
     path: {
         /**
          * The project's id.
@@ -3828,6 +3839,12 @@ export type RotateWebhookSecretResponse = RotateWebhookSecretResponses[keyof Rot
 
 export type PingWebhookData = {
     body?: never;
+    headers?: {
+        /**
+         * Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.
+         */
+        'Idempotency-Key'?: unknown;
+    };
     path: {
         /**
          * The project's id.
@@ -3957,6 +3974,12 @@ export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof
 
 export type RedeliverWebhookData = {
     body?: never;
+    headers?: {
+        /**
+         * Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.
+         */
+        'Idempotency-Key'?: unknown;
+    };
     path: {
         /**
          * The project's id.

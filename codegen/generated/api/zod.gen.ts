@@ -868,7 +868,7 @@ export const zTag = z.string().max(32).regex(/^[A-Za-z0-9][A-Za-z0-9+#.-]{0,31}$
 });
 
 /**
- * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.
+ * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max (400 otherwise).
  */
 export const zJobCreate = z.object({
     title: zJobTitle,
@@ -892,11 +892,11 @@ export const zJobCreate = z.object({
         description: 'When the listing ends; in the future, at most 365 days ahead. Default 30 days from now.'
     }).optional()
 }).register(z.globalRegistry, {
-    description: 'Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max.'
+    description: 'Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max (400 otherwise).'
 });
 
 /**
- * Only the fields sent change. Salary fields go together (all three; null clears the salary).
+ * Only the fields sent change. Salary fields go together (all three; null clears the salary), with min ≤ max (400 otherwise).
  */
 export const zJobUpdate = z.object({
     title: zJobTitle.optional(),
@@ -920,7 +920,7 @@ export const zJobUpdate = z.object({
         description: 'When the listing ends; in the future, at most 365 days ahead. Default 30 days from now.'
     }).optional()
 }).register(z.globalRegistry, {
-    description: 'Only the fields sent change. Salary fields go together (all three; null clears the salary).'
+    description: 'Only the fields sent change. Salary fields go together (all three; null clears the salary), with min ≤ max (400 otherwise).'
 });
 
 /**
@@ -1773,6 +1773,13 @@ export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/
 });
 
 /**
+ * Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.
+ */
+export const zIdempotencyKeyRefused = z.unknown().register(z.globalRegistry, {
+    description: 'Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.'
+});
+
+/**
  * The job's id.
  */
 export const zJobId = z.uuid().max(36).register(z.globalRegistry, {
@@ -2222,6 +2229,12 @@ export const zListWebhooksResponse = zWebhookSubscriptionPage;
 
 export const zCreateWebhookBody = zWebhookSubscriptionCreate;
 
+export const zCreateWebhookHeaders = z.object({
+    'Idempotency-Key': z.unknown().register(z.globalRegistry, {
+        description: 'Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.'
+    }).optional()
+});
+
 export const zCreateWebhookPath = z.object({
     projectId: z.uuid().max(36).register(z.globalRegistry, {
         description: 'The project\'s id.'
@@ -2295,6 +2308,12 @@ export const zRotateWebhookSecretPath = z.object({
  */
 export const zRotateWebhookSecretResponse = zWebhookSecretRotated;
 
+export const zPingWebhookHeaders = z.object({
+    'Idempotency-Key': z.unknown().register(z.globalRegistry, {
+        description: 'Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.'
+    }).optional()
+});
+
 export const zPingWebhookPath = z.object({
     projectId: z.uuid().max(36).register(z.globalRegistry, {
         description: 'The project\'s id.'
@@ -2331,6 +2350,12 @@ export const zListWebhookDeliveriesQuery = z.object({
  * A page of deliveries.
  */
 export const zListWebhookDeliveriesResponse = zWebhookDeliveryPage;
+
+export const zRedeliverWebhookHeaders = z.object({
+    'Idempotency-Key': z.unknown().register(z.globalRegistry, {
+        description: 'Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.'
+    }).optional()
+});
 
 export const zRedeliverWebhookPath = z.object({
     projectId: z.uuid().max(36).register(z.globalRegistry, {
