@@ -19,6 +19,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startServer, raw, uniqueName, type TestServer } from './harness.js';
 import { violations } from './axe.js';
 import { createUser } from '../src/users/users.service.js';
+import { User } from '../src/users/user.entity.js';
+import { createProject } from '../src/projects/projects.service.js';
+import { createWebhook } from '../src/webhooks/webhooks.service.js';
+import { SecretBox } from '../src/webhooks/secrets.js';
+import { SCOPE_IDS } from '../src/kernel/scopes.js';
+import type { Actor } from '../src/kernel/actor.js';
+import { randomBytes } from 'node:crypto';
 import { Post } from '../src/posts/post.entity.js';
 import { Comment } from '../src/comments/comment.entity.js';
 
@@ -85,13 +92,29 @@ async function createKey(page: Page, name: string, scopeLabels: string[]): Promi
   return (await page.getByTestId('new-token').textContent())!.trim();
 }
 
+/** A project of `username`'s with a webhook whose URL is long and unbroken, as real ones are: the webhooks page must still fit a phone. */
+async function subscribeWithALongUrl(username: string): Promise<void> {
+  const em = t.db.orm.em.fork();
+  const user = await em.findOneOrFail(User, { username });
+  const actor: Actor = { userId: user.id, via: 'key', scopes: SCOPE_IDS };
+  const project = await createProject(em, actor, { name: 'Hooked up' });
+  await createWebhook(
+    em.fork(),
+    actor,
+    project.id,
+    { url: `https://127.0.0.1/${'hooks/shipyard-deployments-'.repeat(4)}receiver`, events: ['milestone.created'] },
+    { box: new SecretBox(randomBytes(32)), urls: { allowLocal: true } },
+  );
+}
+
 type Scheme = 'light' | 'dark';
 
 /** The pages a signed-in person sees, in order, each reached as a person would. */
 async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>): Promise<void> {
   await page.goto(`${t.baseUrl}/signup`);
   await visit('signup');
-  await signUp(page);
+  const username = await signUp(page);
+  await subscribeWithALongUrl(username);
   await visit('keys');
   await page.getByRole('link', { name: 'Generate new key' }).click();
   await visit('key-form');

@@ -227,6 +227,9 @@ function checkForm(form: Form, errors: string[]): { expiresInDays: number } | { 
   const nameProblem = lineProblem(form.name!);
   if (!form.name!.trim()) errors.push('Name: give the key a name.');
   else if (nameProblem) errors.push(`Name: ${nameProblem}.`);
+  // The service's own bound (UTF-16 units), said beside the field rather than above the form.
+  else if (form.name!.trim().length > 100)
+    errors.push(`Name: at most 100 characters (this one has ${form.name!.trim().length}).`);
   if (form.scopes!.length === 0) errors.push('Scopes: choose at least one.');
   if (form.expiry === 'date') {
     const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(form.expiresOn!);

@@ -51,16 +51,16 @@ export function securityLogRow(event: SecurityEvent): Html {
 
 export function filterForm(keys: ApiKey[], filter: SecurityLogFilter): Html {
   return html`<form method="get" action="/settings/security-log" class="filters">
-      <label for="log-key">Key</label>
+      <div class="field"><label for="log-key">Key</label>
       <select id="log-key" name="key">
         <option value="">All keys</option>
         ${keys.map((k) => html`<option value="${k.id}" ${filter.keyId === k.id ? raw('selected') : ''}>${k.name} (…${k.last4})</option>`)}
-      </select>
-      <label for="log-kind">What</label>
+      </select></div>
+      <div class="field"><label for="log-kind">What</label>
       <select id="log-kind" name="kind">
         <option value="">Everything</option>
         ${SECURITY_EVENT_KINDS.map((k) => html`<option value="${k}" ${filter.kind === k ? raw('selected') : ''}>${KIND_LABELS[k]}</option>`)}
-      </select>
+      </select></div>
       <button type="submit">Show</button>
     </form>`;
 }

@@ -82,8 +82,11 @@ body > .site-header nav > ul, body > .site-header > ul { display: flex; flex-wra
 :where(.page) tr.unfamiliar td:first-child { border-left: 4px solid var(--bad); }
 :where(.page) code.wrap { overflow-wrap: anywhere; }
 :where(.page) ul.addresses { margin: .25rem 0; padding-left: 1.25rem; }
-:where(.page) form.filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: end; }
+:where(.page) form.filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; }
+:where(.page) form.filters .field { display: flex; flex-direction: column; gap: .25rem; flex: 1 1 12rem; max-width: 20rem; }
 :where(.page) form.filters label { margin: 0; }
+:where(.page) form.filters select { width: 100%; }
+:where(.page) :is(h1, h2, h3) { overflow-wrap: anywhere; }
 @media (max-width: 40rem) {
   :where(.page:not(.doc)) :is(table, thead, tbody, tr, th, td) { display: block; }
   :where(.page:not(.doc)) thead { position: absolute; left: -9999px; }
