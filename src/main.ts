@@ -107,6 +107,8 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
         return undefined;
       })
     : undefined;
+  // Once the start has said everything else, so that it is the last thing on the screen.
+  if (process.stdout.isTTY) void Promise.resolve(worker).then(() => process.stdout.write(greeting(config.publicUrl)));
   const stopSync =
     config.githubSyncIntervalMinutes > 0
       ? scheduleGithubSync(
@@ -189,11 +191,20 @@ function announce(config: Config, log: Logger, db: Database, withRedis: boolean)
     // What the heap may grow to (HEAP_MB, bin/server-options.mjs, plus the young generation).
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
   });
-  if (process.stdout.isTTY) {
-    process.stdout.write(
-      `\nShipyard is running at ${config.publicUrl} — create your account at ${config.publicUrl}/signup\n\n`,
-    );
-  }
+}
+
+/**
+ * For a person at a terminal, the last thing the start prints: where to open, and what to run
+ * next. Machines read the JSON lines above it.
+ */
+function greeting(publicUrl: string): string {
+  return [
+    '',
+    `Shipyard is running at ${publicUrl} — open ${publicUrl}/signup to create your account, then a key under Settings → Manage API keys.`,
+    `Next: curl -H "Authorization: Bearer <your key>" ${publicUrl}/api/v1/users/me   (Ctrl-C stops the server)`,
+    '',
+    '',
+  ].join('\n');
 }
 
 /**

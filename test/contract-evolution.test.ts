@@ -229,7 +229,7 @@ describe('the documentation in the contract', () => {
           links.add(op.externalDocs!.url.split('#')[1]!);
         }
     expect(links.size).toBe((served.tags as unknown[]).length);
-    const t = await startServer();
+    const t = await startServer({ publicUrlAtItsPort: true });
     try {
       const page = await fetch(`${t.baseUrl}/docs/guide`);
       expect(page.status).toBe(200);
@@ -237,6 +237,9 @@ describe('the documentation in the contract', () => {
       for (const id of links) expect(text, id).toContain(`id="${id}"`);
       // The repository's other files are not served: their links are plain text.
       expect(text).not.toContain('href="mcp.md"');
+      // Its examples name this server, wherever it runs, not the default port.
+      expect(text).toContain(`SHIPYARD_URL=http://localhost:${new URL(t.baseUrl).port}`);
+      expect(text).not.toContain('localhost:3000');
     } finally {
       await t.close();
     }

@@ -321,7 +321,12 @@ describe('Settings → Manage API keys', () => {
     expect(none.status).toBe(400);
     expect(none.text).toContain('Name: give the key a name.');
     // Too long: said beside the field (described by it), like every other field's problem.
-    const long = await b.post('/settings/keys', { _csrf: b.csrf(), name: 'n'.repeat(101), scopes: 'profile.read', expiry: '7' });
+    const long = await b.post('/settings/keys', {
+      _csrf: b.csrf(),
+      name: 'n'.repeat(101),
+      scopes: 'profile.read',
+      expiry: '7',
+    });
     expect(long.status).toBe(400);
     expect(long.text).toContain('<p class="error" id="key-name-error">at most 100 characters (this one has 101).</p>');
     expect(long.text).toMatch(/id="key-name"[^>]*aria-describedby="key-name-hint key-name-error"/);

@@ -10,8 +10,11 @@ import { page } from './views.js';
 
 const GUIDE = fileURLToPath(new URL('../../docs/api.md', import.meta.url));
 
-export function guidePage() {
-  const body = markdownHtml(readFileSync(GUIDE, 'utf8'));
+/** The server the examples are written for in the repository: on the served page, this server. */
+const EXAMPLE_SERVER = 'SHIPYARD_URL=http://localhost:3000';
+
+export function guidePage(publicUrl: string) {
+  const body = markdownHtml(readFileSync(GUIDE, 'utf8').replaceAll(EXAMPLE_SERVER, `SHIPYARD_URL=${publicUrl}`));
   return (req: Request, res: Response): void => {
     res.type('html').send(page('Calling the API', req.web!.user, req.web!.csrf, body, { doc: true }));
   };

@@ -125,7 +125,7 @@ export function webRouter(opts: {
   router.post('/admin/moderation', signedIn(moderation.act));
   router.get('/docs', wrap(docsPage));
   router.get('/docs/changes', wrap(changesPage(opts.contract)));
-  router.get('/docs/guide', wrap(guidePage()));
+  router.get('/docs/guide', wrap(guidePage(opts.publicUrl.replace(/\/$/, ''))));
   const problems = problemPages(opts.contract);
   router.get('/docs/problems', wrap(problems.index));
   router.get('/docs/problems/:slug', wrap(problems.one));
