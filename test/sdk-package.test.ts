@@ -148,7 +148,15 @@ void main();
 
   it("shows each method's summary and required scope on hover (the editor's quick info)", () => {
     const file = join(project, 'hover.ts');
-    const text = `import { createShipyard } from '@shipyard/sdk';\nconst s = createShipyard({ baseUrl: 'https://x.example', apiKey: 'k' });\ns.getProject;\n`;
+    const text = [
+      "import { createShipyard, paginate, type Milestone } from '@shipyard/sdk';",
+      "const s = createShipyard({ baseUrl: 'https://x.example', apiKey: 'k' });",
+      's.getProject;',
+      'paginate;',
+      'declare const m: Milestone;',
+      'm.dueDate;',
+      '',
+    ].join('\n');
     const host: ts.LanguageServiceHost = {
       getScriptFileNames: () => [file],
       getScriptVersion: () => '1',
@@ -166,10 +174,15 @@ void main();
       readFile: ts.sys.readFile,
       readDirectory: ts.sys.readDirectory,
     };
-    const info = ts.createLanguageService(host).getQuickInfoAtPosition(file, text.indexOf('getProject;') + 3);
-    const doc = ts.displayPartsToString(info?.documentation);
+    const service = ts.createLanguageService(host);
+    const hover = (at: string) =>
+      ts.displayPartsToString(service.getQuickInfoAtPosition(file, text.indexOf(at) + 2)?.documentation);
+    const doc = hover('getProject;');
     expect(doc).toContain('Get a project');
     expect(doc).toContain('Required scope: `projects.read`');
+    expect(hover('paginate;')).toMatch(/^Every item of a cursor-paginated list/);
+    // A field the contract gives by reference carries words of its own.
+    expect(hover('dueDate;')).toBe('The day the milestone is due (its target date), or null.');
   });
 
   it("runs the README's start exactly as shown: npm init -y, the install, node app.mjs", async () => {

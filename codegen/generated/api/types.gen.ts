@@ -29,6 +29,9 @@ export type BuildLogEvent = WebhookEventEnvelope & {
  * A comment on a post, or a reply to another comment (`parentId`). A deleted comment that has replies stays as a placeholder (`deleted: true`, no body, no author) so the thread stays readable.
  */
 export type Comment = {
+    /**
+     * The comment's id.
+     */
     id: Id;
     /**
      * The post it is on.
@@ -62,7 +65,13 @@ export type Comment = {
      * Direct replies to it that the caller can see.
      */
     replyCount: number;
+    /**
+     * When the comment was made.
+     */
     createdAt: Timestamp;
+    /**
+     * When the comment last changed.
+     */
     updatedAt: Timestamp;
 };
 
@@ -88,6 +97,9 @@ export type CommentPage = {
      * The comments on this page.
      */
     items: Array<Comment>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -191,6 +203,9 @@ export type GithubProfile = {
      * Followers on GitHub; null until fetched.
      */
     followers: number | null;
+    /**
+     * How the last sync from GitHub went, and when the next is due.
+     */
     syncStatus: GithubSyncStatus;
     /**
      * What went wrong in the last sync, in plain words.
@@ -260,6 +275,9 @@ export type GithubRepoPage = {
      * The repositories on this page.
      */
     items: Array<GithubRepo>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -295,6 +313,9 @@ export type GithubSummary = {
      * When data was last fetched successfully; null before the first sync.
      */
     lastSyncedAt: string | null;
+    /**
+     * How the last sync from GitHub went, and when the next is due.
+     */
     syncStatus: GithubSyncStatus;
 };
 
@@ -312,8 +333,17 @@ export type Id = string;
  * A job listing.
  */
 export type Job = {
+    /**
+     * The job listing's id.
+     */
     id: Id;
+    /**
+     * The job's title.
+     */
     title: JobTitle;
+    /**
+     * The company hiring.
+     */
     company: CompanyName;
     /**
      * Markdown.
@@ -323,7 +353,13 @@ export type Job = {
      * Where the job is, as the poster wrote it; null for none (fully remote).
      */
     location: string | null;
+    /**
+     * Where the work is done, as `RemotePolicy` lists.
+     */
     remotePolicy: RemotePolicy;
+    /**
+     * The kind of engagement, as `EmploymentType` lists.
+     */
     employmentType: EmploymentType;
     /**
      * The lowest yearly salary offered, in `salaryCurrency`; null when no salary is given.
@@ -345,7 +381,13 @@ export type Job = {
      * Where to apply.
      */
     applyUrl: string;
+    /**
+     * Whether the listing takes applications (`open`) or was closed by its poster (`closed`).
+     */
     status: JobStatus;
+    /**
+     * When the listing ends; from then on `expired` is true.
+     */
     expiresAt: Timestamp;
     /**
      * The expiry has passed; the job is no longer listed by default.
@@ -355,7 +397,13 @@ export type Job = {
      * Who posted the job.
      */
     poster: UserSummary;
+    /**
+     * When the job listing was made.
+     */
     createdAt: Timestamp;
+    /**
+     * When the job listing last changed.
+     */
     updatedAt: Timestamp;
 };
 
@@ -363,7 +411,13 @@ export type Job = {
  * Salary is all or nothing — salaryMin, salaryMax and salaryCurrency together, with min ≤ max (400 otherwise).
  */
 export type JobCreate = {
+    /**
+     * The job's title.
+     */
     title: JobTitle;
+    /**
+     * The company hiring.
+     */
     company: CompanyName;
     /**
      * What the job is, in Markdown.
@@ -373,7 +427,13 @@ export type JobCreate = {
      * One line: no control, line-break or bidi-override character.
      */
     location?: string | null;
+    /**
+     * Where the work is done.
+     */
     remotePolicy: RemotePolicy;
+    /**
+     * The kind of engagement.
+     */
     employmentType: EmploymentType;
     /**
      * The lowest yearly salary offered (with salaryMax and salaryCurrency).
@@ -409,6 +469,9 @@ export type JobPage = {
      * The jobs on this page.
      */
     items: Array<Job>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -426,7 +489,13 @@ export type JobTitle = string;
  * Only the fields sent change. Salary fields go together (all three; null clears the salary), with min ≤ max (400 otherwise).
  */
 export type JobUpdate = {
+    /**
+     * The job's title.
+     */
     title?: JobTitle;
+    /**
+     * The company hiring.
+     */
     company?: CompanyName;
     /**
      * What the job is, in Markdown.
@@ -436,7 +505,13 @@ export type JobUpdate = {
      * One line: no control, line-break or bidi-override character.
      */
     location?: string | null;
+    /**
+     * Where the work is done.
+     */
     remotePolicy?: RemotePolicy;
+    /**
+     * The kind of engagement.
+     */
     employmentType?: EmploymentType;
     /**
      * The lowest yearly salary offered (with salaryMax and salaryCurrency).
@@ -626,6 +701,9 @@ export type Limits = {
  * An uploaded image.
  */
 export type Media = {
+    /**
+     * The upload's id.
+     */
     id: Id;
     /**
      * Recognised from the bytes, not from the file name.
@@ -655,6 +733,9 @@ export type Media = {
      * Where to fetch the bytes.
      */
     contentPath: string;
+    /**
+     * When it was uploaded.
+     */
     createdAt: Timestamp;
 };
 
@@ -676,6 +757,9 @@ export type Member = {
      * Who the member is.
      */
     user: UserSummary;
+    /**
+     * The member's part in the project: its owner, or a member the owner added.
+     */
     role: MemberRole;
     /**
      * When they joined the project (for the owner, when it was created).
@@ -687,6 +771,9 @@ export type Member = {
  * Who to add to the project, by username.
  */
 export type MemberAdd = {
+    /**
+     * The username of the person to add as a member.
+     */
     username: Username;
 };
 
@@ -717,6 +804,9 @@ export type MemberPage = {
      * The members on this page.
      */
     items: Array<Member>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -729,21 +819,45 @@ export type MemberRole = 'owner' | 'member';
  * One step on a project's roadmap.
  */
 export type Milestone = {
+    /**
+     * The milestone's id.
+     */
     id: Id;
     /**
      * The project whose roadmap it is on.
      */
     projectId: Id;
+    /**
+     * What the milestone is, in one line.
+     */
     title: MilestoneTitle;
+    /**
+     * More about the milestone, beyond its title.
+     */
     description: MilestoneDescription;
+    /**
+     * Where the milestone stands: planned, in progress, done or cancelled.
+     */
     status: MilestoneStatus;
+    /**
+     * The day the milestone is due (its target date), or null.
+     */
     dueDate: MilestoneDueDate;
     /**
      * Set when the status becomes done, cleared when it leaves done.
      */
     completedAt: string | null;
+    /**
+     * Its place in the roadmap, counting from 1.
+     */
     position: MilestonePosition;
+    /**
+     * When the milestone was made.
+     */
     createdAt: Timestamp;
+    /**
+     * When the milestone last changed.
+     */
     updatedAt: Timestamp;
 };
 
@@ -751,9 +865,21 @@ export type Milestone = {
  * A new milestone. Only the title is required; it starts planned, at the end of the roadmap.
  */
 export type MilestoneCreate = {
+    /**
+     * What the milestone is, in one line.
+     */
     title: MilestoneTitle;
+    /**
+     * More about the milestone, beyond its title.
+     */
     description?: MilestoneDescription;
+    /**
+     * Where the milestone stands.
+     */
     status?: MilestoneStatus;
+    /**
+     * The day the milestone is due (its target date).
+     */
     dueDate?: MilestoneDueDate;
     /**
      * Where to insert it; later milestones move down. Left out, it goes last.
@@ -823,6 +949,9 @@ export type MilestonePage = {
      * The milestones on this page.
      */
     items: Array<Milestone>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -852,9 +981,21 @@ export type MilestoneTitle = string;
  * Only the fields sent change; send null to clear description or dueDate.
  */
 export type MilestoneUpdate = {
+    /**
+     * What the milestone is, in one line.
+     */
     title?: MilestoneTitle;
+    /**
+     * More about the milestone; null removes it.
+     */
     description?: MilestoneDescription;
+    /**
+     * Where the milestone stands now.
+     */
     status?: MilestoneStatus;
+    /**
+     * The day the milestone is due; null removes the date.
+     */
     dueDate?: MilestoneDueDate;
     /**
      * Move it to this place; the milestones between shift by one.
@@ -889,8 +1030,17 @@ export type PingEvent = WebhookEventEnvelope & {
  * A post, or a build log (a post attached to a project).
  */
 export type Post = {
+    /**
+     * The post's id.
+     */
     id: Id;
+    /**
+     * `post`, or `build_log` for an entry of a project's build log.
+     */
     kind: PostKind;
+    /**
+     * The post's title.
+     */
     title: PostTitle;
     /**
      * Markdown.
@@ -924,7 +1074,13 @@ export type Post = {
      * Hidden by a moderator; only its author still sees it.
      */
     hidden: boolean;
+    /**
+     * When the post was made.
+     */
     createdAt: Timestamp;
+    /**
+     * When the post last changed.
+     */
     updatedAt: Timestamp;
 };
 
@@ -932,7 +1088,13 @@ export type Post = {
  * A new post; with `kind: build_log` and a `projectId`, a build log of that project.
  */
 export type PostCreate = {
+    /**
+     * `post`, or `build_log` for an entry of a project's build log (then `projectId` names the project).
+     */
     kind?: PostKind;
+    /**
+     * The post's title.
+     */
     title: PostTitle;
     /**
      * The text, in Markdown.
@@ -965,6 +1127,9 @@ export type PostPage = {
      * The posts on this page.
      */
     items: Array<Post>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -977,6 +1142,9 @@ export type PostTitle = string;
  * Only the fields sent change. The kind and the project of a post never change.
  */
 export type PostUpdate = {
+    /**
+     * The post's new title.
+     */
     title?: PostTitle;
     /**
      * The text, in Markdown.
@@ -996,6 +1164,9 @@ export type PostUpdate = {
  * An RFC 9457 problem document.
  */
 export type Problem = {
+    /**
+     * What kind of problem this is, as `/problems/<slug>`: what a program compares (see `ProblemType`).
+     */
     type: ProblemType;
     /**
      * A short summary of the problem, for a person; `type` is what a program should read.
@@ -1045,8 +1216,17 @@ export type ProblemType = KnownProblemType | string;
  * A project: what someone is building, with its roadmap (milestones), build logs and members.
  */
 export type Project = {
+    /**
+     * The project's id.
+     */
     id: Id;
+    /**
+     * The project's name.
+     */
     name: ProjectName;
+    /**
+     * A short name for the project, for URLs.
+     */
     slug: ProjectSlug;
     /**
      * One line saying what the project is (may be empty).
@@ -1056,7 +1236,13 @@ export type Project = {
      * The long description, in Markdown (may be empty).
      */
     description: string;
+    /**
+     * How far along the project is: idea, building, launched or paused.
+     */
     stage: ProjectStage;
+    /**
+     * Who may see it: everyone (`public`), or its owner and members only (`private`).
+     */
     visibility: ProjectVisibility;
     /**
      * Tags the owner chose, in lowercase.
@@ -1078,7 +1264,13 @@ export type Project = {
      * The user who created the project and may change or delete it.
      */
     owner: UserSummary;
+    /**
+     * When the project was made.
+     */
     createdAt: Timestamp;
+    /**
+     * When the project last changed.
+     */
     updatedAt: Timestamp;
 };
 
@@ -1086,7 +1278,13 @@ export type Project = {
  * A new project. Only the name is required; the slug is made from the name when left out.
  */
 export type ProjectCreate = {
+    /**
+     * The project's name.
+     */
     name: ProjectName;
+    /**
+     * A short name for the project, for URLs; made from its name when left out.
+     */
     slug?: ProjectSlug;
     /**
      * One line: no control, line-break or bidi-override character.
@@ -1096,7 +1294,13 @@ export type ProjectCreate = {
      * The long description, in Markdown.
      */
     description?: string;
+    /**
+     * How far along the project is.
+     */
     stage?: ProjectStage;
+    /**
+     * Who may see it: everyone (`public`), or its owner and members only (`private`).
+     */
     visibility?: ProjectVisibility;
     /**
      * Tags for the project (stored in lowercase).
@@ -1180,6 +1384,9 @@ export type ProjectPage = {
      * The projects on this page.
      */
     items: Array<Project>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -1197,7 +1404,13 @@ export type ProjectStage = 'idea' | 'building' | 'launched' | 'paused';
  * Only the fields sent change.
  */
 export type ProjectUpdate = {
+    /**
+     * The project's new name.
+     */
     name?: ProjectName;
+    /**
+     * A new short name for the project.
+     */
     slug?: ProjectSlug;
     /**
      * One line: no control, line-break or bidi-override character.
@@ -1207,7 +1420,13 @@ export type ProjectUpdate = {
      * The long description, in Markdown.
      */
     description?: string;
+    /**
+     * How far along the project is now.
+     */
     stage?: ProjectStage;
+    /**
+     * Who may see it from now on.
+     */
     visibility?: ProjectVisibility;
     /**
      * The project's tags, all of them (the list replaces the old one).
@@ -1240,6 +1459,9 @@ export type RadarItem = {
      * What it is: a job or a project looking for collaborators.
      */
     type: 'job' | 'project';
+    /**
+     * The job's or project's id, by its kind.
+     */
     id: Id;
     /**
      * The job's title or the project's name.
@@ -1284,6 +1506,9 @@ export type RadarPage = {
      * The opportunities on this page.
      */
     items: Array<RadarItem>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -1291,6 +1516,9 @@ export type RadarPage = {
  * The kind of reaction to add (adding one the caller already has changes nothing).
  */
 export type ReactionCreate = {
+    /**
+     * The reaction to add.
+     */
     kind: ReactionKind;
 };
 
@@ -1303,6 +1531,9 @@ export type ReactionKind = 'like' | 'heart' | 'celebrate' | 'rocket' | 'eyes' | 
  * A post's reactions, counted by kind, and the caller's own.
  */
 export type Reactions = {
+    /**
+     * The post these reactions are on.
+     */
     postId: Id;
     /**
      * All reactions of all kinds.
@@ -1334,6 +1565,9 @@ export type ScopeId = KnownScopeId | string;
  * A scope an API key may carry, with what it opens.
  */
 export type ScopeInfo = {
+    /**
+     * The scope, as keys carry it and operations name it (`x-required-scope`).
+     */
     id: ScopeId;
     /**
      * A short name for the scope, as the key form shows it.
@@ -1388,6 +1622,9 @@ export type SearchPage = {
      * The results on this page.
      */
     items: Array<SearchResult>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -1395,7 +1632,13 @@ export type SearchPage = {
  * One thing a search found, with where to read it.
  */
 export type SearchResult = {
+    /**
+     * What was found: a post, a project, a job or a user.
+     */
     type: SearchResultType;
+    /**
+     * The id of what was found: a post's, project's, job's or user's, by `type`.
+     */
     id: Id;
     /**
      * The post title, project name or person's display name.
@@ -1463,6 +1706,9 @@ export type Tag = string;
  * A tag and how many public items carry it.
  */
 export type TermCount = {
+    /**
+     * The tag.
+     */
     name: Tag;
     /**
      * How many public items carry it.
@@ -1493,7 +1739,13 @@ export type Timestamp = string;
  * The profile of a user. Private fields (email, password, keys) never appear.
  */
 export type User = {
+    /**
+     * The user's id.
+     */
     id: Id;
+    /**
+     * The unique handle the user is known by, in lowercase.
+     */
     username: Username;
     /**
      * The name the user shows; their username when they set none.
@@ -1523,6 +1775,9 @@ export type User = {
      * The skills the user lists, as tags; the radar matches them against jobs and projects.
      */
     skills: Array<Tag>;
+    /**
+     * When the account was made.
+     */
     createdAt: Timestamp;
 };
 
@@ -1530,7 +1785,13 @@ export type User = {
  * Who a user is, as shown beside what they made.
  */
 export type UserSummary = {
+    /**
+     * The user's id.
+     */
     id: Id;
+    /**
+     * The unique handle the user is known by, in lowercase.
+     */
     username: Username;
     /**
      * The name the user shows; their username when they set none.
@@ -1561,6 +1822,9 @@ export type Versions = {
  * One try to deliver an event.
  */
 export type WebhookAttempt = {
+    /**
+     * When the attempt was made.
+     */
     at: Timestamp;
     /**
      * The receiver's HTTP status; null when no answer came (see error).
@@ -1584,12 +1848,21 @@ export type WebhookAttempt = {
  * One event sent to one subscription, with its attempts.
  */
 export type WebhookDelivery = {
+    /**
+     * The delivery's id.
+     */
     id: Id;
+    /**
+     * The subscription it was sent to.
+     */
     subscriptionId: Id;
     /**
      * The event's id, sent as `webhook-id`; the same on every attempt and every redelivery.
      */
     eventId: Id;
+    /**
+     * The kind of event it carries.
+     */
     eventType: WebhookEventType;
     /**
      * pending (being tried, or waiting for the next try), delivered (a 2xx came back), failed (no try succeeded within 3 days).
@@ -1603,6 +1876,9 @@ export type WebhookDelivery = {
      * How many times it was tried.
      */
     attempts: number;
+    /**
+     * When the delivery was queued.
+     */
     createdAt: Timestamp;
     /**
      * When a 2xx came back; null until then.
@@ -1622,6 +1898,9 @@ export type WebhookDeliveryPage = {
      * The deliveries on this page.
      */
     items: Array<WebhookDelivery>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -1638,6 +1917,9 @@ export type WebhookEventEnvelope = {
      * The event's id, also sent as `webhook-id`. The same on every retry; dedupe on it.
      */
     id: Id;
+    /**
+     * The kind of event; `data` has the shape its type says.
+     */
     type: WebhookEventType;
     /**
      * When the change was committed.
@@ -1696,6 +1978,9 @@ export type WebhookSecretRotate = {
  * The new signing secret, shown once.
  */
 export type WebhookSecretRotated = {
+    /**
+     * The new signing secret, shown this once.
+     */
     secret: WebhookSecret;
     /**
      * Until when the previous secret still signs; null when it stopped at once.
@@ -1707,8 +1992,17 @@ export type WebhookSecretRotated = {
  * Where a project's events go. Its signing secret is shown only when it is made (create, rotate).
  */
 export type WebhookSubscription = {
+    /**
+     * The subscription's id.
+     */
     id: Id;
+    /**
+     * The project whose events it receives.
+     */
     projectId: Id;
+    /**
+     * Where the events are posted.
+     */
     url: WebhookUrl;
     /**
      * The kinds of event it receives.
@@ -1718,6 +2012,9 @@ export type WebhookSubscription = {
      * False when its owner paused it, or when the server disabled it after 3 days of failed deliveries.
      */
     active: boolean;
+    /**
+     * A note for its owner.
+     */
     description: WebhookDescription;
     /**
      * active (deliveries go out), paused (turned off by its owner), disabled (turned off by the server after 3 days of failed deliveries; set `active` to true to start again).
@@ -1735,7 +2032,13 @@ export type WebhookSubscription = {
      * After a rotation, until when the previous secret still signs (both signatures are sent until then).
      */
     previousSecretValidUntil: string | null;
+    /**
+     * When the subscription was made.
+     */
     createdAt: Timestamp;
+    /**
+     * When the subscription last changed.
+     */
     updatedAt: Timestamp;
 };
 
@@ -1743,11 +2046,17 @@ export type WebhookSubscription = {
  * A new subscription. The answer carries its signing secret, shown only then.
  */
 export type WebhookSubscriptionCreate = {
+    /**
+     * Where to post the events.
+     */
     url: WebhookUrl;
     /**
      * The kinds of event to receive.
      */
     events: Array<WebhookEventTypeInput>;
+    /**
+     * A note for you, the owner.
+     */
     description?: WebhookDescription;
     /**
      * Whether deliveries go out (default true).
@@ -1763,6 +2072,9 @@ export type WebhookSubscriptionPage = {
      * The subscriptions on this page.
      */
     items: Array<WebhookSubscription>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
     nextCursor: Cursor;
 };
 
@@ -1770,11 +2082,17 @@ export type WebhookSubscriptionPage = {
  * Only the fields sent change. Setting `active` to true starts a disabled subscription again.
  */
 export type WebhookSubscriptionUpdate = {
+    /**
+     * Where to post the events from now on.
+     */
     url?: WebhookUrl;
     /**
      * The kinds of event to receive, all of them (the list replaces the old one).
      */
     events?: Array<WebhookEventTypeInput>;
+    /**
+     * A new note for you, the owner.
+     */
     description?: WebhookDescription;
     /**
      * Whether deliveries go out; true starts a paused or disabled subscription again.
@@ -1786,8 +2104,17 @@ export type WebhookSubscriptionUpdate = {
  * A subscription just made, with its signing secret. The secret is not shown again.
  */
 export type WebhookSubscriptionWithSecret = {
+    /**
+     * The subscription's id.
+     */
     id: Id;
+    /**
+     * The project whose events it receives.
+     */
     projectId: Id;
+    /**
+     * Where the events are posted.
+     */
     url: WebhookUrl;
     /**
      * The kinds of event it receives.
@@ -1797,6 +2124,9 @@ export type WebhookSubscriptionWithSecret = {
      * False when its owner paused it, or when the server disabled it after 3 days of failed deliveries.
      */
     active: boolean;
+    /**
+     * A note for its owner.
+     */
     description: WebhookDescription;
     /**
      * active (deliveries go out), paused (turned off by its owner), disabled (turned off by the server after 3 days of failed deliveries; set `active` to true to start again).
@@ -1814,8 +2144,17 @@ export type WebhookSubscriptionWithSecret = {
      * After a rotation, until when the previous secret still signs (both signatures are sent until then).
      */
     previousSecretValidUntil: string | null;
+    /**
+     * When the subscription was made.
+     */
     createdAt: Timestamp;
+    /**
+     * When the subscription last changed.
+     */
     updatedAt: Timestamp;
+    /**
+     * The signing secret, shown this once.
+     */
     secret: WebhookSecret;
 };
 

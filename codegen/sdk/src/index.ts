@@ -127,14 +127,7 @@ export interface PaginateLimits {
   maxItems?: number;
 }
 
-/**
- * Every item of a cursor-paginated list, page after page (`nextCursor` → `cursor`):
- *
- *   for await (const m of paginate(shipyard.listMilestones, { path: { projectId } })) …
- *
- * Works with a Shipyard client's methods and with the generated functions given a `client`.
- * An error answer on any page throws its ShipyardError.
- */
+/** A list operation's options, then how far to go; anything but a cursor-paginated list is a type error. */
 type PaginateArgs<F> = [PageItem<F>] extends [never]
   ? [options: never] // not a cursor-paginated list: a type error
   : F extends (options: infer O) => unknown
@@ -143,6 +136,14 @@ type PaginateArgs<F> = [PageItem<F>] extends [never]
       : [options: ListOptions<F>, limits?: PaginateLimits]
     : never;
 
+/**
+ * Every item of a cursor-paginated list, page after page (`nextCursor` → `cursor`):
+ *
+ *   for await (const m of paginate(shipyard.listMilestones, { path: { projectId } })) …
+ *
+ * Works with a Shipyard client's methods and with the generated functions given a `client`.
+ * An error answer on any page throws its ShipyardError.
+ */
 export async function* paginate<F extends (options: never) => Promise<unknown>>(
   list: F,
   ...[options, limits = {}]: PaginateArgs<F>
