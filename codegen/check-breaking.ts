@@ -80,7 +80,12 @@ const WEBHOOK_PATH = '/webhook:';
  */
 function asReceived(doc: Doc): Doc {
   type Parameter = { name: string; in: string; required?: boolean; schema?: unknown };
-  type Hook = { operationId?: string; parameters?: Parameter[]; requestBody?: { content?: object } };
+  type Hook = {
+    operationId?: string;
+    deprecated?: boolean;
+    parameters?: Parameter[];
+    requestBody?: { content?: object };
+  };
   const { webhooks, ...rest } = doc as Doc & { webhooks?: Record<string, Record<string, Hook>> };
   const paths: Record<string, unknown> = { ...(doc.paths as Record<string, unknown>) };
   for (const [name, item] of Object.entries(webhooks ?? {})) {
@@ -93,6 +98,7 @@ function asReceived(doc: Doc): Doc {
       );
       received[method] = {
         operationId: op.operationId,
+        ...(op.deprecated !== undefined ? { deprecated: op.deprecated } : {}),
         responses: { '200': { description: '', headers, content: op.requestBody?.content ?? {} } },
       };
     }
@@ -186,6 +192,17 @@ function classify(d: Diff, current: Doc): string {
   // A field removed, optional or not, from an answer (a client reads it) or from a request (the
   // request objects are closed: a client that still sends it is refused).
   if (d.action === 'remove' && d.path.at(-2) === 'properties' && d.type !== 'annotation') return 'breaking';
+  // A value that goes or is renamed: a client that sends it is refused, one that reads it never
+  // sees it again (api-smart-diff calls that compatible in an answer).
+  if (d.path.at(-2) === 'enum' && (d.action === 'remove' || d.action === 'replace')) return 'breaking';
+  // A header a client could count on, in an answer or an event, that may now be missing.
+  if (
+    last === 'required' &&
+    d.path.at(-3) === 'headers' &&
+    d.path.includes('responses') &&
+    (schemaAt(current, d.path) as unknown) !== true
+  )
+    return 'breaking';
   // A value a client has never seen, in an answer: breaking unless the enum says it will grow.
   if (d.action === 'add' && d.path.at(-2) === 'enum' && d.path.includes('responses'))
     return schemaAt(current, d.path.slice(0, -2))?.['x-open-enum'] === true ? 'non-breaking' : 'breaking';

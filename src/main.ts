@@ -108,7 +108,11 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
       })
     : undefined;
   // Once the start has said everything else, so that it is the last thing on the screen.
-  if (process.stdout.isTTY) void Promise.resolve(worker).then(() => process.stdout.write(greeting(config.publicUrl)));
+  // Not once a stop has begun (Ctrl-C while the worker was starting): then the greeting would lie.
+  if (process.stdout.isTTY)
+    void Promise.resolve(worker).then(() => {
+      if (server.listening) process.stdout.write(greeting(config.publicUrl));
+    });
   const stopSync =
     config.githubSyncIntervalMinutes > 0
       ? scheduleGithubSync(

@@ -212,6 +212,11 @@ describe('route matching: every GET path as the validator reads it, and what no 
       "expected ',' or '}' after property value at line 3, column 3 (character 19)",
     ],
     ['{"name": "x', 'unterminated string at line 1, column 12 (character 12)'],
+    // The commonest typos, for which the parser names no place: found by a scan of the grammar.
+    ['{"name":}', 'unexpected character at line 1, column 9 (character 9)'],
+    ['{\n  "name": tru\n}', 'unexpected character at line 2, column 14 (character 16)'],
+    ["{'name': 'x'}", "expected property name or '}' at line 1, column 2 (character 2)"],
+    ['{"name": "x"} extra', 'unexpected non-whitespace character at line 1, column 15 (character 15)'],
     ['{"tags": [', 'it ends before the JSON does, at line 1, column 11 (an unclosed string, object or array?)'],
   ])('malformed JSON says where it breaks: %s', async (body, where) => {
     const res = await raw(t, 'POST', '/projects', {

@@ -185,6 +185,10 @@ void main();
     expect(hover('dueDate;')).toBe('The day the milestone is due (its target date), or null.');
   });
 
+  it("knows a problem by its slug, in today's form and in the absolute one servers before 1.3.0 sent", async () => {
+    expect(await script('is.mjs', {})).toEqual({ reference: true, absolute: true, other: false, elsewhere: false });
+  });
+
   it("runs the README's start exactly as shown: npm init -y, the install, node app.mjs", async () => {
     const readme = readFileSync('README.md', 'utf8');
     const section = readme.slice(readme.indexOf('### The specification and the SDK'));

@@ -192,7 +192,21 @@ const leaked = [...lines, ...printed, JSON.stringify(requests), JSON.stringify(r
 console.log(JSON.stringify({ requests, responses, lines, printed, leaked }));
 `;
 
+/** err.is(slug) on problems as servers sent them before API 1.3.0 (absolute URIs) and since (references). */
+const IS = `
+import { ShipyardError } from '@shipyard/sdk';
+const error = (type) =>
+  new ShipyardError({ type, title: 'Not found', status: 404, detail: 'No such project.' }, new Response(null, { status: 404 }));
+console.log(JSON.stringify({
+  reference: error('/problems/not-found').is('not-found'),
+  absolute: error('https://shipyard.dev/problems/not-found').is('not-found'),
+  other: error('/problems/not-found').is('conflict'),
+  elsewhere: error('https://elsewhere.example/problems/not-found').is('not-found'),
+}));
+`;
+
 export const SCRIPTS: Record<string, string> = {
+  'is.mjs': IS,
   'hooks.mjs': HOOKS,
   'deprecation.mjs': DEPRECATION,
   'errors.mjs': ERRORS,

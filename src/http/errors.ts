@@ -47,6 +47,9 @@ const FORMAT_EXAMPLES: Record<string, string> = {
 /** A validation error's message; for a pattern the contract explains, the explanation; for a format, an example. */
 function inWords(e: ValidationError, patterns: Map<string, string> | undefined): string {
   const message = e.message ?? 'invalid';
+  // A header the operation declares refused (`not: {}`): the validator only says "must NOT be valid".
+  if (e.path === '/headers/idempotency-key' && message === 'must NOT be valid')
+    return 'this operation takes no Idempotency-Key';
   const format = /^must match format "([^"]+)"$/.exec(message)?.[1];
   if (format && FORMAT_EXAMPLES[format]) return FORMAT_EXAMPLES[format];
   if (e.errorCode !== 'pattern.openapi.validation' || !patterns) return message;
@@ -87,7 +90,9 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
   if (
     status === 400 &&
     errors.length > 0 &&
-    errors.every((e) => e.path === '/headers/idempotency-key' && e.message === 'must NOT be valid')
+    errors.every(
+      (e) => e.path === '/headers/idempotency-key' && e.message === 'this operation takes no Idempotency-Key',
+    )
   )
     return keyNotTaken(String(req.openapi?.schema.operationId ?? 'This operation'));
   let detail = err.message;

@@ -102,21 +102,111 @@ function lineAndColumn(text: string, offset: number): string {
 }
 
 /**
+ * The offset of the first character at which `text` stops being JSON (`text.length` when it ends
+ * too soon), found by a scan of its grammar: V8's message gives no position for the commonest
+ * typos (`Unexpected token '}', … is not valid JSON`). Only called on a text JSON.parse refused.
+ */
+function firstJsonError(text: string): number {
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
+  };
+  const fail = (): never => {
+    throw i;
+  };
+  const literal = (word: string) => {
+    for (const c of word) {
+      if (text[i] !== c) fail();
+      i++;
+    }
+  };
+  const string = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text.charCodeAt(i) < 0x20) fail();
+      if (text[i] === '\\') {
+        i++;
+        if (text[i] === 'u') {
+          for (let k = 0; k < 4; k++) {
+            i++;
+            if (!/[0-9a-fA-F]/.test(text[i] ?? '')) fail();
+          }
+        } else if (!'"\\/bfnrt'.includes(text[i] ?? 'x') || i >= text.length) fail();
+      }
+      i++;
+    }
+    if (i >= text.length) fail();
+    i++;
+  };
+  const number = () => {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
+    if (!m?.[0] || m[0] === '-') fail();
+    i += m![0].length;
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      ws();
+      if (text[i] === '}') return void i++;
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail();
+        string();
+        ws();
+        if (text[i] !== ':') fail();
+        i++;
+        value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') return void i++;
+        else fail();
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') return void i++;
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') return void i++;
+        else fail();
+      }
+    }
+    if (c === '"') return string();
+    if (c === 't') return literal('true');
+    if (c === 'f') return literal('false');
+    if (c === 'n') return literal('null');
+    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return number();
+    fail();
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) fail();
+  } catch (at) {
+    return Math.min(at as number, text.length);
+  }
+  return text.length;
+}
+
+/**
  * Where a JSON text stops being JSON, in a person's words: what the parser expected (its own
  * phrase when it names no part of the text, which is the client's and may be long) and the line
  * and column of that place.
  */
 function whereJsonBreaks(text: string, parserMessage: string): string {
-  const at = /in JSON at position (\d+)/.exec(parserMessage);
-  if (at) {
-    const offset = Number(at[1]);
-    const expected = /^([A-Z][^"]*?) in JSON at position/.exec(parserMessage)?.[1];
-    const what = expected ? `${expected.charAt(0).toLowerCase()}${expected.slice(1)}` : 'unexpected character';
-    return `${what} at ${lineAndColumn(text, offset)} (character ${offset + 1})`;
-  }
-  if (/end of JSON input/i.test(parserMessage))
+  // V8's phrase and place, when it gives them without quoting the text.
+  const said = /^([A-Z][^"]*?)(?: in| after) JSON at position (\d+)/.exec(parserMessage);
+  const offset = said ? Number(said[2]) : firstJsonError(text);
+  const phrase = said?.[1];
+  if (!phrase && offset >= text.length)
     return `it ends before the JSON does, at ${lineAndColumn(text, text.length)} (an unclosed string, object or array?)`;
-  return 'it could not be read as JSON';
+  const what = phrase ? `${phrase.charAt(0).toLowerCase()}${phrase.slice(1)}` : 'unexpected character';
+  return `${what} at ${lineAndColumn(text, offset)} (character ${offset + 1})`;
 }
 
 function parseStrict(req: Request, _res: unknown, next: (err?: unknown) => void): void {

@@ -3,8 +3,9 @@
  * the calls start failing: one short line in the text, and the same in `_meta` for hosts that read
  * it, once fewer than seven whole days are left (a key made for seven days is not flagged at once).
  */
+import { calendarDaysUntil, inDays } from '../kernel/days.js';
+
 const WARN_DAYS = 7;
-const DAY_MS = 86_400_000;
 /** The `_meta` key (MCP: a prefix of our own, then a name). */
 export const EXPIRY_META_KEY = 'shipyard.dev/key-expiration';
 
@@ -19,9 +20,10 @@ export function expiryNotice(
   now = Date.now(),
 ): ExpiryNotice | undefined {
   if (!expiresAt) return undefined;
-  const daysLeft = Math.max(0, Math.ceil((expiresAt.getTime() - now) / DAY_MS));
+  // By the calendar, as the keys page says it: a key that ends late tomorrow ends "tomorrow".
+  const daysLeft = Math.max(0, calendarDaysUntil(expiresAt, now));
   if (daysLeft >= WARN_DAYS) return undefined;
-  const when = daysLeft <= 1 ? 'within a day' : `in ${daysLeft} days`;
+  const when = inDays(daysLeft);
   return {
     line: `Note for the user: this API key expires ${when} (${expiresAt.toISOString()}); make a new one at ${keysPage}.`,
     meta: { expiresAt: expiresAt.toISOString(), daysLeft, renewAt: keysPage },

@@ -2,6 +2,7 @@
  * The HTML of Settings → Manage API keys: the list (active keys, then the inactive ones), the
  * create form on its own page, the token shown once, the revoke confirmation.
  */
+import { calendarDaysUntil, inDays } from '../kernel/days.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { keyStatus, lastExpiryDay, regeneratedLifetimeDays } from '../keys/keys.service.js';
 import { MAX_KEY_DAYS } from '../kernel/limits.js';
@@ -103,16 +104,12 @@ const keyName = (key: ApiKey) =>
     ? html`${userText(key.name)} <span class="hint">connected through OAuth</span>`
     : userText(key.name);
 
-/**
- * Days from today to the day a key expires, by the calendar (UTC, as its date is shown): a key
- * chosen to last until the end of tomorrow expires "tomorrow", though more than a day is left.
- */
-const calendarDaysLeft = (key: ApiKey, now: Date) =>
-  Math.floor(key.expiresAt.getTime() / DAY_MS) - Math.floor(now.getTime() / DAY_MS);
+/** Days to the day a key expires, by the calendar, as its date is shown. */
+const calendarDaysLeft = (key: ApiKey, now: Date) => calendarDaysUntil(key.expiresAt, now);
 
 function activeRow(key: ApiKey, label: Label, addresses: Addresses, now: Date): Html {
   const daysLeft = calendarDaysLeft(key, now);
-  const left = daysLeft <= 0 ? 'today' : daysLeft === 1 ? 'tomorrow' : `in ${daysLeft} days`;
+  const left = inDays(daysLeft);
   const soon =
     daysLeft <= URGENT_DAYS
       ? html` <span class="soon">expires ${left}</span>`

@@ -1,7 +1,8 @@
 /**
  * /docs/problems and /docs/problems/<slug>: what each problem type means, from the contract's
  * catalogue (x-problem-types), so that a problem's `type` leads to its explanation (RFC 9457).
- * /problems/<slug> redirects there: on the server at shipyard.dev, the type URIs themselves.
+ * /problems/<slug> redirects there: a problem's `type` is that reference, so resolved against the
+ * request's URL it opens here, on the server that sent it (docs/decisions/0016-problem-type-uris.md).
  */
 import type { Request, Response } from 'express';
 import { marked } from 'marked';

@@ -351,6 +351,48 @@ describe('check-breaking on this API contract', () => {
     expect(judge(change)).toMatch(/breaking, not accepted in the changelog/);
   });
 
+  it.each([
+    ['KnownWebhookEventType', (e: string[]) => e.pop()],
+    ['KnownWebhookEventType', (e: string[]) => (e[0] = 'milestone.made')],
+    ['KnownScopeId', (e: string[]) => e.pop()],
+    ['KnownProblemType', (e: string[]) => e.splice(e.indexOf('/problems/busy'), 1)],
+  ])('stops a value of an open enum removed or renamed: %s', (known, change) => {
+    expect(judge((d) => change(d.components.schemas[known].enum))).toMatch(/breaking, not accepted in the changelog/);
+  });
+
+  it('stops an unannounced deprecation of a webhook event, and a signed header made optional', () => {
+    expect(judge((d) => (d.webhooks['milestone.created'].post.deprecated = true))).toMatch(
+      /deprecated, with no entry in the changelog: add "- `deprecate \/webhooks\/milestone\.created\/post`/,
+    );
+    expect(
+      judge((d) => {
+        for (const hook of Object.values<any>(d.webhooks))
+          hook.post.parameters = hook.post.parameters.map((p: any) =>
+            p.name === 'webhook-id' ? { ...p, required: false } : p,
+          );
+      }),
+    ).toMatch(/breaking, not accepted in the changelog: .* \/webhooks\/[^ ]+\/post\/headers\/webhook-id\/required/);
+  });
+
+  it("accepts the problem types' new URIs under 1.3.0's entry and nothing else it could match", () => {
+    const entry = '- `replace /paths/**/application~1problem+json/schema/properties/type/enum/*` — new URIs';
+    const renamed = (d: any) => {
+      const e = d.components.schemas.KnownProblemType.enum as string[];
+      for (const [i, v] of e.entries()) e[i] = v.replace('/problems/', '/problem/');
+    };
+    const withEntry = (change: (d: any) => void) => {
+      const after = structuredClone(served);
+      change(after);
+      after.info.version = '99.0.0';
+      return gate(served, after, log('99.0.0', entry)).join('\n');
+    };
+    expect(withEntry(renamed)).toBe('');
+    // Another `type` enum (a radar item's) is not covered by it.
+    expect(withEntry((d) => (d.components.schemas.RadarItem.properties.type.enum[0] = 'jobs'))).toMatch(
+      /breaking, not accepted in the changelog: replace .*RadarItem|breaking, not accepted in the changelog: replace \/paths\/~1radar/,
+    );
+  });
+
   it('stops an unannounced deprecation, and takes a new scope', () => {
     expect(judge((d) => (getProject(d).deprecated = true))).toMatch(/deprecated, with no entry/);
     expect(judge((d) => d.components.schemas.KnownScopeId.enum.push('billing.read'))).toBe('');
