@@ -262,6 +262,36 @@ describe.skipIf(!available)('the key screen in Chromium', { timeout: 120_000 }, 
     await context.close();
   });
 
+  it("lines up the security log's filters on a wide screen: each label over its list, the button beside them", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8_000);
+    await signUp(page);
+    await page.goto(`${t.baseUrl}/settings/security-log`);
+    const box = async (selector: string) => (await page.locator(selector).boundingBox())!;
+    const [keyLabel, key, kindLabel, kind, show] = [
+      await box('label[for="log-key"]'),
+      await box('#log-key'),
+      await box('label[for="log-kind"]'),
+      await box('#log-kind'),
+      await box('form.filters button'),
+    ];
+    // One row: both lists at the same height, each label right above its list, the button ending with them.
+    expect(Math.abs(key.y - kind.y)).toBeLessThan(1);
+    for (const [label, list] of [
+      [keyLabel, key],
+      [kindLabel, kind],
+    ] as const) {
+      expect(list.y - (label.y + label.height)).toBeGreaterThanOrEqual(0);
+      expect(list.y - (label.y + label.height)).toBeLessThan(12);
+      expect(Math.abs(label.x - list.x)).toBeLessThan(1);
+    }
+    expect(kind.x).toBeGreaterThan(key.x + key.width);
+    expect(show.x).toBeGreaterThan(kind.x + kind.width);
+    expect(Math.abs(show.y + show.height - (kind.y + kind.height))).toBeLessThan(6);
+    await context.close();
+  });
+
   it('works without JavaScript, and reads on a narrow screen', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 360, height: 780 } });
     const page = await context.newPage();
