@@ -15,7 +15,7 @@
  * areas meet there. It is left out of the graph (options.exclude); lint/check-imports.ts checks
  * on its own that only db/ imports it.
  */
-const AREAS = '(access|comments|github|idempotency|jobs|keys|media|milestones|moderation|oauth|outbox|platform|posts|projects|radar|reactions|search|security-log|sessions|users|webhooks)';
+const AREAS = '(access|comments|github|idempotency|jobs|keys|media|milestones|moderation|oauth|outbox|platform|posts|projects|radar|reactions|search|security-log|sessions|users|webhooks|writes)';
 const ADAPTER_FILE = '[.](routes|tools)[.]ts$';
 const ADAPTER_FOLDERS = '^src/(http|mcp|web|cli)/';
 const ENTITY_REGISTRY = '^src/db/entities[.]ts$';

@@ -7,6 +7,7 @@ import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Project } from '../src/projects/project.entity.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
 import { IdempotencyRecord } from '../src/idempotency/idempotency.entity.js';
+import { SecurityEvent } from '../src/security-log/security-event.entity.js';
 import { sweepIdempotencyRecords } from '../src/idempotency/idempotency.service.js';
 import { png } from './fixtures/images.js';
 
@@ -194,6 +195,69 @@ describe('one namespace across REST and MCP', () => {
     const reused = await mcp('create_milestone', { projectId: project.id, title: 'Beta', idempotencyKey: key });
     expect(reused.result.isError).toBe(true);
     expect(reused.result.content[0].text).toMatch(/reused/i);
+  });
+});
+
+describe('one write ending for REST and MCP (src/writes/writes.service.ts)', () => {
+  it('keeps the same idempotency record and writes the same security-log entry, once, through either', async () => {
+    const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('Ending') } })).data!;
+    const [restKey, mcpKey] = [randomUUID(), randomUUID()];
+    const rest = await raw(t, 'POST', `/projects/${project.id}/milestones`, {
+      token: ada.token,
+      body: { title: 'Same' },
+      headers: { 'idempotency-key': restKey },
+    });
+    expect(rest.status).toBe(201);
+    const viaMcp = await mcp('create_milestone', { projectId: project.id, title: 'Same', idempotencyKey: mcpKey });
+    expect(viaMcp.result.isError).toBeFalsy();
+    const ids = [rest.json.id as string, viaMcp.result.structuredContent.id as string];
+    // Each retry is a replay: nothing made, nothing logged again.
+    await raw(t, 'POST', `/projects/${project.id}/milestones`, {
+      token: ada.token,
+      body: { title: 'Same' },
+      headers: { 'idempotency-key': restKey },
+    });
+    await mcp('create_milestone', { projectId: project.id, title: 'Same', idempotencyKey: mcpKey });
+
+    const em = t.db.orm.em.fork();
+    const records = await Promise.all(
+      [restKey, mcpKey].map((key) => em.findOneOrFail(IdempotencyRecord, { userId: ada.user.id, key })),
+    );
+    const shape = (r: IdempotencyRecord, id: string) => ({
+      state: r.state,
+      status: r.status,
+      location: r.location,
+      resourceId: r.resourceId,
+      body: { id: (r.responseBody as { id: string }).id, title: (r.responseBody as { title: string }).title },
+      at: `/api/v1/projects/${project.id}/milestones/${id}`,
+    });
+    const [fromRest, fromMcp] = [shape(records[0]!, ids[0]!), shape(records[1]!, ids[1]!)];
+    for (const [record, id] of [
+      [fromRest, ids[0]],
+      [fromMcp, ids[1]],
+    ] as const)
+      expect(record).toEqual({
+        state: 'done',
+        status: 201,
+        location: record.at,
+        resourceId: id,
+        body: { id, title: 'Same' },
+        at: record.at,
+      });
+    // The same request, whichever way it came.
+    expect(records[0]!.requestHash).toBe(records[1]!.requestHash);
+
+    const entries = await em.find(
+      SecurityEvent,
+      { user: ada.user.id, kind: 'key.write', resource: { $in: [fromRest.at, fromMcp.at] } },
+      { orderBy: { id: 'asc' } },
+    );
+    expect(
+      entries.map((e) => ({ channel: e.channel, operation: e.operation, resource: e.resource, name: e.resourceName })),
+    ).toEqual([
+      { channel: 'rest', operation: 'createMilestone', resource: fromRest.at, name: 'Same' },
+      { channel: 'mcp', operation: 'createMilestone', resource: fromMcp.at, name: 'Same' },
+    ]);
   });
 });
 

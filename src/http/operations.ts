@@ -7,12 +7,13 @@ import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Handler, Handlers, OperationId, Reply } from './kit/handler.js';
-import { once, type Outcome, type Replay } from '../idempotency/idempotency.service.js';
+import type { Outcome, Replay } from '../idempotency/idempotency.service.js';
 import { patternMessages, SERVED, type Operation } from '../kernel/contract.js';
 import { badRequest } from '../kernel/problem.js';
 import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
 import type { Logger } from '../kernel/logger.js';
-import { recordKeyWrite, resourceNameOf } from '../security-log/security-log.service.js';
+import { resourceNameOf } from '../security-log/security-log.service.js';
+import { runWrite, type Written } from '../writes/writes.service.js';
 import { restUse } from './authenticate.js';
 
 type Bound = (req: Request, res: Response) => Promise<void>;
@@ -89,58 +90,49 @@ function bind(operationId: string, handler: Handler<OperationId>, log: Logger, l
     if (!actor) throw new Error(`${operationId} reached its handler without an actor`);
     refuseInvisibleLines(req.body, lines);
     req.dispatched = true;
-    const run = async (em: EntityManager) => {
-      const reply = await handler({
-        body: req.body,
-        path: req.openapi!.pathParams as never,
-        query: req.query as never,
+    const path = req.originalUrl.split('?')[0]!;
+    const outcome = await runWrite<Reply<OperationId>>(
+      {
+        em: req.em,
         actor,
-        em,
-        req,
-        res,
-      } as never);
-      // Logged where it ran: a replay is not logged again, and a create with an Idempotency-Key
-      // is logged in its own transaction.
-      if (req.method !== 'GET' && reply.status < 300) await logWrite(req, em, operationId, reply, log);
-      return reply;
-    };
-    let reply: Reply<OperationId>;
-    if (req.idempotency) {
-      const outcome = await once(req.em, req.idempotency, run, stored(req.originalUrl.split('?')[0]!));
-      if (outcome.kind === 'replay') return replay(res, outcome.replay);
-      reply = outcome.result;
-    } else {
-      reply = await run(req.em);
-    }
+        operation: operationId,
+        origin: restUse(req, actor),
+        idempotency: req.idempotency && { request: req.idempotency, stored: stored(path) },
+        written: (reply) => (req.method !== 'GET' && reply.status < 300 ? written(reply, path) : undefined),
+        logFailed: (error) =>
+          log.error('a write could not be put in the security log', {
+            requestId: req.requestId,
+            operation: operationId,
+            error,
+          }),
+      },
+      (em: EntityManager) =>
+        handler({
+          body: req.body,
+          path: req.openapi!.pathParams as never,
+          query: req.query as never,
+          actor,
+          em,
+          req,
+          res,
+        } as never),
+    );
+    if (outcome.kind === 'replay') return replay(res, outcome.replay);
     // The request deadline may have answered meanwhile (503); what was done stays done.
-    if (!res.headersSent) await send(res, reply);
+    if (!res.headersSent) await send(res, outcome.result);
   };
 }
 
 /**
- * A write made with a key goes in its owner's security log before it is answered: in the create's
- * own transaction when it has an Idempotency-Key, otherwise right after the handler committed.
- * The resource is where the answer points (a create's Location) or the path written to. A log
- * that cannot be written after the commit is reported, and does not undo the write.
+ * What a REST write's security-log entry names: where the answer points (a create's Location),
+ * or the path written to; and the name or title of what it wrote or removed.
  */
-async function logWrite(
-  req: Request,
-  em: EntityManager,
-  operation: string,
-  reply: Reply<OperationId>,
-  log: Logger,
-): Promise<void> {
-  const actor = req.actor!;
-  if (!actor.keyId) return;
+function written(reply: Reply<OperationId>, path: string): Written {
   const location = 'headers' in reply ? reply.headers?.Location : undefined;
-  await recordKeyWrite(em, actor, {
-    ...restUse(req, actor),
-    operation,
-    resource: typeof location === 'string' ? location : req.originalUrl.split('?')[0]!,
+  return {
+    resource: typeof location === 'string' ? location : path,
     resourceName: 'removed' in reply ? reply.removed : 'body' in reply ? resourceNameOf(reply.body) : undefined,
-  }).catch((error: unknown) =>
-    log.error('a write could not be put in the security log', { requestId: req.requestId, operation, error }),
-  );
+  };
 }
 
 /** A handler's reply as HTTP: no body, a stream, a text, or JSON (checked against the contract on its way out). */

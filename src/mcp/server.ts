@@ -22,10 +22,11 @@ import * as z from 'zod';
 import { ProblemError, type Reason, type ProblemSlug } from '../kernel/problem.js';
 import { findNul } from '../http/nul.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { createRequestHash, once } from '../idempotency/idempotency.service.js';
+import { createRequestHash } from '../idempotency/idempotency.service.js';
 import { basePath, listOperations, patternMessages, SERVED } from '../kernel/contract.js';
 import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
-import { recordKeyWrite, resourceNameOf } from '../security-log/security-log.service.js';
+import { resourceNameOf } from '../security-log/security-log.service.js';
+import { runWrite, type Written } from '../writes/writes.service.js';
 import type { Logger } from '../kernel/logger.js';
 import { bindTools, type BoundTool, type ToolContext } from './kit/tool.js';
 import type { ObjectRules } from '../kernel/contract.js';
@@ -340,35 +341,16 @@ export async function runTool(
 const PATHS: ReadonlyMap<string, string> = new Map(listOperations(SERVED).map((op) => [op.operationId, op.path]));
 
 /**
- * A write made through a tool goes in its owner's security log, as its REST operation's would
- * (src/http/operations.ts): the resource is the create's Location, or the operation's path with
- * the tool's arguments in it.
+ * What a tool's write names in its owner's security log, as its REST operation's would: the
+ * create's Location, or the operation's path with the tool's arguments in it.
  */
-async function logWrite(
-  tool: BoundTool,
-  args: Record<string, unknown>,
-  data: Record<string, unknown>,
-  ctx: ToolContext,
-  opts: RunOptions,
-): Promise<void> {
+function written(tool: BoundTool, args: Record<string, unknown>, data: Record<string, unknown>): Written {
   const path = tool.creates
     ? tool.creates.location(data as never)
     : (PATHS.get(tool.operation) ?? '').replace(/\{(\w+)\}/g, (whole, name: string) =>
         typeof args[name] === 'string' ? encodeURIComponent(args[name]) : whole,
       );
-  await recordKeyWrite(ctx.em, ctx.actor, {
-    channel: 'mcp',
-    ...ctx.origin,
-    operation: tool.operation,
-    resource: `${API_BASE}${path}`,
-    resourceName: resourceNameOf(data),
-  }).catch((error: unknown) =>
-    opts.log.error('a write could not be put in the security log', {
-      requestId: opts.requestId,
-      tool: tool.name,
-      error,
-    }),
-  );
+  return { resource: `${API_BASE}${path}`, resourceName: resourceNameOf(data) };
 }
 
 /** Why the call is refused before the tool runs (its scope, a NUL, its input schema), or its parsed arguments. */
@@ -399,35 +381,50 @@ async function runOnce(
   ctx: ToolContext,
   opts: RunOptions,
 ): Promise<Record<string, unknown>> {
-  const run = async (em: ToolContext['em']) => {
-    const data = (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>;
-    // Logged where it ran, so a replay is not logged twice; a create with an idempotency key is
-    // logged in its own transaction.
-    if (!tool.annotations.readOnlyHint) await logWrite(tool, toolArgs, data, { ...ctx, em }, opts);
-    if (opts.checkOutput) {
-      const checked = tool.output.safeParse(data);
-      if (!checked.success)
-        throw new OutputMismatch(
-          `the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`,
-        );
-    }
-    return data;
-  };
   const creates = tool.creates;
-  if (!creates || idempotencyKey === undefined || !ctx.actor.keyId) return run(ctx.em);
-  // The create and its record commit together (src/idempotency/idempotency.service.ts), recorded as
-  // the REST operation that makes the same thing: a retry through either is a replay.
-  const { params, body } = creates.request(toolArgs as never);
-  const request = {
-    userId: ctx.actor.userId,
-    apiKeyId: ctx.actor.keyId,
-    key: idempotencyKey,
-    hash: createRequestHash(tool.operation, params, body),
-  };
-  const outcome = await once(ctx.em, request, run, (o) =>
-    'result' in o
-      ? { status: 201, body: o.result, location: `${API_BASE}${creates.location(o.result as never)}` }
-      : undefined,
+  const keyed = creates && idempotencyKey !== undefined && ctx.actor.keyId;
+  const asked = keyed ? creates.request(toolArgs as never) : undefined;
+  const outcome = await runWrite<Record<string, unknown>>(
+    {
+      em: ctx.em,
+      actor: ctx.actor,
+      operation: tool.operation,
+      origin: { channel: 'mcp', ...ctx.origin },
+      // The create and its record commit together (src/idempotency/idempotency.service.ts), recorded as
+      // the REST operation that makes the same thing: a retry through either is a replay.
+      idempotency: keyed
+        ? {
+            request: {
+              userId: ctx.actor.userId,
+              apiKeyId: ctx.actor.keyId!,
+              key: idempotencyKey!,
+              hash: createRequestHash(tool.operation, asked!.params, asked!.body),
+            },
+            stored: (o) =>
+              'result' in o
+                ? { status: 201, body: o.result, location: `${API_BASE}${creates.location(o.result as never)}` }
+                : undefined,
+          }
+        : undefined,
+      written: (data) => (tool.annotations.readOnlyHint ? undefined : written(tool, toolArgs, data)),
+      logFailed: (error) =>
+        opts.log.error('a write could not be put in the security log', {
+          requestId: opts.requestId,
+          tool: tool.name,
+          error,
+        }),
+    },
+    async (em) => {
+      const data = (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>;
+      if (opts.checkOutput) {
+        const checked = tool.output.safeParse(data);
+        if (!checked.success)
+          throw new OutputMismatch(
+            `the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`,
+          );
+      }
+      return data;
+    },
   );
   if (outcome.kind !== 'replay') return outcome.result;
   // A refusal the REST operation recorded for this key is this call's refusal too.
