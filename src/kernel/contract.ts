@@ -161,6 +161,9 @@ export function basePath(doc: OpenApiDocument): string {
   return new URL(url, 'http://x').pathname.replace(/\/$/, '');
 }
 
+/** Where the served contract's operations are (`/api/v1`): the paths answers point to are built on it. */
+export const API_BASE = basePath(SERVED);
+
 /** Units of the rate-limit budgets one request of the operation spends. */
 export const costOf = (op: OperationObject | undefined): number => op?.['x-cost'] ?? 1;
 

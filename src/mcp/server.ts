@@ -23,7 +23,7 @@ import { ProblemError, type Reason, type ProblemSlug } from '../kernel/problem.j
 import { findNul } from '../http/nul.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { createRequestHash } from '../idempotency/idempotency.service.js';
-import { basePath, listOperations, patternMessages, SERVED } from '../kernel/contract.js';
+import { API_BASE, listOperations, patternMessages, SERVED } from '../kernel/contract.js';
 import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
 import { resourceNameOf } from '../security-log/security-log.service.js';
 import { runWrite, type Written } from '../writes/writes.service.js';
@@ -100,7 +100,6 @@ const keepsBodyRules =
   };
 const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
 /** Where the REST API is, for the Location a create made here records. */
-const API_BASE = basePath(SERVED);
 const INSTRUCTIONS =
   'Shipyard keeps a project roadmap (milestones) and build log. Call list_my_projects first to get project ids; ' +
   'then get_roadmap / list_build_logs to read and create_milestone, update_milestone, delete_milestone, create_build_log to write.';

@@ -1,3 +1,4 @@
+import { API_BASE } from '../kernel/contract.js';
 import type { Media as MediaDto } from '../../codegen/generated/api/types.gen.js';
 import type { Media } from './media.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
@@ -11,7 +12,7 @@ export function presentMedia(m: Media): MediaDto {
     height: m.height,
     sha256: m.sha256,
     uploader: presentUserSummary(m.uploader),
-    contentPath: `/api/v1/media/${m.id}/content`,
+    contentPath: `${API_BASE}/media/${m.id}/content`,
     createdAt: m.createdAt.toISOString(),
   };
 }

@@ -4,6 +4,7 @@
  * that match at least one signal are listed; the caller's own jobs and projects (and projects
  * they already belong to), closed or expired jobs and private projects never are.
  */
+import { API_BASE } from '../kernel/contract.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RadarItem, RadarPage } from '../../codegen/generated/api/types.gen.js';
 import { type Actor, actorId } from '../kernel/actor.js';
@@ -43,7 +44,7 @@ async function jobItems(
       subtitle: j.company,
       score: m.score,
       reasons: { matchedSkills: m.matchedSkills, matchedLanguages: m.matchedLanguages, signals: signalsText },
-      path: `/api/v1/jobs/${j.id}`,
+      path: `${API_BASE}/jobs/${j.id}`,
       createdAt,
     };
   });
@@ -71,7 +72,7 @@ async function projectItems(
         matchedLanguages: m.matchedLanguages,
         signals: [ageSignal(m.ageDays), `stage: ${p.stage}`],
       },
-      path: `/api/v1/projects/${p.id}`,
+      path: `${API_BASE}/projects/${p.id}`,
       createdAt,
     };
   });

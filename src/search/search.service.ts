@@ -5,6 +5,7 @@
  * Snippets are computed only for the page being returned. Each kind of result also needs the
  * scope that reads it directly: projects need projects.read, jobs jobs.read, people profile.read.
  */
+import { API_BASE } from '../kernel/contract.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SearchPage, SearchResultType } from '../../codegen/generated/api/types.gen.js';
 import { type Actor, actorId } from '../kernel/actor.js';
@@ -97,7 +98,7 @@ export async function search(
       title: r.title,
       snippet: markSnippet(r.snippet ?? ''),
       score: Math.round(Number(r.score) * 10_000) / 10_000,
-      path: r.type === 'user' ? `/api/v1/users/${r.username}` : `/api/v1/${r.type}s/${r.id}`,
+      path: r.type === 'user' ? `${API_BASE}/users/${r.username}` : `${API_BASE}/${r.type}s/${r.id}`,
     })),
     nextCursor: more && next <= MAX_OFFSET ? encodeCursor({ o: next }, list) : null,
   };
