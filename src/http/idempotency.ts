@@ -25,7 +25,7 @@ export const keyNotTaken = (operationId: string) =>
 /**
  * For every POST that creates (its contract has a 201) and declares it, an optional
  * Idempotency-Key header: checked here and named on the request, so that the handler runs
- * through `once` (see src/http/operations.ts). A create that does not declare it refuses one
+ * once (`runWrite`, src/writes/writes.service.ts). A create that does not declare it refuses one
  * (400). Runs after authentication and validation, so only a valid, authorised request is
  * recorded.
  */

@@ -9,7 +9,7 @@
  * key's last use at most once a minute, a known address or client at most every five minutes,
  * so that a busy key costs about one write a minute. A use noted by a process that is then
  * killed outright is lost from these figures; writes made with a key are logged on their own
- * (src/http/operations.ts, src/mcp/server.ts).
+ * (src/writes/writes.service.ts).
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../kernel/logger.js';

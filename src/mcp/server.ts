@@ -99,7 +99,6 @@ const keepsBodyRules =
           ctx.addIssue({ code: 'custom', path: [], message: `${other} is required when ${field} is sent` });
   };
 const SERVER_INFO = { name: 'shipyard', title: 'Shipyard', version: '1.0.0' };
-/** Where the REST API is, for the Location a create made here records. */
 const INSTRUCTIONS =
   'Shipyard keeps a project roadmap (milestones) and build log. Call list_my_projects first to get project ids; ' +
   'then get_roadmap / list_build_logs to read and create_milestone, update_milestone, delete_milestone, create_build_log to write.';
@@ -412,18 +411,17 @@ async function runOnce(
           tool: tool.name,
           error,
         }),
-    },
-    async (em) => {
-      const data = (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>;
-      if (opts.checkOutput) {
+      // After the log entry, as REST checks its answer on the way out: a write made is logged.
+      check: (data) => {
+        if (!opts.checkOutput) return;
         const checked = tool.output.safeParse(data);
         if (!checked.success)
           throw new OutputMismatch(
             `the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`,
           );
-      }
-      return data;
+      },
     },
+    async (em) => (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>,
   );
   if (outcome.kind !== 'replay') return outcome.result;
   // A refusal the REST operation recorded for this key is this call's refusal too.

@@ -32,6 +32,12 @@ export type Write<T> = {
   written: (result: T) => Written | undefined;
   /** An entry that could not be written after the write committed: reported, and the write stands. */
   logFailed: (error: unknown) => void;
+  /**
+   * A last check of the result (an MCP tool's output schema), after its entry is written: a write
+   * made is logged even when its answer fails the check. It throws to refuse the answer; under an
+   * idempotency key that also undoes the create, which has not committed yet.
+   */
+  check?: (result: T) => void;
 };
 
 /**
@@ -47,6 +53,7 @@ export async function runWrite<T>(write: Write<T>, make: (em: EntityManager) => 
       await recordKeyWrite(em, write.actor, { ...write.origin, operation: write.operation, ...entry }).catch(
         write.logFailed,
       );
+    write.check?.(result);
     return result;
   };
   if (!write.idempotency) return { kind: 'new', result: await run(write.em) };
