@@ -44,7 +44,7 @@ export function idempotency(): RequestHandler {
       userId: req.actor.userId,
       apiKeyId: req.actor.keyId,
       key,
-      // What was asked, as MCP tools that make the same thing say it too (src/mcp/server.ts).
+      // What was asked, as MCP tools that make the same thing say it too (src/mcp/run-tool.ts).
       hash: createRequestHash(String(op.operationId), req.openapi?.pathParams ?? {}, req.body, files),
     };
     next();

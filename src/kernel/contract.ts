@@ -109,7 +109,7 @@ export function objectRules(doc: OpenApiDocument, operationId: string): ObjectRu
 
 /**
  * The scopes of the MCP endpoint, from its operation's `x-mcp-scopes`: a key must hold at least
- * one to be let in, and together they are the scopes of its tools (src/mcp/server.ts checks that
+ * one to be let in, and together they are the scopes of its tools (src/mcp/kit/tool.ts `bindTools` checks that
  * at start).
  */
 export function mcpScopes(doc: OpenApiDocument): ScopeId[] {

@@ -14,7 +14,7 @@ export type ProblemSlug = KnownProblemType extends `${typeof PROBLEM_BASE}${infe
 
 /**
  * Why a refusal happened, in a word code can rely on: the MCP server turns it into what an agent
- * should do next (src/mcp/server.ts). Not part of the problem document; the detail says it in words.
+ * should do next (src/mcp/run-tool.ts). Not part of the problem document; the detail says it in words.
  */
 export type Reason =
   /** The project does not exist, or the caller may not see it. */

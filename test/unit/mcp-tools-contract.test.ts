@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadContract, MCP_SCOPES, type OpenApiDocument } from '../../src/kernel/contract.js';
 import { bindTools, type ToolDef } from '../../src/mcp/kit/tool.js';
-import { TOOLS } from '../../src/mcp/server.js';
+import { TOOLS } from '../../src/mcp/catalogue.js';
 import { projectsTools } from '../../src/projects/projects.tools.js';
 import { milestonesTools } from '../../src/milestones/milestones.tools.js';
 import { postsTools } from '../../src/posts/posts.tools.js';

@@ -1,6 +1,6 @@
 /**
  * What an area declares for the MCP server: a tool's name, the REST operation it mirrors (whose
- * scope it needs: src/mcp/server.ts binds it from the contract), its schemas (built once, from
+ * scope it needs: src/mcp/catalogue.ts binds it from the contract), its schemas (built once, from
  * the generated zod of the contract) and what it runs (the area's own service and presenter;
  * there is no second business layer).
  */

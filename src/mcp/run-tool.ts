@@ -1,0 +1,237 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type * as z from 'zod';
+import { ProblemError, type Reason, type ProblemSlug } from '../kernel/problem.js';
+import { findNul } from '../http/nul.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { createRequestHash } from '../idempotency/idempotency.service.js';
+import { API_BASE, listOperations, SERVED } from '../kernel/contract.js';
+import { resourceNameOf } from '../security-log/security-log.service.js';
+import { runWrite, type Written } from '../writes/writes.service.js';
+import type { Logger } from '../kernel/logger.js';
+import type { BoundTool, ToolContext } from './kit/tool.js';
+import { answer, clip } from './kit/answers.js';
+import type { WrittenBy } from './kit/authorship.js';
+import { ARGUMENT_HINTS } from './kit/inputs.js';
+import { EXPIRY_META_KEY, expiryNotice } from './expiry.js';
+import { inputOf } from './catalogue.js';
+
+/** A refusal's text, however much of the arguments it repeats, well under the answer cap. */
+const errorResult = (text: string): CallToolResult => ({
+  isError: true,
+  content: [{ type: 'text', text: text.length > 4_000 ? `${clip(text, 4_000)}…` : text }],
+});
+const issues = (error: z.ZodError): string =>
+  error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join('.')}` : i.message)).join('; ');
+/** What to send instead, for each refused argument that has a hint (./kit/inputs.ts). */
+const hints = (error: z.ZodError): string => {
+  const fields = new Set(error.issues.map((i) => String(i.path[0] ?? '')));
+  return [...fields].map((f) => (ARGUMENT_HINTS[f] ? ` ${ARGUMENT_HINTS[f]}` : '')).join('');
+};
+
+const YOUR_PROJECTS =
+  'list_my_projects gives the ids of the projects you own, and with role "member" those you were added to.';
+/** What to do after a refusal, by its reason (src/kernel/problem.ts): what is true for this caller. */
+const NEXT_STEP: Record<Reason, string> = {
+  'unknown-project': ` No project you can see has that id. ${YOUR_PROJECTS}`,
+  'member-not-owner':
+    " You are a member of this project: members post build logs (create_build_log); only the project's owner edits its roadmap.",
+  'stranger-not-owner': ` You are neither the owner nor a member of this project, so you cannot change it. ${YOUR_PROJECTS}`,
+  'not-a-contributor': ` You are neither the owner nor a member of this project. ${YOUR_PROJECTS}`,
+};
+const nextStep = (err: ProblemError): string => (err.reason ? NEXT_STEP[err.reason] : '');
+
+/** How long to wait before retrying when the database cannot be reached: REST's Retry-After. */
+const RETRY_AFTER_S = 5;
+/** The same meaning REST gives a 503, for a program reading the result: the problem's type and when to retry. */
+const UNAVAILABLE_META = {
+  'shipyard.dev/problem': { type: '/problems/unavailable', status: 503, retryAfter: RETRY_AFTER_S },
+};
+/**
+ * The database went away during the call (REST answers 503 with Retry-After): say so, when to try
+ * again, and what a retry does for this tool.
+ */
+function unavailableText(tool: BoundTool): string {
+  const retry = tool.annotations.readOnlyHint
+    ? 'Retry the same call then.'
+    : tool.creates
+      ? 'Retry the same call then, with the same idempotencyKey: the create happens at most once, and if it was made before the outage the retry returns it instead of making a second one. Without an idempotencyKey, list first to check whether it was made.'
+      : tool.operation.startsWith('delete')
+        ? 'Retry the same call then: it is safe to repeat (if the delete was done before the outage, the retry answers that the milestone is not found).'
+        : 'Retry the same call then: it sets the same values again, so repeating it is safe.';
+  return `Service unavailable: the database cannot be reached right now, so ${tool.name} may not have run. Wait about ${RETRY_AFTER_S} seconds. ${retry}`;
+}
+
+/** What a tool that says nothing of authorship answers with: the caller's own words (what it just wrote). */
+const YOURS: WrittenBy = () => ({ by: 'you' });
+
+/** What runTool needs besides the tool's own context. */
+export type RunOptions = {
+  log: Logger;
+  requestId: string;
+  /** Settings → Manage API keys, named when the key is about to expire. */
+  keysPage: string;
+  /** Check each result against the tool's output schema (VALIDATE_RESPONSES; tests always do). */
+  checkOutput: boolean;
+};
+
+/** A result that does not match the tool's own output schema: a defect of ours, logged, never sent. */
+class OutputMismatch extends Error {
+  override name = 'OutputMismatch';
+}
+
+/**
+ * Scope check, arguments (NUL, then the tool's input schema), the tool, then its result against
+ * its output schema. Every failure becomes an isError result with a clear, safe text.
+ */
+export async function runTool(
+  tool: BoundTool,
+  args: unknown,
+  ctx: ToolContext,
+  opts: RunOptions,
+): Promise<CallToolResult> {
+  const expiry = expiryNotice(ctx.actor.expiresAt, opts.keysPage);
+  const warned = (result: CallToolResult): CallToolResult =>
+    expiry ? { ...result, _meta: { ...result._meta, [EXPIRY_META_KEY]: expiry.meta } } : result;
+  const failed = (text: string) => warned(errorResult(expiry ? `${text}\n${expiry.line}` : text));
+  const refused = refusal(tool, args, ctx);
+  if (typeof refused === 'string') return failed(refused);
+  const { idempotencyKey, ...toolArgs } = refused.args;
+  let writtenBy: WrittenBy = YOURS;
+  const call: ToolContext = {
+    ...ctx,
+    attribute: (w) => {
+      writtenBy = w;
+    },
+  };
+  try {
+    const data = await runOnce(tool, toolArgs, idempotencyKey, call, opts);
+    const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
+    const note = [followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
+    return warned(
+      await answer(data, {
+        headline: (shown) => tool.headline(shown as never, toolArgs as never),
+        note,
+        texts: tool.texts ?? [],
+        cursorAfter: tool.cursorAfter && ((kept) => tool.cursorAfter!(kept, data as never, toolArgs as never, ctx)),
+        wholeAt: tool.wholeAt && ((item) => `GET ${API_BASE}${tool.wholeAt!(item)}`),
+        writtenBy,
+      }),
+    );
+  } catch (err) {
+    if (err instanceof ProblemError) return failed(`${err.title}: ${err.detail}${nextStep(err)}`);
+    if (isDatabaseUnavailable(err)) {
+      opts.log.error('database unavailable', { requestId: opts.requestId, tool: tool.name, error: err });
+      return { ...failed(unavailableText(tool)), _meta: { ...UNAVAILABLE_META } };
+    }
+    opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });
+    return failed(
+      err instanceof OutputMismatch
+        ? `Internal error while running ${tool.name} (request ${opts.requestId}): its result did not pass the server's own check, so it is not sent.`
+        : `Internal error while running ${tool.name} (request ${opts.requestId}); nothing is known to have changed.`,
+    );
+  }
+}
+
+/** Each operation's path under the API's base, by operationId: where a tool's write is recorded as made. */
+const PATHS: ReadonlyMap<string, string> = new Map(listOperations(SERVED).map((op) => [op.operationId, op.path]));
+
+/**
+ * What a tool's write names in its owner's security log, as its REST operation's would: the
+ * create's Location, or the operation's path with the tool's arguments in it.
+ */
+function written(tool: BoundTool, args: Record<string, unknown>, data: Record<string, unknown>): Written {
+  const path = tool.creates
+    ? tool.creates.location(data as never)
+    : (PATHS.get(tool.operation) ?? '').replace(/\{(\w+)\}/g, (whole, name: string) =>
+        typeof args[name] === 'string' ? encodeURIComponent(args[name]) : whole,
+      );
+  return { resource: `${API_BASE}${path}`, resourceName: resourceNameOf(data) };
+}
+
+/** Why the call is refused before the tool runs (its scope, a NUL, its input schema), or its parsed arguments. */
+function refusal(
+  tool: BoundTool,
+  args: unknown,
+  ctx: ToolContext,
+): string | { args: { idempotencyKey?: string } & Record<string, unknown> } {
+  if (!(ctx.actor.scopes as readonly string[]).includes(tool.scope)) {
+    return (
+      `Forbidden: ${tool.name} needs the '${tool.scope}' scope; this API key has ${ctx.actor.scopes.join(', ') || 'no scopes'}. ` +
+      'Create a key with that scope under Settings → Manage API keys.'
+    );
+  }
+  const nul = findNul(args, '');
+  if (nul !== undefined)
+    return `Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`;
+  const parsed = inputOf(tool).safeParse(args ?? {});
+  if (!parsed.success) return `Invalid arguments for ${tool.name}: ${issues(parsed.error)}.${hints(parsed.error)}`;
+  return { args: parsed.data as { idempotencyKey?: string } & Record<string, unknown> };
+}
+
+/** The tool's result, checked against its output schema; a create with an idempotency key happens once. */
+async function runOnce(
+  tool: BoundTool,
+  toolArgs: Record<string, unknown>,
+  idempotencyKey: string | undefined,
+  ctx: ToolContext,
+  opts: RunOptions,
+): Promise<Record<string, unknown>> {
+  const creates = tool.creates;
+  const keyed = creates && idempotencyKey !== undefined && ctx.actor.keyId;
+  const asked = keyed ? creates.request(toolArgs as never) : undefined;
+  const outcome = await runWrite<Record<string, unknown>>(
+    {
+      em: ctx.em,
+      actor: ctx.actor,
+      operation: tool.operation,
+      origin: { channel: 'mcp', ...ctx.origin },
+      // The create and its record commit together (src/idempotency/idempotency.service.ts), recorded as
+      // the REST operation that makes the same thing: a retry through either is a replay.
+      idempotency: keyed
+        ? {
+            request: {
+              userId: ctx.actor.userId,
+              apiKeyId: ctx.actor.keyId!,
+              key: idempotencyKey!,
+              hash: createRequestHash(tool.operation, asked!.params, asked!.body),
+            },
+            stored: (o) =>
+              'result' in o
+                ? { status: 201, body: o.result, location: `${API_BASE}${creates.location(o.result as never)}` }
+                : undefined,
+          }
+        : undefined,
+      written: (data) => (tool.annotations.readOnlyHint ? undefined : written(tool, toolArgs, data)),
+      logFailed: (error) =>
+        opts.log.error('a write could not be put in the security log', {
+          requestId: opts.requestId,
+          tool: tool.name,
+          error,
+        }),
+      // After the log entry, as REST checks its answer on the way out: a write made is logged.
+      check: (data) => {
+        if (!opts.checkOutput) return;
+        const checked = tool.output.safeParse(data);
+        if (!checked.success)
+          throw new OutputMismatch(
+            `the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`,
+          );
+      },
+    },
+    async (em) => (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>,
+  );
+  if (outcome.kind !== 'replay') return outcome.result;
+  // A refusal the REST operation recorded for this key is this call's refusal too.
+  const { status, body: stored } = outcome.replay;
+  if (status >= 400) {
+    // A stored answer is one this server made: its type is one of the catalogue's.
+    const problem = stored as { status: number; type: string; title: string; detail: string };
+    throw new ProblemError(
+      problem.status,
+      problem.type.split('/').at(-1) as ProblemSlug,
+      problem.title,
+      problem.detail,
+    );
+  }
+  return stored as Record<string, unknown>;
+}
