@@ -6,7 +6,7 @@
 import { withResourceMetadata } from './challenge.js';
 import type { ErrorRequestHandler, Request } from 'express';
 import { ProblemError, PROBLEM_BASE, type ProblemSlug } from '../kernel/problem.js';
-import { keyNotTaken } from './idempotency.js';
+import { KEY_NOT_TAKEN, keyNotTaken } from './idempotency.js';
 import type { Logger } from '../kernel/logger.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 
@@ -48,8 +48,7 @@ const FORMAT_EXAMPLES: Record<string, string> = {
 function inWords(e: ValidationError, patterns: Map<string, string> | undefined): string {
   const message = e.message ?? 'invalid';
   // A header the operation declares refused (`not: {}`): the validator only says "must NOT be valid".
-  if (e.path === '/headers/idempotency-key' && message === 'must NOT be valid')
-    return 'this operation takes no Idempotency-Key';
+  if (e.path === '/headers/idempotency-key' && message === 'must NOT be valid') return KEY_NOT_TAKEN;
   const format = /^must match format "([^"]+)"$/.exec(message)?.[1];
   if (format && FORMAT_EXAMPLES[format]) return FORMAT_EXAMPLES[format];
   if (e.errorCode !== 'pattern.openapi.validation' || !patterns) return message;
@@ -90,9 +89,7 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
   if (
     status === 400 &&
     errors.length > 0 &&
-    errors.every(
-      (e) => e.path === '/headers/idempotency-key' && e.message === 'this operation takes no Idempotency-Key',
-    )
+    errors.every((e) => e.path === '/headers/idempotency-key' && e.message === KEY_NOT_TAKEN)
   )
     return keyNotTaken(String(req.openapi?.schema.operationId ?? 'This operation'));
   let detail = err.message;

@@ -9,6 +9,9 @@ const declaresKey = (parameters: Parameter[] | undefined) =>
     (p) => p.$ref?.endsWith('/IdempotencyKey') || (p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key'),
   );
 
+/** What is said of an Idempotency-Key sent to a create that takes none, beside the header's path. */
+export const KEY_NOT_TAKEN = 'this operation takes no Idempotency-Key';
+
 /**
  * The refusal of an Idempotency-Key sent to a create that takes none: the contract declares it
  * (`IdempotencyKeyRefused`, `not: {}`), so the validator refuses it first, in these words.
@@ -19,7 +22,7 @@ export const keyNotTaken = (operationId: string) =>
     'validation',
     'Invalid request',
     `${operationId} takes no Idempotency-Key, so it cannot be made exactly once: send it without the header, and look before a retry whether the first try was made.`,
-    { errors: [{ path: '/headers/idempotency-key', message: 'this operation takes no Idempotency-Key' }] },
+    { errors: [{ path: '/headers/idempotency-key', message: KEY_NOT_TAKEN }] },
   );
 
 /**

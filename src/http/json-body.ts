@@ -143,39 +143,33 @@ function firstJsonError(text: string): number {
     if (!m?.[0] || m[0] === '-') fail();
     i += m![0].length;
   };
+  // An object's or an array's items, from its opening character to `close`, comma-separated.
+  const items = (close: string, item: () => void) => {
+    i++;
+    ws();
+    if (text[i] === close) return void i++;
+    for (;;) {
+      item();
+      ws();
+      if (text[i] === ',') i++;
+      else if (text[i] === close) return void i++;
+      else fail();
+    }
+  };
+  const member = () => {
+    ws();
+    if (text[i] !== '"') fail();
+    string();
+    ws();
+    if (text[i] !== ':') fail();
+    i++;
+    value();
+  };
   const value = (): void => {
     ws();
     const c = text[i];
-    if (c === '{') {
-      i++;
-      ws();
-      if (text[i] === '}') return void i++;
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail();
-        string();
-        ws();
-        if (text[i] !== ':') fail();
-        i++;
-        value();
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') return void i++;
-        else fail();
-      }
-    }
-    if (c === '[') {
-      i++;
-      ws();
-      if (text[i] === ']') return void i++;
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') return void i++;
-        else fail();
-      }
-    }
+    if (c === '{') return items('}', member);
+    if (c === '[') return items(']', value);
     if (c === '"') return string();
     if (c === 't') return literal('true');
     if (c === 'f') return literal('false');

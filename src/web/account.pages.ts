@@ -43,14 +43,14 @@ export function accountPages(opts: { secure: boolean; limits: AccountLimits; che
 
   router.get('/signin', (req, res) => signInPage(req, res));
   // The names people type for it (not /register: OAuth client registration lives there).
-  router.get(['/login', '/log-in', '/sign-in'], (req, res) => {
-    const query = req.originalUrl.indexOf('?');
-    res.redirect(301, `/signin${query === -1 ? '' : req.originalUrl.slice(query)}`);
-  });
-  router.get(['/sign-up', '/join'], (req, res) => {
-    const query = req.originalUrl.indexOf('?');
-    res.redirect(301, `/signup${query === -1 ? '' : req.originalUrl.slice(query)}`);
-  });
+  const movedTo =
+    (path: string): RequestHandler =>
+    (req, res) => {
+      const query = req.originalUrl.indexOf('?');
+      res.redirect(301, `${path}${query === -1 ? '' : req.originalUrl.slice(query)}`);
+    };
+  router.get(['/login', '/log-in', '/sign-in'], movedTo('/signin'));
+  router.get(['/sign-up', '/join'], movedTo('/signup'));
   // Whose budgets a sign-in spends: the account's, or its remembered browser's (src/http/rate-limit.ts).
   const recogniseSubject: RequestHandler = (req, _res, next) => {
     signInSubject(req.em, field(req.body, 'login'), req.web!.cookies[DEVICE_COOKIE]).then((subject) => {

@@ -59,7 +59,7 @@ export function keysList(
   use: { addresses: Addresses; unusedDays: number },
   now = new Date(),
 ): Html {
-  const daysLeft = (k: ApiKey) => calendarDaysLeft(k, now);
+  const daysLeft = (k: ApiKey) => calendarDaysUntil(k.expiresAt, now);
   // The keys about to stop working first (soonest first), then the others, newest first.
   const active = keys
     .filter((k) => keyStatus(k, now) === 'active')
@@ -104,11 +104,8 @@ const keyName = (key: ApiKey) =>
     ? html`${userText(key.name)} <span class="hint">connected through OAuth</span>`
     : userText(key.name);
 
-/** Days to the day a key expires, by the calendar, as its date is shown. */
-const calendarDaysLeft = (key: ApiKey, now: Date) => calendarDaysUntil(key.expiresAt, now);
-
 function activeRow(key: ApiKey, label: Label, addresses: Addresses, now: Date): Html {
-  const daysLeft = calendarDaysLeft(key, now);
+  const daysLeft = calendarDaysUntil(key.expiresAt, now);
   const left = inDays(daysLeft);
   const soon =
     daysLeft <= URGENT_DAYS
