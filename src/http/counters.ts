@@ -167,8 +167,17 @@ const REDIS_TIMEOUT_MS = 150;
 const OPEN_AFTER_SLOW_MS = 1000;
 /** The most counters whose units are owed to Redis at once. */
 const OWED_MAX = 50_000;
-/** Redis did not answer within REDIS_TIMEOUT_MS. */
-class LateAnswer extends Error {}
+/** Redis did not answer within REDIS_TIMEOUT_MS; `landing` settles when it does, or fails when the command is lost. */
+class LateAnswer extends Error {
+  constructor(
+    message: string,
+    readonly landing: Promise<unknown>,
+  ) {
+    super(message);
+  }
+}
+/** How many heartbeats' counts of the instances are remembered: enough to span ALIVE_MS. */
+const COUNTS_KEPT = 6;
 const REDIS_RETRY_MS = 2000;
 /** How often the seeds Redis's answers leave in this process are swept, once their windows end. */
 const SEED_SWEEP_MS = 60_000;
@@ -248,8 +257,13 @@ export class RedisCounters implements Counters {
   #probeAt = 0;
   #probing: Promise<void> | undefined;
   readonly #id = randomUUID();
-  /** The instances alive at the last heartbeat, this one included. */
+  /**
+   * The instances alive, this one included: the most any of the last COUNTS_KEPT heartbeats
+   * counted. A master that takes over (or a Redis restarted) holds no peer that has not beaten
+   * on it yet, so a count falls only once the peers had ALIVE_MS to say they are there.
+   */
   #instances = 1;
+  readonly #counts: number[] = [];
   readonly #beat: NodeJS.Timeout;
   /** Units spent here while Redis was away, by counter, not yet written back: with their window's end. */
   readonly #owed = new Map<string, { units: number; resetAt: number }>();
@@ -290,8 +304,16 @@ export class RedisCounters implements Counters {
       () => this.#takeLocally(budgets, units, windowMs),
       // A late answer (a busy machine): the script was sent and lands in Redis when it runs, so the
       // take is counted here for this answer only, neither owed to Redis (it would count twice)
-      // nor kept as a second limit for the rest of the window.
-      () => this.#takeLocally(budgets, units, windowMs, { keep: false, owe: false }),
+      // nor kept as a second limit for the rest of the window. Should the command be lost instead
+      // (the master died with it in flight), what was allowed here is owed after all.
+      async (late) => {
+        const taken = await this.#takeLocally(budgets, units, windowMs, { keep: false, owe: false });
+        if (taken.allowed)
+          late.landing.catch(() => {
+            for (const [i, b] of budgets.entries()) this.#owe(b.key, units, Date.now() + taken.counts[i]!.resetMs);
+          });
+        return taken;
+      },
     );
   }
 
@@ -438,7 +460,10 @@ export class RedisCounters implements Counters {
       async () => (await this.#eval(HEARTBEAT_SCRIPT, ['instances'], [], [this.#id]))[0],
       async () => undefined,
     );
-    if (n !== undefined) this.#instances = Math.max(1, n);
+    if (n === undefined) return;
+    this.#counts.push(Math.max(1, n));
+    if (this.#counts.length > COUNTS_KEPT) this.#counts.shift();
+    this.#instances = Math.max(...this.#counts);
   }
 
   /** What was spent here while Redis was away, added to Redis's counts (each to the window it was spent in). */
@@ -463,8 +488,9 @@ export class RedisCounters implements Counters {
         try {
           await this.#eval(ADD_SCRIPT, [key], [owed.units, owed.resetAt - now]);
         } catch (err) {
-          // A late write lands when Redis runs it: owed again only when it was never sent.
-          if (!(err instanceof LateAnswer)) failed.push([key, owed]);
+          // A late write lands when Redis runs it: owed again only when it is lost.
+          if (err instanceof LateAnswer) err.landing.catch(() => this.#owe(key, owed.units, owed.resetAt));
+          else failed.push([key, owed]);
           error ??= err;
         }
       }),
@@ -526,7 +552,11 @@ export class RedisCounters implements Counters {
    * Redis while it answers; this process's counters while the circuit is open, and when a call
    * fails. The call that finds Redis back first writes back what was spent meanwhile.
    */
-  async #either<T>(shared: () => Promise<T>, local: () => Promise<T>, whileSlow = local): Promise<T> {
+  async #either<T>(
+    shared: () => Promise<T>,
+    local: () => Promise<T>,
+    whileSlow: (late: LateAnswer) => Promise<T> = local,
+  ): Promise<T> {
     if (this.#open && Date.now() < this.#probeAt) return local();
     // One probe at a time while the circuit is open: the others keep counting locally.
     const wasOpen = this.#open;
@@ -550,7 +580,7 @@ export class RedisCounters implements Counters {
       // the circuit opens only if answers stay late for OPEN_AFTER_SLOW_MS.
       if (!this.#open && err instanceof LateAnswer) {
         this.#slowSince ??= Date.now();
-        if (Date.now() - this.#slowSince < OPEN_AFTER_SLOW_MS) return whileSlow();
+        if (Date.now() - this.#slowSince < OPEN_AFTER_SLOW_MS) return whileSlow(err);
       }
       if (!this.#open) {
         this.#open = true;
@@ -577,7 +607,7 @@ export class RedisCounters implements Counters {
     let timer: { cancel(): void } | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = lagAwareTimeout(REDIS_TIMEOUT_MS, () =>
-        reject(new LateAnswer(`no answer within ${REDIS_TIMEOUT_MS} ms`)),
+        reject(new LateAnswer(`no answer within ${REDIS_TIMEOUT_MS} ms`, command)),
       );
     });
     command.catch(() => undefined); // answered after the timeout: nobody is waiting any more

@@ -112,4 +112,28 @@ describe.skipIf(!redis)('the circuit to Redis', () => {
     expect([await allowed(a!), await allowed(b!)]).toEqual([1, 1]);
     expect(a!.mode).toBe('local');
   });
+
+  it('keeps counting a peer through a master that has not heard from it yet (a failover)', async () => {
+    const prefix = `shipyard:test:${randomUUID()}:`;
+    const clients = [await connect(), await connect()];
+    const [a, b] = clients.map(
+      (c) => new RedisCounters(redisLinkOf(c), new MemoryCounters(), createLogger('silent'), prefix),
+    );
+    const budget = [{ key: 'k', limit: 10 }];
+    await a!.take(budget, 1, 60_000);
+    await b!.take(budget, 1, 60_000);
+    await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
+    // A replica takes over without the set of live instances (or Redis restarts empty), and `a`
+    // beats on it before `b` has: the set says one instance.
+    b!.close();
+    await clients[0]!.del(`${prefix}instances`);
+    await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
+    expect(await clients[0]!.zCard(`${prefix}instances`)).toBe(1);
+    // Redis goes away: `a` spends half of what is left of a fresh budget, not all of it.
+    for (const c of clients) c.destroy();
+    let n = 0;
+    while ((await a!.take([{ key: 'fresh', limit: 10 }], 1, 60_000)).allowed && n < 20) n++;
+    expect(n).toBe(5);
+    a!.close();
+  });
 });
