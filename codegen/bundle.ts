@@ -182,6 +182,45 @@ function problemTypesFromCatalogue(doc: JsonObject, components: JsonObject): voi
   schema['x-enumDescriptions'] = Object.fromEntries(
     catalogue.map((p) => [uri(p.slug), `${p.title} (${p.status}): ${p.meaning}`]),
   );
+  problemCodesFromCatalogues(doc, components, catalogue);
+}
+
+/**
+ * The ProblemCode enum: each type's slug (the code of a problem with no more specific one), then
+ * the contract's specific codes (x-problem-codes), each described with the types it refines.
+ */
+function problemCodesFromCatalogues(
+  doc: JsonObject,
+  components: JsonObject,
+  types: { slug: string; title: string; status: string }[],
+): void {
+  const schema = (components.schemas as JsonObject | undefined)?.ProblemCode as JsonObject | undefined;
+  const codes = (doc['x-problem-codes'] ?? []) as { code: string; types: string[]; meaning: string }[];
+  if (!schema) return;
+  const byType = new Map(types.map((t) => [t.slug, t]));
+  const refines = (slugs: string[]) =>
+    slugs
+      .map((slug) => {
+        const type = byType.get(slug);
+        if (!type)
+          throw new Error(`x-problem-codes names the problem type '${slug}', which x-problem-types does not list`);
+        return `\`/problems/${slug}\` (${type.status})`;
+      })
+      .join(', ');
+  const entries: [string, string][] = [
+    ...types.map((t): [string, string] => [
+      t.slug,
+      `Any \`/problems/${t.slug}\` (${t.status}) without a more specific code.`,
+    ]),
+    ...codes.map((c): [string, string] => [c.code, `A ${refines(c.types)}: ${c.meaning}`]),
+  ];
+  const seen = new Set<string>();
+  for (const [code] of entries) {
+    if (seen.has(code)) throw new Error(`the problem code '${code}' is listed twice`);
+    seen.add(code);
+  }
+  schema.enum = entries.map(([code]) => code);
+  schema['x-enumDescriptions'] = Object.fromEntries(entries);
 }
 
 /**

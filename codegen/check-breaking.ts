@@ -203,6 +203,16 @@ function classify(d: Diff, current: Doc): string {
     (schemaAt(current, d.path) as unknown) !== true
   )
     return 'breaking';
+  // A field an answer (or an event's payload) now carries, or now always carries: a client reads
+  // more than before, and ignores a field it does not know (api-smart-diff calls a new required
+  // one in an answer breaking, as it would be in a request).
+  if (
+    d.action === 'add' &&
+    d.path.includes('responses') &&
+    !d.path.includes('headers') &&
+    (d.path.at(-2) === 'required' || d.path.at(-2) === 'properties')
+  )
+    return 'non-breaking';
   // A value a client has never seen, in an answer: breaking unless the enum says it will grow.
   if (d.action === 'add' && d.path.at(-2) === 'enum' && d.path.includes('responses'))
     return schemaAt(current, d.path.slice(0, -2))?.['x-open-enum'] === true ? 'non-breaking' : 'breaking';

@@ -190,6 +190,7 @@ describe.skipIf(!clusterAvailable)('the database goes away and comes back', () =
       expect(result.content[0].text).not.toMatch(/Internal error/);
       expect(result._meta['shipyard.dev/problem']).toEqual({
         type: '/problems/unavailable',
+        code: 'unavailable',
         status: 503,
         retryAfter: 5,
       });

@@ -38,10 +38,11 @@ const generators = {
   },
 };
 
-/** An answer from a newer server: a problem type, a scope and an event type this contract does not list. */
+/** An answer from a newer server: a problem type and code, a scope and an event type this contract does not list. */
 const probe = (t: (name: string) => string) => `
 export const problem: ${t('Problem')} = {
   type: '/problems/some-kind-added-later',
+  code: 'some-reason-added-later',
   title: 'Something new',
   status: 422,
   detail: 'A refusal this client has never seen.',
@@ -80,7 +81,7 @@ describe('clients generated from the contract', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('accept an unknown problem type, scope and event type, and MCP params, and refuse a number for a type', () => {
+  it('accept an unknown problem type and code, scope and event type, and MCP params, and refuse a number for a type', () => {
     const files = Object.keys(generators).flatMap((name) => [`${name}.probe.ts`, `${name}.wrong.ts`]);
     const tsc = run(bin('tsc'), [
       '--noEmit',

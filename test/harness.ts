@@ -19,6 +19,7 @@ import type { Counters, RedisLink } from '../src/http/counters.js';
 import type { Logger } from '../src/kernel/logger.js';
 import { loadContract, type OpenApiDocument } from '../src/kernel/contract.js';
 import { headerChecker } from './declared-headers.js';
+import { problemCodeFault } from './problem-codes.js';
 import { httpServer } from '../src/http/client-errors.js';
 import type { KeyCache } from '../src/keys/key-cache.js';
 import type { KeyUse } from '../src/keys/key-use.js';
@@ -411,6 +412,10 @@ export async function raw(
     json = text ? JSON.parse(text) : undefined;
   } catch {
     json = undefined;
+  }
+  if (res.headers.get('content-type')?.startsWith('application/problem+json')) {
+    const fault = problemCodeFault(json ?? {});
+    if (fault) throw new Error(`${method} ${path} answered ${res.status}: ${fault}`);
   }
   return { status: res.status, headers: res.headers, json, text };
 }

@@ -649,6 +649,10 @@ describe('tools that guide the agent', () => {
     const refused = await call(client, 'create_milestone', { projectId, title: 'x' });
     expect(refused.isError).toBe(true);
     expect(refused.content[0]!.text).toMatch(/needs the 'projects.write' scope/);
+    // The same refusal REST answers, for a program: its type, code and status.
+    expect(refused._meta).toMatchObject({
+      'shipyard.dev/problem': { type: '/problems/insufficient-scope', code: 'insufficient-scope', status: 403 },
+    });
     await client.close();
     const poster = await userWithKey(t, ['content.write']);
     const other = await connect(poster.token);
@@ -661,8 +665,12 @@ describe('tools that guide the agent', () => {
     const unknown = await call(client, 'get_roadmap', { projectId: '00000000-0000-4000-8000-000000000000' });
     expect(unknown.isError).toBe(true);
     expect(unknown.content[0]!.text).toMatch(/No project you can see has that id\. list_my_projects gives the ids/);
+    expect(unknown._meta).toMatchObject({ 'shipyard.dev/problem': { code: 'unknown-project', status: 404 } });
     const far = await call(client, 'create_milestone', { projectId, title: 'far', position: 500 });
     expect(far.content[0]!.text).toMatch(/between 1 and 101/);
+    expect(far._meta).toMatchObject({
+      'shipyard.dev/problem': { type: '/problems/unprocessable', code: 'position-out-of-range', status: 422 },
+    });
     await client.close();
 
     const member = await userWithKey(t, ['projects.read', 'projects.write', 'content.write']);
@@ -677,6 +685,7 @@ describe('tools that guide the agent', () => {
     expect(refused.content[0]!.text).toMatch(
       /You are a member of this project: members post build logs \(create_build_log\); only the project's owner edits its roadmap/,
     );
+    expect(refused._meta).toMatchObject({ 'shipyard.dev/problem': { code: 'member-not-owner', status: 403 } });
     // The member finds the project's id through MCP, and posts there.
     const owned = await call(asMember, 'list_my_projects');
     expect(owned.structuredContent.items).toEqual([]);

@@ -88,6 +88,7 @@ describe('roadmap', () => {
     });
     expect(full.response?.status).toBe(409);
     expect(full.response?.headers.get('content-type')).toContain('application/problem+json');
+    expect(full.error).toMatchObject({ type: '/problems/conflict', code: 'roadmap-full' });
     expect((full.error as { detail: string }).detail).toContain(`the most a roadmap can hold is ${MAX_MILESTONES}`);
     const atFirst = await api.createMilestone({
       client: ada.client,

@@ -58,6 +58,7 @@ describe('projects', () => {
     expect(b.slug).toBe(`${a.slug}-2`);
     const clash = await api.createProject({ client: ada.client, body: { name: 'x', slug: a.slug } });
     expect(clash.response?.status).toBe(409);
+    expect(clash.error).toMatchObject({ type: '/problems/conflict', code: 'project-slug-taken' });
     // Another owner may use the same slug.
     const other = await api.createProject({ client: grace.client, body: { name: 'x', slug: a.slug } });
     expect(other.response?.status).toBe(201);
@@ -196,18 +197,21 @@ describe('members', () => {
       body: { username: grace.user.username },
     });
     expect(again.response?.status).toBe(409);
+    expect(again.error).toMatchObject({ code: 'already-member' });
     const nobody = await api.addProjectMember({
       client: ada.client,
       path: { projectId: p.id },
       body: { username: 'no-such-user-here' },
     });
     expect(nobody.response?.status).toBe(422);
+    expect(nobody.error).toMatchObject({ type: '/problems/unprocessable', code: 'unknown-user' });
     const byMember = await api.addProjectMember({
       client: grace.client,
       path: { projectId: p.id },
       body: { username: eve.user.username },
     });
     expect(byMember.response?.status).toBe(403);
+    expect(byMember.error).toMatchObject({ type: '/problems/forbidden', code: 'member-not-owner' });
 
     const kick = await api.removeProjectMember({
       client: eve.client,
@@ -224,6 +228,7 @@ describe('members', () => {
       path: { projectId: p.id, username: ada.user.username },
     });
     expect(owner.response?.status).toBe(409);
+    expect(owner.error).toMatchObject({ code: 'owner-not-removable' });
     const notMember = await api.removeProjectMember({
       client: ada.client,
       path: { projectId: p.id, username: eve.user.username },

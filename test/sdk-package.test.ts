@@ -185,8 +185,18 @@ void main();
     expect(hover('dueDate;')).toBe('The day the milestone is due (its target date), or null.');
   });
 
-  it("knows a problem by its slug, in today's form and in the absolute one servers before 1.3.0 sent", async () => {
-    expect(await script('is.mjs', {})).toEqual({ reference: true, absolute: true, other: false, elsewhere: false });
+  it("knows a problem by its code or its type's slug, in today's form and in the absolute one servers before 1.3.0 sent", async () => {
+    expect(await script('is.mjs', {})).toEqual({
+      reference: true,
+      absolute: true,
+      other: false,
+      elsewhere: false,
+      code: 'roadmap-full',
+      byCode: true,
+      byType: true,
+      otherCode: false,
+      codeIsNotType: true,
+    });
   });
 
   it("runs the README's start exactly as shown: npm init -y, the install, node app.mjs", async () => {

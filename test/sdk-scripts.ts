@@ -192,16 +192,28 @@ const leaked = [...lines, ...printed, JSON.stringify(requests), JSON.stringify(r
 console.log(JSON.stringify({ requests, responses, lines, printed, leaked }));
 `;
 
-/** err.is(slug) on problems as servers sent them before API 1.3.0 (absolute URIs) and since (references). */
+/**
+ * err.is(…) on problems as servers sent them before API 1.3.0 (absolute URIs, no code) and since
+ * (references, with a code): by type slug, and by code.
+ */
 const IS = `
 import { ShipyardError } from '@shipyard/sdk';
-const error = (type) =>
-  new ShipyardError({ type, title: 'Not found', status: 404, detail: 'No such project.' }, new Response(null, { status: 404 }));
+const error = (type, code) =>
+  new ShipyardError({ type, code, title: 'Not found', status: 404, detail: 'No such project.' }, new Response(null, { status: 404 }));
+const full = new ShipyardError(
+  { type: '/problems/conflict', code: 'roadmap-full', title: 'Conflict', status: 409, detail: 'The roadmap is full.' },
+  new Response(null, { status: 409 }),
+);
 console.log(JSON.stringify({
-  reference: error('/problems/not-found').is('not-found'),
+  reference: error('/problems/not-found', 'not-found').is('not-found'),
   absolute: error('https://shipyard.dev/problems/not-found').is('not-found'),
-  other: error('/problems/not-found').is('conflict'),
+  other: error('/problems/not-found', 'not-found').is('conflict'),
   elsewhere: error('https://elsewhere.example/problems/not-found').is('not-found'),
+  code: full.code,
+  byCode: full.is('roadmap-full'),
+  byType: full.is('conflict'),
+  otherCode: full.is('username-taken'),
+  codeIsNotType: error('/problems/not-found', 'unknown-project').is('unknown-project'),
 }));
 `;
 

@@ -1078,7 +1078,7 @@ describe('/docs', () => {
 });
 
 describe('/docs/problems', () => {
-  it("explains every problem type of the contract's catalogue, and a type URI's path leads there", async () => {
+  it("explains every problem type of the contract's catalogue and its codes, and a type URI's path leads there", async () => {
     const catalogue = (loadContract() as unknown as { 'x-problem-types': { slug: string; title: string }[] })[
       'x-problem-types'
     ];
@@ -1098,6 +1098,14 @@ describe('/docs/problems', () => {
     const viaUri = await fetch(new URL(refused.json.type as string, `${t.apiUrl}/users/me`), { redirect: 'manual' });
     expect(viaUri.status).toBe(301);
     expect(viaUri.headers.get('location')).toBe(`/docs/problems/${slug}`);
+    // Each type's page lists the codes that refine it, each with an anchor of its own.
+    const conflicts = await (await fetch(`${t.baseUrl}/docs/problems/conflict`)).text();
+    const codes = (loadContract() as unknown as { 'x-problem-codes': { code: string; types: string[] }[] })[
+      'x-problem-codes'
+    ];
+    for (const { code, types } of codes)
+      if (types.includes('conflict')) expect(conflicts).toContain(`<code id="${code}">${code}</code>`);
+      else expect(conflicts).not.toContain(`id="${code}"`);
     const unknown = await fetch(`${t.baseUrl}/docs/problems/no-such-type`);
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get('content-type')).toMatch(/^text\/html/);

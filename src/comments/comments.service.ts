@@ -48,7 +48,8 @@ export async function readComment(em: EntityManager, actor: Actor, commentId: st
 /** The author only; a deleted comment is no longer anyone's to change. */
 async function assertCanEditComment(em: EntityManager, actor: Actor, commentId: string): Promise<CommentFields> {
   const comment = await readComment(em, actor, commentId);
-  if (comment.author.id !== actor.userId) throw forbidden(`Only the author of comment ${commentId} may change it.`);
+  if (comment.author.id !== actor.userId)
+    throw forbidden(`Only the author of comment ${commentId} may change it.`).because('not-author');
   return comment;
 }
 
@@ -65,11 +66,16 @@ export async function createComment(
       // Lock the parent: a concurrent delete must not remove it under the new reply.
       const parent = await lockComment(tem, input.parentId);
       if (parent?.postId !== postId)
-        throw unprocessable(`Post ${postId} has no comment with id ${input.parentId} to reply to.`);
-      if (parent.deleted) throw unprocessable('That comment was deleted; reply to another one.');
+        throw unprocessable(`Post ${postId} has no comment with id ${input.parentId} to reply to.`).because(
+          'unknown-parent-comment',
+        );
+      if (parent.deleted)
+        throw unprocessable('That comment was deleted; reply to another one.').because('parent-comment-deleted');
       depth = parent.depth + 1;
       if (depth >= MAX_COMMENT_DEPTH)
-        throw unprocessable(`Threads are at most ${MAX_COMMENT_DEPTH} levels deep; reply higher up the thread.`);
+        throw unprocessable(
+          `Threads are at most ${MAX_COMMENT_DEPTH} levels deep; reply higher up the thread.`,
+        ).because('thread-too-deep');
       await countReplies(tem, input.parentId, 1);
     }
     const comment = tem.create(Comment, {
@@ -93,7 +99,7 @@ export async function updateComment(
   body: string,
 ): Promise<CommentFields> {
   const found = await assertCanEditComment(em, actor, commentId);
-  if (found.deletedAt) throw conflict('This comment was deleted; it cannot be edited.');
+  if (found.deletedAt) throw conflict('This comment was deleted; it cannot be edited.').because('comment-deleted');
   const comment = await em.findOne(Comment, { id: commentId }, { populate: ['author'] });
   if (!comment) throw notFound(`No comment with id ${commentId}.`); // deleted since the check
   comment.body = body;

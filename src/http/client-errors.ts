@@ -5,7 +5,7 @@
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { RequestHandler } from 'express';
-import { PROBLEM_BASE } from '../kernel/problem.js';
+import { ProblemError } from '../kernel/problem.js';
 
 const STATUS: Record<string, [number, string, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request header fields too large', 'The request headers are too large.'],
@@ -20,12 +20,9 @@ function answerClientErrors(server: Server): void {
       'Bad request',
       'The request is not valid HTTP (its request line or headers could not be read).',
     ];
-    const body = JSON.stringify({
-      type: `${PROBLEM_BASE}${status === 400 ? 'malformed-request' : 'request-rejected'}`,
-      title,
-      status,
-      detail,
-    });
+    const body = JSON.stringify(
+      new ProblemError(status, status === 400 ? 'malformed-request' : 'request-rejected', title, detail).toProblem(),
+    );
     socket.end(
       `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
@@ -48,10 +45,7 @@ export const requireHost: RequestHandler = (req, res, next) => {
   res
     .status(400)
     .type('application/problem+json')
-    .json({
-      type: `${PROBLEM_BASE}malformed-request`,
-      title: 'Bad request',
-      status: 400,
-      detail: 'An HTTP/1.1 request needs a Host header.',
-    });
+    .json(
+      new ProblemError(400, 'malformed-request', 'Bad request', 'An HTTP/1.1 request needs a Host header.').toProblem(),
+    );
 };

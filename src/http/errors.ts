@@ -5,7 +5,7 @@
  */
 import { withResourceMetadata } from './challenge.js';
 import type { ErrorRequestHandler, Request } from 'express';
-import { ProblemError, PROBLEM_BASE, type ProblemSlug } from '../kernel/problem.js';
+import { ProblemError, type ProblemSlug } from '../kernel/problem.js';
 import { KEY_NOT_TAKEN, keyNotTaken } from './idempotency.js';
 import type { Logger } from '../kernel/logger.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
@@ -164,11 +164,13 @@ export function problemHandler(log: Logger, limits: ProblemOptions): ErrorReques
     res
       .status(500)
       .type('application/problem+json')
-      .json({
-        type: `${PROBLEM_BASE}internal`,
-        title: 'Internal error',
-        status: 500,
-        detail: `Something went wrong on our side (request ${req.requestId}).`,
-      });
+      .json(
+        new ProblemError(
+          500,
+          'internal',
+          'Internal error',
+          `Something went wrong on our side (request ${req.requestId}).`,
+        ).toProblem(),
+      );
   };
 }

@@ -63,7 +63,7 @@ async function getJob(em: EntityManager, jobId: string): Promise<Job> {
 async function assertCanManageJob(em: EntityManager, actor: Actor, jobId: string): Promise<Job> {
   const job = await getJob(em, jobId);
   if (job.poster.id !== actor.userId)
-    throw forbidden(`Only the poster (${job.poster.username}) may change job ${jobId}.`);
+    throw forbidden(`Only the poster (${job.poster.username}) may change job ${jobId}.`).because('not-poster');
   return job;
 }
 

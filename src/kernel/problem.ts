@@ -2,7 +2,7 @@
  * One problem type for every error a client can cause. Throw it anywhere; the error handler
  * writes it as RFC 9457 application/problem+json.
  */
-import type { KnownProblemType, Problem } from '../../codegen/generated/api/types.gen.js';
+import type { KnownProblemCode, KnownProblemType, Problem } from '../../codegen/generated/api/types.gen.js';
 
 export const PROBLEM_BASE = '/problems/';
 
@@ -13,22 +13,15 @@ export const PROBLEM_BASE = '/problems/';
 export type ProblemSlug = KnownProblemType extends `${typeof PROBLEM_BASE}${infer Slug}` ? Slug : never;
 
 /**
- * Why a refusal happened, in a word code can rely on: the MCP server turns it into what an agent
- * should do next (src/mcp/run-tool.ts). Not part of the problem document; the detail says it in words.
+ * Why a refusal happened, in a word a program can rely on: one of the contract's codes
+ * (x-problem-codes) that refines a problem type, sent as the problem's `code`. The MCP server
+ * also turns some into what an agent should do next (src/mcp/run-tool.ts).
  */
-export type Reason =
-  /** The project does not exist, or the caller may not see it. */
-  | 'unknown-project'
-  /** A member of the project asked for what only its owner may do. */
-  | 'member-not-owner'
-  /** Someone who is neither owner nor member asked to change the project. */
-  | 'stranger-not-owner'
-  /** Someone who is neither owner nor member asked to post a build log to it. */
-  | 'not-a-contributor';
+export type ProblemCode = Exclude<KnownProblemCode, ProblemSlug>;
 
 export class ProblemError extends Error {
-  /** Why, as a stable code (set with `because`). */
-  reason?: Reason;
+  /** Why, as a stable code more specific than the type (set with `because`). */
+  reason?: ProblemCode;
 
   constructor(
     readonly status: number,
@@ -42,14 +35,20 @@ export class ProblemError extends Error {
   }
 
   /** The same error, with the code of why it happened. */
-  because(reason: Reason): this {
+  because(reason: ProblemCode): this {
     this.reason = reason;
     return this;
+  }
+
+  /** The problem's `code`: its reason, or else its type's slug. */
+  get code(): KnownProblemCode {
+    return this.reason ?? this.slug;
   }
 
   toProblem(instance?: string): Problem {
     return {
       type: `${PROBLEM_BASE}${this.slug}`,
+      code: this.code,
       title: this.title,
       status: this.status,
       detail: this.detail,

@@ -98,7 +98,7 @@ async function insertKey(em: EntityManager, input: NewKey): Promise<CreatedKey> 
     if (active >= MAX_ACTIVE_KEYS) {
       throw conflict(
         `This account has ${active} active API keys, the most it may have. Revoke one it no longer uses (Settings → Manage API keys), then create this one.`,
-      );
+      ).because('key-limit-reached');
     }
     const created = tem.create(ApiKey, {
       user: tem.getReference(User, input.userId),
@@ -186,7 +186,7 @@ export async function regenerateKey(
     );
     if (!previous) throw notFound(`No API key with id ${input.id}.`);
     const refused = regenerateRefusal(previous);
-    if (refused) throw conflict(refused);
+    if (refused) throw conflict(refused).because('key-not-regenerable');
     const now = Date.now();
     const expiresInDays = regeneratedLifetimeDays(previous, input.maxDays);
     previous.replacedAt = new Date(now);

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type * as z from 'zod';
-import { ProblemError, type Reason, type ProblemSlug } from '../kernel/problem.js';
+import { ProblemError, type ProblemCode, type ProblemSlug } from '../kernel/problem.js';
 import { findNul } from '../http/nul.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { createRequestHash } from '../idempotency/idempotency.service.js';
@@ -30,22 +30,29 @@ const hints = (error: z.ZodError): string => {
 
 const YOUR_PROJECTS =
   'list_my_projects gives the ids of the projects you own, and with role "member" those you were added to.';
-/** What to do after a refusal, by its reason (src/kernel/problem.ts): what is true for this caller. */
-const NEXT_STEP: Record<Reason, string> = {
+/** What to do after a refusal, by its code (src/kernel/problem.ts): what is true for this caller. */
+const NEXT_STEP: Partial<Record<ProblemCode, string>> = {
   'unknown-project': ` No project you can see has that id. ${YOUR_PROJECTS}`,
   'member-not-owner':
     " You are a member of this project: members post build logs (create_build_log); only the project's owner edits its roadmap.",
   'stranger-not-owner': ` You are neither the owner nor a member of this project, so you cannot change it. ${YOUR_PROJECTS}`,
   'not-a-contributor': ` You are neither the owner nor a member of this project. ${YOUR_PROJECTS}`,
 };
-const nextStep = (err: ProblemError): string => (err.reason ? NEXT_STEP[err.reason] : '');
+const nextStep = (err: ProblemError): string => (err.reason && NEXT_STEP[err.reason]) || '';
+
+/** The `_meta` key of a refusal's problem (MCP: a prefix of our own, then a name). */
+const PROBLEM_META_KEY = 'shipyard.dev/problem';
+/** A refusal as REST would answer it, for a program reading the result: its type, code and status. */
+const problemMeta = (err: ProblemError, more: { retryAfter?: number } = {}) => ({
+  [PROBLEM_META_KEY]: { type: err.toProblem().type, code: err.code, status: err.status, ...more },
+});
 
 /** How long to wait before retrying when the database cannot be reached: REST's Retry-After. */
 const RETRY_AFTER_S = 5;
 /** The same meaning REST gives a 503, for a program reading the result: the problem's type and when to retry. */
-const UNAVAILABLE_META = {
-  'shipyard.dev/problem': { type: '/problems/unavailable', status: 503, retryAfter: RETRY_AFTER_S },
-};
+const UNAVAILABLE_META = problemMeta(new ProblemError(503, 'unavailable', 'Service unavailable', ''), {
+  retryAfter: RETRY_AFTER_S,
+});
 /**
  * The database went away during the call (REST answers 503 with Retry-After): say so, when to try
  * again, and what a retry does for this tool.
@@ -93,8 +100,12 @@ export async function runTool(
   const warned = (result: CallToolResult): CallToolResult =>
     expiry ? { ...result, _meta: { ...result._meta, [EXPIRY_META_KEY]: expiry.meta } } : result;
   const failed = (text: string) => warned(errorResult(expiry ? `${text}\n${expiry.line}` : text));
+  const problem = (err: ProblemError): CallToolResult => {
+    const result = failed(`${err.title}: ${err.detail}${nextStep(err)}`);
+    return { ...result, _meta: { ...result._meta, ...problemMeta(err) } };
+  };
   const refused = refusal(tool, args, ctx);
-  if (typeof refused === 'string') return failed(refused);
+  if (refused instanceof ProblemError) return problem(refused);
   const { idempotencyKey, ...toolArgs } = refused.args;
   let writtenBy: WrittenBy = YOURS;
   const call: ToolContext = {
@@ -118,7 +129,7 @@ export async function runTool(
       }),
     );
   } catch (err) {
-    if (err instanceof ProblemError) return failed(`${err.title}: ${err.detail}${nextStep(err)}`);
+    if (err instanceof ProblemError) return problem(err);
     if (isDatabaseUnavailable(err)) {
       opts.log.error('database unavailable', { requestId: opts.requestId, tool: tool.name, error: err });
       return { ...failed(unavailableText(tool)), _meta: { ...UNAVAILABLE_META } };
@@ -153,18 +164,22 @@ function refusal(
   tool: BoundTool,
   args: unknown,
   ctx: ToolContext,
-): string | { args: { idempotencyKey?: string } & Record<string, unknown> } {
+): ProblemError | { args: { idempotencyKey?: string } & Record<string, unknown> } {
   if (!(ctx.actor.scopes as readonly string[]).includes(tool.scope)) {
-    return (
-      `Forbidden: ${tool.name} needs the '${tool.scope}' scope; this API key has ${ctx.actor.scopes.join(', ') || 'no scopes'}. ` +
-      'Create a key with that scope under Settings → Manage API keys.'
+    return new ProblemError(
+      403,
+      'insufficient-scope',
+      'Forbidden',
+      `${tool.name} needs the '${tool.scope}' scope; this API key has ${ctx.actor.scopes.join(', ') || 'no scopes'}. ` +
+        'Create a key with that scope under Settings → Manage API keys.',
     );
   }
+  const invalid = (detail: string) => new ProblemError(400, 'validation', `Invalid arguments for ${tool.name}`, detail);
   const nul = findNul(args, '');
   if (nul !== undefined)
-    return `Invalid arguments for ${tool.name}: text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`;
+    return invalid(`text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`);
   const parsed = inputOf(tool).safeParse(args ?? {});
-  if (!parsed.success) return `Invalid arguments for ${tool.name}: ${issues(parsed.error)}.${hints(parsed.error)}`;
+  if (!parsed.success) return invalid(`${issues(parsed.error)}.${hints(parsed.error)}`);
   return { args: parsed.data as { idempotencyKey?: string } & Record<string, unknown> };
 }
 

@@ -248,7 +248,9 @@ export async function setAvatar(em: EntityManager, userId: string, mediaId: stri
   const user = await em.findOne(User, { id: userId });
   if (!user) throw notFound('No such user.');
   if (mediaId !== null && !(await ownMediaIds(em, userId, [mediaId])).has(mediaId)) {
-    throw unprocessable(`No image you uploaded has the id ${mediaId}; upload it first (POST /media).`);
+    throw unprocessable(`No image you uploaded has the id ${mediaId}; upload it first (POST /media).`).because(
+      'unknown-media',
+    );
   }
   if (mediaId !== null) await markAttached(em, [mediaId]);
   user.avatarMediaId = mediaId;

@@ -156,11 +156,13 @@ export async function createMilestone(
     if (count >= MAX_MILESTONES) {
       throw conflict(
         `The roadmap is full: it holds ${count} milestones, the most a roadmap can hold is ${MAX_MILESTONES}. Delete one before adding another.`,
-      );
+      ).because('roadmap-full');
     }
     const position = input.position ?? count + 1;
     if (position > count + 1)
-      throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${milestones(count)}.`);
+      throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${milestones(count)}.`).because(
+        'position-out-of-range',
+      );
     const shifted =
       position <= count
         ? await recordShifted(tem, projectId, 1, await shiftPositions(tem, projectId, 1, position, count))
@@ -196,7 +198,9 @@ export async function updateMilestone(
     let shifted: Shift | null = null;
     if (input.position !== undefined && input.position !== milestone.position) {
       if (input.position > count)
-        throw unprocessable(`position must be between 1 and ${count}: the roadmap has ${milestones(count)}.`);
+        throw unprocessable(`position must be between 1 and ${count}: the roadmap has ${milestones(count)}.`).because(
+          'position-out-of-range',
+        );
       const from = milestone.position;
       shifted =
         input.position > from
@@ -270,7 +274,7 @@ export async function reorderMilestones(
           (missing.length ? `; missing: ${missing.join(', ')}` : '') +
           (foreign.length ? `; not in this project: ${foreign.join(', ')}` : '') +
           '.',
-      );
+      ).because('roadmap-order-mismatch');
     }
     const was = new Map(current.map((m) => [m.id, m.position]));
     const moved = milestoneIds.filter((id, i) => was.get(id) !== i + 1);

@@ -13,9 +13,12 @@ import { isUuid } from '../kernel/ids.js';
 
 async function assertAdministrator(em: EntityManager, actor: Actor): Promise<User> {
   if (actor.via !== 'session')
-    throw forbidden('Moderation is for signed-in administrators in the web application only; API keys are refused.');
+    throw forbidden(
+      'Moderation is for signed-in administrators in the web application only; API keys are refused.',
+    ).because('administrators-only');
   const admin = await em.findOne(User, { id: actor.userId });
-  if (!admin?.isAdmin) throw forbidden('Only administrators may hide or unhide posts and comments.');
+  if (!admin?.isAdmin)
+    throw forbidden('Only administrators may hide or unhide posts and comments.').because('administrators-only');
   return admin;
 }
 

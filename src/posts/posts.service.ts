@@ -37,7 +37,7 @@ export async function assertCanReadPost(em: EntityManager, actor: Actor, postId:
 async function assertCanEditPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
   const post = await readPost(em, actor, postId);
   if (post.author.id !== actor.userId)
-    throw forbidden(`Only the author (${post.author.username}) may change post ${postId}.`);
+    throw forbidden(`Only the author (${post.author.username}) may change post ${postId}.`).because('not-author');
   return post;
 }
 
@@ -47,7 +47,9 @@ async function checkMedia(em: EntityManager, actor: Actor, ids: string[] | undef
   const own = await ownMediaIds(em, actor.userId, ids);
   const unknown = ids.filter((id) => !own.has(id));
   if (unknown.length)
-    throw unprocessable(`No image you uploaded has the id ${unknown.join(', ')}; upload it first (POST /media).`);
+    throw unprocessable(
+      `No image you uploaded has the id ${unknown.join(', ')}; upload it first (POST /media).`,
+    ).because('unknown-media');
   await markAttached(em, ids);
   return ids;
 }

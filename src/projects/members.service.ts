@@ -39,15 +39,16 @@ export async function addMember(
 ): Promise<ProjectMember> {
   const project = await projectToChange(em, actor, projectId);
   const user = await em.findOne(User, { username: username.toLowerCase() });
-  if (!user) throw unprocessable(`There is no user named '${username}'.`);
-  if (user.id === project.owner.id) throw conflict(`${user.username} owns this project already.`);
+  if (!user) throw unprocessable(`There is no user named '${username}'.`).because('unknown-user');
+  if (user.id === project.owner.id)
+    throw conflict(`${user.username} owns this project already.`).because('already-owner');
   return em.transactional(async (tem) => {
     const member = tem.create(ProjectMember, { project, user });
     try {
       await tem.flush();
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException)
-        throw conflict(`${user.username} is already a member of this project.`);
+        throw conflict(`${user.username} is already a member of this project.`).because('already-member');
       throw err;
     }
     await recordMemberEvent(tem, 'project.member_added', projectId, member);
@@ -66,8 +67,10 @@ export async function removeMember(
   const target = username.toLowerCase();
   if (target === project.owner.username) {
     if (role !== 'owner')
-      throw forbidden(`Only the owner of project ${projectId} may remove members, and nobody removes the owner.`);
-    throw conflict('The owner cannot be removed from their own project.');
+      throw forbidden(
+        `Only the owner of project ${projectId} may remove members, and nobody removes the owner.`,
+      ).because('not-owner-of-members');
+    throw conflict('The owner cannot be removed from their own project.').because('owner-not-removable');
   }
   const member = await em.findOne(
     ProjectMember,
@@ -76,7 +79,9 @@ export async function removeMember(
   );
   const leaving = member !== null && member.user.id === actor.userId;
   if (role !== 'owner' && !leaving) {
-    throw forbidden(`Only the owner of project ${projectId} may remove members; a member may only remove themselves.`);
+    throw forbidden(
+      `Only the owner of project ${projectId} may remove members; a member may only remove themselves.`,
+    ).because('not-owner-of-members');
   }
   if (!member) throw notFound(`${username} is not a member of project ${projectId}.`);
   // The delete first, and its event in the same transaction; none when another request removed

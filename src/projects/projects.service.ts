@@ -160,7 +160,7 @@ async function flushOrConflict(em: EntityManager, slug: string): Promise<void> {
     await em.flush();
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException)
-      throw conflict(`You already have a project with the slug '${slug}'.`);
+      throw conflict(`You already have a project with the slug '${slug}'.`).because('project-slug-taken');
     throw err;
   }
 }

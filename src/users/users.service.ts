@@ -90,7 +90,7 @@ export async function createUser(
   // unique index below still decides a race).
   if (!problems.some((p) => p.path === '/username') && (await em.count(User, { username }))) {
     const taken = `Username: '${username}' is taken; choose another.`;
-    if (!problems.length) throw conflict(taken);
+    if (!problems.length) throw conflict(taken).because('username-taken');
     problems.unshift({ path: '/username', message: taken });
   }
   if (problems.length) throw badRequest(problems.map((p) => p.message).join(' '), problems);
@@ -109,8 +109,11 @@ export async function createUser(
       em.clear();
       // Usernames are public (every profile shows one): saying one is taken tells nothing new.
       // That an email is registered is told too (docs/security.md says why, and what bounds it).
-      if (await em.count(User, { username })) throw conflict(`Username: '${username}' is taken; choose another.`);
-      throw conflict('Email: an account already uses this address. Sign in instead, or use another address.');
+      if (await em.count(User, { username }))
+        throw conflict(`Username: '${username}' is taken; choose another.`).because('username-taken');
+      throw conflict('Email: an account already uses this address. Sign in instead, or use another address.').because(
+        'email-taken',
+      );
     }
     throw err;
   }

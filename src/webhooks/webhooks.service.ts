@@ -36,7 +36,7 @@ export type WebhookSettings = { box: SecretBox; urls: UrlPolicy };
 const urlProblem = (detail: string) =>
   new ProblemError(422, 'unprocessable', 'Unprocessable content', `url ${detail}.`, {
     errors: [{ path: '/body/url', message: detail }],
-  });
+  }).because('webhook-url-refused');
 
 /** The URL checked as a delivery would check it: its form, then every address its host resolves to. */
 async function checkUrl(url: string, settings: WebhookSettings): Promise<void> {
@@ -120,7 +120,7 @@ export async function createWebhook(
     if (count >= MAX_SUBSCRIPTIONS)
       throw unprocessable(
         `Project ${projectId} has ${count} webhooks, the most a project may have. Delete one, or give one more events.`,
-      );
+      ).because('webhook-limit-reached');
     const subscription = tem.create(WebhookSubscription, {
       project: tem.getReference(Project, projectId),
       url: input.url,
@@ -209,7 +209,7 @@ async function manualDelivery(
   if (waiting >= MAX_PENDING_MANUAL)
     throw conflict(
       `Webhook ${subscription.id} has ${waiting} deliveries you asked for still waiting to be sent; ask again once they are (see its delivery log).`,
-    );
+    ).because('redeliveries-waiting');
   const delivery = em.create(WebhookDelivery, {
     subscription,
     event,

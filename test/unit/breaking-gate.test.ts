@@ -397,4 +397,19 @@ describe('check-breaking on this API contract', () => {
     expect(judge((d) => (getProject(d).deprecated = true))).toMatch(/deprecated, with no entry/);
     expect(judge((d) => d.components.schemas.KnownScopeId.enum.push('billing.read'))).toBe('');
   });
+
+  it('takes a field every answer now carries, and stops one every request must now send', () => {
+    // 1.3.0's `code`: a new required field of every problem answer.
+    const problem = (d: any) => d.components.schemas.Problem;
+    expect(
+      judge((d) => {
+        problem(d).properties.hint = { type: 'string' };
+        problem(d).required.push('hint');
+      }),
+    ).toBe('');
+    expect(judge((d) => problem(d).required.push('instance'))).toBe('');
+    expect(judge((d) => d.components.schemas.MilestoneCreate.required.push('dueDate'))).toMatch(
+      /breaking, not accepted in the changelog: add .*requestBody.*required/,
+    );
+  });
 });

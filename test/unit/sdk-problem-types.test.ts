@@ -1,11 +1,12 @@
 /**
- * The SDK names the problem types a caller can meet (its `ProblemType` union and `err.is(…)`);
- * this keeps that list in step with every problem type the server's code can send.
+ * The SDK names the problem types and codes a caller can meet (its `ProblemType` and
+ * `ProblemCode` unions and `err.is(…)`); this keeps those lists in step with the contract's
+ * catalogues and with every problem type and code the server's code can send.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROBLEM_SLUGS } from '../../codegen/sdk/src/problem-types.js';
+import { PROBLEM_CODES, PROBLEM_SLUGS } from '../../codegen/sdk/src/problem-types.js';
 import { loadContract } from '../../src/kernel/contract.js';
 
 function sources(dir: string): string[] {
@@ -32,6 +33,25 @@ function serverSlugs(): Set<string> {
   return found;
 }
 
+/** Every specific code the server's code gives a problem: `.because('code')`. */
+function serverCodes(): Set<string> {
+  const found = new Set<string>();
+  for (const file of sources('src')) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/\.because\(\s*'([a-z-]+)'/g)) found.add(m[1]!);
+    // A code chosen at the throw: `.because(cond ? 'a' : 'b')`.
+    for (const m of text.matchAll(/\.because\(\s*[^()]*?\?\s*'([a-z-]+)'\s*:\s*'([a-z-]+)'/g)) {
+      found.add(m[1]!);
+      found.add(m[2]!);
+    }
+  }
+  return found;
+}
+
+const codes = (loadContract() as unknown as { 'x-problem-codes': { code: string; types: string[] }[] })[
+  'x-problem-codes'
+];
+
 const catalogue = (loadContract() as unknown as { 'x-problem-types': { slug: string }[] })['x-problem-types'].map(
   (p) => p.slug,
 );
@@ -54,5 +74,28 @@ describe('problem types', () => {
     expect(slugs.size).toBeGreaterThan(10);
     const missing = [...slugs].filter((s) => !(PROBLEM_SLUGS as readonly string[]).includes(s));
     expect(missing).toEqual([]);
+  });
+
+  it("the contract's codes (x-problem-codes) are the ones the server's code gives, each refining known types", () => {
+    const sent = serverCodes();
+    expect(sent.size).toBeGreaterThan(20);
+    expect([...sent].filter((c) => !codes.some((d) => d.code === c))).toEqual([]);
+    // And none is declared that nothing sends.
+    expect(codes.map((d) => d.code).filter((c) => !sent.has(c))).toEqual([]);
+    for (const { code, types } of codes) {
+      expect(types.length, code).toBeGreaterThan(0);
+      expect(
+        types.filter((t) => !catalogue.includes(t)),
+        code,
+      ).toEqual([]);
+      expect(catalogue, `${code} is a type's slug already`).not.toContain(code);
+    }
+  });
+
+  it("KnownProblemCode is every type's slug and every specific code; the SDK lists the same", () => {
+    const schema = (loadContract().components as { schemas: Record<string, { enum?: string[] }> }).schemas
+      .KnownProblemCode!;
+    expect(schema.enum).toEqual([...catalogue, ...codes.map((c) => c.code)]);
+    expect([...PROBLEM_CODES]).toEqual(codes.map((c) => c.code));
   });
 });

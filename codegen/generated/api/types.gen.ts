@@ -596,6 +596,11 @@ export type JsonRpcMessage = {
 export type JsonRpcRequest = JsonRpcMessage | Array<JsonRpcMessage>;
 
 /**
+ * The values of `ProblemCode` this version of the contract lists.
+ */
+export type KnownProblemCode = 'validation' | 'malformed-json' | 'malformed-request' | 'request-rejected' | 'invalid-query' | 'invalid-cursor' | 'invalid-token' | 'session-required' | 'insufficient-scope' | 'session-only' | 'csrf-token-required' | 'forbidden' | 'not-found' | 'github-not-linked' | 'github-not-verified' | 'method-not-allowed' | 'not-acceptable' | 'conflict' | 'idempotency-in-progress' | 'idempotency-resource-gone' | 'payload-too-large' | 'unsupported-media-type' | 'idempotency-key-reused' | 'unprocessable' | 'image-too-large' | 'storage-quota-exceeded' | 'rate-limited' | 'internal' | 'unavailable' | 'busy' | 'timeout' | 'unknown-project' | 'member-not-owner' | 'stranger-not-owner' | 'not-a-contributor' | 'not-author' | 'not-poster' | 'not-owner-of-members' | 'administrators-only' | 'project-slug-taken' | 'already-owner' | 'already-member' | 'owner-not-removable' | 'username-taken' | 'email-taken' | 'roadmap-full' | 'comment-deleted' | 'redeliveries-waiting' | 'key-limit-reached' | 'key-not-regenerable' | 'unknown-user' | 'unknown-media' | 'position-out-of-range' | 'roadmap-order-mismatch' | 'unknown-parent-comment' | 'parent-comment-deleted' | 'thread-too-deep' | 'webhook-limit-reached' | 'webhook-url-refused';
+
+/**
  * The values of `ProblemType` this version of the contract lists.
  */
 export type KnownProblemType = '/problems/validation' | '/problems/malformed-json' | '/problems/malformed-request' | '/problems/request-rejected' | '/problems/invalid-query' | '/problems/invalid-cursor' | '/problems/invalid-token' | '/problems/session-required' | '/problems/insufficient-scope' | '/problems/session-only' | '/problems/csrf-token-required' | '/problems/forbidden' | '/problems/not-found' | '/problems/github-not-linked' | '/problems/github-not-verified' | '/problems/method-not-allowed' | '/problems/not-acceptable' | '/problems/conflict' | '/problems/idempotency-in-progress' | '/problems/idempotency-resource-gone' | '/problems/payload-too-large' | '/problems/unsupported-media-type' | '/problems/idempotency-key-reused' | '/problems/unprocessable' | '/problems/image-too-large' | '/problems/storage-quota-exceeded' | '/problems/rate-limited' | '/problems/internal' | '/problems/unavailable' | '/problems/busy' | '/problems/timeout';
@@ -1169,6 +1174,10 @@ export type Problem = {
      */
     type: ProblemType;
     /**
+     * Why, in one word a program can rely on: the type's slug, or a code that refines it (`roadmap-full` is a `conflict`; see `ProblemCode`). Added in 1.3.0.
+     */
+    code: ProblemCode;
+    /**
      * A short summary of the problem, for a person; `type` is what a program should read.
      */
     title: string;
@@ -1206,6 +1215,11 @@ export type Problem = {
      */
     grantedScopes?: Array<ScopeId>;
 };
+
+/**
+ * Why the problem happened, as a stable code: what a program compares to tell one refusal from another of the same type (a full roadmap from a taken slug, both `conflict`). A problem with no more specific code carries its type's slug. The list is open: new codes may be added, and a client must handle one it does not know by its `type`, then its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract's `x-problem-types` and `x-problem-codes`.)
+ */
+export type ProblemCode = KnownProblemCode | string;
 
 /**
  * A stable identifier of the kind of problem: the URI reference `/problems/<slug>`, the same on every Shipyard server, so a program compares it as it is. Resolved against the request's URL (RFC 9457), it opens the type's explanation on the server that sent it (`/problems/<slug>` redirects to `/docs/problems/<slug>`). The list is open: new types may be added, and a client must handle one it does not know by its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract's `x-problem-types`.)

@@ -282,6 +282,73 @@ export const zJsonRpcRequest = z.union([
 ]);
 
 /**
+ * The values of `ProblemCode` this version of the contract lists.
+ */
+export const zKnownProblemCode = z.enum([
+    'validation',
+    'malformed-json',
+    'malformed-request',
+    'request-rejected',
+    'invalid-query',
+    'invalid-cursor',
+    'invalid-token',
+    'session-required',
+    'insufficient-scope',
+    'session-only',
+    'csrf-token-required',
+    'forbidden',
+    'not-found',
+    'github-not-linked',
+    'github-not-verified',
+    'method-not-allowed',
+    'not-acceptable',
+    'conflict',
+    'idempotency-in-progress',
+    'idempotency-resource-gone',
+    'payload-too-large',
+    'unsupported-media-type',
+    'idempotency-key-reused',
+    'unprocessable',
+    'image-too-large',
+    'storage-quota-exceeded',
+    'rate-limited',
+    'internal',
+    'unavailable',
+    'busy',
+    'timeout',
+    'unknown-project',
+    'member-not-owner',
+    'stranger-not-owner',
+    'not-a-contributor',
+    'not-author',
+    'not-poster',
+    'not-owner-of-members',
+    'administrators-only',
+    'project-slug-taken',
+    'already-owner',
+    'already-member',
+    'owner-not-removable',
+    'username-taken',
+    'email-taken',
+    'roadmap-full',
+    'comment-deleted',
+    'redeliveries-waiting',
+    'key-limit-reached',
+    'key-not-regenerable',
+    'unknown-user',
+    'unknown-media',
+    'position-out-of-range',
+    'roadmap-order-mismatch',
+    'unknown-parent-comment',
+    'parent-comment-deleted',
+    'thread-too-deep',
+    'webhook-limit-reached',
+    'webhook-url-refused'
+]).register(z.globalRegistry, {
+    description: 'The values of `ProblemCode` this version of the contract lists.'
+});
+
+/**
  * The values of `ProblemType` this version of the contract lists.
  */
 export const zKnownProblemType = z.enum([
@@ -524,6 +591,16 @@ export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ 
 });
 
 /**
+ * Why the problem happened, as a stable code: what a program compares to tell one refusal from another of the same type (a full roadmap from a taken slug, both `conflict`). A problem with no more specific code carries its type's slug. The list is open: new codes may be added, and a client must handle one it does not know by its `type`, then its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract's `x-problem-types` and `x-problem-codes`.)
+ */
+export const zProblemCode = z.union([
+    zKnownProblemCode,
+    z.string().register(z.globalRegistry, {
+        description: 'A value a newer server may send, not listed in this version.'
+    })
+]);
+
+/**
  * A stable identifier of the kind of problem: the URI reference `/problems/<slug>`, the same on every Shipyard server, so a program compares it as it is. Resolved against the request's URL (RFC 9457), it opens the type's explanation on the server that sent it (`/problems/<slug>` redirects to `/docs/problems/<slug>`). The list is open: new types may be added, and a client must handle one it does not know by its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract's `x-problem-types`.)
  */
 export const zProblemType = z.union([
@@ -710,6 +787,7 @@ export const zScopeId = z.union([
  */
 export const zProblem = z.object({
     type: zProblemType,
+    code: zProblemCode,
     title: z.string().register(z.globalRegistry, {
         description: 'A short summary of the problem, for a person; `type` is what a program should read.'
     }),

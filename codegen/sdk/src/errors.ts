@@ -5,14 +5,17 @@
  * holds the request or its headers, so the API key cannot end up in a log through them.
  */
 import type { Problem as ContractProblem, ScopeId } from './generated/types.gen.js';
-import type { ProblemSlug, ProblemType } from './problem-types.js';
+import { PROBLEM_SLUGS, type ProblemCode, type ProblemKind, type ProblemType } from './problem-types.js';
 
 /**
- * A problem document as a client receives it: the contract's, with `type` open (the catalogue
- * may grow; a type a newer server sends is still a string), or `about:blank` for an answer that
- * was not a problem document.
+ * A problem document as a client receives it: the contract's, with `type` and `code` open (the
+ * catalogues may grow; a type or code a newer server sends is still a string), or `about:blank`
+ * for an answer that was not a problem document. `code` is absent from servers before API 1.3.0.
  */
-export type Problem = Omit<ContractProblem, 'type'> & { type: ProblemType | 'about:blank' };
+export type Problem = Omit<ContractProblem, 'type' | 'code'> & {
+  type: ProblemType | 'about:blank';
+  code?: ProblemCode;
+};
 
 const HIDDEN = { enumerable: false, writable: false, configurable: false } as const;
 
@@ -41,6 +44,11 @@ export class ShipyardError extends Error {
   readonly status: number;
   /** A stable identifier of the kind of problem (`/problems/not-found`, …): compare it with `is()`. */
   readonly type: ProblemType;
+  /**
+   * Why, in one word to compare (`roadmap-full`, `username-taken`, …; else the type's slug): also
+   * through `is()`. Undefined only from a server before API 1.3.0, or an answer that was not a problem.
+   */
+  declare readonly code?: ProblemCode;
   readonly title: string;
   readonly detail: string;
   /** For a validation problem, each thing that was wrong. */
@@ -76,6 +84,7 @@ export class ShipyardError extends Error {
     this.detail = problem.detail;
     this.errors = problem.errors ?? [];
     const self = this as { -readonly [K in keyof ShipyardError]: ShipyardError[K] };
+    if (typeof problem.code === 'string') self.code = problem.code;
     if (problem.instance) self.instance = problem.instance;
     if (problem.requiredScope) self.requiredScope = problem.requiredScope;
     if (problem.grantedScopes) self.grantedScopes = problem.grantedScopes;
@@ -88,11 +97,14 @@ export class ShipyardError extends Error {
   }
 
   /**
-   * True when this is the given kind of problem: `err.is('not-found')`. It also knows the absolute
-   * form servers before API 1.3.0 sent (`https://shipyard.dev/problems/<slug>`).
+   * True when this is the given kind of problem: its code (`err.is('roadmap-full')`), or its type
+   * by slug (`err.is('conflict')`, true for every conflict whatever its code). A type is also
+   * known in the absolute form servers before API 1.3.0 sent (`https://shipyard.dev/problems/<slug>`).
    */
-  is(slug: ProblemSlug): boolean {
-    return this.type === `/problems/${slug}` || this.type === `https://shipyard.dev/problems/${slug}`;
+  is(kind: ProblemKind): boolean {
+    if (this.code === kind) return true;
+    if (!(PROBLEM_SLUGS as readonly string[]).includes(kind)) return false;
+    return this.type === `/problems/${kind}` || this.type === `https://shipyard.dev/problems/${kind}`;
   }
 }
 

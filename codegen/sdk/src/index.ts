@@ -35,7 +35,14 @@ export const verifyWebhook = (
 export * from './generated/index.js';
 export type { Client, Config } from './generated/client/index.js';
 export { type Problem, ShipyardError, ShipyardNetworkError, ShipyardTimeoutError } from './errors.js';
-export { PROBLEM_SLUGS, type ProblemSlug, type ProblemType } from './problem-types.js';
+export {
+  PROBLEM_CODES,
+  PROBLEM_SLUGS,
+  type ProblemCode,
+  type ProblemKind,
+  type ProblemSlug,
+  type ProblemType,
+} from './problem-types.js';
 export {
   DEFAULTS,
   type CallSettings,
