@@ -5,7 +5,7 @@
  *   db/          the database: imports the kernel (and the entity registry, below)
  *   <area>/      entity · queries · service · presenter (the core): import the kernel, db/ and other
  *                areas' cores; never an adapter
- *   adapters     <area>/*.routes.ts, <area>/*.tools.ts, http/, mcp/, web/, cli/, and the files at
+ *   adapters     <area>/*.routes.ts, <area>/*.tools.ts, <area>/*.provider.ts, http/, mcp/, web/, cli/, and the files at
  *                the top of src/ (app, main, config, routes): may import any core; a routes or
  *                tools file imports of http/ and mcp/ only their kits (http/kit/, mcp/kit/), which
  *                import no area, so that no folder cycle can run through an adapter
@@ -15,8 +15,9 @@
  * areas meet there. It is left out of the graph (options.exclude); lint/check-imports.ts checks
  * on its own that only db/ imports it.
  */
-const AREAS = '(access|comments|github|idempotency|jobs|keys|media|milestones|moderation|oauth|outbox|platform|posts|projects|radar|reactions|search|security-log|sessions|users|webhooks|writes)';
-const ADAPTER_FILE = '[.](routes|tools)[.]ts$';
+const AREAS = '(access|budgets|comments|github|idempotency|jobs|keys|media|milestones|moderation|oauth|outbox|platform|posts|projects|radar|reactions|search|security-log|sessions|users|webhooks|writes)';
+// A provider file is an area's answer to a library's interface over HTTP (the OAuth server's, for the MCP SDK's handlers).
+const ADAPTER_FILE = '[.](routes|tools|provider)[.]ts$';
 const ADAPTER_FOLDERS = '^src/(http|mcp|web|cli)/';
 const ENTITY_REGISTRY = '^src/db/entities[.]ts$';
 
@@ -76,6 +77,14 @@ module.exports = {
       severity: 'error',
       from: { path: `^src/${AREAS}/.*${ADAPTER_FILE}` },
       to: { path: '^src/(http|mcp)/', pathNot: '^src/(http|mcp)/kit/' },
+    },
+    {
+      name: 'mcp-uses-the-http-kit-only',
+      comment:
+        'The MCP endpoint is an adapter beside the REST pipeline, not inside it: of http/ it takes only the kit (bearer tokens, the JSON body, chains, the budget hooks), so that a change to the pipeline cannot reach it unseen.',
+      severity: 'error',
+      from: { path: '^src/mcp/' },
+      to: { path: '^src/http/', pathNot: '^src/http/kit/' },
     },
     {
       name: 'no-module-cycles',

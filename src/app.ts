@@ -8,7 +8,7 @@
  *   → /api/v1/mcp (its own auth gate, budgets and JSON-RPC errors)
  *   → contract validator: route match (404/405) → authenticate (401, or 429 for an address
  *     that sent too many bad keys) → per-key and per-user budgets (429)
- *     → scope (403) → JSON body (1 MiB, UTF-8, no duplicate keys: src/http/json-body.ts)
+ *     → scope (403) → JSON body (1 MiB, UTF-8, no duplicate keys: src/http/kit/json-body.ts)
  *     → request validation (400)
  *   → text with U+0000 refused (400: PostgreSQL cannot store it)
  *   → Idempotency-Key on creates: replay the first response (or 409 / 422)
@@ -32,10 +32,10 @@ import { contractValidator, validatorProblem } from './http/validator.js';
 import { replicaReads, type ReplicaReads } from './http/replica-reads.js';
 import { deprecation } from './http/deprecation.js';
 import { dispatchOperations } from './http/operations.js';
-import { chain, chainWithErrors } from './http/chain.js';
+import { chain, chainWithErrors } from './http/kit/chain.js';
 import { problemHandler } from './http/errors.js';
 import { notFound, type ProblemError } from './kernel/problem.js';
-import { refuseNul } from './http/nul.js';
+import { refuseNul } from './http/kit/nul.js';
 import { formEncodedQuery } from './http/form-query.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseState } from './db/ready.js';
@@ -52,16 +52,10 @@ import { oauthRouter, oauthSite } from './oauth/oauth.routes.js';
 import type { MetadataFetchPolicy } from './oauth/client-metadata.js';
 import { LocalDiskStorage, type MediaStorage } from './media/storage.js';
 import { DEFAULT_MEDIA_QUOTA_BYTES } from './media/media.service.js';
-import {
-  failedAuthBudget,
-  freeOpenings,
-  requestBudget,
-  SharedLimitStore,
-  signInBudget,
-  type FailedAuth,
-} from './http/rate-limit.js';
+import { failedAuthBudget, freeOpenings, requestBudget, SharedLimitStore, signInBudget } from './http/rate-limit.js';
+import type { FailedAuth } from './http/kit/budget-hooks.js';
 import { MAX_KEY_DAYS, type RateLimits } from './kernel/limits.js';
-import { MemoryCounters, RedisCounters, type Counters, type RedisLink } from './http/counters.js';
+import { MemoryCounters, RedisCounters, type Counters, type RedisLink } from './budgets/counters.js';
 import { KeyCache } from './keys/key-cache.js';
 import { KeyUse } from './keys/key-use.js';
 import type { ChangeFeed } from './db/changes.js';
@@ -316,7 +310,7 @@ function webApplication(
   });
 }
 
-/** The REST pipeline, as one Express layer (src/http/chain.ts) that answers its own errors. */
+/** The REST pipeline, as one Express layer (src/http/kit/chain.ts) that answers its own errors. */
 function restPipeline(p: {
   webhooks: WebhookSettings;
   config: AppDeps['config'];

@@ -9,7 +9,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { createApp } from './app.js';
 import { createLogger } from './http/log.js';
 import type { Logger } from './kernel/logger.js';
-import { connectRedis, type Counters } from './http/counters.js';
+import { connectRedis, type Counters } from './budgets/counters.js';
 import { httpServer } from './http/client-errors.js';
 import { GithubClient } from './github/github.client.js';
 import { scheduleGithubSync } from './github/github.sync.js';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { createApp, type AppDeps } from '../src/app.js';
 import { passwordProblems } from '../src/users/password-policy.js';
-import type { Counters, RedisLink } from '../src/http/counters.js';
+import type { Counters, RedisLink } from '../src/budgets/counters.js';
 import type { Logger } from '../src/kernel/logger.js';
 import { loadContract, type OpenApiDocument } from '../src/kernel/contract.js';
 import { headerChecker } from './declared-headers.js';

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type Beside, instanceBeside, startServer, userWithKey, uniqueName, type TestServer } from './harness.js';
 import { redisOrNothing } from './redis.js';
-import { redisLinkOf } from '../src/http/counters.js';
+import { redisLinkOf } from '../src/budgets/counters.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 
 const redis = await redisOrNothing();

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Beside, freePort, instanceBeside, startServer, type TestServer, userWithKey } from './harness.js';
 import { createLogger } from '../src/http/log.js';
-import { connectRedis, type RedisLink, type RedisSettings } from '../src/http/counters.js';
+import { connectRedis, type RedisLink, type RedisSettings } from '../src/budgets/counters.js';
 
 const available = spawnSync('redis-server', ['--version']).status === 0;
 const BUDGET = 6;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { type Beside, freePort, instanceBeside, startServer, type TestServer, userWithKey } from './harness.js';
 import { createLogger } from '../src/http/log.js';
-import { connectRedis, HEARTBEAT_MS, type Counters, type RedisLink } from '../src/http/counters.js';
+import { connectRedis, HEARTBEAT_MS, type Counters, type RedisLink } from '../src/budgets/counters.js';
 import type { Logger } from '../src/kernel/logger.js';
 
 const available = spawnSync('redis-server', ['--version']).status === 0;

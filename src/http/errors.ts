@@ -3,7 +3,7 @@
  * get their 4xx with what was wrong; anything else is logged and answered with a 500 that
  * never carries internal details.
  */
-import { withResourceMetadata } from './challenge.js';
+import { withResourceMetadata } from './kit/challenge.js';
 import type { ErrorRequestHandler, Request } from 'express';
 import { ProblemError, type ProblemSlug } from '../kernel/problem.js';
 import { KEY_NOT_TAKEN, keyNotTaken } from './idempotency.js';

@@ -1,5 +1,5 @@
 /**
- * Request budgets, counted by src/http/counters.ts (per process, or shared in Redis):
+ * Request budgets, counted by src/budgets/counters.ts (per process, or shared in Redis):
  * - per API key and per user, on every authenticated request (REST and MCP share them; an MCP
  *   POST spends one unit per JSON-RPC request it carries), so that neither batching nor many
  *   keys multiply what one person may send; both are announced in the IETF draft-8
@@ -13,8 +13,9 @@
 import { hash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
-import { roomNeeded, type Budget, type Count, type Counters } from './counters.js';
+import { roomNeeded, type Budget, type Count, type Counters } from '../budgets/counters.js';
 import { ProblemError } from '../kernel/problem.js';
+import type { FailedAuth, FreeOpening } from './kit/budget-hooks.js';
 import { costOf, type OperationObject } from '../kernel/contract.js';
 import type { RateLimits } from '../kernel/limits.js';
 
@@ -151,9 +152,6 @@ export function requestBudget(counters: Counters, limits: RateLimits): RequestHa
  */
 export const FREE_OPENINGS_PER_WINDOW = 30;
 
-/** Whether this connection-opening notification may still be free for its key: spends one of its free openings. */
-export type FreeOpening = (req: Request) => Promise<boolean>;
-
 export function freeOpenings(counters: Counters, limits: RateLimits): FreeOpening {
   return async (req) => {
     const keyId = req.actor?.keyId;
@@ -172,8 +170,6 @@ export function freeOpenings(counters: Counters, limits: RateLimits): FreeOpenin
  * the refusal into a 429 once the address is over budget. It is consulted only when
  * authentication has already failed, so it never stands in front of a valid key.
  */
-export type FailedAuth = (req: Request, refusal: ProblemError) => Promise<ProblemError>;
-
 export function failedAuthBudget(counters: Counters, limits: RateLimits): FailedAuth {
   return async (req, refusal) => {
     const spent = await counters.add(`auth:${addressOf(req)}`, 1, windowOf(limits));

@@ -11,7 +11,7 @@
  * key's own write is read back at once.
  */
 import type { RequestHandler } from 'express';
-import type { Counters } from './counters.js';
+import type { Counters } from '../budgets/counters.js';
 import { readFromReplica } from '../db/reads.js';
 
 /** The operations that may read from the replica. */

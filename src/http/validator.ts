@@ -3,7 +3,7 @@
  * must come before request validation run as its security handlers (`validateSecurity.handlers`),
  * the stage it runs after matching the operation (404/405 for unknown routes) and before
  * validating the request (400). Request order is therefore 404/405 → 401 → 429 → 403 → the body
- * read (JSON: src/http/json-body.ts) → 400.
+ * read (JSON: src/http/kit/json-body.ts) → 400.
  *
  * The validator re-creates a handler's error as its own (a status and a message); the problem
  * itself is kept on the request and `validatorProblem` gives it back. The validator checks for the
@@ -17,13 +17,13 @@ import type { OpenApiDocument } from '../kernel/contract.js';
 import { authenticate, requireScope, sessionOnly, sessionRequired } from './authenticate.js';
 import { badRequest, missingToken } from '../kernel/problem.js';
 import { strictQueryIntegers } from './query-integers.js';
-import { jsonBody } from './json-body.js';
+import { jsonBody } from './kit/json-body.js';
 import { deprecation } from './deprecation.js';
 import { parseCookies } from '../kernel/cookies.js';
-import { chain } from './chain.js';
+import { chain } from './kit/chain.js';
 import type { KeyCache } from '../keys/key-cache.js';
 import type { KeyUse } from '../keys/key-use.js';
-import type { FailedAuth } from './rate-limit.js';
+import type { FailedAuth } from './kit/budget-hooks.js';
 
 declare global {
   namespace Express {

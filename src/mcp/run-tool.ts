@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type * as z from 'zod';
 import { ProblemError, type ProblemCode, type ProblemSlug } from '../kernel/problem.js';
-import { findNul } from '../http/nul.js';
+import { findNul } from '../http/kit/nul.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { createRequestHash } from '../idempotency/idempotency.service.js';
 import { API_BASE, listOperations, SERVED } from '../kernel/contract.js';

@@ -117,7 +117,7 @@ export class JsonResponseTransport implements Transport {
     this.onclose?.();
   }
 
-  /** Answers one POST: its body already parsed (src/http/json-body.ts). */
+  /** Answers one POST: its body already parsed (src/http/kit/json-body.ts). */
   async handlePost(req: Request, res: Response, precheck: Precheck = () => undefined): Promise<void> {
     // The headers and the batch's size and version are checked before any element is parsed.
     const early = headerRefusal(req) ?? batchSizeRefusal(req);

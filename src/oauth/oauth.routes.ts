@@ -3,7 +3,7 @@
  * (docs/decisions/0011-oauth-sign-in.md): the metadata (RFC 8414, RFC 9728), registration
  * (RFC 7591, or a client metadata document: ./client-metadata.ts), /authorize, /token and
  * /revoke (RFC 7009). The MCP SDK's handlers parse and answer
- * the protocol messages (PKCE S256 included); the provider below answers them with this
+ * the protocol messages (PKCE S256 included); the provider (./oauth.provider.ts) answers them with this
  * service's rules (src/oauth/oauth.service.ts). The person's consent is a page of the web
  * application (src/web/consent.pages.ts): /authorize records the request and sends the browser there.
  */
@@ -15,54 +15,15 @@ import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/tok
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
 import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
-import {
-  InvalidGrantError,
-  InvalidTokenError,
-  OAUTH_ERRORS,
-  TemporarilyUnavailableError,
-} from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
-import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { SCOPE_IDS } from '../kernel/scopes.js';
 import { MCP_SCOPES } from '../kernel/contract.js';
 import { parseCookies } from '../kernel/cookies.js';
 import type { Store } from 'express-rate-limit';
 import { SESSION_COOKIE } from '../sessions/sessions.service.js';
-import { ClientMetadataDocuments, type MetadataFetchPolicy } from './client-metadata.js';
-import { ProblemError } from '../kernel/problem.js';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
+import type { MetadataFetchPolicy } from './client-metadata.js';
+import { oauthProvider, type OAuthSite } from './oauth.provider.js';
 import type { Logger } from '../kernel/logger.js';
-import { hashToken } from '../keys/tokens.js';
-import { ApiKey } from '../keys/api-key.entity.js';
-import { keyStatus } from '../keys/keys.service.js';
-import {
-  authorizationProblem,
-  beginGrant,
-  browserBinding,
-  browserCookie,
-  codeChallenge,
-  exchangeCode,
-  findClient,
-  GRANT_MINUTES,
-  OAuthRefusal,
-  registerClient,
-  revokeClientKey,
-} from './oauth.service.js';
-
-/** Where this server's OAuth lives, derived from PUBLIC_URL. */
-export type OAuthSite = {
-  /** The authorization server's issuer: the bare origin. */
-  issuer: string;
-  /** The MCP endpoint, the resource MCP clients ask a key for. */
-  mcpUrl: string;
-  /** The metadata (RFC 9728) each kind of 401 names in `resource_metadata`. */
-  mcpResourceMetadata: string;
-  apiResourceMetadata: string;
-  /** Every resource (RFC 8707) a key may be asked for: it is one key for the MCP endpoint and the API. */
-  resources: string[];
-  /** The consent page of the web application. */
-  consentPath: string;
-};
+import { authorizationProblem } from './oauth.service.js';
 
 /**
  * The site, or why OAuth sign-in is off: an issuer must be https (a loopback address may be
@@ -87,25 +48,6 @@ export function oauthSite(publicUrl: string, apiBase: string): OAuthSite | { off
     resources: [mcpUrl, `${issuer}${apiBase}`, issuer],
     consentPath: '/oauth/consent',
   };
-}
-
-/**
- * An OAuthRefusal or ProblemError as the OAuth error the SDK's handlers answer with. Anything else
- * they would answer as a bare `server_error` and never log: it is logged here first.
- */
-async function inOAuthTerms<T>(log: Logger, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof OAuthRefusal) {
-      const Kind = OAUTH_ERRORS[err.code];
-      throw Kind ? new Kind(err.message) : new InvalidGrantError(err.message);
-    }
-    if ((err instanceof ProblemError && err.status === 503) || isDatabaseUnavailable(err))
-      throw new TemporarilyUnavailableError('The database is out of reach for a moment; try again shortly.');
-    log.error('OAuth request failed', { error: err });
-    throw err;
-  }
 }
 
 /** What is wrong with a token request's form, before the SDK's handler reads it, if anything. */
@@ -149,17 +91,6 @@ function registrationProblem(body: unknown): { code: string; message: string } |
   return undefined;
 }
 
-/** The API reference's "Authorize" (src/web/docs.page.ts): this site's own public client. */
-const REFERENCE_CLIENT_ID = 'shipyard-reference';
-const referenceClient = (site: OAuthSite) => ({
-  client_id: REFERENCE_CLIENT_ID,
-  client_name: 'The Shipyard API reference (/docs)',
-  redirect_uris: [`${site.issuer}/docs/oauth-callback`],
-  grant_types: ['authorization_code'],
-  response_types: ['code'],
-  token_endpoint_auth_method: 'none',
-});
-
 /** An OAuth error response (RFC 6749 §5.2), never cached. */
 function oauthError(res: Response, status: number, refusal: { code: string; message: string }): void {
   res.status(status).set('Cache-Control', 'no-store').json({ error: refusal.code, error_description: refusal.message });
@@ -178,100 +109,9 @@ export function oauthRouter(deps: {
   /** Where the handlers' own limiters count, by endpoint: the shared budgets (Redis when there is one). */
   limitStore: (endpoint: string) => Store;
 }): Router {
-  const { orm, site, log } = deps;
-  const secure = site.issuer.startsWith('https:');
-  const cookieName = browserCookie(secure);
-  const em = () => orm.em.fork();
+  const { site } = deps;
   const scopes = [...SCOPE_IDS];
-  const documents = new ClientMetadataDocuments(deps.clientMetadata);
-
-  const provider: OAuthServerProvider = {
-    clientsStore: {
-      // A client_id that is an https URL names its metadata document; the API reference's is this
-      // site's own; any other was registered here.
-      getClient: async (id) =>
-        (id === REFERENCE_CLIENT_ID
-          ? referenceClient(site)
-          : id.startsWith('https://')
-            ? await inOAuthTerms(log, () => documents.client(id))
-            : await findClient(em(), id)) as OAuthClientInformationFull | undefined,
-      registerClient: (client) =>
-        inOAuthTerms(log, async () => (await registerClient(em(), client)) as OAuthClientInformationFull),
-    },
-    async authorize(client, params, res) {
-      // The browser that started the request is the only one that may answer it (RFC 9700 §4.7).
-      const browser = browserBinding(parseCookies(res.req.headers.cookie)[cookieName]);
-      const id = await inOAuthTerms(log, () =>
-        beginGrant(
-          em(),
-          {
-            client: client as Parameters<typeof beginGrant>[1]['client'],
-            redirectUri: params.redirectUri,
-            codeChallenge: params.codeChallenge,
-            scopes: params.scopes ?? [],
-            state: params.state,
-            resource: params.resource,
-            browser: browser.value,
-          },
-          site.resources,
-        ),
-      );
-      // Set anew each time (its life runs from the latest request); path / so that /authorize reads it
-      // back: every request this browser starts is bound to the same value.
-      res.cookie(cookieName, browser.value, {
-        httpOnly: true,
-        // Lax: the consent page is reached by a top-level redirect from here, and answered by a same-site form.
-        sameSite: 'lax',
-        secure,
-        path: '/',
-        maxAge: GRANT_MINUTES * 60_000,
-      });
-      res.redirect(302, `${site.consentPath}?request=${id}`);
-    },
-    challengeForAuthorizationCode: (client, code) =>
-      inOAuthTerms(log, () => codeChallenge(em(), client.client_id, code)),
-    // The verifier is checked with the code (oauth.service.ts exchangeCode), its form included, in
-    // the transaction that uses the code up.
-    skipLocalPkceValidation: true,
-    async exchangeAuthorizationCode(client, code, verifier, redirectUri, resource) {
-      const key = await inOAuthTerms(log, () =>
-        exchangeCode(em(), {
-          clientId: client.client_id,
-          code,
-          verifier: verifier ?? '',
-          redirectUri,
-          resource,
-          maxDays: deps.keyMaxDays,
-        }),
-      );
-      log.info('key issued through OAuth', { clientId: client.client_id, scopes: key.scopes });
-      return {
-        access_token: key.token,
-        token_type: 'Bearer',
-        expires_in: Math.max(0, Math.floor((key.expiresAt.getTime() - Date.now()) / 1000)),
-        scope: key.scopes.join(' '),
-      };
-    },
-    async exchangeRefreshToken() {
-      throw new InvalidGrantError(
-        'This server issues no refresh tokens: each key lasts as long as its person chose. Sign in again when it expires.',
-      );
-    },
-    // The MCP endpoint and the API authenticate keys themselves (src/http/authenticate.ts); this
-    // answers the same question for anything that asks through the SDK's interface.
-    async verifyAccessToken(token) {
-      const key = token.length <= 200 ? await em().findOne(ApiKey, { tokenHash: hashToken(token) }) : null;
-      if (!key || keyStatus(key) !== 'active') throw new InvalidTokenError('This key is not valid.');
-      return {
-        token,
-        clientId: key.oauthClientId ?? `key:${key.id}`,
-        scopes: key.scopes,
-        expiresAt: Math.floor(key.expiresAt.getTime() / 1000),
-        resource: new URL(site.mcpUrl),
-      };
-    },
-    revokeToken: (client, request) => inOAuthTerms(log, () => revokeClientKey(em(), client.client_id, request.token)),
-  };
+  const provider = oauthProvider(deps);
 
   const metadata = {
     issuer: site.issuer,

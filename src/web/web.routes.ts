@@ -23,7 +23,7 @@ import { ProblemError } from '../kernel/problem.js';
 import { requestTimeout } from '../http/timeout.js';
 import { databaseUnavailable } from '../http/errors.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { findNul } from '../http/nul.js';
+import { findNul } from '../http/kit/nul.js';
 import type { OpenApiDocument } from '../kernel/contract.js';
 import { changesPage } from './changes.page.js';
 import { guidePage } from './guide.page.js';

@@ -1,12 +1,12 @@
 /**
- * Giving back a unit a take spent (src/http/counters.ts giveBack), in this process and in Redis:
+ * Giving back a unit a take spent (src/budgets/counters.ts giveBack), in this process and in Redis:
  * to the window the take saw only, never below zero. The Redis half runs where one answers
  * (REDIS_URL or 127.0.0.1:6379), under its own key prefix.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisOrNothing } from '../redis.js';
-import { HEARTBEAT_MS, MemoryCounters, RedisCounters, redisLinkOf, type Counters } from '../../src/http/counters.js';
+import { HEARTBEAT_MS, MemoryCounters, RedisCounters, redisLinkOf, type Counters } from '../../src/budgets/counters.js';
 import { createLogger } from '../../src/http/log.js';
 
 const redis = await redisOrNothing();

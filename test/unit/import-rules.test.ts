@@ -66,6 +66,18 @@ describe('the import rules of make lint', { timeout: 60_000 }, () => {
     expect(r.out).toContain('kits-import-no-area: src/mcp/kit/tool.ts → src/projects/projects.service.ts');
   });
 
+  it('refuses the MCP endpoint importing the REST pipeline, and takes its kit', () => {
+    const r = check({
+      'src/http/authenticate.ts': 'export const a = 1;\n',
+      'src/http/kit/bearer.ts': 'export const b = 1;\n',
+      'src/mcp/mcp.routes.ts':
+        "import { a } from '../http/authenticate.js';\nimport { b } from '../http/kit/bearer.js';\nexport const m = [a, b];\n",
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('mcp-uses-the-http-kit-only: src/mcp/mcp.routes.ts → src/http/authenticate.ts');
+    expect(r.out).not.toContain('src/http/kit/bearer.ts');
+  });
+
   it('refuses a kernel file that uses a package', () => {
     const r = check({ 'src/kernel/ids.ts': "import * as z from 'zod';\nexport const id = z.string();\n" });
     expect(r.code).toBe(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findDuplicateOrLoneSurrogate } from '../../src/http/json-body.js';
+import { findDuplicateOrLoneSurrogate } from '../../src/http/kit/json-body.js';
 
 describe('findDuplicateOrLoneSurrogate', () => {
   it('accepts JSON without duplicate keys or lone surrogates', () => {

@@ -3,7 +3,7 @@
  * up front with a 400 naming where it was, instead of failing in the database.
  */
 import type { RequestHandler } from 'express';
-import { badRequest } from '../kernel/problem.js';
+import { badRequest } from '../../kernel/problem.js';
 
 /** The JSON-pointer-like path of the first string containing U+0000, if any. */
 export function findNul(value: unknown, path: string): string | undefined {

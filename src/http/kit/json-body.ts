@@ -6,8 +6,8 @@
  * have another stored (`{"visibility":"private","visibility":"public"}`).
  */
 import express, { type Request, type RequestHandler } from 'express';
-import { ProblemError } from '../kernel/problem.js';
-import { REQUEST_BODY_BYTES } from '../kernel/limits.js';
+import { ProblemError } from '../../kernel/problem.js';
+import { REQUEST_BODY_BYTES } from '../../kernel/limits.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 

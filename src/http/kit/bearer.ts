@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { missingToken, ProblemError } from '../kernel/problem.js';
+import { missingToken, ProblemError } from '../../kernel/problem.js';
 
 /**
  * The token from `Authorization: Bearer <token>`, the only place a key is accepted (never a
