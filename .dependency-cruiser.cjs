@@ -79,6 +79,14 @@ module.exports = {
       to: { path: '^src/(http|mcp)/', pathNot: '^src/(http|mcp)/kit/' },
     },
     {
+      name: 'adapters-send-what-services-answer',
+      comment:
+        "A service answers in the contract's shapes, presented once (docs/architecture.md): a routes or tools file sends what it got, and never presents a record itself.",
+      severity: 'error',
+      from: { path: `^src/${AREAS}/.*${ADAPTER_FILE}` },
+      to: { path: '[.]presenter[.]ts$' },
+    },
+    {
       name: 'mcp-uses-the-http-kit-only',
       comment:
         'The MCP endpoint is an adapter beside the REST pipeline, not inside it: of http/ it takes only the kit (bearer tokens, the JSON body, chains, the budget hooks), so that a change to the pipeline cannot reach it unseen.',

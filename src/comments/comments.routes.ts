@@ -1,6 +1,5 @@
 import type { SomeHandlers } from '../http/kit/handler.js';
-import { createComment, deleteComment, listComments, readComment, updateComment } from './comments.service.js';
-import { presentComment } from './comments.presenter.js';
+import { createComment, deleteComment, getComment, listComments, updateComment } from './comments.service.js';
 import { pageLimit } from '../kernel/contract.js';
 
 type Ops = 'listComments' | 'createComment' | 'getComment' | 'updateComment' | 'deleteComment';
@@ -14,17 +13,17 @@ export const commentsHandlers = {
     const comment = await createComment(em, actor, path.postId, body);
     return {
       status: 201,
-      body: presentComment(comment, actor.userId),
+      body: comment,
       headers: { Location: `${req.baseUrl}/comments/${comment.id}` },
     };
   },
   getComment: async ({ em, actor, path }) => ({
     status: 200,
-    body: presentComment(await readComment(em, actor, path.commentId), actor.userId),
+    body: await getComment(em, actor, path.commentId),
   }),
   updateComment: async ({ em, actor, path, body }) => ({
     status: 200,
-    body: presentComment(await updateComment(em, actor, path.commentId, body.body), actor.userId),
+    body: await updateComment(em, actor, path.commentId, body.body),
   }),
   deleteComment: async ({ em, actor, path }) => {
     await deleteComment(em, actor, path.commentId);

@@ -45,6 +45,11 @@ export async function readComment(em: EntityManager, actor: Actor, commentId: st
   return row;
 }
 
+/** GET /comments/{id}: the comment, if the actor may read it, else 404. */
+export async function getComment(em: EntityManager, actor: Actor, commentId: string): Promise<CommentDto> {
+  return presentComment(await readComment(em, actor, commentId), actor.userId);
+}
+
 /** The author only; a deleted comment is no longer anyone's to change. */
 async function assertCanEditComment(em: EntityManager, actor: Actor, commentId: string): Promise<CommentFields> {
   const comment = await readComment(em, actor, commentId);
@@ -58,7 +63,7 @@ export async function createComment(
   actor: Actor,
   postId: string,
   input: CommentCreate,
-): Promise<CommentFields> {
+): Promise<CommentDto> {
   await assertCanReadPost(em, actor, postId);
   const id = await em.transactional(async (tem) => {
     let depth = 0;
@@ -89,7 +94,7 @@ export async function createComment(
     await countComments(tem, postId, 1);
     return comment.id;
   });
-  return readComment(em, actor, id);
+  return getComment(em, actor, id);
 }
 
 export async function updateComment(
@@ -97,14 +102,14 @@ export async function updateComment(
   actor: Actor,
   commentId: string,
   body: string,
-): Promise<CommentFields> {
+): Promise<CommentDto> {
   const found = await assertCanEditComment(em, actor, commentId);
   if (found.deletedAt) throw conflict('This comment was deleted; it cannot be edited.').because('comment-deleted');
   const comment = await em.findOne(Comment, { id: commentId }, { populate: ['author'] });
   if (!comment) throw notFound(`No comment with id ${commentId}.`); // deleted since the check
   comment.body = body;
   await em.flush();
-  return comment;
+  return presentComment(comment, actor.userId);
 }
 
 export async function deleteComment(em: EntityManager, actor: Actor, commentId: string): Promise<void> {

@@ -1,12 +1,5 @@
 import type { SomeHandlers } from '../http/kit/handler.js';
-import {
-  githubActivity,
-  githubLanguages,
-  githubRepos,
-  githubSummary,
-  linkedAccount,
-  presentGithubProfile,
-} from './github.service.js';
+import { githubActivity, githubLanguages, githubRepos, githubSummary, githubProfile } from './github.service.js';
 import { pageLimit } from '../kernel/contract.js';
 
 type Ops = 'getGithubProfile' | 'listGithubRepos' | 'getGithubLanguages' | 'getGithubActivity' | 'getGithubSummary';
@@ -14,7 +7,7 @@ type Ops = 'getGithubProfile' | 'listGithubRepos' | 'getGithubLanguages' | 'getG
 export const githubHandlers = {
   getGithubProfile: async ({ em, actor }) => ({
     status: 200,
-    body: presentGithubProfile(await linkedAccount(em, actor)),
+    body: await githubProfile(em, actor),
   }),
   listGithubRepos: async ({ em, actor, query }) => ({
     status: 200,

@@ -33,9 +33,9 @@ const notVerified = (login: string) =>
   );
 
 /** The linked account as the API shows it (its sync time as text). */
-export type LinkedAccount = Awaited<ReturnType<typeof accountOf>>[number];
+type LinkedAccount = Awaited<ReturnType<typeof accountOf>>[number];
 
-export async function linkedAccount(em: EntityManager, actor: Actor): Promise<LinkedAccount> {
+async function linkedAccount(em: EntityManager, actor: Actor): Promise<LinkedAccount> {
   const me = actorId(actor);
   const [account] = me === null ? [] : await accountOf(em, { userId: me });
   if (!account) throw notLinked();
@@ -43,7 +43,12 @@ export async function linkedAccount(em: EntityManager, actor: Actor): Promise<Li
   return account;
 }
 
-export function presentGithubProfile(a: LinkedAccount): GithubProfile {
+/** GET /github/profile: the caller's linked, verified GitHub account. */
+export async function githubProfile(em: EntityManager, actor: Actor): Promise<GithubProfile> {
+  return presentGithubProfile(await linkedAccount(em, actor));
+}
+
+function presentGithubProfile(a: LinkedAccount): GithubProfile {
   return {
     login: a.login,
     name: a.name,

@@ -67,7 +67,7 @@ async function assertCanManageJob(em: EntityManager, actor: Actor, jobId: string
   return job;
 }
 
-export async function createJob(em: EntityManager, actor: Actor, input: JobCreate): Promise<Job> {
+export async function createJob(em: EntityManager, actor: Actor, input: JobCreate): Promise<JobDto> {
   const salary = {
     salaryMin: input.salaryMin ?? null,
     salaryMax: input.salaryMax ?? null,
@@ -89,10 +89,10 @@ export async function createJob(em: EntityManager, actor: Actor, input: JobCreat
   });
   await em.flush();
   await em.populate(job, ['poster']);
-  return job;
+  return presentJob(job);
 }
 
-export async function updateJob(em: EntityManager, actor: Actor, jobId: string, input: JobUpdate): Promise<Job> {
+export async function updateJob(em: EntityManager, actor: Actor, jobId: string, input: JobUpdate): Promise<JobDto> {
   const job = await assertCanManageJob(em, actor, jobId);
   if (input.salaryMin !== undefined || input.salaryMax !== undefined || input.salaryCurrency !== undefined) {
     const salary = {
@@ -113,16 +113,16 @@ export async function updateJob(em: EntityManager, actor: Actor, jobId: string, 
   if (input.applyUrl !== undefined) job.applyUrl = input.applyUrl;
   if (input.expiresAt !== undefined) job.expiresAt = checkExpiry(input.expiresAt);
   await em.flush();
-  return job;
+  return presentJob(job);
 }
 
-export async function closeJob(em: EntityManager, actor: Actor, jobId: string): Promise<Job> {
+export async function closeJob(em: EntityManager, actor: Actor, jobId: string): Promise<JobDto> {
   const job = await assertCanManageJob(em, actor, jobId);
   if (job.status !== 'closed') {
     job.status = 'closed';
     await em.flush();
   }
-  return job;
+  return presentJob(job);
 }
 
 export async function deleteJob(em: EntityManager, actor: Actor, jobId: string): Promise<Removed> {

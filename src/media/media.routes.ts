@@ -1,7 +1,6 @@
 import type { SomeHandlers } from '../http/kit/handler.js';
 import type { MediaStorage } from './storage.js';
-import { getMedia, openMedia, uploadMedia, type MediaLimits } from './media.service.js';
-import { presentMedia } from './media.presenter.js';
+import { getMedia, getMediaMetadata, openMedia, uploadMedia, type MediaLimits } from './media.service.js';
 
 type UploadedFile = { fieldname: string; buffer: Buffer };
 
@@ -18,11 +17,11 @@ export function mediaHandlers(storage: MediaStorage, limits: MediaLimits) {
       const files = (req as unknown as { files?: UploadedFile[] }).files ?? [];
       const file = files.find((f) => f.fieldname === 'file')?.buffer;
       const media = await uploadMedia(em, storage, actor, file, limits.quotaBytes);
-      return { status: 201, body: presentMedia(media), headers: { Location: `${req.baseUrl}/media/${media.id}` } };
+      return { status: 201, body: media, headers: { Location: `${req.baseUrl}/media/${media.id}` } };
     },
     getMedia: async ({ em, actor, path }) => ({
       status: 200,
-      body: presentMedia(await getMedia(em, actor, path.mediaId)),
+      body: await getMediaMetadata(em, actor, path.mediaId),
     }),
     getMediaContent: async ({ em, actor, path, req }) => {
       const media = await getMedia(em, actor, path.mediaId);

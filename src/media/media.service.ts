@@ -15,6 +15,8 @@ import { isUuid } from '../kernel/ids.js';
 import { IMAGE_PIXELS_MAX } from '../kernel/limits.js';
 import { DecodeQueue } from './decode-queue.js';
 import { stripMetadata } from './metadata.js';
+import { presentMedia } from './media.presenter.js';
+import type { Media as MediaDto } from '../../codegen/generated/api/types.gen.js';
 
 const notAnImage = () =>
   new ProblemError(
@@ -160,7 +162,7 @@ export async function uploadMedia(
   actor: Actor,
   bytes: Buffer | undefined,
   quotaBytes = DEFAULT_MEDIA_QUOTA_BYTES,
-): Promise<Media> {
+): Promise<MediaDto> {
   if (!bytes)
     throw badRequest('Send the image as multipart/form-data in a field named "file".', [
       { path: '/body/file', message: 'required' },
@@ -194,7 +196,7 @@ export async function uploadMedia(
     await tem.flush();
     return media.id;
   });
-  return em.findOneOrFail(Media, { id }, { populate: ['uploader'] });
+  return presentMedia(await em.findOneOrFail(Media, { id }, { populate: ['uploader'] }));
 }
 
 /** Marks images as shown by a post or a profile: from then on the sweep leaves them alone. */
@@ -229,6 +231,11 @@ export async function getMedia(em: EntityManager, actor: Actor, mediaId: string)
   const media = readable ? await em.findOne(Media, { id: mediaId }, { populate: ['uploader'] }) : null;
   if (!media) throw notFound(`No media with id ${mediaId}.`);
   return media;
+}
+
+/** GET /media/{id}: the image's metadata, if the actor may read it, else 404. */
+export async function getMediaMetadata(em: EntityManager, actor: Actor, mediaId: string): Promise<MediaDto> {
+  return presentMedia(await getMedia(em, actor, mediaId));
 }
 
 export async function openMedia(storage: MediaStorage, media: Media): Promise<Readable> {

@@ -1,6 +1,7 @@
 /** The roadmap's webhook events (src/webhooks/events.ts), recorded in the transaction of the change. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { anyoneListens, type RecordedEvent, recordEvents, shortened } from '../outbox/events.js';
+import type { Milestone as MilestoneDto } from '../../codegen/generated/api/types.gen.js';
 import { type MilestoneFields, presentMilestone } from './milestones.presenter.js';
 import { Milestone } from './milestone.entity.js';
 
@@ -15,8 +16,8 @@ type Change = { changed?: string[]; previousPosition?: number | null; shifted?: 
  */
 const SHIFT_EVENTS_MAX = 50;
 
-function milestoneEvent(type: MilestoneEventType, milestone: MilestoneFields, change: Change = {}): RecordedEvent {
-  const presented = presentMilestone(milestone);
+/** The event of a change to a milestone, from its answer (presented once by the change's service). */
+function milestoneEvent(type: MilestoneEventType, presented: MilestoneDto, change: Change = {}): RecordedEvent {
   const { resource, truncated } = shortened(presented, ['description']);
   return {
     type,
@@ -35,7 +36,7 @@ function milestoneEvent(type: MilestoneEventType, milestone: MilestoneFields, ch
 export const recordMilestoneEvent = (
   tem: EntityManager,
   type: MilestoneEventType,
-  milestone: MilestoneFields,
+  milestone: MilestoneDto,
   change?: Change,
 ): Promise<void> => recordEvents(tem, [milestoneEvent(type, milestone, change)]);
 
@@ -56,11 +57,10 @@ export async function recordShifted(
     await recordEvents(
       tem,
       shifted.map((m) =>
-        milestoneEvent(
-          'milestone.updated',
-          { ...m, projectId },
-          { changed: ['position'], previousPosition: m.position - by },
-        ),
+        milestoneEvent('milestone.updated', presentMilestone({ ...m, projectId }), {
+          changed: ['position'],
+          previousPosition: m.position - by,
+        }),
       ),
     );
   return range;
@@ -78,7 +78,10 @@ export async function recordReordered(
   await recordEvents(
     tem,
     rows.map((m) =>
-      milestoneEvent('milestone.updated', m, { changed: ['position'], previousPosition: was.get(m.id) ?? null }),
+      milestoneEvent('milestone.updated', presentMilestone(m), {
+        changed: ['position'],
+        previousPosition: was.get(m.id) ?? null,
+      }),
     ),
   );
 }

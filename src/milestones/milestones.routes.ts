@@ -7,7 +7,6 @@ import {
   reorderMilestones,
   updateMilestone,
 } from './milestones.service.js';
-import { presentMilestone } from './milestones.presenter.js';
 import { pageLimit } from '../kernel/contract.js';
 
 type Ops =
@@ -27,17 +26,17 @@ export const milestonesHandlers = {
     const m = await createMilestone(em, actor, path.projectId, body);
     return {
       status: 201,
-      body: presentMilestone(m),
+      body: m,
       headers: { Location: `${req.baseUrl}/projects/${path.projectId}/milestones/${m.id}` },
     };
   },
   getMilestone: async ({ em, actor, path }) => ({
     status: 200,
-    body: presentMilestone(await getMilestone(em, actor, path.projectId, path.milestoneId)),
+    body: await getMilestone(em, actor, path.projectId, path.milestoneId),
   }),
   updateMilestone: async ({ em, actor, path, body }) => ({
     status: 200,
-    body: presentMilestone(await updateMilestone(em, actor, path.projectId, path.milestoneId, body)),
+    body: await updateMilestone(em, actor, path.projectId, path.milestoneId, body),
   }),
   deleteMilestone: async ({ em, actor, path }) => {
     const { name } = await deleteMilestone(em, actor, path.projectId, path.milestoneId);

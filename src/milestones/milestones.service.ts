@@ -23,7 +23,7 @@ import {
   projectTransaction,
   type SeenAccess,
 } from '../projects/projects.service.js';
-import { presentMilestone, type MilestoneFields } from './milestones.presenter.js';
+import { presentMilestone } from './milestones.presenter.js';
 import {
   highestPosition,
   milestoneOf,
@@ -111,11 +111,11 @@ export async function getMilestone(
   actor: Actor,
   projectId: string,
   milestoneId: string,
-): Promise<MilestoneFields> {
+): Promise<MilestoneDto> {
   await assertCanReadProject(em, actor, projectId);
   const [row] = isUuid(milestoneId) ? await milestoneOf(em, { projectId, milestoneId }) : [];
   if (!row) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
-  return row;
+  return presentMilestone(row);
 }
 
 /**
@@ -150,7 +150,7 @@ export async function createMilestone(
   actor: Actor,
   projectId: string,
   input: MilestoneCreate,
-): Promise<Milestone> {
+): Promise<MilestoneDto> {
   return projectTransaction(em, projectId, async (tem) => {
     const count = await lockRoadmap(tem, actor, projectId);
     if (count >= MAX_MILESTONES) {
@@ -177,9 +177,10 @@ export async function createMilestone(
       completedAt: completedAtFor(status, undefined, null),
       position,
     });
-    await recordMilestoneEvent(tem, 'milestone.created', milestone, { shifted });
     await tem.flush();
-    return milestone;
+    const presented = presentMilestone(milestone);
+    await recordMilestoneEvent(tem, 'milestone.created', presented, { shifted });
+    return presented;
   });
 }
 
@@ -189,7 +190,7 @@ export async function updateMilestone(
   projectId: string,
   milestoneId: string,
   input: MilestoneUpdate,
-): Promise<Milestone> {
+): Promise<MilestoneDto> {
   return projectTransaction(em, projectId, async (tem) => {
     const count = await lockRoadmap(tem, actor, projectId);
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
@@ -219,14 +220,15 @@ export async function updateMilestone(
       (field) => String(before[field]) !== String(milestone[field]),
     );
     await tem.flush();
+    const presented = presentMilestone(milestone);
     if (changed.length) {
-      await recordMilestoneEvent(tem, 'milestone.updated', milestone, {
+      await recordMilestoneEvent(tem, 'milestone.updated', presented, {
         changed,
         previousPosition: changed.includes('position') ? before.position : null,
         shifted,
       });
     }
-    return milestone;
+    return presented;
   });
 }
 
@@ -250,7 +252,7 @@ export async function deleteMilestone(
             await shiftPositions(tem, projectId, -1, milestone.position + 1, count),
           )
         : null;
-    await recordMilestoneEvent(tem, 'milestone.deleted', milestone, { shifted });
+    await recordMilestoneEvent(tem, 'milestone.deleted', presentMilestone(milestone), { shifted });
     return { name: milestone.title };
   });
 }

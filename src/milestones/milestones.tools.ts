@@ -18,7 +18,6 @@ import {
   MAX_MILESTONES,
   updateMilestone,
 } from './milestones.service.js';
-import { presentMilestone } from './milestones.presenter.js';
 import { PAGE_SIZE, pageLimit } from '../kernel/contract.js';
 
 const SUMMARY = ['id', 'title', 'status', 'position'] as const;
@@ -108,8 +107,7 @@ export const milestonesTools = [
       request: ({ projectId, ...body }) => ({ params: { projectId }, body }),
       location: (m) => `/projects/${m.projectId}/milestones/${m.id}`,
     },
-    run: async ({ projectId, ...input }, { em, actor }) =>
-      presentMilestone(await createMilestone(em, actor, projectId, input)),
+    run: ({ projectId, ...input }, { em, actor }) => createMilestone(em, actor, projectId, input),
     headline: (m) => one('Created', m),
     texts: ['description'],
   }),
@@ -125,7 +123,7 @@ export const milestonesTools = [
     // "At least one field" is the contract's (MilestoneUpdate minProperties), checked by the server.
     run: async ({ projectId, milestoneId, ...changes }, { em, actor }) => {
       const fields = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
-      return presentMilestone(await updateMilestone(em, actor, projectId, milestoneId, fields));
+      return updateMilestone(em, actor, projectId, milestoneId, fields);
     },
     headline: (m) => one('Updated', m),
     texts: ['description'],

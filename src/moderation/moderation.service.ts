@@ -10,6 +10,9 @@ import { User } from '../users/user.entity.js';
 import type { Actor } from '../kernel/actor.js';
 import { forbidden, notFound } from '../kernel/problem.js';
 import { isUuid } from '../kernel/ids.js';
+import { presentPost } from '../posts/posts.presenter.js';
+import { presentComment } from '../comments/comments.presenter.js';
+import type { Comment as CommentDto, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 
 async function assertAdministrator(em: EntityManager, actor: Actor): Promise<User> {
   if (actor.via !== 'session')
@@ -22,13 +25,18 @@ async function assertAdministrator(em: EntityManager, actor: Actor): Promise<Use
   return admin;
 }
 
-export async function setPostHidden(em: EntityManager, actor: Actor, postId: string, hidden: boolean): Promise<Post> {
+export async function setPostHidden(
+  em: EntityManager,
+  actor: Actor,
+  postId: string,
+  hidden: boolean,
+): Promise<PostDto> {
   await assertAdministrator(em, actor);
   const post = isUuid(postId) ? await em.findOne(Post, { id: postId }, { populate: ['author'] }) : null;
   if (!post) throw notFound(`No post with id ${postId}.`);
   post.hiddenAt = hidden ? (post.hiddenAt ?? new Date()) : null;
   await em.flush();
-  return post;
+  return presentPost(post);
 }
 
 export async function setCommentHidden(
@@ -36,11 +44,11 @@ export async function setCommentHidden(
   actor: Actor,
   commentId: string,
   hidden: boolean,
-): Promise<Comment> {
+): Promise<CommentDto> {
   await assertAdministrator(em, actor);
   const comment = isUuid(commentId) ? await em.findOne(Comment, { id: commentId }, { populate: ['author'] }) : null;
   if (!comment) throw notFound(`No comment with id ${commentId}.`);
   comment.hiddenAt = hidden ? (comment.hiddenAt ?? new Date()) : null;
   await em.flush();
-  return comment;
+  return presentComment(comment, actor.userId);
 }

@@ -1,14 +1,14 @@
 /** Build logs' webhook events (src/webhooks/events.ts), recorded in the transaction of the change. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvents, shortened } from '../outbox/events.js';
-import { type PostFields, presentPost } from './posts.presenter.js';
+import type { Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 
+/** The event of a change to a build log, from its answer (presented once by the change's service). */
 export async function recordBuildLogEvent(
   tem: EntityManager,
   type: 'build_log.created' | 'build_log.updated' | 'build_log.deleted',
-  post: PostFields,
+  presented: PostDto,
 ): Promise<void> {
-  const presented = presentPost(post);
   // A hidden build log is its author's alone: its owner's receivers hear nothing of it.
   if (presented.kind !== 'build_log' || !presented.projectId || presented.hidden) return;
   const { resource, truncated } = shortened(presented, ['body']);

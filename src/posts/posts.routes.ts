@@ -1,6 +1,5 @@
 import type { SomeHandlers } from '../http/kit/handler.js';
-import { createPost, deletePost, listBuildLogs, listPosts, readPost, updatePost } from './posts.service.js';
-import { presentPost } from './posts.presenter.js';
+import { createPost, deletePost, getPost, listBuildLogs, listPosts, updatePost } from './posts.service.js';
 import { pageLimit } from '../kernel/contract.js';
 import { userNamed } from '../users/users.service.js';
 
@@ -16,10 +15,10 @@ export const postsHandlers = {
       cursor: query?.cursor,
     }),
   }),
-  getPost: async ({ em, actor, path }) => ({ status: 200, body: presentPost(await readPost(em, actor, path.postId)) }),
+  getPost: async ({ em, actor, path }) => ({ status: 200, body: await getPost(em, actor, path.postId) }),
   updatePost: async ({ em, actor, path, body }) => ({
     status: 200,
-    body: presentPost(await updatePost(em, actor, path.postId, body)),
+    body: await updatePost(em, actor, path.postId, body),
   }),
   deletePost: async ({ em, actor, path }) => {
     const { name } = await deletePost(em, actor, path.postId);
@@ -27,7 +26,7 @@ export const postsHandlers = {
   },
   createPost: async ({ em, actor, body, req }) => {
     const post = await createPost(em, actor, body);
-    return { status: 201, body: presentPost(post), headers: { Location: `${req.baseUrl}/posts/${post.id}` } };
+    return { status: 201, body: post, headers: { Location: `${req.baseUrl}/posts/${post.id}` } };
   },
   listBuildLogs: async ({ em, actor, path, query }) => ({
     status: 200,

@@ -27,6 +27,11 @@ export async function readPost(em: EntityManager, actor: Actor, postId: string):
   return row;
 }
 
+/** GET /posts/{id}: the post, if the actor may read it, else 404. */
+export async function getPost(em: EntityManager, actor: Actor, postId: string): Promise<PostDto> {
+  return presentPost(await readPost(em, actor, postId));
+}
+
 /** 404 unless the actor may read the post (comments and reactions start here). */
 export async function assertCanReadPost(em: EntityManager, actor: Actor, postId: string): Promise<void> {
   const [row] = isUuid(postId) ? await postIsReadable(em, { postId, userId: actorId(actor) }) : [];
@@ -54,7 +59,7 @@ async function checkMedia(em: EntityManager, actor: Actor, ids: string[] | undef
   return ids;
 }
 
-export async function createPost(em: EntityManager, actor: Actor, input: PostCreate): Promise<Post> {
+export async function createPost(em: EntityManager, actor: Actor, input: PostCreate): Promise<PostDto> {
   const kind = input.kind ?? 'post';
   let project = null;
   if (kind === 'build_log') {
@@ -89,12 +94,13 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
     });
     await tem.flush();
     await tem.populate(post, ['author']);
-    if (kind === 'build_log') await recordBuildLogEvent(tem, 'build_log.created', post);
-    return post;
+    const presented = presentPost(post);
+    if (kind === 'build_log') await recordBuildLogEvent(tem, 'build_log.created', presented);
+    return presented;
   });
 }
 
-export async function updatePost(em: EntityManager, actor: Actor, postId: string, input: PostUpdate): Promise<Post> {
+export async function updatePost(em: EntityManager, actor: Actor, postId: string, input: PostUpdate): Promise<PostDto> {
   await assertCanEditPost(em, actor, postId);
   const mediaIds = input.mediaIds === undefined ? undefined : await checkMedia(em, actor, input.mediaIds);
   return em.transactional(async (tem) => {
@@ -107,8 +113,9 @@ export async function updatePost(em: EntityManager, actor: Actor, postId: string
     if (mediaIds !== undefined) post.mediaIds = mediaIds;
     // The update first: its row lock orders the event's sequence after any earlier change's.
     await tem.flush();
-    if (post.updatedAt !== before) await recordBuildLogEvent(tem, 'build_log.updated', post);
-    return post;
+    const presented = presentPost(post);
+    if (post.updatedAt !== before) await recordBuildLogEvent(tem, 'build_log.updated', presented);
+    return presented;
   });
 }
 
@@ -118,7 +125,7 @@ export async function deletePost(em: EntityManager, actor: Actor, postId: string
     const post = await tem.findOne(Post, { id: postId }, { populate: ['author'] });
     // Comments cascade. No event when another request deleted it meanwhile: its own tells it.
     if (post && (await tem.nativeDelete(Post, { id: postId })))
-      await recordBuildLogEvent(tem, 'build_log.deleted', post);
+      await recordBuildLogEvent(tem, 'build_log.deleted', presentPost(post));
   });
   return { name: title };
 }

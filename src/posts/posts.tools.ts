@@ -5,7 +5,6 @@ import { detailInput, pageInput, projectIdInput } from '../mcp/kit/inputs.js';
 import { listed, listOutput, plural, unmatched } from '../mcp/kit/answers.js';
 import { cursorAfterId } from '../kernel/cursor.js';
 import { buildLogList, createPost, listBuildLogs } from './posts.service.js';
-import { presentPost } from './posts.presenter.js';
 import { PAGE_SIZE, pageLimit } from '../kernel/contract.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Post } from '../../codegen/generated/api/types.gen.js';
@@ -112,8 +111,7 @@ export const postsTools = [
       request: ({ projectId, ...post }) => ({ params: {}, body: { kind: 'build_log', projectId, ...post } }),
       location: (p) => `/posts/${p.id}`,
     },
-    run: async ({ projectId, ...post }, { em, actor }) =>
-      presentPost(await createPost(em, actor, { kind: 'build_log', projectId, ...post })),
+    run: ({ projectId, ...post }, { em, actor }) => createPost(em, actor, { kind: 'build_log', projectId, ...post }),
     headline: (p) => `Posted the build log "${p.title}" — id ${p.id}.`,
     texts: ['body'],
     wholeAt: (p) => `/posts/${p.id}`,

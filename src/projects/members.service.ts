@@ -36,7 +36,7 @@ export async function addMember(
   actor: Actor,
   projectId: string,
   username: string,
-): Promise<ProjectMember> {
+): Promise<MemberDto> {
   const project = await projectToChange(em, actor, projectId);
   const user = await em.findOne(User, { username: username.toLowerCase() });
   if (!user) throw unprocessable(`There is no user named '${username}'.`).because('unknown-user');
@@ -51,8 +51,9 @@ export async function addMember(
         throw conflict(`${user.username} is already a member of this project.`).because('already-member');
       throw err;
     }
-    await recordMemberEvent(tem, 'project.member_added', projectId, member);
-    return member;
+    const presented = presentMember(member);
+    await recordMemberEvent(tem, 'project.member_added', projectId, presented);
+    return presented;
   });
 }
 
@@ -88,6 +89,6 @@ export async function removeMember(
   // the member meanwhile (its own event tells it).
   await em.transactional(async (tem) => {
     if (await tem.nativeDelete(ProjectMember, { id: member.id }))
-      await recordMemberEvent(tem, 'project.member_removed', projectId, member);
+      await recordMemberEvent(tem, 'project.member_removed', projectId, presentMember(member));
   });
 }

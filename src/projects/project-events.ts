@@ -1,15 +1,11 @@
 /** A project's own webhook events (src/webhooks/events.ts), recorded in the transaction of the change. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvents, shortened } from '../outbox/events.js';
-import { presentMember, presentProject, type ProjectFields } from './projects.presenter.js';
-import type { ProjectMember } from './project.entity.js';
+import type { Member as MemberDto, Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 
-export async function recordProjectUpdated(
-  tem: EntityManager,
-  project: ProjectFields,
-  changed: string[],
-): Promise<void> {
-  const { resource, truncated } = shortened(presentProject(project), ['description']);
+/** `project.updated`, from the project's answer (presented once by the change's service). */
+export async function recordProjectUpdated(tem: EntityManager, project: ProjectDto, changed: string[]): Promise<void> {
+  const { resource, truncated } = shortened(project, ['description']);
   await recordEvents(tem, [
     {
       type: 'project.updated',
@@ -24,14 +20,14 @@ export async function recordMemberEvent(
   tem: EntityManager,
   type: 'project.member_added' | 'project.member_removed',
   projectId: string,
-  member: ProjectMember,
+  member: MemberDto,
 ): Promise<void> {
   await recordEvents(tem, [
     {
       type,
       projectId,
       path: `/projects/${projectId}/members`,
-      data: { member: presentMember(member), truncated: [] },
+      data: { member, truncated: [] },
     },
   ]);
 }

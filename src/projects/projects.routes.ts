@@ -1,7 +1,6 @@
 import type { SomeHandlers } from '../http/kit/handler.js';
-import { createProject, deleteProject, listProjects, updateProject, assertCanReadProject } from './projects.service.js';
+import { createProject, deleteProject, getProject, listProjects, updateProject } from './projects.service.js';
 import { addMember, listMembers, removeMember } from './members.service.js';
-import { presentMember, presentProject } from './projects.presenter.js';
 import { pageLimit } from '../kernel/contract.js';
 import { userNamed } from '../users/users.service.js';
 
@@ -25,17 +24,17 @@ export const projectsHandlers = {
     const project = await createProject(em, actor, body);
     return {
       status: 201,
-      body: presentProject(project),
+      body: project,
       headers: { Location: `${req.baseUrl}/projects/${project.id}` },
     };
   },
   getProject: async ({ em, actor, path }) => ({
     status: 200,
-    body: presentProject((await assertCanReadProject(em, actor, path.projectId)).project),
+    body: await getProject(em, actor, path.projectId),
   }),
   updateProject: async ({ em, actor, path, body }) => ({
     status: 200,
-    body: presentProject(await updateProject(em, actor, path.projectId, body)),
+    body: await updateProject(em, actor, path.projectId, body),
   }),
   deleteProject: async ({ em, actor, path }) => {
     const { name } = await deleteProject(em, actor, path.projectId);
@@ -47,7 +46,7 @@ export const projectsHandlers = {
   }),
   addProjectMember: async ({ em, actor, path, body }) => ({
     status: 201,
-    body: presentMember(await addMember(em, actor, path.projectId, body.username)),
+    body: await addMember(em, actor, path.projectId, body.username),
   }),
   removeProjectMember: async ({ em, actor, path }) => {
     await removeMember(em, actor, path.projectId, path.username);

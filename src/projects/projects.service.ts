@@ -51,6 +51,11 @@ async function readableProject(em: EntityManager, actor: Actor, projectId: strin
 /** The project if the actor may see it (public, or owner/member), else 404: the fields the API shows. */
 export const assertCanReadProject = readableProject;
 
+/** GET /projects/{id}: the project, if the actor may see it (else 404). */
+export async function getProject(em: EntityManager, actor: Actor, projectId: string): Promise<ProjectDto> {
+  return presentProject((await readableProject(em, actor, projectId)).project);
+}
+
 const ownerOnly = ({ project, role }: Access<ProjectFields>, projectId: string): ProjectFields => {
   if (role !== 'owner')
     throw forbidden(`Only the owner of project ${projectId} (${project.owner.username}) may change it.`).because(
@@ -165,7 +170,7 @@ async function flushOrConflict(em: EntityManager, slug: string): Promise<void> {
   }
 }
 
-export async function createProject(em: EntityManager, actor: Actor, input: ProjectCreate): Promise<Project> {
+export async function createProject(em: EntityManager, actor: Actor, input: ProjectCreate): Promise<ProjectDto> {
   const slug = input.slug ?? (await freeSlug(em, actor.userId, slugify(input.name)));
   const project = em.create(Project, {
     owner: em.getReference(User, actor.userId),
@@ -182,7 +187,7 @@ export async function createProject(em: EntityManager, actor: Actor, input: Proj
   });
   await flushOrConflict(em, slug);
   await em.populate(project, ['owner']);
-  return project;
+  return presentProject(project);
 }
 
 export async function updateProject(
@@ -190,7 +195,7 @@ export async function updateProject(
   actor: Actor,
   projectId: string,
   input: ProjectUpdate,
-): Promise<Project> {
+): Promise<ProjectDto> {
   return projectTransaction(em, projectId, async (tem) => {
     // The row lock before the read: this change starts from the last one committed, so its event
     // carries that one's fields too and names only its own in `changed`.
@@ -212,8 +217,8 @@ export async function updateProject(
     const changed = (Object.keys(after) as (keyof typeof after)[]).filter(
       (field) => field !== 'updatedAt' && JSON.stringify(before[field]) !== JSON.stringify(after[field]),
     );
-    if (changed.length) await recordProjectUpdated(tem, project, changed);
-    return project;
+    if (changed.length) await recordProjectUpdated(tem, after, changed);
+    return after;
   });
 }
 

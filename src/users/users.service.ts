@@ -4,11 +4,12 @@ import { promisify } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { User } from './user.entity.js';
-import { conflict, notFound, badRequest } from '../kernel/problem.js';
+import { conflict, notFound, badRequest, invalidToken } from '../kernel/problem.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { profileById, profileByUsername } from './users.queries.js';
 import { isUuid } from '../kernel/ids.js';
-import type { UserFields } from './users.presenter.js';
+import { presentUser, type UserFields } from './users.presenter.js';
+import type { User as UserDto } from '../../codegen/generated/api/types.gen.js';
 import { passwordProblems, type PasswordCheck } from './password-policy.js';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
@@ -127,10 +128,7 @@ async function getUserById(em: EntityManager, id: string): Promise<User> {
 }
 
 /** A user as the API shows them, by id or by username (any case), or null. */
-export async function readUser(
-  em: EntityManager,
-  by: { id: string } | { username: string },
-): Promise<UserFields | null> {
+async function readUser(em: EntityManager, by: { id: string } | { username: string }): Promise<UserFields | null> {
   if ('id' in by) return isUuid(by.id) ? ((await profileById(em, by))[0] ?? null) : null;
   return (await profileByUsername(em, { username: by.username.toLowerCase() }))[0] ?? null;
 }
@@ -140,6 +138,19 @@ export async function userNamed(em: EntityManager, username: string): Promise<Us
   const user = await readUser(em, { username });
   if (!user) throw notFound(`There is no user named '${username}'.`);
   return user;
+}
+
+/** GET /users/me: the key's own user. */
+export async function getCurrentUser(em: EntityManager, userId: string): Promise<UserDto> {
+  const user = await readUser(em, { id: userId });
+  // The account went while its key was in flight: the key is no longer anyone's.
+  if (!user) throw invalidToken('The account this API key belonged to no longer exists.');
+  return presentUser(user);
+}
+
+/** GET /users/{username}: a user's public profile, else 404. */
+export async function getUser(em: EntityManager, username: string): Promise<UserDto> {
+  return presentUser(await userNamed(em, username));
 }
 
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {

@@ -78,6 +78,23 @@ describe('the import rules of make lint', { timeout: 60_000 }, () => {
     expect(r.out).not.toContain('src/http/kit/bearer.ts');
   });
 
+  it('refuses a routes or tools file that presents a record itself', () => {
+    const r = check({
+      'src/projects/projects.presenter.ts': 'export const presentProject = (p: object) => p;\n',
+      'src/projects/projects.service.ts':
+        "import { presentProject } from './projects.presenter.js';\nexport const getProject = () => presentProject({});\n",
+      'src/projects/projects.routes.ts':
+        "import { getProject } from './projects.service.js';\nexport const h = getProject;\n",
+      'src/projects/projects.tools.ts':
+        "import { presentProject } from './projects.presenter.js';\nexport const t = presentProject;\n",
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      'adapters-send-what-services-answer: src/projects/projects.tools.ts → src/projects/projects.presenter.ts',
+    );
+    expect(r.out).not.toContain('src/projects/projects.routes.ts →');
+  });
+
   it('refuses a kernel file that uses a package', () => {
     const r = check({ 'src/kernel/ids.ts': "import * as z from 'zod';\nexport const id = z.string();\n" });
     expect(r.code).toBe(1);
