@@ -117,6 +117,9 @@ describe.skipIf(!ready)('three instances behind HAProxy, PgBouncer and Redis', (
         '  timeout connect 2s',
         '  timeout client 30s',
         '  timeout server 30s',
+        // A busy instance's slow health answer is not a dead instance (the check's own default
+        // timeout is its interval, 1 s: a loaded machine took all three out at once).
+        '  timeout check 5s',
         '  retries 2',
         '  option redispatch',
         '  retry-on conn-failure empty-response',
