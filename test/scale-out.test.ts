@@ -68,6 +68,16 @@ const call = (base: string, token: string, path: string, init: RequestInit = {})
     signal: AbortSignal.timeout(15_000),
   });
 
+/** The JSON of an answer, or an error that says what came instead (HAProxy answers its own errors in HTML). */
+async function json(res: Response): Promise<any> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${res.status} ${res.headers.get('content-type')}: ${text.slice(0, 300)}`);
+  }
+}
+
 describe.skipIf(!ready)('three instances behind HAProxy, PgBouncer and Redis', () => {
   beforeAll(async () => {
     cluster = await startCluster();
@@ -157,7 +167,7 @@ describe.skipIf(!ready)('three instances behind HAProxy, PgBouncer and Redis', (
 
   it('shares one key budget, keeps positions 1..N under concurrent writes, and delivers each event once, with no 5xx', async () => {
     const owner = await key(['projects.read', 'projects.write']);
-    const project = await (await call(site, owner, '/projects', { method: 'POST', body: '{"name":"Spread"}' })).json();
+    const project = await json(await call(site, owner, '/projects', { method: 'POST', body: '{"name":"Spread"}' }));
     const hook = await call(site, owner, `/projects/${project.id}/webhooks`, {
       method: 'POST',
       body: JSON.stringify({ url: receiver.url, events: ['milestone.created'] }),
@@ -173,7 +183,7 @@ describe.skipIf(!ready)('three instances behind HAProxy, PgBouncer and Redis', (
       ),
     );
     expect(made.map((r) => r.status).filter((s) => s !== 201)).toEqual([]);
-    const roadmap = await (await call(site, owner, `/projects/${project.id}/milestones?limit=100`)).json();
+    const roadmap = await json(await call(site, owner, `/projects/${project.id}/milestones?limit=100`));
     expect(roadmap.items.map((m: { position: number }) => m.position)).toEqual(
       Array.from({ length: 30 }, (_, i) => i + 1),
     );
