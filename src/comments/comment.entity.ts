@@ -1,6 +1,6 @@
 import { resourceGoneTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, changeTimes } from '../db/columns.js';
 import { User } from '../users/user.entity.js';
 import { Post } from '../posts/post.entity.js';
 
@@ -11,10 +11,7 @@ const CommentSchema = defineEntity({
   name: 'Comment',
   tableName: 'comments',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     post: () => p.manyToOne(Post).deleteRule('cascade'),
     author: () => p.manyToOne(User).deleteRule('cascade'),
     /** A parent is never removed while it has replies (it becomes a placeholder instead). */
@@ -25,11 +22,7 @@ const CommentSchema = defineEntity({
     replyCount: p.integer().default(0),
     deletedAt: p.datetime().nullable(),
     hiddenAt: p.datetime().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...changeTimes(),
   },
   indexes: [
     { name: 'comments_post_idx', properties: ['post', 'id'] },

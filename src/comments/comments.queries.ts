@@ -5,7 +5,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Kysely } from 'kysely';
-import { type DB, hotRead, iso, reads } from '../db/reads.js';
+import { type DB, hotRead, iso, reads, changeTimesOf } from '../db/reads.js';
 import { userSummary } from '../users/users.queries.js';
 import { postReadable } from '../access/access.queries.js';
 
@@ -23,8 +23,7 @@ const commentsWithAuthors = (db: Kysely<DB>) =>
       'c.replyCount as replyCount',
       iso('c.deletedAt').as('deletedAt'),
       iso('c.hiddenAt').as('hiddenAt'),
-      iso('c.createdAt').as('createdAt'),
-      iso('c.updatedAt').as('updatedAt'),
+      ...changeTimesOf('c'),
       userSummary(eb).as('author'),
     ]);
 

@@ -11,8 +11,7 @@ import { type Actor, actorId } from '../kernel/actor.js';
 import { conflict, forbidden, notFound, unprocessable } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { assertCanReadPost } from '../posts/posts.service.js';
-import { isUuid } from '../kernel/ids.js';
-import { FIRST_ID } from '../db/reads.js';
+import { FIRST_ID, rowById } from '../db/reads.js';
 import { presentComment, type CommentFields } from './comments.presenter.js';
 import {
   commentPage,
@@ -40,9 +39,11 @@ export async function listComments(
 
 /** The comment if its post is readable by the actor, else 404. */
 export async function readComment(em: EntityManager, actor: Actor, commentId: string): Promise<CommentFields> {
-  const [row] = isUuid(commentId) ? await readableComment(em, { commentId, userId: actorId(actor) }) : [];
-  if (!row) throw notFound(`No comment with id ${commentId}.`);
-  return row;
+  return rowById(
+    commentId,
+    () => readableComment(em, { commentId, userId: actorId(actor) }),
+    `No comment with id ${commentId}.`,
+  );
 }
 
 /** GET /comments/{id}: the comment, if the actor may read it, else 404. */

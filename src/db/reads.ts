@@ -18,6 +18,8 @@ import { AliasNode, type Compilable, CompiledQuery, type InferResult, type Kysel
 import type { entities } from './entities.js';
 import { isDatabaseUnavailable } from './unavailable.js';
 import { nameStatement } from './named-statements.js';
+import { isUuid } from '../kernel/ids.js';
+import { notFound } from '../kernel/problem.js';
 
 const READS = { tableNamingStrategy: 'entity', columnNamingStrategy: 'property' } as const;
 /** A row as PostgreSQL gives it: a column the entity may leave out (it has a default, or may be null) is there all the same. */
@@ -63,6 +65,20 @@ export const reads = (em: EntityManager): Kysely<DB> =>
 /** A timestamp as the API writes it: RFC 3339 in UTC, to the millisecond (as Date#toISOString). */
 export const iso = (column: string) =>
   sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The row a read by id finds, or a 404 saying `missing`: an id that is not a UUID finds nothing,
+ * without a query (PostgreSQL would refuse to compare it with a uuid column).
+ */
+export async function rowById<T>(id: string, read: () => Promise<readonly T[]>, missing: string): Promise<T> {
+  const [row] = isUuid(id) ? await read() : [];
+  if (!row) throw notFound(missing);
+  return row;
+}
+
+/** A row's `createdAt` and `updatedAt` (of the table or alias `of`), as the API shows them. */
+export const changeTimesOf = (of: string) =>
+  [iso(`${of}.createdAt`).as('createdAt'), iso(`${of}.updatedAt`).as('updatedAt')] as const;
 
 /**
  * A timestamp as the presenters take it: an entity's Date, or a typed read's text from `iso`,

@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
-import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 
 const GITHUB_SYNC_STATUSES = ['never', 'ok', 'partial', 'rate_limited', 'not_found', 'error'] as const;
@@ -10,10 +10,7 @@ const GithubAccountSchema = defineEntity({
   name: 'GithubAccount',
   tableName: 'github_accounts',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     user: () => p.oneToOne(User).owner().unique().deleteRule('cascade'),
     login: p.string().length(39),
     name: p.string().length(255).nullable(),
@@ -41,7 +38,7 @@ const GithubAccountSchema = defineEntity({
      * taken by someone else; the id cannot, so the proof holds only while the login has this id.
      */
     githubId: p.bigint('number').nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
   },
   indexes: [
     // One Shipyard user per proven GitHub login and per GitHub account (docs/decisions/0009-github-proof.md).
@@ -64,10 +61,7 @@ const GithubRepoSchema = defineEntity({
   name: 'GithubRepo',
   tableName: 'github_repos',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     account: () => p.manyToOne(GithubAccount).deleteRule('cascade'),
     name: p.string().length(100),
     fullName: p.string().length(200),

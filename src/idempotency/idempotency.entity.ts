@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 
 const IDEMPOTENCY_STATES = ['in_progress', 'done'] as const;
 
@@ -8,10 +8,7 @@ const IdempotencyRecordSchema = defineEntity({
   name: 'IdempotencyRecord',
   tableName: 'idempotency_records',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     /** The account whose create it is: its keys share one namespace, over REST and MCP. */
     userId: p.uuid(),
     /** The API key that sent it first. */
@@ -23,7 +20,7 @@ const IdempotencyRecordSchema = defineEntity({
     status: p.integer().nullable(),
     responseBody: p.json<unknown>().nullable(),
     location: p.string().length(500).nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
     /** The resource the create made, when its answer names one by id. */
     resourceId: p.uuid().nullable(),
     /** Set by the database when that resource is deleted: a retry is then told so, not replayed it. */

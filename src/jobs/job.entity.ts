@@ -1,7 +1,7 @@
 import { resourceGoneTrigger, searchChangedTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7Key, changeTimes } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
-import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 
 const REMOTE_POLICIES = ['onsite', 'hybrid', 'remote'] as const;
@@ -12,10 +12,7 @@ const JobSchema = defineEntity({
   name: 'Job',
   tableName: 'jobs',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     poster: () => p.manyToOne(User).deleteRule('cascade'),
     title: p.string().length(200),
     company: p.string().length(200),
@@ -39,11 +36,7 @@ const JobSchema = defineEntity({
       .lazy()
       .nullable()
       .hidden(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...changeTimes(),
   },
   indexes: [
     { name: 'jobs_listing_idx', properties: ['status', 'expiresAt', 'id'] },

@@ -1,7 +1,7 @@
 /** Jobs' typed reads (src/db/reads.ts): a job as the API shows it, with its poster. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Kysely, sql } from 'kysely';
-import { type DB, hotRead, iso, read, reads } from '../db/reads.js';
+import { type DB, hotRead, iso, read, reads, changeTimesOf } from '../db/reads.js';
 import { userSummary } from '../users/users.queries.js';
 import type { Job } from './job.entity.js';
 
@@ -29,8 +29,7 @@ const jobsWithPosters = (db: Kysely<DB>, now: Date) =>
       'j.status as status',
       iso('j.expiresAt').as('expiresAt'),
       eb('j.expiresAt', '<=', now).$castTo<boolean>().as('expired'), // PostgreSQL's booleans are true and false
-      iso('j.createdAt').as('createdAt'),
-      iso('j.updatedAt').as('updatedAt'),
+      ...changeTimesOf('j'),
       userSummary(eb).as('poster'),
     ]);
 

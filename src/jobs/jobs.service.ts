@@ -3,6 +3,7 @@
  * that have not expired; everything stays readable by id.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { rowById } from '../db/reads.js';
 import type { JobCreate, JobUpdate, Job as JobDto } from '../../codegen/generated/api/types.gen.js';
 import { Job } from './job.entity.js';
 import { User } from '../users/user.entity.js';
@@ -10,7 +11,6 @@ import type { Actor, Removed } from '../kernel/actor.js';
 import { badRequest, forbidden, notFound } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { normaliseTags } from '../kernel/tags.js';
-import { isUuid } from '../kernel/ids.js';
 import { presentJob } from './jobs.presenter.js';
 import { jobById, jobs } from './jobs.queries.js';
 import { wordCount } from '../search/search.queries.js';
@@ -178,7 +178,6 @@ export async function listJobs(em: EntityManager, actor: Actor, query: JobListQu
 
 /** GET /jobs/{id}: the job as the list shows it. */
 export async function readJob(em: EntityManager, jobId: string, now = new Date()): Promise<JobDto> {
-  const [row] = isUuid(jobId) ? await jobById(em, { jobId, now }) : [];
-  if (!row) throw notFound(`No job with id ${jobId}.`);
+  const row = await rowById(jobId, () => jobById(em, { jobId, now }), `No job with id ${jobId}.`);
   return presentJob(row, now);
 }

@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
-import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { accessChangedTrigger } from '../db/triggers.js';
 
@@ -8,10 +8,7 @@ const ApiKeySchema = defineEntity({
   name: 'ApiKey',
   tableName: 'api_keys',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     name: p.string().length(100),
     /** SHA-256 of the whole token, hex. The token itself is never stored. */
@@ -20,7 +17,7 @@ const ApiKeySchema = defineEntity({
     last4: p.string().length(4),
     scopes: p.type(TextArrayType),
     expiresAt: p.datetime(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
     lastUsedAt: p.datetime().nullable(),
     /** Through what it was last used: rest or mcp. */
     lastChannel: p.string().length(10).nullable(),

@@ -1,6 +1,6 @@
 import { resourceGoneTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 import { User } from '../users/user.entity.js';
 
 const MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
@@ -9,10 +9,7 @@ const MediaSchema = defineEntity({
   name: 'Media',
   tableName: 'media',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     uploader: () => p.manyToOne(User).deleteRule('cascade'),
     /** The storage key: bytes live at a path derived only from this hash. */
     sha256: p.string().length(64),
@@ -20,7 +17,7 @@ const MediaSchema = defineEntity({
     byteSize: p.integer(),
     width: p.integer(),
     height: p.integer(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
     /** When a post or a profile first showed it; an upload that stays null is removed after a grace period. */
     attachedAt: p.datetime().nullable(),
   },

@@ -1,6 +1,6 @@
 import { resourceGoneTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, changeTimes } from '../db/columns.js';
 import { Project } from '../projects/project.entity.js';
 
 const MILESTONE_STATUSES = ['planned', 'in_progress', 'done', 'cancelled'] as const;
@@ -9,10 +9,7 @@ const MilestoneSchema = defineEntity({
   name: 'Milestone',
   tableName: 'milestones',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     project: () => p.manyToOne(Project).deleteRule('cascade'),
     title: p.string().length(200),
     description: p.text().nullable(),
@@ -20,11 +17,7 @@ const MilestoneSchema = defineEntity({
     dueDate: p.date().nullable(),
     completedAt: p.datetime().nullable(),
     position: p.integer(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...changeTimes(),
   },
   // Checked at commit: a move shifts a range of positions and sets the moved one in separate
   // statements, and only the end state is 1..n without duplicates.

@@ -1,7 +1,7 @@
 /** The roadmap's typed reads and the statements its writes run under the project's row lock (src/db/reads.ts). */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
-import { hotRead, iso, read, reads } from '../db/reads.js';
+import { hotRead, iso, read, reads, changeTimesOf } from '../db/reads.js';
 import type { MilestoneStatus } from '../../codegen/generated/api/types.gen.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/reads.js';
@@ -19,8 +19,7 @@ const milestones = (db: Kysely<DB>) =>
       sql<string | null>`to_char(${sql.ref('m.dueDate')}, 'YYYY-MM-DD')`.as('dueDate'),
       iso('m.completedAt').as('completedAt'),
       'm.position as position',
-      iso('m.createdAt').as('createdAt'),
-      iso('m.updatedAt').as('updatedAt'),
+      ...changeTimesOf('m'),
     ]);
 
 /** A page of a project's roadmap: the milestones after `after` (a position), in order. */
@@ -110,8 +109,7 @@ export function shiftPositions(tem: EntityManager, projectId: string, by: 1 | -1
       'dueDate',
       'position',
       iso('Milestone.completedAt').as('completedAt'),
-      iso('Milestone.createdAt').as('createdAt'),
-      iso('Milestone.updatedAt').as('updatedAt'),
+      ...changeTimesOf('Milestone'),
     ])
     .execute();
 }

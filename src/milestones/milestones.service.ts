@@ -5,6 +5,7 @@
  * shift in any order, and it still guards the end state.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { rowById } from '../db/reads.js';
 import type {
   MilestoneCreate,
   MilestoneUpdate,
@@ -32,7 +33,6 @@ import {
   roadmapPageFiltered,
   shiftPositions,
 } from './milestones.queries.js';
-import { isUuid } from '../kernel/ids.js';
 import { recordMilestoneEvent, recordReordered, recordShifted, type Shift } from './milestone-events.js';
 
 const milestones = (n: number) => `${n} milestone${n === 1 ? '' : 's'}`;
@@ -113,8 +113,11 @@ export async function getMilestone(
   milestoneId: string,
 ): Promise<MilestoneDto> {
   await assertCanReadProject(em, actor, projectId);
-  const [row] = isUuid(milestoneId) ? await milestoneOf(em, { projectId, milestoneId }) : [];
-  if (!row) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
+  const row = await rowById(
+    milestoneId,
+    () => milestoneOf(em, { projectId, milestoneId }),
+    `Project ${projectId} has no milestone with id ${milestoneId}.`,
+  );
   return presentMilestone(row);
 }
 

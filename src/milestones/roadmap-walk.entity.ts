@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 import { Project } from '../projects/project.entity.js';
 
 /**
@@ -11,16 +11,13 @@ const RoadmapWalkSchema = defineEntity({
   name: 'RoadmapWalk',
   tableName: 'roadmap_walks',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     project: () => p.manyToOne(Project).deleteRule('cascade'),
     /** The list the walk belongs to (src/kernel/cursor.ts): the project and its filters. */
     list: p.string().length(16),
     /** The milestone ids each page served, first page first. */
     pages: p.json<string[][]>(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
   },
   indexes: [
     { name: 'roadmap_walks_created_at_idx', properties: ['createdAt'] },

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { madeAt } from '../db/columns.js';
 
 /**
  * An OAuth client registered through Dynamic Client Registration (RFC 7591). Every client is
@@ -14,7 +15,7 @@ const OAuthClientSchema = defineEntity({
     redirectUris: p.json<string[]>(),
     /** The client's home page, when it gave one (shown on the consent screen). */
     clientUri: p.string().length(2000).nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
     /** When someone last approved it: a registration nobody used for long is swept. */
     lastUsedAt: p.datetime().nullable(),
   },

@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
 import { User } from '../users/user.entity.js';
 
@@ -13,10 +13,7 @@ const OAuthGrantSchema = defineEntity({
   name: 'OAuthGrant',
   tableName: 'oauth_grants',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     /** A registered client's id, or the URL of its metadata document. */
     clientId: p.string().length(2000),
     clientName: p.string().length(100),
@@ -45,7 +42,7 @@ const OAuthGrantSchema = defineEntity({
      * truncate api_keys (the key cache hears of it) without first clearing grants.
      */
     keyId: p.uuid().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
   },
   indexes: [{ name: 'oauth_grants_created_at_idx', properties: ['createdAt'] }],
 });

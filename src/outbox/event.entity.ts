@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key } from '../db/columns.js';
 import { webhookWakeTrigger } from '../db/triggers.js';
 
 /**
@@ -13,10 +13,7 @@ const WebhookEventSchema = defineEntity({
   name: 'WebhookEvent',
   tableName: 'webhook_events',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     sequence: p.bigint('number').autoincrement().unique(),
     projectId: p.uuid(),
     type: p.string().length(40),

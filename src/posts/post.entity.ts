@@ -1,7 +1,7 @@
 import { resourceGoneTrigger, searchChangedTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7Key, changeTimes } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
-import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 import { Project } from '../projects/project.entity.js';
 
@@ -11,10 +11,7 @@ const PostSchema = defineEntity({
   name: 'Post',
   tableName: 'posts',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     author: () => p.manyToOne(User).deleteRule('cascade'),
     kind: p.enum(POST_KINDS).default('post'),
     title: p.string().length(200),
@@ -35,11 +32,7 @@ const PostSchema = defineEntity({
       .lazy()
       .nullable()
       .hidden(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...changeTimes(),
   },
   indexes: [
     { name: 'posts_project_kind_idx', properties: ['project', 'kind', 'id'] },

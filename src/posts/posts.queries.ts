@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type DB, filteredRead, hotRead, iso, read, reads } from '../db/reads.js';
+import { type DB, filteredRead, hotRead, iso, read, reads, changeTimesOf } from '../db/reads.js';
 import { postReadable } from '../access/access.queries.js';
 import { userSummary } from '../users/users.queries.js';
 
@@ -20,8 +20,7 @@ const postsWithAuthors = (db: Kysely<DB>) =>
       'po.reactionCount as reactionCount',
       'po.project as projectId',
       iso('po.hiddenAt').as('hiddenAt'),
-      iso('po.createdAt').as('createdAt'),
-      iso('po.updatedAt').as('updatedAt'),
+      ...changeTimesOf('po'),
       userSummary(eb).as('author'),
     ]);
 

@@ -14,17 +14,14 @@ import { cursorList, type CursorList, decodeCursor, idOf, isIdCursor, type Page,
 import { assertCanContributeToProject, assertCanReadProject, type SeenAccess } from '../projects/projects.service.js';
 import { presentPost, type PostFields } from './posts.presenter.js';
 import { buildLogPage, buildLogPageAmong, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
-import { LAST_ID } from '../db/reads.js';
+import { LAST_ID, rowById } from '../db/reads.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { markAttached, ownMediaIds } from '../media/media.service.js';
-import { isUuid } from '../kernel/ids.js';
 import { recordBuildLogEvent } from './build-log-events.js';
 
 /** The post as the API shows it, if the actor may read it, else 404. */
 export async function readPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
-  const [row] = isUuid(postId) ? await readablePost(em, { postId, userId: actorId(actor) }) : [];
-  if (!row) throw notFound(`No post with id ${postId}.`);
-  return row;
+  return rowById(postId, () => readablePost(em, { postId, userId: actorId(actor) }), `No post with id ${postId}.`);
 }
 
 /** GET /posts/{id}: the post, if the actor may read it, else 404. */
@@ -34,8 +31,7 @@ export async function getPost(em: EntityManager, actor: Actor, postId: string): 
 
 /** 404 unless the actor may read the post (comments and reactions start here). */
 export async function assertCanReadPost(em: EntityManager, actor: Actor, postId: string): Promise<void> {
-  const [row] = isUuid(postId) ? await postIsReadable(em, { postId, userId: actorId(actor) }) : [];
-  if (!row) throw notFound(`No post with id ${postId}.`);
+  await rowById(postId, () => postIsReadable(em, { postId, userId: actorId(actor) }), `No post with id ${postId}.`);
 }
 
 /** The author only: editing and deleting. A post the actor may not read is a 404 first. */

@@ -1,7 +1,7 @@
 import { resourceGoneTrigger, searchChangedTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7Key, changeTimes } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
-import { uuidv7 } from 'uuidv7';
 import { User } from '../users/user.entity.js';
 
 const PROJECT_STAGES = ['idea', 'building', 'launched', 'paused'] as const;
@@ -12,10 +12,7 @@ const ProjectSchema = defineEntity({
   name: 'Project',
   tableName: 'projects',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     owner: () => p.manyToOne(User).deleteRule('cascade'),
     name: p.string().length(100),
     slug: p.string().length(64),
@@ -36,11 +33,7 @@ const ProjectSchema = defineEntity({
       .lazy()
       .nullable()
       .hidden(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...changeTimes(),
   },
   uniques: [{ name: 'projects_owner_slug_unique', properties: ['owner', 'slug'] }],
   indexes: [{ name: 'projects_search_idx', properties: ['search'], type: 'gin' }],
@@ -53,10 +46,7 @@ const ProjectMemberSchema = defineEntity({
   name: 'ProjectMember',
   tableName: 'project_members',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     project: () => p.manyToOne(Project).deleteRule('cascade'),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     addedAt: p.datetime().onCreate(() => new Date()),

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type DB, filteredRead, hotRead, iso, reads } from '../db/reads.js';
+import { type DB, filteredRead, hotRead, iso, reads, changeTimesOf } from '../db/reads.js';
 import { isMember, projectReadable } from '../access/access.queries.js';
 import { userSummary } from '../users/users.queries.js';
 
@@ -18,8 +18,7 @@ const projectColumns = (eb: ExpressionBuilder<DB & { p: DB['Project']; u: DB['Us
     'p.links as links',
     'p.lookingForCollaborators as lookingForCollaborators',
     'p.wantedSkills as wantedSkills',
-    iso('p.createdAt').as('createdAt'),
-    iso('p.updatedAt').as('updatedAt'),
+    ...changeTimesOf('p'),
     userSummary(eb).as('owner'),
   ] as const;
 

@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 import { User } from '../users/user.entity.js';
 import { Post } from '../posts/post.entity.js';
 
@@ -10,14 +10,11 @@ const ReactionSchema = defineEntity({
   name: 'Reaction',
   tableName: 'reactions',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     post: () => p.manyToOne(Post).deleteRule('cascade'),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     kind: p.enum(REACTION_KINDS),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
   },
   // One reaction of each kind per person and post: the unique key makes adding idempotent.
   uniques: [{ name: 'reactions_post_user_kind_unique', properties: ['post', 'user', 'kind'] }],

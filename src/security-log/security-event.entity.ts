@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key } from '../db/columns.js';
 import { User } from '../users/user.entity.js';
 
 /**
@@ -12,10 +12,7 @@ const SecurityEventSchema = defineEntity({
   tableName: 'security_events',
   properties: {
     /** Time-ordered (UUIDv7): the page's order and its cursor. */
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     /** One of SECURITY_EVENT_KINDS (src/security-log/security-log.service.ts). */
     kind: p.string().length(40),

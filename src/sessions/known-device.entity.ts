@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 import { User } from '../users/user.entity.js';
 
 /**
@@ -11,13 +11,10 @@ const KnownDeviceSchema = defineEntity({
   name: 'KnownDevice',
   tableName: 'known_devices',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     tokenHash: p.string().length(64).unique(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
   },
   indexes: [{ name: 'known_devices_user_idx', properties: ['user'] }],
 });

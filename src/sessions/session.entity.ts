@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 import { User } from '../users/user.entity.js';
 
 /** A signed-in browser. Only the SHA-256 of the cookie's secret is stored. */
@@ -7,13 +7,10 @@ const SessionSchema = defineEntity({
   name: 'Session',
   tableName: 'sessions',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     tokenHash: p.string().length(64).unique(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
     expiresAt: p.datetime(),
     /** A sealed one-time message for the next page (src/sessions/flash.ts), or null. */
     flash: p.text().nullable(),

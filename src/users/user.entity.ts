@@ -1,16 +1,13 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
+import { uuidv7Key, madeAt } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
-import { uuidv7 } from 'uuidv7';
 import { searchChangedTrigger, accessChangedTrigger } from '../db/triggers.js';
 
 const UserSchema = defineEntity({
   name: 'User',
   tableName: 'users',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     username: p.string().length(39).unique(),
     email: p.string().length(254).unique(),
     displayName: p.string().length(100),
@@ -36,7 +33,7 @@ const UserSchema = defineEntity({
       .lazy()
       .nullable()
       .hidden(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
   },
   indexes: [
     { name: 'users_search_idx', properties: ['search'], type: 'gin' },

@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/postgresql';
-import { uuidv7 } from 'uuidv7';
+import { uuidv7Key, changeTimes, madeAt } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
 import { webhookWakeTrigger } from '../db/triggers.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
@@ -14,10 +14,7 @@ const WebhookSubscriptionSchema = defineEntity({
   name: 'WebhookSubscription',
   tableName: 'webhook_subscriptions',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     project: () => p.manyToOne(Project).deleteRule('cascade'),
     url: p.string().length(2000),
     events: p.type(TextArrayType),
@@ -33,11 +30,7 @@ const WebhookSubscriptionSchema = defineEntity({
     disabledReason: p.string().length(300).nullable(),
     /** The last `sequence` given to one of its deliveries: they are numbered 1, 2, 3… per subscription. */
     lastSequence: p.bigint('number').default(0),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...changeTimes(),
   },
   indexes: [{ name: 'webhook_subscriptions_project_idx', properties: ['project'] }],
 });
@@ -51,10 +44,7 @@ const WebhookDeliverySchema = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_deliveries',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     subscription: () => p.manyToOne(WebhookSubscription).deleteRule('cascade'),
     event: () => p.manyToOne(WebhookEvent).deleteRule('cascade'),
     /**
@@ -66,7 +56,7 @@ const WebhookDeliverySchema = defineEntity({
     /** Asked for by the subscription's owner (a redelivery or a ping), not made by a change. */
     manual: p.boolean().default(false),
     attempts: p.integer().default(0),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: madeAt(),
     lastAttemptAt: p.datetime().nullable(),
     deliveredAt: p.datetime().nullable(),
     /** When the relay handed it to the job queue; null until then (./worker.ts). */
@@ -90,10 +80,7 @@ const WebhookAttemptSchema = defineEntity({
   name: 'WebhookAttempt',
   tableName: 'webhook_attempts',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => uuidv7()),
+    id: uuidv7Key(),
     delivery: () => p.manyToOne(WebhookDelivery).deleteRule('cascade'),
     at: p.datetime(),
     statusCode: p.integer().nullable(),
