@@ -63,7 +63,7 @@ export type DatabaseOptions = {
   preparedStatements?: boolean;
   /** A direct connection past any transaction pooler (DATABASE_DIRECT_URL; default databaseUrl): LISTEN, the migrations' lock. */
   directUrl?: string;
-  /** A read replica (DATABASE_READ_URL): reads that may lag a moment go there (./replica.ts). */
+  /** A read replica (DATABASE_READ_URL): reads that may lag a moment go there (src/http/replica-reads.ts). */
   readUrl?: string;
 };
 

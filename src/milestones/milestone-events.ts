@@ -1,4 +1,4 @@
-/** The roadmap's webhook events (src/webhooks/events.ts), recorded in the transaction of the change. */
+/** The roadmap's webhook events (src/outbox/events.ts), recorded in the transaction of the change. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { anyoneListens, type RecordedEvent, recordEvents, shortened } from '../outbox/events.js';
 import type { Milestone as MilestoneDto } from '../../codegen/generated/api/types.gen.js';

@@ -1,4 +1,4 @@
-/** Build logs' webhook events (src/webhooks/events.ts), recorded in the transaction of the change. */
+/** Build logs' webhook events (src/outbox/events.ts), recorded in the transaction of the change. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvents, shortened } from '../outbox/events.js';
 import type { Post as PostDto } from '../../codegen/generated/api/types.gen.js';

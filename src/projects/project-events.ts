@@ -1,4 +1,4 @@
-/** A project's own webhook events (src/webhooks/events.ts), recorded in the transaction of the change. */
+/** A project's own webhook events (src/outbox/events.ts), recorded in the transaction of the change. */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvents, shortened } from '../outbox/events.js';
 import type { Member as MemberDto, Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';

@@ -52,7 +52,7 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
   };
   run: (args: z.infer<I>, ctx: ToolContext) => Promise<z.infer<O>>;
   /**
-   * The first line of the result's text, before the data itself (src/mcp/answers.ts): what was
+   * The first line of the result's text, before the data itself (src/mcp/kit/answers.ts): what was
    * changed, or for a list what its items are ("3 milestones (done)"), given the items sent.
    */
   headline: (data: z.infer<O>, args: z.infer<I>) => string;
