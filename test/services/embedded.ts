@@ -23,15 +23,12 @@ export type ServiceDatabase = {
   em: () => EntityManager;
   /** A new user, and how they call as a key with these scopes (every scope unless named). */
   user: (scopes?: readonly ScopeId[]) => Promise<{ user: User; actor: Actor }>;
-  /** How long the last reset took, in milliseconds (a test of the helper reads it). */
-  lastResetMs: () => number;
 };
 
 /** Registers the file's hooks: the database before its tests, emptied before each, closed after. */
 export function useServiceDatabase(): ServiceDatabase {
   let db: Database | undefined;
   let truncate = '';
-  let resetMs = 0;
   beforeAll(async () => {
     db = await openDatabase({ dataDir: '', inMemory: true, command: 'service tests' });
     const { rows } = await sql<{ name: string }>`
@@ -41,9 +38,7 @@ export function useServiceDatabase(): ServiceDatabase {
     truncate = `truncate table ${tables.join(', ')} restart identity cascade`;
   }, 120_000);
   beforeEach(async () => {
-    const started = performance.now();
     await db!.orm.em.fork().getConnection().execute(truncate);
-    resetMs = performance.now() - started;
   });
   afterAll(async () => {
     await db?.close();
@@ -56,7 +51,6 @@ export function useServiceDatabase(): ServiceDatabase {
       const user = await createUser(em(), { username, email: `${username}@example.test` });
       return { user, actor: { userId: user.id, via: 'key', keyId: randomUUID(), scopes: [...scopes] } };
     },
-    lastResetMs: () => resetMs,
   };
 }
 
