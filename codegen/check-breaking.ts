@@ -208,8 +208,9 @@ function classify(d: Diff, current: Doc): string {
   // one in an answer breaking, as it would be in a request).
   if (
     d.action === 'add' &&
-    d.path.includes('responses') &&
-    !d.path.includes('headers') &&
+    d.path[0] === 'paths' &&
+    d.path[3] === 'responses' &&
+    d.path[5] === 'content' &&
     (d.path.at(-2) === 'required' || d.path.at(-2) === 'properties')
   )
     return 'non-breaking';

@@ -128,6 +128,29 @@ describe('Idempotency-Key (REST)', () => {
     const again = await far();
     expect(again.status).toBe(422);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.json).toEqual((await far()).json);
+    expect(again.json.code).toBe('position-out-of-range');
+    // The same refusal replayed through MCP keeps its code.
+    const viaMcp = await mcpCall(t, ada.token, 'create_milestone', {
+      projectId: project.id,
+      title: 'x',
+      position: 5,
+      idempotencyKey: key,
+    });
+    expect(viaMcp.json.result.isError).toBe(true);
+    expect(viaMcp.json.result._meta['shipyard.dev/problem']).toMatchObject({
+      code: 'position-out-of-range',
+      status: 422,
+    });
+    // A refusal kept before problems carried a code (API 1.3.0; an older instance during a
+    // deploy): replayed with its type's slug as its code, as the contract requires.
+    const em = t.db.orm.em.fork();
+    const record = await em.findOneOrFail(IdempotencyRecord, { key });
+    const { code: _code, ...before13 } = record.responseBody as Record<string, unknown>;
+    await em.nativeUpdate(IdempotencyRecord, { key }, { responseBody: before13 });
+    const older = await far();
+    expect(older.status).toBe(422);
+    expect(older.json).toMatchObject({ type: '/problems/unprocessable', code: 'unprocessable' });
 
     const name = uniqueName('Idem');
     const old = randomUUID();

@@ -299,6 +299,9 @@ describe('MCP through the SDK client', () => {
     expect(res.isError).toBe(true);
     expect(JSON.stringify(res)).not.toContain('hunter2');
     expect((res.content[0] as { text: string }).text).toMatch(/Internal error while running boom \(request req1\)/);
+    expect(res._meta).toEqual({
+      'shipyard.dev/problem': { type: '/problems/internal', code: 'internal', status: 500 },
+    });
   });
 
   it("checks each result against the tool's output schema (VALIDATE_RESPONSES, on in tests) and never sends one that fails", async () => {

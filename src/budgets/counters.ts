@@ -176,8 +176,6 @@ class LateAnswer extends Error {
     super(message);
   }
 }
-/** How many heartbeats' counts of the instances are remembered: enough to span ALIVE_MS. */
-const COUNTS_KEPT = 6;
 const REDIS_RETRY_MS = 2000;
 /** How often the seeds Redis's answers leave in this process are swept, once their windows end. */
 const SEED_SWEEP_MS = 60_000;
@@ -233,14 +231,17 @@ export const HEARTBEAT_MS = 1000;
 /** How long an instance counts as alive after its last heartbeat: a few missed beats. */
 const ALIVE_MS = 5 * HEARTBEAT_MS;
 
-/** Registers this instance and counts the live ones, by Redis's clock: [how many]. KEYS: the set; ARGV: id. */
+/**
+ * Registers this instance and counts the live ones, by Redis's clock: [how many, 1 when this
+ * instance was not in the set]. KEYS: the set; ARGV: id.
+ */
 const HEARTBEAT_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], now, ARGV[1])
+local added = redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${ALIVE_MS})
 redis.call('PEXPIRE', KEYS[1], ${ALIVE_MS})
-return {redis.call('ZCARD', KEYS[1])}`;
+return {redis.call('ZCARD', KEYS[1]), added}`;
 
 /**
  * While the circuit is open, each instance spends from its share of every budget: the budget
@@ -257,13 +258,16 @@ export class RedisCounters implements Counters {
   #probeAt = 0;
   #probing: Promise<void> | undefined;
   readonly #id = randomUUID();
-  /**
-   * The instances alive, this one included: the most any of the last COUNTS_KEPT heartbeats
-   * counted. A master that takes over (or a Redis restarted) holds no peer that has not beaten
-   * on it yet, so a count falls only once the peers had ALIVE_MS to say they are there.
-   */
+  /** The instances alive at the last heartbeat, this one included. */
   #instances = 1;
-  readonly #counts: number[] = [];
+  /** Whether a heartbeat of this instance has landed in Redis before. */
+  #beaten = false;
+  /**
+   * The count held through a set that was lost, until when: a master that takes over (or a
+   * Redis restarted) holds no peer that has not beaten on it yet, so the count from before stands
+   * until the peers had ALIVE_MS to say they are there.
+   */
+  #held = { count: 1, until: 0 };
   readonly #beat: NodeJS.Timeout;
   /** Units spent here while Redis was away, by counter, not yet written back: with their window's end. */
   readonly #owed = new Map<string, { units: number; resetAt: number }>();
@@ -307,10 +311,15 @@ export class RedisCounters implements Counters {
       // nor kept as a second limit for the rest of the window. Should the command be lost instead
       // (the master died with it in flight), what was allowed here is owed after all.
       async (late) => {
+        const at = Date.now();
         const taken = await this.#takeLocally(budgets, units, windowMs, { keep: false, owe: false });
+        // Owed to the window the take was counted in (its end as seen now, not when the loss is heard).
         if (taken.allowed)
           late.landing.catch(() => {
-            for (const [i, b] of budgets.entries()) this.#owe(b.key, units, Date.now() + taken.counts[i]!.resetMs);
+            for (const [i, b] of budgets.entries()) {
+              const resetAt = at + taken.counts[i]!.resetMs;
+              if (resetAt > Date.now()) this.#owe(b.key, units, resetAt);
+            }
           });
         return taken;
       },
@@ -456,14 +465,16 @@ export class RedisCounters implements Counters {
     const now = Date.now();
     for (const [key, until] of this.#kept) if (until <= now) this.#kept.delete(key);
     for (const [key, owed] of this.#owed) if (owed.resetAt <= now) this.#owed.delete(key);
-    const n = await this.#either(
-      async () => (await this.#eval(HEARTBEAT_SCRIPT, ['instances'], [], [this.#id]))[0],
+    const beat = await this.#either(
+      async () => await this.#eval(HEARTBEAT_SCRIPT, ['instances'], [], [this.#id]),
       async () => undefined,
     );
-    if (n === undefined) return;
-    this.#counts.push(Math.max(1, n));
-    if (this.#counts.length > COUNTS_KEPT) this.#counts.shift();
-    this.#instances = Math.max(...this.#counts);
+    if (beat === undefined) return;
+    const [n = 1, added = 0] = beat;
+    // Not in the set although it has beaten before: the set was lost (a failover, a restart).
+    if (added === 1 && this.#beaten) this.#held = { count: this.#instances, until: Date.now() + ALIVE_MS };
+    this.#beaten = true;
+    this.#instances = Math.max(1, n, Date.now() < this.#held.until ? this.#held.count : 1);
   }
 
   /** What was spent here while Redis was away, added to Redis's counts (each to the window it was spent in). */

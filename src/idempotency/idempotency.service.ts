@@ -136,9 +136,19 @@ async function claim(
   }
   if (existing.state !== 'done') throw inProgress();
   if (existing.resourceGoneAt) throw resourceGone(existing.resourceId!);
-  return {
-    replay: { status: existing.status ?? 200, body: existing.responseBody, location: existing.location ?? null },
-  };
+  const status = existing.status ?? 200;
+  return { replay: { status, body: asReplayed(status, existing.responseBody), location: existing.location ?? null } };
+}
+
+/**
+ * A stored answer as it is replayed: a refusal kept before problems carried a `code` (API 1.3.0;
+ * records live 24 hours, and an older instance may still be writing them during a deploy) gets
+ * its type's slug as its code, which is what a refusal without a more specific one carries.
+ */
+function asReplayed(status: number, body: unknown): unknown {
+  if (status < 400 || typeof body !== 'object' || body === null || 'code' in body) return body;
+  const type = (body as { type?: unknown }).type;
+  return typeof type === 'string' ? { ...body, code: type.split('/').at(-1) } : body;
 }
 
 /** What became of a create: its result, or the client error it was refused with. */

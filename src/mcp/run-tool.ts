@@ -53,6 +53,9 @@ const RETRY_AFTER_S = 5;
 const UNAVAILABLE_META = problemMeta(new ProblemError(503, 'unavailable', 'Service unavailable', ''), {
   retryAfter: RETRY_AFTER_S,
 });
+/** A fault of the server's, as REST's 500 says it. */
+const INTERNAL_META = problemMeta(new ProblemError(500, 'internal', 'Internal error', ''));
+
 /**
  * The database went away during the call (REST answers 503 with Retry-After): say so, when to try
  * again, and what a retry does for this tool.
@@ -135,11 +138,12 @@ export async function runTool(
       return { ...failed(unavailableText(tool)), _meta: { ...UNAVAILABLE_META } };
     }
     opts.log.error('tool failed', { requestId: opts.requestId, tool: tool.name, error: err });
-    return failed(
+    const result = failed(
       err instanceof OutputMismatch
         ? `Internal error while running ${tool.name} (request ${opts.requestId}): its result did not pass the server's own check, so it is not sent.`
         : `Internal error while running ${tool.name} (request ${opts.requestId}); nothing is known to have changed.`,
     );
+    return { ...result, _meta: { ...result._meta, ...INTERNAL_META } };
   }
 }
 
@@ -239,14 +243,11 @@ async function runOnce(
   // A refusal the REST operation recorded for this key is this call's refusal too.
   const { status, body: stored } = outcome.replay;
   if (status >= 400) {
-    // A stored answer is one this server made: its type is one of the catalogue's.
-    const problem = stored as { status: number; type: string; title: string; detail: string };
-    throw new ProblemError(
-      problem.status,
-      problem.type.split('/').at(-1) as ProblemSlug,
-      problem.title,
-      problem.detail,
-    );
+    // A stored answer is one this server made: its type and code are the catalogue's.
+    const problem = stored as { status: number; type: string; code: string; title: string; detail: string };
+    const slug = problem.type.split('/').at(-1) as ProblemSlug;
+    const refusal = new ProblemError(problem.status, slug, problem.title, problem.detail);
+    throw problem.code === slug ? refusal : refusal.because(problem.code as ProblemCode);
   }
   return stored as Record<string, unknown>;
 }

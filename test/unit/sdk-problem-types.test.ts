@@ -92,6 +92,49 @@ describe('problem types', () => {
     }
   });
 
+  it('gives each code at a throw only to a problem of a type the code refines', () => {
+    const HELPERS: Record<string, string> = {
+      conflict: 'conflict',
+      unprocessable: 'unprocessable',
+      forbidden: 'forbidden',
+      notFound: 'not-found',
+      badRequest: 'validation',
+    };
+    // Arguments with up to two levels of parentheses inside (a template's `${milestones(count)}`).
+    const args = String.raw`((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)`;
+    const helperThrow = new RegExp(
+      String.raw`\b(${Object.keys(HELPERS).join('|')})\(${args}\)\s*\.because\(([^)]*)\)`,
+      'g',
+    );
+    const newThrow = new RegExp(
+      String.raw`new ProblemError\(\s*\d+,\s*'([a-z-]+)'${args}\)\s*\.because\(([^)]*)\)`,
+      'g',
+    );
+    const typesOf = new Map(codes.map((c) => [c.code, c.types]));
+    const wrong: string[] = [];
+    let sites = 0;
+    let checked = 0;
+    for (const file of sources('src')) {
+      const text = readFileSync(file, 'utf8');
+      // Each code given where a problem is made (a replay's code, given to a variable, is the stored one's).
+      sites += [...text.matchAll(/\)\s*\.because\(/g)].length;
+      const found = [
+        ...[...text.matchAll(helperThrow)].map((m) => [HELPERS[m[1]!]!, m[3]!] as const),
+        ...[...text.matchAll(newThrow)].map((m) => [m[1]!, m[3]!] as const),
+      ];
+      for (const [type, because] of found) {
+        checked++;
+        // The code, or the codes a condition chooses between (`role === 'member' ? 'a' : 'b'`).
+        const given = because.includes('?') ? because.slice(because.indexOf('?')) : because;
+        for (const [, code] of given.matchAll(/'([a-z-]+)'/g))
+          if (!typesOf.get(code!)?.includes(type)) wrong.push(`${file}: ${code} on a ${type}`);
+      }
+    }
+    // Every code given where a problem is made was read here (a new way of throwing would escape the check).
+    expect(checked).toBe(sites);
+    expect(wrong).toEqual([]);
+  });
+
   it("KnownProblemCode is every type's slug and every specific code; the SDK lists the same", () => {
     const schema = (loadContract().components as { schemas: Record<string, { enum?: string[] }> }).schemas
       .KnownProblemCode!;

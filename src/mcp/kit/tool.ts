@@ -1,8 +1,8 @@
 /**
  * What an area declares for the MCP server: a tool's name, the REST operation it mirrors (whose
  * scope it needs: src/mcp/catalogue.ts binds it from the contract), its schemas (built once, from
- * the generated zod of the contract) and what it runs (the area's own service and presenter;
- * there is no second business layer).
+ * the generated zod of the contract) and what it runs (the area's own service, which answers
+ * presented; there is no second business layer).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
