@@ -227,16 +227,24 @@ function stopGracefully(
     stopping = true;
     log.info('shutting down', why);
     hooks.stopWork();
+    const inFlight = setTimeout(() => {
+      log.error('in-flight requests did not finish within 10 s; exiting');
+      process.exit(1);
+    }, 10_000).unref();
     server.close(async () => {
+      // The requests are done; releasing has a bound of its own (an embedded database writes its
+      // files on close, which a loaded machine makes slow).
+      clearTimeout(inFlight);
+      const releasing = setTimeout(() => {
+        log.error('the database, Redis and the password thread were not released within 10 s; exiting');
+        process.exit(1);
+      }, 10_000).unref();
       await hooks.release();
+      clearTimeout(releasing);
       log.info('stopped');
       process.exit(0);
     });
     server.closeIdleConnections();
-    setTimeout(() => {
-      log.error('in-flight requests did not finish within 10 s; exiting');
-      process.exit(1);
-    }, 10_000).unref();
   };
   // SIGHUP too: the terminal that ran it was closed, or its launcher passed one on.
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop({ signal }));
