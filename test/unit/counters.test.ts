@@ -88,52 +88,51 @@ describe.skipIf(!redis)('the circuit to Redis', () => {
     expect((await counters.add('busy', 0, 60_000)).count).toBe(1);
   });
 
-  it('divides what is left of each budget among the live instances while Redis is away', async () => {
+  const budget = [{ key: 'k', limit: 10 }];
+  /**
+   * Two instances on one Redis under a fresh prefix, each having spent one unit of `budget`: both
+   * told Redis they are alive, and heard of each other at their next heartbeat.
+   */
+  const twoInstances = async () => {
     const prefix = `shipyard:test:${randomUUID()}:`;
     const clients = [await connect(), await connect()];
     const [a, b] = clients.map(
       (c) => new RedisCounters(redisLinkOf(c), new MemoryCounters(), createLogger('silent'), prefix),
     );
-    const budget = [{ key: 'k', limit: 10 }];
-    // Both instances tell Redis they are alive, and hear of each other at their next heartbeat;
-    // then 8 of the 10 are spent, through both.
     await a!.take(budget, 1, 60_000);
     await b!.take(budget, 1, 60_000);
     await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
-    for (let i = 0; i < 5; i++) await a!.take(budget, 1, 60_000);
-    expect((await b!.take(budget, 1, 60_000)).counts[0]!.count).toBe(8);
+    return { prefix, clients, a: a!, b: b! };
+  };
+  /** How many units of `of` an instance is allowed before it is refused (at most 20). */
+  const allowed = async (c: RedisCounters, of = budget) => {
+    let n = 0;
+    while ((await c.take(of, 1, 60_000)).allowed && n < 20) n++;
+    return n;
+  };
+
+  it('divides what is left of each budget among the live instances while Redis is away', async () => {
+    const { clients, a, b } = await twoInstances();
+    // 8 of the 10 spent, through both.
+    for (let i = 0; i < 5; i++) await a.take(budget, 1, 60_000);
+    expect((await b.take(budget, 1, 60_000)).counts[0]!.count).toBe(8);
     for (const c of clients) c.destroy();
     // Two left: each instance may spend its half of them, and no more.
-    const allowed = async (c: RedisCounters) => {
-      let n = 0;
-      while ((await c.take(budget, 1, 60_000)).allowed && n < 20) n++;
-      return n;
-    };
-    expect([await allowed(a!), await allowed(b!)]).toEqual([1, 1]);
-    expect(a!.mode).toBe('local');
+    expect([await allowed(a), await allowed(b)]).toEqual([1, 1]);
+    expect(a.mode).toBe('local');
   });
 
   it('keeps counting a peer through a master that has not heard from it yet (a failover)', async () => {
-    const prefix = `shipyard:test:${randomUUID()}:`;
-    const clients = [await connect(), await connect()];
-    const [a, b] = clients.map(
-      (c) => new RedisCounters(redisLinkOf(c), new MemoryCounters(), createLogger('silent'), prefix),
-    );
-    const budget = [{ key: 'k', limit: 10 }];
-    await a!.take(budget, 1, 60_000);
-    await b!.take(budget, 1, 60_000);
-    await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
+    const { prefix, clients, a, b } = await twoInstances();
     // A replica takes over without the set of live instances (or Redis restarts empty), and `a`
     // beats on it before `b` has: the set says one instance.
-    b!.close();
+    b.close();
     await clients[0]!.del(`${prefix}instances`);
     await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
     expect(await clients[0]!.zCard(`${prefix}instances`)).toBe(1);
     // Redis goes away: `a` spends half of what is left of a fresh budget, not all of it.
     for (const c of clients) c.destroy();
-    let n = 0;
-    while ((await a!.take([{ key: 'fresh', limit: 10 }], 1, 60_000)).allowed && n < 20) n++;
-    expect(n).toBe(5);
-    a!.close();
+    expect(await allowed(a, [{ key: 'fresh', limit: 10 }])).toBe(5);
+    a.close();
   });
 });
