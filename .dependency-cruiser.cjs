@@ -15,7 +15,7 @@
  * areas meet there. It is left out of the graph (options.exclude); lint/check-imports.ts checks
  * on its own that only db/ imports it.
  */
-const AREAS = '(access|budgets|comments|github|idempotency|jobs|keys|media|milestones|moderation|oauth|outbox|platform|posts|projects|radar|reactions|search|security-log|sessions|users|webhooks|writes)';
+const AREAS = '(access|budgets|comments|github|idempotency|jobs|keys|media|milestones|moderation|oauth|outbox|platform|posts|projects|radar|reactions|search|security-log|sessions|telemetry|users|webhooks|writes)';
 // A provider file is an area's answer to a library's interface over HTTP (the OAuth server's, for the MCP SDK's handlers).
 const ADAPTER_FILE = '[.](routes|tools|provider)[.]ts$';
 const ADAPTER_FOLDERS = '^src/(http|mcp|web|cli)/';

@@ -28,6 +28,7 @@ import { busyProject, type BusyFigures } from './busy-project.js';
 import { ANSWER_CAP_BYTES, resultBytes } from '../src/mcp/kit/answers.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { hookReceiver, webhookLatency } from './webhook-latency.js';
 
 const url = process.env.DATABASE_URL;
@@ -53,12 +54,18 @@ const seed = JSON.parse(
   }),
 );
 
-/** The node options the service runs with (bin/server-options.mjs, the heap cap included): the service is measured as it runs, and the baselines get the same. */
+/**
+ * The node options the service runs with (bin/server-options.mjs, the heap cap included): the
+ * service is measured as it runs, and the baselines get the same, but for the service's own
+ * telemetry start.
+ */
 const nodeOptions = serverNodeOptions();
+const baselineOptions = nodeOptions.filter((o) => !o.startsWith('--import='));
 
 function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, ...nodeOptions, ...args], {
+    const options = args[0]?.startsWith('dist/') ? nodeOptions : baselineOptions;
+    const child = spawn(process.execPath, [...nodeArgs, ...options, ...args], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -94,9 +101,16 @@ const cpuMicros = (pid: number) => {
   return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6; // utime, stime (fields 14 and 15 of stat)
 };
 
-const [P_JSON, P_PG, P_APP, P_SEARCH, P_WRITE, P_HOOK] = [18101, 18102, 18103, 18104, 18105, 18106];
+const [P_JSON, P_PG, P_APP, P_SEARCH, P_WRITE, P_HOOK, P_TRACED, P_OTLP] = [
+  18101, 18102, 18103, 18104, 18105, 18106, 18107, 18108,
+];
 // Receives the webhooks of the subscribed project's milestones.
 const hooks = await hookReceiver(P_HOOK);
+// Receives, and drops, the traced service's spans (OTLP/HTTP).
+const otlp = createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end('{}'))).listen(
+  P_OTLP,
+  '127.0.0.1',
+);
 const children = [
   await start([...tsx, 'bench/baselines.ts', 'json', String(P_JSON)], {}, 'ready'),
   await start([...tsx, 'bench/baselines.ts', 'pg', String(P_PG)], {}, 'ready'),
@@ -121,10 +135,30 @@ const app = await start(
   PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
 );
 children.push(app);
+// The same service traced: every request sampled (always_on) and exported to a local receiver.
+// Its webhook worker is off: the subscribed write's deliveries stay with the service above.
+const traced = await start(
+  ['dist/src/main.js'],
+  {
+    PORT: String(P_TRACED),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    GITHUB_SYNC_INTERVAL_MINUTES: '0',
+    WEBHOOK_WORKER: 'false',
+    SECRET_KEY: randomBytes(32).toString('hex'),
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${P_OTLP}`,
+    OTEL_TRACES_SAMPLER: 'always_on',
+    OTEL_METRICS_EXPORTER: 'none',
+  },
+  'shipyard listening',
+);
+children.push(traced);
 // However the run ends (a failed check included), the servers it started end with it.
 process.on('exit', () => {
   for (const c of children) c.kill('SIGTERM');
   hooks.close();
+  otlp.close();
 });
 
 const auth = { authorization: `Bearer ${seed.token}` };
@@ -137,6 +171,7 @@ const mcpHeaders = {
 const mcpCall = (name: string, args: object) =>
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const api = `http://127.0.0.1:${P_APP}/api/v1`;
+const tracedApi = `http://127.0.0.1:${P_TRACED}/api/v1`;
 {
   const subscribed = await fetch(`${api}/projects/${seed.hookedProjectId}/webhooks`, {
     method: 'POST',
@@ -241,6 +276,21 @@ const every: Scenario[] = [
     headers: { ...auth, 'content-type': 'application/json' },
     body: '{"title":"bench"}',
     baseline: RAW_WRITE,
+  },
+  // Tracing's cost: the same two requests to the same service, traced (always_on, exported).
+  {
+    name: 'GET project, traced',
+    url: `${tracedApi}/projects/${seed.projectId}`,
+    headers: auth,
+    baseline: 'GET project',
+  },
+  {
+    name: 'POST milestone, traced',
+    url: `${tracedApi}/projects/${seed.writeProjectId}/milestones`,
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: '{"title":"bench"}',
+    baseline: 'POST milestone',
   },
   {
     name: 'MCP get_roadmap',
@@ -360,6 +410,7 @@ const servers = new Map<number, ChildProcess>([
   [P_SEARCH, children[2]!],
   [P_WRITE, children[3]!],
   [P_APP, app],
+  [P_TRACED, traced],
 ]);
 const serverOf = (s: Scenario) => servers.get(Number(new URL(s.url).port))!;
 const failedStatus = (status: number) => status < 200 || status > 299;
@@ -674,6 +725,13 @@ const targets: Target[] = ONLY
   ? []
   : [
       ratioTarget('GET project ≥ 0.45× raw pg read, prepared (req/s)', ratio('GET project', RAW_PG), (v) => v >= 0.45),
+      ...['GET project', 'POST milestone'].map((name) =>
+        ratioTarget(
+          `${name} traced (always_on) ≥ 0.9× untraced (req/s)`,
+          ratio(`${name}, traced`, name),
+          (v) => v >= 0.9,
+        ),
+      ),
       ratioTarget(
         'MCP get_roadmap ≥ 0.6× REST roadmap (req/s)',
         ratio('MCP get_roadmap', 'GET roadmap (50 milestones)'),

@@ -35,6 +35,7 @@ import { dispatchOperations } from './http/operations.js';
 import { chain, chainWithErrors } from './http/kit/chain.js';
 import { problemHandler } from './http/errors.js';
 import { notFound, type ProblemError } from './kernel/problem.js';
+import { nameRoute } from './telemetry/telemetry.js';
 import { refuseNul } from './http/kit/nul.js';
 import { formEncodedQuery } from './http/form-query.js';
 import { cors, securityHeaders } from './http/security.js';
@@ -331,7 +332,11 @@ function restPipeline(p: {
 }) {
   const { config, contract, budget, failedAuth, keys, keysPage, problems } = p;
   const deprecated = deprecation(contract);
+  const routes = new Map(p.operations.map((op) => [op.operationId, `${basePath(contract)}${op.path}`]));
   const answer: ErrorRequestHandler = (err, req, res, next) => {
+    // Refused after the validator matched its operation (401, 403, 400…): named by that operation's route.
+    const route = routes.get(req.openapi?.schema?.operationId ?? '');
+    if (route) nameRoute(route);
     // A refusal the validator made before any of our stages ran still says the operation is deprecated.
     deprecated(req, res, () => undefined);
     validatorProblem(err, req, failedAuth).then((problem) => problems(problem, req, res, next), next);

@@ -4,6 +4,7 @@
 import { MAX_KEY_DAYS } from './kernel/limits.js';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import type { TelemetrySettings } from './telemetry/sdk.js';
 
 export type Config = {
   /** TCP port of the HTTP server (PORT, default 3000). */
@@ -87,6 +88,8 @@ export type Config = {
   /** The key that encrypts stored secrets such as webhook signing secrets (SECRET_KEY: 32 bytes as 64 hex
    *  characters). Without it, one is made in DATA_DIR/secret.key; every instance must share it. Never logged. */
   secretKey: Buffer | undefined;
+  /** What OpenTelemetry does in this process (src/instrument.ts), or undefined when nothing. */
+  telemetry: TelemetrySettings | undefined;
 };
 
 function intFrom(name: string, value: string | undefined, fallback: number): number {
@@ -199,7 +202,52 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookWorker: bool('WEBHOOK_WORKER', env.WEBHOOK_WORKER, true),
     webhookAllowLocalUrls: bool('WEBHOOK_ALLOW_LOCAL_URLS', env.WEBHOOK_ALLOW_LOCAL_URLS, false),
     secretKey: secretKey(env.SECRET_KEY),
+    telemetry: telemetrySettings(env, { port }),
   };
+}
+
+/**
+ * What OpenTelemetry does, read from the SDK's standard variables and METRICS_PORT
+ * (docs/operations.md): traces when an OTLP endpoint is set and OTEL_TRACES_EXPORTER is not
+ * `none`; metrics by OTLP when an endpoint is set and OTEL_METRICS_EXPORTER asks for `otlp` (its
+ * default); Prometheus's exposition on METRICS_PORT (METRICS_HOST, default HOST). OTEL_SDK_DISABLED
+ * turns all of it off. Undefined: nothing at all is loaded. `checked` (loadConfig): a METRICS_PORT
+ * that is no port, or the public one, is refused; the preload (src/instrument.ts) only reads.
+ */
+export function telemetrySettings(
+  env: NodeJS.ProcessEnv = process.env,
+  checked?: { port: number },
+): TelemetrySettings | undefined {
+  const metricsPort = env.METRICS_PORT?.trim() || undefined;
+  let prometheus: TelemetrySettings['prometheus'];
+  if (metricsPort !== undefined) {
+    const port = Number(metricsPort);
+    const publicPort = checked?.port ?? Number(env.PORT || 3000);
+    const valid = /^\d+$/.test(metricsPort) && port > 0 && port <= 65535 && port !== publicPort;
+    if (checked && !valid)
+      throw new Error(
+        `METRICS_PORT must be a port number other than PORT (${publicPort}): the metrics are never served on the public port; got '${metricsPort}'`,
+      );
+    if (valid) prometheus = { host: env.METRICS_HOST?.trim() || env.HOST?.trim() || '0.0.0.0', port };
+  }
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  const list = (value: string | undefined) =>
+    (value ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const traceEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const metricEndpoint = env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const metricExporters = list(env.OTEL_METRICS_EXPORTER);
+  const traces = Boolean(traceEndpoint) && !list(env.OTEL_TRACES_EXPORTER).includes('none');
+  const metricsByOtlp =
+    Boolean(metricEndpoint) &&
+    (metricExporters.length === 0 || (metricExporters.includes('otlp') && !metricExporters.includes('none')));
+  const protocol = (env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
+  const otlpMetrics = metricsByOtlp && (protocol === 'http/json' ? 'http/json' : 'http/protobuf');
+  const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL?.trim() || 60_000);
+  const metricExportIntervalMs = Number.isSafeInteger(interval) && interval > 0 ? interval : 60_000;
+  return traces || otlpMetrics || prometheus ? { traces, otlpMetrics, metricExportIntervalMs, prometheus } : undefined;
 }
 
 function bool(name: string, value: string | undefined, fallback: boolean): boolean {

@@ -24,6 +24,7 @@ import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.js';
 import { sweepWebhookHistory, type WebhookSettings } from './webhooks/webhooks.service.js';
 import { sweepSecurityLog } from './security-log/security-log.service.js';
 import type { KeyUse } from './keys/key-use.js';
+import { stopTelemetry, telemetryStarted } from './telemetry/stop.js';
 
 /** The argument with which bin/shipyard.mjs says it holds a channel to the server (see launcherEnded). */
 const LAUNCHER_CHANNEL_ARG = '--launcher-channel';
@@ -150,6 +151,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
       (app.locals.counters as Counters).close();
       redis?.close();
       await Promise.all([db.close(), passwords.stop()]);
+      await stopTelemetry();
     },
   });
   return server;
@@ -194,7 +196,25 @@ function announce(config: Config, log: Logger, db: Database, withRedis: boolean)
       : 'counted per instance (no REDIS_URL)',
     // What the heap may grow to (HEAP_MB, bin/server-options.mjs, plus the young generation).
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
+    telemetry: telemetryLine(config),
   });
+  if (config.telemetry && !telemetryStarted())
+    log.error(
+      'OpenTelemetry is configured (OTEL_* or METRICS_PORT) but was not started: run the server as `bin/shipyard serve` or `npm start`, or give node `--import ./dist/src/instrument.js`',
+    );
+}
+
+/** What OpenTelemetry does here, in a few words: where traces and metrics go. */
+function telemetryLine(config: Config): string {
+  const t = config.telemetry;
+  if (!t) return 'off';
+  return [
+    t.traces ? 'traces by OTLP' : undefined,
+    t.otlpMetrics ? 'metrics by OTLP' : undefined,
+    t.prometheus ? `Prometheus metrics at http://${t.prometheus.host}:${t.prometheus.port}/metrics` : undefined,
+  ]
+    .filter(Boolean)
+    .join(', ');
 }
 
 /**

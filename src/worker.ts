@@ -9,6 +9,7 @@ import { databaseSettings, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { createLogger } from './http/log.js';
 import { runWebhookWorker, webhookSettings } from './main.js';
+import { stopTelemetry } from './telemetry/stop.js';
 
 export async function work(config: Config = loadConfig()): Promise<void> {
   if (!config.databaseUrl)
@@ -32,6 +33,7 @@ export async function work(config: Config = loadConfig()): Promise<void> {
     log.info('shutting down', { signal });
     await (await worker.catch(() => undefined))?.stop();
     await db.close();
+    await stopTelemetry();
     log.info('stopped');
     process.exit(0);
   };

@@ -6,6 +6,7 @@
 import { QueryOrder, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { GithubAccount, GithubRepo, type WeeklyCommits } from './github.entity.js';
 import type { Logger } from '../kernel/logger.js';
+import { inSpan } from '../telemetry/telemetry.js';
 import { loseProof } from './github.proof.js';
 import {
   type GithubClient,
@@ -209,7 +210,7 @@ export function scheduleGithubSync(
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    syncStaleAccounts(orm, client, intervalMinutes, log)
+    inSpan('github sync', {}, () => syncStaleAccounts(orm, client, intervalMinutes, log))
       .catch((err) => log.error('github sync failed', { error: err }))
       .finally(() => {
         running = false;

@@ -9,6 +9,7 @@ import { ProblemError, type ProblemSlug } from '../kernel/problem.js';
 import { KEY_NOT_TAKEN, keyNotTaken } from './idempotency.js';
 import type { Logger } from '../kernel/logger.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { traceId } from '../telemetry/telemetry.js';
 
 type ValidationError = { path?: string; message?: string; errorCode?: string };
 type HttpLikeError = Error & {
@@ -143,7 +144,7 @@ export function problemHandler(log: Logger, limits: ProblemOptions): ErrorReques
           ? databaseUnavailable()
           : fromClientError(err, req, limits);
     if (problem?.slug === 'timeout') log.error('request timed out', { requestId: req.requestId, path: req.path });
-    else if (problem?.status === 503)
+    else if (problem?.slug === 'unavailable')
       log.error('database unavailable', { requestId: req.requestId, path: req.path, error: err });
     if (res.headersSent) {
       log.error('error after the response started', { requestId: req.requestId, error: err });
@@ -157,7 +158,7 @@ export function problemHandler(log: Logger, limits: ProblemOptions): ErrorReques
       res
         .status(problem.status)
         .type('application/problem+json')
-        .json(problem.toProblem(req.originalUrl.split('?')[0]));
+        .json(withIds(problem.toProblem(req.originalUrl.split('?')[0]), req));
       return;
     }
     log.error('unhandled error', { requestId: req.requestId, path: req.path, error: err });
@@ -165,12 +166,21 @@ export function problemHandler(log: Logger, limits: ProblemOptions): ErrorReques
       .status(500)
       .type('application/problem+json')
       .json(
-        new ProblemError(
-          500,
-          'internal',
-          'Internal error',
-          `Something went wrong on our side (request ${req.requestId}).`,
-        ).toProblem(),
+        withIds(
+          new ProblemError(
+            500,
+            'internal',
+            'Internal error',
+            `Something went wrong on our side (request ${req.requestId}).`,
+          ).toProblem(),
+          req,
+        ),
       );
   };
+}
+
+/** The problem with what finds its request again: its id, and its trace's when there is one. */
+function withIds<T extends object>(problem: T, req: Request): T & { requestId?: string; traceId?: string } {
+  const trace = traceId();
+  return { ...problem, ...(req.requestId ? { requestId: req.requestId } : {}), ...(trace ? { traceId: trace } : {}) };
 }

@@ -8,7 +8,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Handler, Handlers, OperationId, Reply } from './kit/handler.js';
 import type { Outcome, Replay } from '../idempotency/idempotency.service.js';
-import { patternMessages, SERVED, type Operation } from '../kernel/contract.js';
+import { API_BASE, patternMessages, SERVED, type Operation } from '../kernel/contract.js';
+import { nameRoute } from '../telemetry/telemetry.js';
 import { badRequest } from '../kernel/problem.js';
 import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
 import type { Logger } from '../kernel/logger.js';
@@ -46,7 +47,7 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers, 
     if (op.access.kind === 'mcp') continue; // served by src/mcp/mcp.routes.ts, mounted before the validator
     const handler = handlers[op.operationId as OperationId] as Handler<OperationId> | undefined;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
-    bound.set(op.operationId, bind(op.operationId, handler, log, bodyLines(op)));
+    bound.set(op.operationId, bind(op.operationId, handler, log, bodyLines(op), `${API_BASE}${op.path}`));
   }
   return function dispatch(req: Request, res: Response, next: NextFunction) {
     const run = bound.get(req.openapi?.schema?.operationId ?? '');
@@ -84,8 +85,15 @@ function refuseInvisibleLines(body: unknown, lines: readonly LinePath[]): void {
 }
 
 /** The handler called with the validated request, once only for a create with an Idempotency-Key. */
-function bind(operationId: string, handler: Handler<OperationId>, log: Logger, lines: LinePath[]): Bound {
+function bind(
+  operationId: string,
+  handler: Handler<OperationId>,
+  log: Logger,
+  lines: LinePath[],
+  route: string,
+): Bound {
   return async (req, res) => {
+    nameRoute(route);
     const actor = req.actor;
     if (!actor) throw new Error(`${operationId} reached its handler without an actor`);
     refuseInvisibleLines(req.body, lines);

@@ -15,6 +15,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
 import { roomNeeded, type Budget, type Count, type Counters } from '../budgets/counters.js';
 import { ProblemError } from '../kernel/problem.js';
+import { measure } from '../telemetry/telemetry.js';
 import type { FailedAuth, FreeOpening } from './kit/budget-hooks.js';
 import { costOf, type OperationObject } from '../kernel/contract.js';
 import type { RateLimits } from '../kernel/limits.js';
@@ -31,7 +32,11 @@ const addressOf = (req: Request) => ipKeyGenerator(req.ip ?? '');
 const partition = (name: string) => hash('sha256', name, 'base64').slice(0, 12);
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-function tooMany(detail: string, retryAfterS: number): ProblemError {
+/** The budget a refusal spent, as the rate-limit metric names it (never whose it was). */
+type Spent = 'key' | 'user' | 'address' | 'failed_auth' | 'sign_in' | 'sign_up';
+
+function tooMany(detail: string, retryAfterS: number, budget: Spent): ProblemError {
+  measure.rateLimitRefusals.add(1, { 'shipyard.budget': budget });
   return new ProblemError(
     429,
     'rate-limited',
@@ -55,7 +60,7 @@ declare global {
   }
 }
 
-type Policy = { policy: string; key: string; limit: number; refusal: string };
+type Policy = { policy: string; key: string; limit: number; refusal: string; spent: Spent };
 
 /** The budgets a request spends: its key's and its user's, or (public and session operations) its address's. */
 const windowOf = (limits: RateLimits) => limits.windowMs ?? MINUTE_MS;
@@ -72,12 +77,14 @@ function budgetsOf(req: Request, limits: RateLimits): Policy[] {
         policy: 'per-key',
         key: `key:{${actor.userId}}:${actor.keyId}`,
         limit: limits.requestsPerMinutePerKey,
+        spent: 'key',
         refusal: `This API key made more than ${limits.requestsPerMinutePerKey} requests ${per(limits)}`,
       },
       {
         policy: 'per-user',
         key: `user:{${actor.userId}}`,
         limit: limits.requestsPerMinutePerUser,
+        spent: 'user',
         refusal: `The API keys of this account made more than ${limits.requestsPerMinutePerUser} requests ${per(limits)} together`,
       },
     ];
@@ -87,6 +94,7 @@ function budgetsOf(req: Request, limits: RateLimits): Policy[] {
       policy: 'per-address',
       key: `ip:${addressOf(req)}`,
       limit: limits.requestsPerMinutePerKey,
+      spent: 'address',
       refusal: `This address made more than ${limits.requestsPerMinutePerKey} requests ${per(limits)}`,
     },
   ];
@@ -138,7 +146,7 @@ export function requestBudget(counters: Counters, limits: RateLimits): RequestHa
         units > 1 && counts[Math.max(full, 0)]!.count < refusal.limit
           ? ` (this request carries ${units} calls, more than are left)`
           : '';
-      next(tooMany(`${refusal.refusal}${more}`, seconds(counts[Math.max(full, 0)]!.resetMs)));
+      next(tooMany(`${refusal.refusal}${more}`, seconds(counts[Math.max(full, 0)]!.resetMs), refusal.spent));
     } catch (err) {
       next(err);
     }
@@ -174,7 +182,11 @@ export function failedAuthBudget(counters: Counters, limits: RateLimits): Failed
   return async (req, refusal) => {
     const spent = await counters.add(`auth:${addressOf(req)}`, 1, windowOf(limits));
     if (spent.count <= limits.failedAuthPerMinutePerAddress) return refusal;
-    return tooMany('Too many requests with a missing or invalid API key from this address', seconds(spent.resetMs));
+    return tooMany(
+      'Too many requests with a missing or invalid API key from this address',
+      seconds(spent.resetMs),
+      'failed_auth',
+    );
   };
 }
 
@@ -200,6 +212,7 @@ export function signInBudget(
     (
       spends: (req: Request) => { budgets: Budget[]; refusal: string },
       keepsUnit: (status: number) => boolean,
+      which: Spent,
     ): RequestHandler =>
     async (req, res, next) => {
       try {
@@ -210,7 +223,7 @@ export function signInBudget(
         if (!allowed) {
           const retryAfter = seconds(Math.max(...counts.map((c) => c.resetMs)));
           res.setHeader('Retry-After', String(retryAfter));
-          return next(tooMany(spent.refusal, retryAfter));
+          return next(tooMany(spent.refusal, retryAfter, which));
         }
         res.on('finish', () => {
           if (keepsUnit(res.statusCode)) return;
@@ -241,6 +254,7 @@ export function signInBudget(
       };
     },
     (status) => status === 401,
+    'sign_in',
   );
   const signUp = limiter(
     (req) => ({
@@ -248,6 +262,7 @@ export function signInBudget(
       refusal: 'Too many sign-in and sign-up attempts from this address',
     }),
     () => true,
+    'sign_up',
   );
   return { signIn, signUp };
 }

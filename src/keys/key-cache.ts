@@ -15,6 +15,7 @@
 import { EventEmitter } from 'node:events';
 import type { ChangeFeed, Unsubscribe } from '../db/changes.js';
 import { ACCESS_CHANNEL, parseAccessChange } from './access-changes.js';
+import { measure } from '../telemetry/telemetry.js';
 
 export type CachedKey = {
   id: string;
@@ -66,6 +67,12 @@ export class KeyCache {
   }
 
   get(tokenHash: string, now = Date.now()): CachedKey | undefined {
+    const key = this.#lookup(tokenHash, now);
+    measure.keyCacheLookups.add(1, { 'shipyard.result': key ? 'hit' : 'miss' });
+    return key;
+  }
+
+  #lookup(tokenHash: string, now: number): CachedKey | undefined {
     if (!this.#live) return undefined;
     const entry = this.#entries.get(tokenHash);
     if (!entry) return undefined;

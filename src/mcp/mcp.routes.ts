@@ -28,7 +28,8 @@ import { bearerToken } from '../http/kit/bearer.js';
 import { ProblemError } from '../kernel/problem.js';
 import { withResourceMetadata } from '../http/kit/challenge.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { MCP_SCOPES } from '../kernel/contract.js';
+import { API_BASE, MCP_SCOPES } from '../kernel/contract.js';
+import { describeRequest, nameRoute } from '../telemetry/telemetry.js';
 import { jsonBody } from '../http/kit/json-body.js';
 import { chain } from '../http/kit/chain.js';
 import type { Logger } from '../kernel/logger.js';
@@ -293,7 +294,7 @@ export function mcpRouter({
   noteWrites?: RequestHandler;
 }): Router {
   const router = Router();
-  router.use(originGate(origins));
+  router.use(named, originGate(origins));
   const { room, readBody, spend } = bodyAndBudget(budget, freeOpening);
   router.post(
     '/',
@@ -303,6 +304,7 @@ export function mcpRouter({
     readBody,
     spend,
     versionGate,
+    described,
     noteUse(uses),
     answerMcp(log, checkOutput, keysPage),
   );
@@ -314,6 +316,23 @@ export function mcpRouter({
   router.use(mcpErrors(log));
   return router;
 }
+
+/** The request's span and metrics are named by the endpoint's route. */
+const named: RequestHandler = (_req, _res, next) => {
+  nameRoute(`${API_BASE}/mcp`);
+  next();
+};
+
+/** The request's span says what it asked: its JSON-RPC method (or `batch`) and protocol version. */
+const described: RequestHandler = (req, _res, next) => {
+  const all = messages(req.body);
+  const method = all.length === 1 && typeof all[0]!.method === 'string' ? all[0]!.method : 'batch';
+  describeRequest({
+    'mcp.method.name': method,
+    ...(req.header('mcp-protocol-version') ? { 'mcp.protocol.version': req.header('mcp-protocol-version') } : {}),
+  });
+  next();
+};
 
 /**
  * The body is read once the key is known to be good (an unauthenticated body is never read), and
@@ -354,7 +373,7 @@ function answerMcp(log: Logger, checkOutput: boolean, keysPage: string) {
   return async (req: Request, res: Response) => {
     const server = buildMcpServer(
       { em: req.em, actor: req.actor!, origin: { address: req.ip, client: req.mcpClient } },
-      { log, requestId: req.requestId, checkOutput, keysPage },
+      { log, requestId: req.requestId, checkOutput, keysPage, protocolVersion: req.header('mcp-protocol-version') },
     );
     const transport = new JsonResponseTransport();
     res.on('close', () => {

@@ -8,6 +8,7 @@ import { API_BASE, listOperations, SERVED } from '../kernel/contract.js';
 import { resourceNameOf } from '../security-log/security-log.service.js';
 import { runWrite, type Written } from '../writes/writes.service.js';
 import type { Logger } from '../kernel/logger.js';
+import { inSpan, measure, SpanStatusCode } from '../telemetry/telemetry.js';
 import type { BoundTool, ToolContext } from './kit/tool.js';
 import { answer, clip } from './kit/answers.js';
 import type { WrittenBy } from './kit/authorship.js';
@@ -82,6 +83,8 @@ export type RunOptions = {
   keysPage: string;
   /** Check each result against the tool's output schema (VALIDATE_RESPONSES; tests always do). */
   checkOutput: boolean;
+  /** The MCP-Protocol-Version the client sent, for its span and metrics. */
+  protocolVersion?: string;
 };
 
 /** A result that does not match the tool's own output schema: a defect of ours, logged, never sent. */
@@ -90,8 +93,8 @@ class OutputMismatch extends Error {
 }
 
 /**
- * Scope check, arguments (NUL, then the tool's input schema), the tool, then its result against
- * its output schema. Every failure becomes an isError result with a clear, safe text.
+ * One tool call in a span of its own, timed: named by its tool, and by its problem's code when it
+ * failed (`error.type`), so a dashboard shows which tool fails most, and why.
  */
 export async function runTool(
   tool: BoundTool,
@@ -99,6 +102,33 @@ export async function runTool(
   ctx: ToolContext,
   opts: RunOptions,
 ): Promise<CallToolResult> {
+  const started = performance.now();
+  const attributes = {
+    'mcp.method.name': 'tools/call',
+    'gen_ai.tool.name': tool.name,
+    ...(opts.protocolVersion ? { 'mcp.protocol.version': opts.protocolVersion } : {}),
+  };
+  return inSpan(`tools/call ${tool.name}`, { attributes }, async (span) => {
+    const result = await callTool(tool, args, ctx, opts);
+    const problem = result._meta?.[PROBLEM_META_KEY] as { code?: string } | undefined;
+    const failure = result.isError ? (problem?.code ?? 'tool_error') : undefined;
+    if (failure) {
+      span.setAttribute('error.type', failure);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure });
+    }
+    measure.mcpOperation.record((performance.now() - started) / 1000, {
+      ...attributes,
+      ...(failure ? { 'error.type': failure } : {}),
+    });
+    return result;
+  });
+}
+
+/**
+ * Scope check, arguments (NUL, then the tool's input schema), the tool, then its result against
+ * its output schema. Every failure becomes an isError result with a clear, safe text.
+ */
+async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: RunOptions): Promise<CallToolResult> {
   const expiry = expiryNotice(ctx.actor.expiresAt, opts.keysPage);
   const warned = (result: CallToolResult): CallToolResult =>
     expiry ? { ...result, _meta: { ...result._meta, [EXPIRY_META_KEY]: expiry.meta } } : result;

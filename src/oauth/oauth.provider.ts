@@ -17,6 +17,7 @@ import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/share
 import { parseCookies } from '../kernel/cookies.js';
 import { ProblemError } from '../kernel/problem.js';
 import type { Logger } from '../kernel/logger.js';
+import { inSpan } from '../telemetry/telemetry.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { hashToken } from '../keys/tokens.js';
 import { ApiKey } from '../keys/api-key.entity.js';
@@ -145,15 +146,17 @@ export function oauthProvider(deps: {
     // the transaction that uses the code up.
     skipLocalPkceValidation: true,
     async exchangeAuthorizationCode(client, code, verifier, redirectUri, resource) {
-      const key = await inOAuthTerms(log, () =>
-        exchangeCode(em(), {
-          clientId: client.client_id,
-          code,
-          verifier: verifier ?? '',
-          redirectUri,
-          resource,
-          maxDays: deps.keyMaxDays,
-        }),
+      const key = await inSpan('oauth exchange', { attributes: { 'shipyard.oauth.grant': 'authorization_code' } }, () =>
+        inOAuthTerms(log, () =>
+          exchangeCode(em(), {
+            clientId: client.client_id,
+            code,
+            verifier: verifier ?? '',
+            redirectUri,
+            resource,
+            maxDays: deps.keyMaxDays,
+          }),
+        ),
       );
       log.info('key issued through OAuth', { clientId: client.client_id, scopes: key.scopes });
       return {

@@ -21,6 +21,8 @@ const WebhookEventSchema = defineEntity({
     data: p.text(),
     occurredAt: p.datetime().onCreate(() => new Date()),
     dispatchedAt: p.datetime().nullable(),
+    /** The trace of the change that caused it (a W3C traceparent), continued by its deliveries; null when untraced. */
+    traceParent: p.string().length(55).nullable(),
   },
   indexes: [
     { name: 'webhook_events_occurred_at_idx', properties: ['occurredAt'] },

@@ -10,6 +10,7 @@ import type { KnownWebhookEventType } from '../../codegen/generated/api/types.ge
 import { sql } from 'kysely';
 import { hotWrite, reads } from '../db/reads.js';
 import { uuidv7 } from 'uuidv7';
+import { traceParent } from '../telemetry/telemetry.js';
 
 /** Long text in an event is cut to this many characters; the whole of it is at the event's url. */
 const EVENT_TEXT_MAX = 1000;
@@ -65,40 +66,43 @@ export async function recordEvents(em: EntityManager, events: readonly RecordedE
     event_type: event.type,
     payload: JSON.stringify({ ...event.data, path: event.path }),
   }));
-  await insertHeardEvents(em, { rows: JSON.stringify(rows), occurredAt: new Date() });
+  await insertHeardEvents(em, { rows: JSON.stringify(rows), occurredAt: new Date(), traceParent: traceParent() });
 }
 
 /** The statement of recordEvents: the rows (JSON) whose project has an active subscription to their type, in order. */
-const insertHeardEvents = hotWrite(['rows', 'occurredAt'], (db, v: { rows: string; occurredAt: Date }) =>
-  db
-    .insertInto('WebhookEvent')
-    .columns(['id', 'projectId', 'type', 'data', 'occurredAt'])
-    .expression((eb) =>
-      eb
-        .selectFrom(
-          sql<RecordsetRow>`jsonb_to_recordset(${v.rows}::jsonb)`.as<'v'>(
-            sql`v(ord int, event_id uuid, project_ref uuid, event_type text, payload text)`,
-          ),
-        )
-        .select([
-          'v.event_id',
-          'v.project_ref',
-          'v.event_type',
-          'v.payload',
-          sql<Date>`${v.occurredAt}::timestamptz`.as('occurredAt'),
-        ])
-        .where((w) =>
-          w.exists(
-            w
-              .selectFrom('WebhookSubscription as s')
-              .select('s.id')
-              .whereRef('s.project', '=', 'v.project_ref')
-              .where('s.active', '=', true)
-              .where((s) => sql<boolean>`${s.ref('v.event_type')} = any(${s.ref('s.events')})`),
-          ),
-        )
-        .orderBy('v.ord'),
-    ),
+const insertHeardEvents = hotWrite(
+  ['rows', 'occurredAt', 'traceParent'],
+  (db, v: { rows: string; occurredAt: Date; traceParent: string | null }) =>
+    db
+      .insertInto('WebhookEvent')
+      .columns(['id', 'projectId', 'type', 'data', 'occurredAt', 'traceParent'])
+      .expression((eb) =>
+        eb
+          .selectFrom(
+            sql<RecordsetRow>`jsonb_to_recordset(${v.rows}::jsonb)`.as<'v'>(
+              sql`v(ord int, event_id uuid, project_ref uuid, event_type text, payload text)`,
+            ),
+          )
+          .select([
+            'v.event_id',
+            'v.project_ref',
+            'v.event_type',
+            'v.payload',
+            sql<Date>`${v.occurredAt}::timestamptz`.as('occurredAt'),
+            sql<string | null>`${v.traceParent}::text`.as('traceParent'),
+          ])
+          .where((w) =>
+            w.exists(
+              w
+                .selectFrom('WebhookSubscription as s')
+                .select('s.id')
+                .whereRef('s.project', '=', 'v.project_ref')
+                .where('s.active', '=', true)
+                .where((s) => sql<boolean>`${s.ref('v.event_type')} = any(${s.ref('s.events')})`),
+            ),
+          )
+          .orderBy('v.ord'),
+      ),
 );
 type RecordsetRow = { ord: number; event_id: string; project_ref: string; event_type: string; payload: string };
 

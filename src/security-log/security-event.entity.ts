@@ -31,6 +31,8 @@ const SecurityEventSchema = defineEntity({
     resource: p.string().length(300).nullable(),
     /** What the write changed, named as it was then (a project's name, a milestone's title). */
     resourceName: p.string().length(200).nullable(),
+    /** The trace the write ran in (OpenTelemetry), when it was traced: what an operator looks it up by. */
+    traceId: p.string().length(32).nullable(),
   },
   indexes: [
     { name: 'security_events_user_idx', properties: ['user', 'id'] },

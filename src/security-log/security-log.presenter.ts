@@ -14,5 +14,6 @@ export function presentSecurityEvent(row: SecurityEvent) {
     operation: row.operation ?? null,
     resource: row.resource ?? null,
     resourceName: row.resourceName ?? null,
+    traceId: row.traceId ?? null,
   };
 }

@@ -50,6 +50,7 @@ export type SecurityRow = {
   operation: string | null;
   resource: string | null;
   resourceName: string | null;
+  traceId: string | null;
 };
 
 /** Writes entries in one statement, however many (on `em`'s transaction if it has one). */
@@ -78,12 +79,13 @@ const insertEntries = hotWrite(['rows'], (db, v: { rows: string }) =>
       'operation',
       'resource',
       'resourceName',
+      'traceId',
     ])
     .expression((eb) =>
       eb
         .selectFrom(
           sql<EntryRow>`jsonb_to_recordset(${v.rows}::jsonb)`.as<'v'>(
-            sql`v(e_id uuid, e_user uuid, e_kind text, e_at timestamptz, e_key uuid, e_key_name text, e_channel text, e_client text, e_address text, e_operation text, e_resource text, e_resource_name text)`,
+            sql`v(e_id uuid, e_user uuid, e_kind text, e_at timestamptz, e_key uuid, e_key_name text, e_channel text, e_client text, e_address text, e_operation text, e_resource text, e_resource_name text, e_trace_id text)`,
           ),
         )
         .select([
@@ -99,6 +101,7 @@ const insertEntries = hotWrite(['rows'], (db, v: { rows: string }) =>
           'v.e_operation',
           'v.e_resource',
           'v.e_resource_name',
+          'v.e_trace_id',
         ]),
     ),
 );
@@ -115,6 +118,7 @@ type EntryRow = {
   e_operation: string | null;
   e_resource: string | null;
   e_resource_name: string | null;
+  e_trace_id: string | null;
 };
 
 /** A row as insertEntries reads it from its JSON parameter. */
@@ -131,4 +135,5 @@ const entryJson = (r: SecurityRow): EntryRow => ({
   e_operation: r.operation,
   e_resource: r.resource,
   e_resource_name: r.resourceName,
+  e_trace_id: r.traceId,
 });

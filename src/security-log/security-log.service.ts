@@ -50,6 +50,8 @@ export type NewSecurityEvent = Origin & {
   resource?: string | null;
   /** What the write changed, named as it was then. */
   resourceName?: string | null;
+  /** The trace the write ran in, when traced. */
+  traceId?: string | null;
 };
 
 /**
@@ -78,6 +80,7 @@ function securityRow(event: NewSecurityEvent): SecurityRow {
     operation: columnText(event.operation, 60),
     resource: columnText(event.resource, 300),
     resourceName: columnText(event.resourceName, 200),
+    traceId: event.traceId && /^[0-9a-f]{32}$/.test(event.traceId) ? event.traceId : null,
   };
 }
 
@@ -168,6 +171,7 @@ export async function recordKeyWrite(
     operation: string;
     resource: string;
     resourceName?: string | null;
+    traceId?: string;
   },
 ): Promise<void> {
   if (!actor.keyId) return;

@@ -4,14 +4,11 @@
  * checked (pinned: a second lookup cannot send it elsewhere). No redirects are followed; the
  * attempt ends after 10 seconds; at most the first 1,024 bytes of the answer are read.
  */
-import {
-  type AgentOptions,
-  type ClientRequest,
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-} from 'node:http';
-import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions, request as httpsRequest } from 'node:https';
+// `request` through the modules' default exports, which are the modules themselves: what
+// OpenTelemetry's http instrumentation wraps (a client span, and the trace passed on to the
+// receiver in `traceparent`). A named import is bound to the unwrapped function.
+import http, { type AgentOptions, type ClientRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
+import https, { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Webhook } from 'standardwebhooks';
 import type { ResolvedAddress } from '../kernel/public-address.js';
@@ -77,7 +74,7 @@ export function postEvent(
     if ((options as { all?: boolean }).all) (callback as (e: null, a: ResolvedAddress[]) => void)(null, [to]);
     else callback(null, to.address, to.family);
   };
-  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const request = url.protocol === 'https:' ? https.request : http.request;
   return new Promise<AttemptOutcome>((resolve) => {
     let settled = false;
     let req: ClientRequest;

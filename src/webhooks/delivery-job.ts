@@ -12,6 +12,7 @@ import { deliveryToTry, giveUpDelivery, recordAttempt } from './webhooks.queries
 import type { WebhookSettings } from './webhooks.service.js';
 import { deliveryAddress, urlFormProblem } from './url-check.js';
 import { postEvent, signedHeaders, type AttemptOutcome } from './deliver.js';
+import { continuing, inSpan, measure, SpanKind, SpanStatusCode } from '../telemetry/telemetry.js';
 
 export type RetryPolicy = {
   /** Retries after the first attempt. */
@@ -120,6 +121,33 @@ export async function deliver(ctx: DeliveryContext, job: JobWithMetadata<{ deliv
   // Gone with its subscription, or settled by an earlier run of this job.
   if (delivery?.state !== 'pending') return;
   if (!delivery.active && !delivery.manual) return giveUpDelivery(em, delivery.id);
+  // A span of the trace whose change recorded the event: the write, and each try to deliver it.
+  await inSpan(
+    'webhook deliver',
+    {
+      kind: SpanKind.CONSUMER,
+      parent: continuing(delivery.traceParent),
+      attributes: { 'shipyard.webhook.event_type': delivery.type, 'shipyard.webhook.attempt': job.retryCount + 1 },
+    },
+    async (span) => {
+      const outcome = await tryOnce(ctx, em, job, delivery);
+      const kind = typeof outcome === 'string' ? outcome : 'failed';
+      measure.webhookDeliveries.add(1, { 'shipyard.outcome': kind });
+      if (kind === 'delivered') measure.webhookLatency.record((Date.now() - Date.parse(delivery.occurredAt)) / 1000);
+      else span.setStatus({ code: SpanStatusCode.ERROR, message: kind });
+      // pg-boss tries it again later.
+      if (typeof outcome !== 'string') throw new Error(`delivery ${delivery.id}: ${outcome.failed}`);
+    },
+  );
+}
+
+/** One attempt, written to its log, and what came of it: delivered, failed (to be tried again) or given up. */
+async function tryOnce(
+  ctx: DeliveryContext,
+  em: EntityManager,
+  job: JobWithMetadata<{ deliveryId: string }>,
+  delivery: DeliveryToTry,
+): Promise<'delivered' | 'given_up' | { failed: string | null }> {
   const at = new Date();
   const started = performance.now();
   const outcome = await attempt(delivery, eventBody(delivery, ctx.apiUrl), ctx, at);
@@ -138,10 +166,13 @@ export async function deliver(ctx: DeliveryContext, job: JobWithMetadata<{ deliv
       : await settleSubscription(em, delivery.subscriptionId, outcome, at, ctx.retry, ctx.log);
   if (outcome.ok) {
     if (delivery.failing) await ctx.catchUp?.(delivery.subscriptionId, delivery.id);
-    return;
+    return 'delivered';
   }
-  if (job.retryCount >= job.retryLimit || (!active && !delivery.manual)) return giveUpDelivery(em, delivery.id);
-  throw new Error(`delivery ${delivery.id}: ${outcome.error}`);
+  if (job.retryCount >= job.retryLimit || (!active && !delivery.manual)) {
+    await giveUpDelivery(em, delivery.id);
+    return 'given_up';
+  }
+  return { failed: outcome.error };
 }
 
 const duration = (ms: number) =>

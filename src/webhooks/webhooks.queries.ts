@@ -65,6 +65,7 @@ export const deliveryToTry = hotRead(['deliveryId'], (db, v: { deliveryId: strin
       'e.id as eventId',
       'e.type as type',
       iso('e.occurredAt').as('occurredAt'),
+      'e.traceParent as traceParent',
       'e.projectId as projectId',
       'd.sequence as sequence',
       'e.data as data',

@@ -14,6 +14,7 @@ import {
   type Replay,
 } from '../idempotency/idempotency.service.js';
 import { type Origin, recordKeyWrite } from '../security-log/security-log.service.js';
+import { traceId } from '../telemetry/telemetry.js';
 
 /** What the security log names as written: where (a create's Location, or the path written to) and its name then. */
 export type Written = { resource: string; resourceName?: string | null };
@@ -50,9 +51,12 @@ export async function runWrite<T>(write: Write<T>, make: (em: EntityManager) => 
     const result = await make(em);
     const entry = write.written(result);
     if (entry)
-      await recordKeyWrite(em, write.actor, { ...write.origin, operation: write.operation, ...entry }).catch(
-        write.logFailed,
-      );
+      await recordKeyWrite(em, write.actor, {
+        ...write.origin,
+        operation: write.operation,
+        ...entry,
+        traceId: traceId(),
+      }).catch(write.logFailed);
     write.check?.(result);
     return result;
   };

@@ -1194,6 +1194,14 @@ export type Problem = {
      */
     instance?: string;
     /**
+     * The request's id, as its `X-Request-Id` header gives it: what to quote when asking about this answer. Added in 1.3.0.
+     */
+    requestId?: string;
+    /**
+     * The W3C trace id the request ran under, when the server traces requests or the request carried a `traceparent`: the operator finds the whole request by it. Added in 1.3.0.
+     */
+    traceId?: string;
+    /**
      * For validation problems, each thing that was wrong.
      */
     errors?: Array<{

@@ -800,6 +800,12 @@ export const zProblem = z.object({
     instance: z.string().register(z.globalRegistry, {
         description: 'The request path the problem is about (without the query string).'
     }).optional(),
+    requestId: z.string().register(z.globalRegistry, {
+        description: 'The request\'s id, as its `X-Request-Id` header gives it: what to quote when asking about this answer. Added in 1.3.0.'
+    }).optional(),
+    traceId: z.string().regex(/^[0-9a-f]{32}$/).register(z.globalRegistry, {
+        description: 'The W3C trace id the request ran under, when the server traces requests or the request carried a `traceparent`: the operator finds the whole request by it. Added in 1.3.0.'
+    }).optional(),
     errors: z.array(z.object({
         path: z.string().register(z.globalRegistry, {
             description: 'Where in the request the thing was wrong, as a JSON pointer prefixed by the part (`/body`, `/query`, `/path`, `/headers`).'

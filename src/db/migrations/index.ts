@@ -35,6 +35,7 @@ import { Migration20261127190000_webhook_events_wake_per_row } from './Migration
 import { Migration20261129030000_oauth_browser } from './Migration20261129030000_oauth_browser.js';
 import { Migration20261129040000_webhook_sequence_per_subscription } from './Migration20261129040000_webhook_sequence_per_subscription.js';
 import { Migration20261129050000_security_log_resource_name } from './Migration20261129050000_security_log_resource_name.js';
+import { Migration20261129060000_trace_ids } from './Migration20261129060000_trace_ids.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -81,4 +82,5 @@ export const migrationsList = [
     class: Migration20261129040000_webhook_sequence_per_subscription,
   },
   { name: 'Migration20261129050000_security_log_resource_name', class: Migration20261129050000_security_log_resource_name },
+  { name: 'Migration20261129060000_trace_ids', class: Migration20261129060000_trace_ids },
 ];

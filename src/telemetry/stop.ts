@@ -1,0 +1,18 @@
+/**
+ * How a process that started OpenTelemetry (./sdk.ts) sends what it still holds before it exits:
+ * the server's and the worker's shutdown call stopTelemetry last. Nothing started, nothing to do.
+ */
+let stop: (() => Promise<void>) | undefined;
+
+export function onTelemetryStop(fn: () => Promise<void>): void {
+  stop = fn;
+}
+
+/** Whether the SDK was started in this process (src/instrument.ts, loaded with `--import`). */
+export const telemetryStarted = (): boolean => stop !== undefined;
+
+/** Flushes and ends the SDK (2 s at most: an exporter that does not answer does not hold the exit). */
+export async function stopTelemetry(): Promise<void> {
+  if (!stop) return;
+  await Promise.race([stop().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+}
