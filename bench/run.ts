@@ -853,3 +853,4 @@ if (PROFILE) {
 }
 for (const c of children) c.kill('SIGTERM');
 hooks.close();
+otlp.close();

@@ -68,8 +68,10 @@ export function startTelemetry(settings: TelemetrySettings): void {
         // Traced, a statement belongs to a request or a job; the queue's polling would be thousands of roots.
         // Untraced, every statement counts in db.client.operation.duration.
         requireParentSpan: settings.traces,
+        // A span per statement, not three: taking a pooled connection is no statement.
+        ignoreConnectSpans: true,
         requestHook: (span, { query }) => {
-          if (query.text) span.setAttribute('db.query.text', scrubSql(query.text));
+          if (query.text) span.setAttribute('db.query.text', scrubbed(query.text, query.name));
         },
       }),
       new RedisInstrumentation({
@@ -82,6 +84,19 @@ export function startTelemetry(settings: TelemetrySettings): void {
   });
   sdk.start();
   onTelemetryStop(() => sdk.shutdown());
+}
+
+/** A named (prepared) statement's text never changes: it is scrubbed once. */
+const scrubbedByName = new Map<string, string>();
+
+function scrubbed(text: string, name: string | undefined): string {
+  if (name === undefined) return scrubSql(text);
+  let clean = scrubbedByName.get(name);
+  if (clean === undefined) {
+    clean = scrubSql(text);
+    scrubbedByName.set(name, clean);
+  }
+  return clean;
 }
 
 /** `a=1&b=2` as `a=REDACTED&b=REDACTED`. */
