@@ -210,7 +210,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * What OpenTelemetry does, read from the SDK's standard variables and METRICS_PORT
  * (docs/operations.md): traces when an OTLP endpoint is set and OTEL_TRACES_EXPORTER is not
  * `none`; metrics by OTLP when an endpoint is set and OTEL_METRICS_EXPORTER asks for `otlp` (its
- * default); Prometheus's exposition on METRICS_PORT (METRICS_HOST, default HOST). OTEL_SDK_DISABLED
+ * default); Prometheus's exposition on METRICS_PORT (METRICS_HOST, default 127.0.0.1), or as
+ * OTEL_METRICS_EXPORTER=prometheus and OTEL_EXPORTER_PROMETHEUS_* ask. OTEL_SDK_DISABLED
  * turns all of it off. Undefined: nothing at all is loaded. `checked` (loadConfig): a METRICS_PORT
  * that is no port, or the public one, is refused; the preload (src/instrument.ts) only reads.
  */
@@ -228,7 +229,7 @@ export function telemetrySettings(
       throw new Error(
         `METRICS_PORT must be a port number other than PORT (${publicPort}): the metrics are never served on the public port; got '${metricsPort}'`,
       );
-    if (valid) prometheus = { host: env.METRICS_HOST?.trim() || env.HOST?.trim() || '0.0.0.0', port };
+    if (valid) prometheus = { host: env.METRICS_HOST?.trim() || '127.0.0.1', port };
   }
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
   const list = (value: string | undefined) =>
@@ -236,6 +237,12 @@ export function telemetrySettings(
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
+  // The SDK's own way to ask for Prometheus, when METRICS_PORT does not.
+  if (!prometheus && list(env.OTEL_METRICS_EXPORTER).includes('prometheus')) {
+    const port = Number(env.OTEL_EXPORTER_PROMETHEUS_PORT?.trim() || 9464);
+    if (Number.isInteger(port) && port > 0 && port <= 65535 && port !== (checked?.port ?? Number(env.PORT || 3000)))
+      prometheus = { host: env.OTEL_EXPORTER_PROMETHEUS_HOST?.trim() || '127.0.0.1', port };
+  }
   const traceEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   const metricEndpoint = env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   const metricExporters = list(env.OTEL_METRICS_EXPORTER);
@@ -244,7 +251,7 @@ export function telemetrySettings(
     Boolean(metricEndpoint) &&
     (metricExporters.length === 0 || (metricExporters.includes('otlp') && !metricExporters.includes('none')));
   const protocol = (env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
-  const otlpMetrics = metricsByOtlp && (protocol === 'http/json' ? 'http/json' : 'http/protobuf');
+  const otlpMetrics = metricsByOtlp && (protocol === 'http/json' || protocol === 'grpc' ? protocol : 'http/protobuf');
   const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL?.trim() || 60_000);
   const metricExportIntervalMs = Number.isSafeInteger(interval) && interval > 0 ? interval : 60_000;
   return traces || otlpMetrics || prometheus ? { traces, otlpMetrics, metricExportIntervalMs, prometheus } : undefined;

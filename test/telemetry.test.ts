@@ -210,9 +210,13 @@ describe('OpenTelemetry, configured by the standard variables', () => {
           body: JSON.stringify({ name: 'Hooked', slug: `hooked-${randomBytes(3).toString('hex')}` }),
         })
       ).json();
+      // A receiver's secret in its path and query: never exported.
       const subscribed = await call(`/projects/${project.id}/webhooks`, {
         method: 'POST',
-        body: JSON.stringify({ url: `http://127.0.0.1:${hookPort}/hook`, events: ['milestone.created'] }),
+        body: JSON.stringify({
+          url: `http://127.0.0.1:${hookPort}/hook/receiver-secret-in-path?sig=receiver-secret-in-query`,
+          events: ['milestone.created'],
+        }),
       });
       expect(subscribed.status).toBe(201);
       const trace = randomBytes(16).toString('hex');
@@ -228,6 +232,11 @@ describe('OpenTelemetry, configured by the standard variables', () => {
       expect(attr(delivery!, 'shipyard.webhook.event_type')).toBe('milestone.created');
       await until(() => (heard.some((h) => h.includes(trace)) ? true : undefined));
       expect(heard.find((h) => h.includes(trace))).toMatch(new RegExp(`^00-${trace}-[0-9a-f]{16}-01$`));
+      const post = await until(() =>
+        receiver.spans.find((s) => s.parentSpanId === delivery!.spanId && s.name === 'POST'),
+      );
+      expect(attr(post!, 'url.full')).toBe(`http://127.0.0.1:${hookPort}`);
+      expect(JSON.stringify(receiver.spans)).not.toContain('receiver-secret-in');
     } finally {
       hook.close();
     }
@@ -261,7 +270,12 @@ describe('OpenTelemetry, configured by the standard variables', () => {
     expect(attr(request!, 'mcp.method.name')).toBe('tools/call');
   });
 
-  it('never exports a literal of a statement: no key hash, no token', async () => {
+  it('never exports a literal of a statement, nor a value sent in a query: no key hash, no token', async () => {
+    await call('/projects??leaked=query-secret-value', {
+      headers: { traceparent: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01` },
+    });
+    await until(() => receiver.spans.find((s) => s.traceId === 'ab'.repeat(16)));
+    expect(JSON.stringify(receiver.spans)).not.toContain('query-secret-value');
     await until(() =>
       receiver.spans.some((s) => String(attr(s, 'db.query.text')).includes('token_hash')) ? true : undefined,
     );
@@ -284,6 +298,12 @@ describe('OpenTelemetry, configured by the standard variables', () => {
     expect(text).toMatch(/^process_memory_usage/m);
     expect(text).toMatch(/^shipyard_rate_limit_refusals_total\{.*shipyard_budget="failed_auth"/m);
     expect(text).toMatch(/^shipyard_webhook_deliveries_total\{.*shipyard_outcome="delivered"/m);
+    // Not by receiver: a subscriber chooses its host and port.
+    expect(text).not.toMatch(/^http_client_request_duration/m);
+    // Every request counted is named by its route; the scrapes are not counted.
+    expect(
+      text.split('\n').filter((l) => l.startsWith('http_server_request_duration_count{') && !l.includes('http_route=')),
+    ).toEqual([]);
     // Every metric and label the dashboard and the alert rules (docs/telemetry/) query is one the server serves.
     const docs = ['docs/telemetry/grafana-dashboard.json', 'docs/telemetry/alerts.yml'].map((f) =>
       readFileSync(f, 'utf8'),

@@ -4,7 +4,7 @@
  * whoever runs the tracing backend.
  */
 const LITERAL =
-  /(?:\b[EeBbXxUu]&?)?'(?:[^']|'')*'|\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$|(?<![$\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b/g;
+  /\b[Ee]'(?:[^'\\]|\\[\s\S]|'')*'|(?:\b[BbXxUu]&?)?'(?:[^']|'')*'|\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$|(?<![$\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b/g;
 
 export function scrubSql(text: string): string {
   return text.replace(LITERAL, '?');

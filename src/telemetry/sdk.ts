@@ -1,10 +1,11 @@
 /**
  * The OpenTelemetry SDK for Node, as src/instrument.ts starts it: configured by the SDK's standard
  * variables (OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, …) and METRICS_PORT
- * (docs/decisions/0015). Instrumented: incoming and outgoing HTTP, PostgreSQL statements, Redis
- * commands, and the runtime (event-loop delay, heap). Express is not instrumented: the
- * operation's route template names a request (./telemetry.ts, nameRoute), and its
- * middleware spans would only add noise and cost.
+ * (docs/decisions/0017). Instrumented: incoming and outgoing HTTP through `node:http` (webhook
+ * deliveries; GitHub's client uses fetch, which is not), PostgreSQL statements, Redis commands,
+ * and the runtime (event-loop delay, heap). Express is not instrumented: the operation's route
+ * template names a request (./telemetry.ts, nameRoute), and its middleware spans would only add
+ * noise and cost.
  */
 import type { IncomingMessage } from 'node:http';
 import { NodeSDK } from '@opentelemetry/sdk-node';
@@ -15,7 +16,8 @@ import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runti
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPMetricExporter as OtlpHttpJsonMetrics } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPMetricExporter as OtlpProtobufMetrics } from '@opentelemetry/exporter-metrics-otlp-proto';
-import { PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
+import { OTLPMetricExporter as OtlpGrpcMetrics } from '@opentelemetry/exporter-metrics-otlp-grpc';
+import { AggregationType, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { onTelemetryStop } from './stop.js';
 import { scrubSql } from './scrub.js';
@@ -25,7 +27,7 @@ export type TelemetrySettings = {
   /** Spans, exported by OTLP as the standard variables say. */
   traces: boolean;
   /** Metrics by OTLP, and over which protocol, or false. */
-  otlpMetrics: false | 'http/json' | 'http/protobuf';
+  otlpMetrics: false | 'http/json' | 'http/protobuf' | 'grpc';
   metricExportIntervalMs: number;
   /** Prometheus's exposition: where it listens. */
   prometheus: { host: string; port: number } | undefined;
@@ -34,34 +36,74 @@ export type TelemetrySettings = {
 /** Probes answer every few seconds: their spans would bury the requests. */
 const PROBES = new Set(['/healthz', '/readyz']);
 
-export function startTelemetry(settings: TelemetrySettings): void {
+/** A line on stderr as the service's logger writes them (the logger is not made yet). */
+const logError = (msg: string, fields: Record<string, unknown>) =>
+  process.stderr.write(`${JSON.stringify({ level: 'error', time: new Date().toISOString(), ...fields, msg })}\n`);
+
+function metricReaders(settings: TelemetrySettings): MetricReader[] {
   const readers: MetricReader[] = [];
-  if (settings.prometheus) readers.push(new PrometheusExporter(settings.prometheus));
+  const prometheus = settings.prometheus;
+  if (prometheus)
+    readers.push(
+      new PrometheusExporter(prometheus, (error) => {
+        if (error)
+          logError('the metrics could not listen: no Prometheus metrics from this process', {
+            address: `${prometheus.host}:${prometheus.port}`,
+            error: error.message,
+          });
+      }),
+    );
   if (settings.otlpMetrics)
     readers.push(
       new PeriodicExportingMetricReader({
         exportIntervalMillis: settings.metricExportIntervalMs,
         exportTimeoutMillis: Math.min(30_000, settings.metricExportIntervalMs),
-        exporter: settings.otlpMetrics === 'http/json' ? new OtlpHttpJsonMetrics() : new OtlpProtobufMetrics(),
+        exporter:
+          settings.otlpMetrics === 'http/json'
+            ? new OtlpHttpJsonMetrics()
+            : settings.otlpMetrics === 'grpc'
+              ? new OtlpGrpcMetrics()
+              : new OtlpProtobufMetrics(),
       }),
     );
+  return readers;
+}
+
+/** The scheme, host and port of an outgoing request: a webhook's path may hold its receiver's secret. */
+function origin(options: { protocol?: string | null; hostname?: string | null; host?: string | null; port?: unknown }) {
+  const host = options.hostname ?? options.host ?? '';
+  return `${options.protocol ?? 'http:'}//${host}${options.port ? `:${options.port}` : ''}`;
+}
+
+export function startTelemetry(settings: TelemetrySettings): void {
   const sdk = new NodeSDK({
     // `shipyard` unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names it otherwise.
     resource: defaultResource().merge(resourceFromAttributes({ 'service.name': 'shipyard' })),
     // No traces: no span processor, so the SDK's default (OTLP to localhost) is not made.
     ...(settings.traces ? {} : { spanProcessors: [] }),
-    metricReaders: readers,
+    metricReaders: metricReaders(settings),
+    views: [
+      // A webhook's receiver is chosen by its subscriber, host and port: by them, the outgoing
+      // request's metric would grow a series per receiver. Deliveries have metrics of their own.
+      { instrumentName: 'http.client.request.duration', aggregation: { type: AggregationType.DROP } },
+    ],
     // The service logs as JSON lines on stderr (src/http/log.ts); no OpenTelemetry log records.
     logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req) => PROBES.has((req.url ?? '').split('?')[0]!),
-        // Outgoing calls (webhook deliveries, GitHub) are spans of the work that made them, never roots.
+        // Prometheus's scrapes (its exporter's server is an http server too) and the probes.
+        ignoreIncomingRequestHook: (req) =>
+          PROBES.has((req.url ?? '').split('?')[0]!) ||
+          (settings.prometheus !== undefined && req.socket.localPort === settings.prometheus.port),
+        // Outgoing calls (webhook deliveries) are spans of the work that made them, never roots.
         requireParentforOutgoingSpans: true,
+        startOutgoingSpanHook: (options) => ({ 'url.full': origin(options) }),
         requestHook: (span, req) => {
-          // The API takes no secret in a URL, but a client may send one anyway: keep the names only.
-          const query = 'headers' in req && (req as IncomingMessage).url?.split('?')[1];
-          if (query) span.setAttribute('url.query', redactedQuery(query));
+          if (!span.isRecording() || !('headers' in req)) return;
+          // The API takes no secret in a URL, but a client may send one anyway: names and values redacted.
+          const url = (req as IncomingMessage).url ?? '';
+          const at = url.indexOf('?');
+          if (at >= 0) span.setAttribute('url.query', redactedQuery(url.slice(at + 1)));
         },
       }),
       new PgInstrumentation({
@@ -71,7 +113,7 @@ export function startTelemetry(settings: TelemetrySettings): void {
         // A span per statement, not three: taking a pooled connection is no statement.
         ignoreConnectSpans: true,
         requestHook: (span, { query }) => {
-          if (query.text) span.setAttribute('db.query.text', scrubbed(query.text, query.name));
+          if (query.text && span.isRecording()) span.setAttribute('db.query.text', scrubbed(query.text, query.name));
         },
       }),
       new RedisInstrumentation({
@@ -99,10 +141,13 @@ function scrubbed(text: string, name: string | undefined): string {
   return clean;
 }
 
-/** `a=1&b=2` as `a=REDACTED&b=REDACTED`. */
+/** `a=1&b=2` as `a=REDACTED&b=REDACTED`; a name that is no short plain word is redacted too. */
 function redactedQuery(query: string): string {
   return query
     .split('&')
-    .map((pair) => `${pair.split('=')[0]}=REDACTED`)
+    .map((pair) => {
+      const name = pair.split('=')[0]!;
+      return `${/^[A-Za-z][\w.-]{0,31}$/.test(name) ? name : 'REDACTED'}=REDACTED`;
+    })
     .join('&');
 }

@@ -11,8 +11,8 @@ export function onTelemetryStop(fn: () => Promise<void>): void {
 /** Whether the SDK was started in this process (src/instrument.ts, loaded with `--import`). */
 export const telemetryStarted = (): boolean => stop !== undefined;
 
-/** Flushes and ends the SDK (2 s at most: an exporter that does not answer does not hold the exit). */
+/** Flushes and ends the SDK (5 s at most: an exporter that does not answer does not hold the exit). */
 export async function stopTelemetry(): Promise<void> {
   if (!stop) return;
-  await Promise.race([stop().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+  await Promise.race([stop().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
 }

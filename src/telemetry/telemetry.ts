@@ -6,8 +6,9 @@
  */
 import {
   context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
   metrics,
-  propagation,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -16,10 +17,14 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import { getRPCMetadata, RPCType } from '@opentelemetry/core';
+import { getRPCMetadata, RPCType, W3CTraceContextPropagator } from '@opentelemetry/core';
 
 const tracer = trace.getTracer('shipyard');
+// The API has no proxy for meters: the SDK must be started before this module loads (it is:
+// src/instrument.ts is node's --import), or these instruments stay no-ops.
 const meter = metrics.getMeter('shipyard');
+/** The outbox's own way to carry a trace, whatever OTEL_PROPAGATORS says for HTTP. */
+const w3c = new W3CTraceContextPropagator();
 
 /** The id of the trace this code runs in, when there is one (traced, or continued from a caller). */
 export function traceId(): string | undefined {
@@ -72,13 +77,13 @@ export async function inSpan<T>(
 /** The current trace as a W3C `traceparent`, to travel with work done later (an outbox event), or null. */
 export function traceParent(): string | null {
   const carrier: { traceparent?: string } = {};
-  propagation.inject(context.active(), carrier);
+  w3c.inject(context.active(), carrier, defaultTextMapSetter);
   return carrier.traceparent ?? null;
 }
 
 /** The context a `traceparent` names: later work continues the trace that caused it. */
 export function continuing(traceparent: string | null | undefined): Context {
-  return traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
+  return traceparent ? w3c.extract(ROOT_CONTEXT, { traceparent }, defaultTextMapGetter) : ROOT_CONTEXT;
 }
 
 export { SpanKind, SpanStatusCode };
@@ -90,7 +95,7 @@ export const measure = {
     unit: 's',
     description: 'How long an MCP call took on the server, by method, tool and outcome.',
   }),
-  /** A request refused by a budget: `shipyard.budget` (key, user, address, sign_in, oauth, mcp_opening). */
+  /** A request refused by a budget: `shipyard.budget` (key, user, address, failed_auth, sign_in, sign_up). */
   rateLimitRefusals: meter.createCounter('shipyard.rate_limit.refusals', {
     description: 'Requests refused because a budget was spent (429), by budget.',
   }),

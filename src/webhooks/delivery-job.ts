@@ -120,9 +120,13 @@ export async function deliver(ctx: DeliveryContext, job: JobWithMetadata<{ deliv
   const [delivery] = await deliveryToTry(em, { deliveryId: job.data.deliveryId });
   // Gone with its subscription, or settled by an earlier run of this job.
   if (delivery?.state !== 'pending') return;
-  if (!delivery.active && !delivery.manual) return giveUpDelivery(em, delivery.id);
+  if (!delivery.active && !delivery.manual) {
+    measure.webhookDeliveries.add(1, { 'shipyard.outcome': 'given_up' });
+    return giveUpDelivery(em, delivery.id);
+  }
   // A span of the trace whose change recorded the event: the write, and each try to deliver it.
-  await inSpan(
+  // What went wrong is the delivery log's (it may name the receiver's URL), not the span's.
+  const outcome = await inSpan(
     'webhook deliver',
     {
       kind: SpanKind.CONSUMER,
@@ -135,10 +139,11 @@ export async function deliver(ctx: DeliveryContext, job: JobWithMetadata<{ deliv
       measure.webhookDeliveries.add(1, { 'shipyard.outcome': kind });
       if (kind === 'delivered') measure.webhookLatency.record((Date.now() - Date.parse(delivery.occurredAt)) / 1000);
       else span.setStatus({ code: SpanStatusCode.ERROR, message: kind });
-      // pg-boss tries it again later.
-      if (typeof outcome !== 'string') throw new Error(`delivery ${delivery.id}: ${outcome.failed}`);
+      return outcome;
     },
   );
+  // pg-boss tries it again later.
+  if (typeof outcome !== 'string') throw new Error(`delivery ${delivery.id}: ${outcome.failed}`);
 }
 
 /** One attempt, written to its log, and what came of it: delivered, failed (to be tried again) or given up. */

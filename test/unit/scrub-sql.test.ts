@@ -12,8 +12,8 @@ describe('a statement as a span carries it', () => {
   });
 
   it('replaces quoted text with doubled quotes, E-strings, dollar-quoted bodies and decimals', () => {
-    expect(scrubSql(`values ('it''s', E'a\\nb', $$body$$, $tag$x$tag$, 3.5e2, t2.c1)`)).toBe(
-      'values (?, ?, ?, ?, ?, t2.c1)',
+    expect(scrubSql(`values ('it''s', E'a\\nb', E'it\\'s', $$body$$, $tag$x$tag$, 3.5e2, t2.c1)`)).toBe(
+      'values (?, ?, ?, ?, ?, ?, t2.c1)',
     );
   });
 });

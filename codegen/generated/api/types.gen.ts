@@ -1198,7 +1198,7 @@ export type Problem = {
      */
     requestId?: string;
     /**
-     * The W3C trace id the request ran under, when the server runs with OpenTelemetry (a `traceparent` the request carried is continued): the operator finds the whole request by it. Added in 1.3.0.
+     * The W3C trace id the request ran under, when the server traces requests (a `traceparent` the request carried is continued): the operator finds the whole request by it. Added in 1.3.0.
      */
     traceId?: string;
     /**

@@ -804,7 +804,7 @@ export const zProblem = z.object({
         description: 'The request\'s id, as its `X-Request-Id` header gives it: what to quote when asking about this answer. Added in 1.3.0.'
     }).optional(),
     traceId: z.string().regex(/^[0-9a-f]{32}$/).register(z.globalRegistry, {
-        description: 'The W3C trace id the request ran under, when the server runs with OpenTelemetry (a `traceparent` the request carried is continued): the operator finds the whole request by it. Added in 1.3.0.'
+        description: 'The W3C trace id the request ran under, when the server traces requests (a `traceparent` the request carried is continued): the operator finds the whole request by it. Added in 1.3.0.'
     }).optional(),
     errors: z.array(z.object({
         path: z.string().register(z.globalRegistry, {

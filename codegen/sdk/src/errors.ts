@@ -61,6 +61,8 @@ export class ShipyardError extends Error {
   declare readonly grantedScopes?: ReadonlyArray<ScopeId>;
   /** The server's `X-Request-Id`: quote it when you report a problem. */
   declare readonly requestId?: string;
+  /** The trace the request ran under, when the server runs with OpenTelemetry (API 1.3.0): its operator finds the request by it. */
+  declare readonly traceId?: string;
   /** Seconds to wait before trying again (`Retry-After`, on 429, 503 and some 409s). */
   declare readonly retryAfter?: number;
   /** The problem document as the server sent it (or a stand-in when the body was not one). */
@@ -88,8 +90,9 @@ export class ShipyardError extends Error {
     if (problem.instance) self.instance = problem.instance;
     if (problem.requiredScope) self.requiredScope = problem.requiredScope;
     if (problem.grantedScopes) self.grantedScopes = problem.grantedScopes;
-    const requestId = response.headers.get('X-Request-Id');
+    const requestId = response.headers.get('X-Request-Id') ?? problem.requestId;
     if (requestId) self.requestId = requestId;
+    if (problem.traceId) self.traceId = problem.traceId;
     const retryAfter = retryAfterSeconds(response.headers);
     if (retryAfter !== undefined) self.retryAfter = retryAfter;
     this.problem = problem;
