@@ -428,7 +428,8 @@ describe.skipIf(!available)('the key screen in Chromium', { timeout: 120_000 }, 
       // Console errors and CSP violations (which Chromium reports on the console) under the pages' own CSP.
       const strict = await browser.newContext({ colorScheme: scheme, viewport: { width: 1200, height: 900 } });
       const page = await strict.newPage();
-      page.setDefaultTimeout(8_000);
+      // /docs loads the API reference's whole bundle: on a loaded machine its load takes longer than 8 s.
+      page.setDefaultTimeout(15_000);
       const errors: string[] = [];
       page.on('console', (m) => {
         if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}`);
@@ -444,7 +445,7 @@ describe.skipIf(!available)('the key screen in Chromium', { timeout: 120_000 }, 
       // axe-core is injected as a script, which the pages' CSP would refuse: this pass bypasses it.
       const open = await browser.newContext({ colorScheme: scheme, bypassCSP: true });
       const audited = await open.newPage();
-      audited.setDefaultTimeout(8_000);
+      audited.setDefaultTimeout(15_000);
       const found: string[] = [];
       await visitEveryPage(audited, async (name) => {
         found.push(...(await violations(audited)).map((f) => `${name}: ${f}`));
