@@ -31,7 +31,7 @@ import {
 import { contractValidator, validatorProblem } from './http/validator.js';
 import { replicaReads, type ReplicaReads } from './http/replica-reads.js';
 import { deprecation } from './http/deprecation.js';
-import { dispatchOperations } from './http/operations.js';
+import { dispatchOperations, routeOf } from './http/operations.js';
 import { chain, chainWithErrors } from './http/kit/chain.js';
 import { problemHandler } from './http/errors.js';
 import { notFound, type ProblemError } from './kernel/problem.js';
@@ -332,7 +332,7 @@ function restPipeline(p: {
 }) {
   const { config, contract, budget, failedAuth, keys, keysPage, problems } = p;
   const deprecated = deprecation(contract);
-  const routes = new Map(p.operations.map((op) => [op.operationId, `${basePath(contract)}${op.path}`]));
+  const routes = new Map(p.operations.map((op) => [op.operationId, routeOf(op)]));
   const answer: ErrorRequestHandler = (err, req, res, next) => {
     // Refused after the validator matched its operation (401, 403, 400…): named by that operation's route.
     const route = routes.get(req.openapi?.schema?.operationId ?? '');

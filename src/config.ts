@@ -219,17 +219,21 @@ export function telemetrySettings(
   env: NodeJS.ProcessEnv = process.env,
   checked?: { port: number },
 ): TelemetrySettings | undefined {
+  const publicPort = checked?.port ?? Number(env.PORT || 3000);
+  /** A port the metrics may listen on: a port number, and not the public one. */
+  const metricsPortFrom = (value: string) => {
+    const port = Number(value);
+    return /^\d+$/.test(value) && port > 0 && port <= 65535 && port !== publicPort ? port : undefined;
+  };
   const metricsPort = env.METRICS_PORT?.trim() || undefined;
   let prometheus: TelemetrySettings['prometheus'];
   if (metricsPort !== undefined) {
-    const port = Number(metricsPort);
-    const publicPort = checked?.port ?? Number(env.PORT || 3000);
-    const valid = /^\d+$/.test(metricsPort) && port > 0 && port <= 65535 && port !== publicPort;
-    if (checked && !valid)
+    const port = metricsPortFrom(metricsPort);
+    if (checked && port === undefined)
       throw new Error(
         `METRICS_PORT must be a port number other than PORT (${publicPort}): the metrics are never served on the public port; got '${metricsPort}'`,
       );
-    if (valid) prometheus = { host: env.METRICS_HOST?.trim() || '127.0.0.1', port };
+    if (port !== undefined) prometheus = { host: env.METRICS_HOST?.trim() || '127.0.0.1', port };
   }
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
   const list = (value: string | undefined) =>
@@ -237,15 +241,14 @@ export function telemetrySettings(
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
+  const metricExporters = list(env.OTEL_METRICS_EXPORTER);
   // The SDK's own way to ask for Prometheus, when METRICS_PORT does not.
-  if (!prometheus && list(env.OTEL_METRICS_EXPORTER).includes('prometheus')) {
-    const port = Number(env.OTEL_EXPORTER_PROMETHEUS_PORT?.trim() || 9464);
-    if (Number.isInteger(port) && port > 0 && port <= 65535 && port !== (checked?.port ?? Number(env.PORT || 3000)))
-      prometheus = { host: env.OTEL_EXPORTER_PROMETHEUS_HOST?.trim() || '127.0.0.1', port };
+  if (!prometheus && metricExporters.includes('prometheus')) {
+    const port = metricsPortFrom(env.OTEL_EXPORTER_PROMETHEUS_PORT?.trim() || '9464');
+    if (port !== undefined) prometheus = { host: env.OTEL_EXPORTER_PROMETHEUS_HOST?.trim() || '127.0.0.1', port };
   }
   const traceEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   const metricEndpoint = env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  const metricExporters = list(env.OTEL_METRICS_EXPORTER);
   const traces = Boolean(traceEndpoint) && !list(env.OTEL_TRACES_EXPORTER).includes('none');
   const metricsByOtlp =
     Boolean(metricEndpoint) &&

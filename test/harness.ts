@@ -452,6 +452,21 @@ const ephemeralFrom = (() => {
   }
 })();
 
+/**
+ * The environment of a server a test starts as its own process: this one's, with its port on
+ * loopback, its data directory, the access log on and no GitHub schedule.
+ */
+export function ownProcessEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    GITHUB_SYNC_INTERVAL_MINUTES: '0',
+  };
+}
+
 /** A port nothing listens on now, for a server this test starts as its own process. */
 export async function freePort(): Promise<number> {
   // Where the system hands out nearly every port, any free one will do.

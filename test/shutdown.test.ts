@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './harness.js';
+import { freePort, ownProcessEnv } from './harness.js';
 
 /**
  * How long a server may take to start from nothing (the build, then every migration on a new
@@ -28,14 +28,7 @@ async function until(done: () => boolean, ms = STARTING_MS): Promise<boolean> {
 async function ownServer(prefix: string): Promise<{ dataDir: string; port: number; env: NodeJS.ProcessEnv }> {
   const dataDir = mkdtempSync(join(tmpdir(), prefix));
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'info',
-    GITHUB_SYNC_INTERVAL_MINUTES: '0',
-  };
+  const env = ownProcessEnv(port, dataDir);
   delete env.DATABASE_URL; // its own embedded database
   return { dataDir, port, env };
 }

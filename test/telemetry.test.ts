@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { databaseOfItsOwn, freePort } from './harness.js';
+import { databaseOfItsOwn, freePort, ownProcessEnv } from './harness.js';
 import { hashToken } from '../src/keys/tokens.js';
 import { openDatabase } from '../src/db/database.js';
 import { SecurityEvent } from '../src/security-log/security-event.entity.js';
@@ -99,12 +99,7 @@ describe('OpenTelemetry, configured by the standard variables', () => {
     dropDatabase = own.drop;
     const [receiverPort, port, metricsPort] = [await receiver.listen(), await freePort(), await freePort()];
     env = {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'info',
-      GITHUB_SYNC_INTERVAL_MINUTES: '0',
+      ...ownProcessEnv(port, dataDir),
       WEBHOOK_ALLOW_LOCAL_URLS: 'true',
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',

@@ -47,7 +47,7 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers, 
     if (op.access.kind === 'mcp') continue; // served by src/mcp/mcp.routes.ts, mounted before the validator
     const handler = handlers[op.operationId as OperationId] as Handler<OperationId> | undefined;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
-    bound.set(op.operationId, bind(op.operationId, handler, log, bodyLines(op), `${API_BASE}${op.path}`));
+    bound.set(op.operationId, bind(op.operationId, handler, log, bodyLines(op), routeOf(op)));
   }
   return function dispatch(req: Request, res: Response, next: NextFunction) {
     const run = bound.get(req.openapi?.schema?.operationId ?? '');
@@ -56,6 +56,9 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers, 
     run(req, res).catch(next);
   };
 }
+
+/** The operation's path as the contract writes it, under the API's base: what names its request's span and metric. */
+export const routeOf = (op: Operation): string => `${API_BASE}${op.path}`;
 
 /** What the contract says of a line that breaks its rule (its `x-pattern-message`). */
 const LINE_MESSAGE =
