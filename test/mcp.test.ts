@@ -166,7 +166,7 @@ describe('MCP through the SDK client', () => {
     const nothing = await call(client, 'update_milestone', { projectId, milestoneId });
     expect(nothing.isError).toBe(true);
     expect(nothing.content[0]?.text).toContain(
-      'Invalid arguments for update_milestone: send at least one of title, description, status, dueDate, position.',
+      'Invalid arguments for update_milestone: send at least one of title, description, status, startDate, dueDate, dueDateReason, position.',
     );
 
     const roadmap = await call(client, 'get_roadmap', { projectId });

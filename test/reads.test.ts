@@ -22,6 +22,7 @@ import { ApiKey } from '../src/keys/api-key.entity.js';
 import { Project, ProjectMember } from '../src/projects/project.entity.js';
 import { Milestone } from '../src/milestones/milestone.entity.js';
 import { RoadmapWalk } from '../src/milestones/roadmap-walk.entity.js';
+import { MilestoneDueDateChange } from '../src/milestones/due-date-change.entity.js';
 import { Post } from '../src/posts/post.entity.js';
 import { Comment } from '../src/comments/comment.entity.js';
 import { Media } from '../src/media/media.entity.js';
@@ -85,6 +86,7 @@ const tables = {
   ProjectMember,
   Milestone,
   RoadmapWalk,
+  MilestoneDueDateChange,
   Post,
   Comment,
   Media,

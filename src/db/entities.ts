@@ -6,6 +6,7 @@ import { SecurityEvent } from '../security-log/security-event.entity.js';
 import { Project, ProjectMember } from '../projects/project.entity.js';
 import { Milestone } from '../milestones/milestone.entity.js';
 import { RoadmapWalk } from '../milestones/roadmap-walk.entity.js';
+import { MilestoneDueDateChange } from '../milestones/due-date-change.entity.js';
 import { Post } from '../posts/post.entity.js';
 import { Comment } from '../comments/comment.entity.js';
 import { Media } from '../media/media.entity.js';
@@ -29,6 +30,7 @@ export const entities = [
   ProjectMember,
   Milestone,
   RoadmapWalk,
+  MilestoneDueDateChange,
   Post,
   Comment,
   Media,

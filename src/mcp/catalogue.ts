@@ -68,14 +68,23 @@ const keepsBodyRules =
         for (const other of needs.filter((n) => args[n] === undefined))
           ctx.addIssue({ code: 'custom', path: [], message: `${other} is required when ${field} is sent` });
   };
-/** Formats that say all a pattern would: zod writes its own long regular expression beside each. */
+/** Formats that say all a pattern or a length would: zod writes its own long regular expression beside each. */
 const FORMATS_WITHOUT_PATTERN = new Set(['uuid', 'date', 'date-time']);
 /**
  * What an output schema leaves out: limits on what the server itself writes, which no client acts
  * on, and the fields' prose. A program reads output schemas (it has the contract, where every
  * field is described); a model pays for them on every turn, and reads the data in the text block.
  */
-const OUTPUT_LEAVES_OUT = ['minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'description'];
+const OUTPUT_LEAVES_OUT = [
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'minItems',
+  'maxItems',
+  'description',
+];
 
 /**
  * A JSON Schema as an agent's context pays for it: a `pattern` dropped where the `format` beside it
@@ -92,15 +101,64 @@ function compact(node: unknown, output: boolean): unknown {
     k === 'properties' || k === 'definitions' ? compactEach(v, output) : compact(v, output),
   ]);
   const schema = Object.fromEntries(entries) as Record<string, unknown>;
-  if (typeof schema.format === 'string' && FORMATS_WITHOUT_PATTERN.has(schema.format)) delete schema.pattern;
+  // A uuid or a date is as long as its format says: a length limit beside it says nothing more.
+  if (typeof schema.format === 'string' && FORMATS_WITHOUT_PATTERN.has(schema.format)) {
+    delete schema.pattern;
+    delete schema.maxLength;
+  }
+  // An array's items need no description of their own when the array has one.
+  const items = schema.items as Record<string, unknown> | undefined;
+  if (typeof schema.description === 'string' && items && typeof items === 'object' && 'description' in items)
+    schema.items = Object.fromEntries(Object.entries(items).filter(([k]) => k !== 'description'));
   // The one-line rule is a long pattern that still cannot say it all (src/kernel/text.ts): the
   // argument's description says "one line", and the server checks it.
   if (schema.pattern === LINE_PATTERN) delete schema.pattern;
   if (output) for (const key of OUTPUT_LEAVES_OUT) delete schema[key];
+  // An answer's objects are open, as the contract's are: a client ignores a field it does not know.
+  if (output && schema.additionalProperties === false) delete schema.additionalProperties;
   delete schema.$schema; // draft-7 is what MCP clients assume
   const { allOf, ...rest } = schema;
   if (Array.isArray(allOf) && allOf.length === 1 && Object.keys(rest).length === 0) return allOf[0];
+  return orNull(schema);
+}
+
+/**
+ * An output schema to the depth a client acts on: the resource (the answer, or each item of a
+ * list) with each field and its type, and an object inside it (or each of a list of them) as an
+ * object, its own fields left to the contract (the operation's response schema; the answer's
+ * objects are open). An agent pays for every byte of tools/list on every turn, and reads the
+ * data itself in the text block.
+ */
+function shallow(schema: unknown): unknown {
+  const root = schema as { properties?: Record<string, Record<string, unknown>> };
+  const list = root.properties?.items?.items as { properties?: Record<string, Record<string, unknown>> } | undefined;
+  const resource = list ?? root;
+  if (!resource.properties) return schema;
+  for (const [name, field] of Object.entries(resource.properties)) {
+    const type = field.type;
+    const object = type === 'object' || (Array.isArray(type) && type.includes('object'));
+    if (object && field.properties) resource.properties[name] = { type };
+    const items = field.items as Record<string, unknown> | undefined;
+    if (type === 'array' && items?.properties) resource.properties[name] = { ...field, items: { type: items.type } };
+  }
   return schema;
+}
+
+/**
+ * A nullable value as one schema, `{"type": ["string", "null"], "format": "date"}`, rather than
+ * zod's `anyOf` of the value and null: the same values (a format and string limits apply to
+ * strings only), in half the bytes. Left as it is when the value's schema is not a plain typed
+ * one (an enum would need null among its values, a reference cannot take a type).
+ */
+function orNull(schema: Record<string, unknown>): Record<string, unknown> {
+  const { anyOf, ...rest } = schema;
+  if (!Array.isArray(anyOf) || anyOf.length !== 2) return schema;
+  const [value, none] = anyOf as Record<string, unknown>[];
+  const plain = (s: Record<string, unknown> | undefined) =>
+    s !== undefined && typeof s.type === 'string' && !('enum' in s) && !('anyOf' in s) && !('$ref' in s);
+  if (!plain(value) || none?.type !== 'null' || Object.keys(none).length !== 1) return schema;
+  const merged: Record<string, unknown> = { ...value, ...rest, type: [value!.type, 'null'] };
+  return merged;
 }
 
 /** A map of names to schemas (properties, definitions): each value compacted, the names kept as they are. */
@@ -159,7 +217,7 @@ const listed = (t: BoundTool): Tool => ({
     compact(z.toJSONSchema(inputOf(t), { target: 'draft-7', io: 'input' }), false),
   ) as Tool['inputSchema'],
   outputSchema: inlineSmall(
-    compact(z.toJSONSchema(t.output, { target: 'draft-7', io: 'output', reused: 'ref' }), true),
+    shallow(compact(z.toJSONSchema(t.output, { target: 'draft-7', io: 'output', reused: 'ref' }), true)),
   ) as Tool['outputSchema'],
   annotations: t.annotations,
 });

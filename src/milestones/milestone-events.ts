@@ -8,7 +8,14 @@ import { Milestone } from './milestone.entity.js';
 type MilestoneEventType = 'milestone.created' | 'milestone.updated' | 'milestone.deleted';
 /** The other milestones a change moved: those at `fromPosition`..`toPosition` before it, now `by` away. */
 export type Shift = { fromPosition: number; toPosition: number; by: 1 | -1 };
-type Change = { changed?: string[]; previousPosition?: number | null; shifted?: Shift | null };
+/** A due date that moved: from, to, and the reason given. */
+type DueDateMove = { from: string | null; to: string | null; reason: string | null };
+type Change = {
+  changed?: string[];
+  previousPosition?: number | null;
+  shifted?: Shift | null;
+  dueDateMove?: DueDateMove | null;
+};
 
 /**
  * The most milestones a single change tells of one by one: a roadmap holds up to 100,000, and
@@ -28,6 +35,7 @@ function milestoneEvent(type: MilestoneEventType, presented: MilestoneDto, chang
       changed: change.changed ?? [],
       previousPosition: change.previousPosition ?? null,
       shifted: change.shifted ?? null,
+      dueDateMove: change.dueDateMove ?? null,
       truncated,
     },
   };

@@ -1,6 +1,7 @@
 import { resourceGoneTrigger } from '../db/triggers.js';
 import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7Key, changeTimes } from '../db/columns.js';
+import { TextArrayType } from '../db/text-array.js';
 import { Project } from '../projects/project.entity.js';
 
 const MILESTONE_STATUSES = ['planned', 'in_progress', 'done', 'cancelled'] as const;
@@ -14,7 +15,18 @@ const MilestoneSchema = defineEntity({
     title: p.string().length(200),
     description: p.text().nullable(),
     status: p.enum(MILESTONE_STATUSES).default('planned'),
+    startDate: p.date().nullable(),
     dueDate: p.date().nullable(),
+    /**
+     * The due date's history in brief, kept beside it by every write that moves it (all under the
+     * project's row lock), so the roadmap reads it without a join; every change is also a row of
+     * MilestoneDueDateChange.
+     */
+    originalDueDate: p.date().nullable(),
+    dueDateMoves: p.integer().default(0),
+    earlierDueDates: p.type(TextArrayType).default([]),
+    dueDateMovedAt: p.datetime().nullable(),
+    dueDateReason: p.string().length(500).nullable(),
     completedAt: p.datetime().nullable(),
     position: p.integer(),
     ...changeTimes(),

@@ -16,11 +16,28 @@ const milestones = (db: Kysely<DB>) =>
       'm.title as title',
       'm.description as description',
       'm.status as status',
-      sql<string | null>`to_char(${sql.ref('m.dueDate')}, 'YYYY-MM-DD')`.as('dueDate'),
+      day('m.startDate').as('startDate'),
+      day('m.dueDate').as('dueDate'),
+      day('m.originalDueDate').as('originalDueDate'),
+      'm.dueDateMoves as dueDateMoves',
+      'm.earlierDueDates as earlierDueDates',
+      iso('m.dueDateMovedAt').as('dueDateMovedAt'),
+      'm.dueDateReason as dueDateReason',
       iso('m.completedAt').as('completedAt'),
       'm.position as position',
       ...changeTimesOf('m'),
     ]);
+
+/** A date column as the API writes a day (YYYY-MM-DD), or null. */
+function day(column: string) {
+  return sql<string | null>`to_char(${sql.ref(column)}, 'YYYY-MM-DD')`;
+}
+
+/**
+ * Overdue, as the API says it: the due day is over in UTC and the milestone is neither done nor
+ * cancelled (`isOverdue` in ./milestones.presenter.ts says the same of a row read).
+ */
+const overdueNow = sql<boolean>`(m.due_date < (now() at time zone 'utc')::date and m.status in ('planned', 'in_progress'))`;
 
 /** A page of a project's roadmap: the milestones after `after` (a position), in order. */
 export const roadmapPage = hotRead(
@@ -33,13 +50,15 @@ export const roadmapPage = hotRead(
       .limit(v.limit),
 );
 
-/** What chooses a roadmap list's milestones besides its project: statuses, ids (both optional). */
-export type RoadmapFilters = { statuses?: readonly MilestoneStatus[]; ids?: readonly string[] };
+/** What chooses a roadmap list's milestones besides its project: statuses, ids, overdue or not (all optional). */
+export type RoadmapFilters = { statuses?: readonly MilestoneStatus[]; ids?: readonly string[]; overdue?: boolean };
 
 const filtered = (em: EntityManager, projectId: string, f: RoadmapFilters) => {
   let query = milestones(reads(em)).where('m.project', '=', projectId);
   if (f.statuses?.length) query = query.where('m.status', 'in', [...f.statuses]);
   if (f.ids?.length) query = query.where('m.id', 'in', [...f.ids]);
+  if (f.overdue !== undefined)
+    query = query.where(f.overdue ? overdueNow : sql<boolean>`not coalesce(${overdueNow}, false)`);
   return query;
 };
 
@@ -106,10 +125,37 @@ export function shiftPositions(tem: EntityManager, projectId: string, by: 1 | -1
       'title',
       'description',
       'status',
-      'dueDate',
+      day('Milestone.startDate').as('startDate'),
+      day('Milestone.dueDate').as('dueDate'),
+      day('Milestone.originalDueDate').as('originalDueDate'),
+      'dueDateMoves',
+      'earlierDueDates',
+      iso('Milestone.dueDateMovedAt').as('dueDateMovedAt'),
+      'dueDateReason',
       'position',
       iso('Milestone.completedAt').as('completedAt'),
       ...changeTimesOf('Milestone'),
     ])
     .execute();
+}
+
+/** A page of a milestone's due-date changes, newest first, after the change `afterId` (none: from the newest). */
+export function dueDateChangesPage(em: EntityManager, v: { milestoneId: string; afterId?: string; limit: number }) {
+  let query = reads(em)
+    .selectFrom('MilestoneDueDateChange as c')
+    .select([
+      'c.id as id',
+      'c.milestone as milestoneId',
+      sql<string | null>`to_char(c.from_date, 'YYYY-MM-DD')`.as('fromDate'),
+      sql<string | null>`to_char(c.to_date, 'YYYY-MM-DD')`.as('toDate'),
+      'c.reason as reason',
+      iso('c.changedAt').as('changedAt'),
+      'c.keyId as keyId',
+      'c.keyName as keyName',
+      'c.channel as channel',
+      'c.client as client',
+    ])
+    .where('c.milestone', '=', v.milestoneId);
+  if (v.afterId) query = query.where('c.id', '<', v.afterId);
+  return read(em, query.orderBy('c.id', 'desc').limit(v.limit));
 }

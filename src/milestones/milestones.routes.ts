@@ -8,6 +8,7 @@ import {
   updateMilestone,
 } from './milestones.service.js';
 import { pageLimit } from '../kernel/contract.js';
+import { listDueDateChanges } from './due-dates.service.js';
 
 type Ops =
   | 'listMilestones'
@@ -15,12 +16,18 @@ type Ops =
   | 'getMilestone'
   | 'updateMilestone'
   | 'deleteMilestone'
-  | 'reorderMilestones';
+  | 'reorderMilestones'
+  | 'listMilestoneDueDateChanges';
 
 export const milestonesHandlers = {
   listMilestones: async ({ em, actor, path, query }) => ({
     status: 200,
-    body: await listMilestones(em, actor, path.projectId, { limit: pageLimit(query?.limit), cursor: query?.cursor }),
+    body: await listMilestones(em, actor, path.projectId, {
+      limit: pageLimit(query?.limit),
+      cursor: query?.cursor,
+      statuses: query?.status ? [query.status] : undefined,
+      overdue: query?.overdue,
+    }),
   }),
   createMilestone: async ({ em, actor, path, body, req }) => {
     const m = await createMilestone(em, actor, path.projectId, body);
@@ -34,9 +41,19 @@ export const milestonesHandlers = {
     status: 200,
     body: await getMilestone(em, actor, path.projectId, path.milestoneId),
   }),
-  updateMilestone: async ({ em, actor, path, body }) => ({
+  updateMilestone: async ({ em, actor, path, body, req }) => ({
     status: 200,
-    body: await updateMilestone(em, actor, path.projectId, path.milestoneId, body),
+    body: await updateMilestone(em, actor, path.projectId, path.milestoneId, body, {
+      channel: 'rest',
+      client: req.get('user-agent'),
+    }),
+  }),
+  listMilestoneDueDateChanges: async ({ em, actor, path, query }) => ({
+    status: 200,
+    body: await listDueDateChanges(em, actor, path.projectId, path.milestoneId, {
+      limit: pageLimit(query?.limit),
+      cursor: query?.cursor,
+    }),
   }),
   deleteMilestone: async ({ em, actor, path }) => {
     const { name } = await deleteMilestone(em, actor, path.projectId, path.milestoneId);

@@ -34,6 +34,7 @@ import {
   shiftPositions,
 } from './milestones.queries.js';
 import { recordMilestoneEvent, recordReordered, recordShifted, type Shift } from './milestone-events.js';
+import { assertDatesInOrder, moveDueDate, type Via } from './due-dates.service.js';
 
 const milestones = (n: number) => `${n} milestone${n === 1 ? '' : 's'}`;
 
@@ -58,8 +59,8 @@ export async function listMilestones(
   }
   const first = { projectId, after: 0, limit: query.limit + 1 };
   const rows =
-    query.statuses?.length || query.ids?.length
-      ? await roadmapPageFiltered(em, { ...first, statuses: query.statuses, ids: query.ids })
+    query.statuses?.length || query.ids?.length || query.overdue !== undefined
+      ? await roadmapPageFiltered(em, { ...first, statuses: query.statuses, ids: query.ids, overdue: query.overdue })
       : await roadmapPage(em, first);
   if (rows.length <= query.limit) return { items: rows.map(presentMilestone), nextCursor: null };
   const served = rows.slice(0, query.limit);
@@ -74,13 +75,15 @@ export async function listMilestones(
   };
 }
 
-/** The list a roadmap cursor belongs to: the project, and the statuses and ids chosen (in any order). */
+/** The list a roadmap cursor belongs to: the project, and the statuses and ids chosen (in any order), overdue or not. */
 const roadmapList = (projectId: string, query: RoadmapFilters): CursorList =>
   cursorList(
     'roadmap',
     projectId,
     query.statuses?.length ? [...query.statuses].sort() : undefined,
     query.ids ? [...query.ids].sort() : undefined,
+    // Left out when not chosen: the cursors given before the filter existed stay valid.
+    ...(query.overdue === undefined ? [] : [query.overdue]),
   );
 
 /**
@@ -161,6 +164,7 @@ export async function createMilestone(
         `The roadmap is full: it holds ${count} milestones, the most a roadmap can hold is ${MAX_MILESTONES}. Delete one before adding another.`,
       ).because('roadmap-full');
     }
+    assertDatesInOrder(input.startDate, input.dueDate);
     const position = input.position ?? count + 1;
     if (position > count + 1)
       throw unprocessable(`position must be between 1 and ${count + 1}: the roadmap has ${milestones(count)}.`).because(
@@ -176,7 +180,9 @@ export async function createMilestone(
       title: input.title.trim(),
       description: input.description ?? null,
       status,
+      startDate: input.startDate ?? null,
       dueDate: input.dueDate ?? null,
+      originalDueDate: input.dueDate ?? null,
       completedAt: completedAtFor(status, undefined, null),
       position,
     });
@@ -193,11 +199,14 @@ export async function updateMilestone(
   projectId: string,
   milestoneId: string,
   input: MilestoneUpdate,
+  via?: Via,
 ): Promise<MilestoneDto> {
   return projectTransaction(em, projectId, async (tem) => {
     const count = await lockRoadmap(tem, actor, projectId);
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
+    const dueDateMoves = input.dueDate !== undefined && input.dueDate !== (milestone.dueDate ?? null);
+    assertDueDateChange(input, dueDateMoves, milestone);
     const before = { ...milestone };
     let shifted: Shift | null = null;
     if (input.position !== undefined && input.position !== milestone.position) {
@@ -214,14 +223,16 @@ export async function updateMilestone(
     }
     if (input.title !== undefined) milestone.title = input.title.trim();
     if (input.description !== undefined) milestone.description = input.description;
-    if (input.dueDate !== undefined) milestone.dueDate = input.dueDate;
+    if (input.startDate !== undefined) milestone.startDate = input.startDate;
+    const reason = input.dueDateReason?.trim();
+    if (dueDateMoves) moveDueDate(tem, milestone, { to: input.dueDate ?? null, reason, actor, via });
     if (input.status !== undefined) {
       milestone.completedAt = completedAtFor(input.status, milestone.status, milestone.completedAt);
       milestone.status = input.status;
     }
-    const changed = (['title', 'description', 'status', 'dueDate', 'completedAt', 'position'] as const).filter(
-      (field) => String(before[field]) !== String(milestone[field]),
-    );
+    const changed = (
+      ['title', 'description', 'status', 'startDate', 'dueDate', 'completedAt', 'position'] as const
+    ).filter((field) => String(before[field]) !== String(milestone[field]));
     await tem.flush();
     const presented = presentMilestone(milestone);
     if (changed.length) {
@@ -229,10 +240,27 @@ export async function updateMilestone(
         changed,
         previousPosition: changed.includes('position') ? before.position : null,
         shifted,
+        dueDateMove: dueDateMoves
+          ? { from: before.dueDate ?? null, to: milestone.dueDate ?? null, reason: reason ?? null }
+          : null,
       });
     }
     return presented;
   });
+}
+
+/** An update's dates: the start not after the due day, and a reason only with a due date that moves. */
+function assertDueDateChange(input: MilestoneUpdate, dueDateMoves: boolean, current: Milestone): void {
+  if (input.dueDateReason !== undefined && !dueDateMoves)
+    throw unprocessable(
+      input.dueDate === undefined
+        ? 'dueDateReason is kept with a change of the due date: send the new dueDate with it, or leave the reason out.'
+        : `dueDateReason was sent, but dueDate ${input.dueDate ?? 'null'} is the milestone's due date already: nothing moved.`,
+    ).because('reason-without-date-change');
+  assertDatesInOrder(
+    input.startDate !== undefined ? input.startDate : current.startDate,
+    input.dueDate !== undefined ? input.dueDate : current.dueDate,
+  );
 }
 
 export async function deleteMilestone(

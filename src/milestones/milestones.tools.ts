@@ -21,7 +21,18 @@ import {
 import { PAGE_SIZE, pageLimit } from '../kernel/contract.js';
 
 const SUMMARY = ['id', 'title', 'status', 'position'] as const;
-const one = (verb: string, m: Milestone) => `${verb} milestone ${m.position}. [${m.status}] ${m.title} — id ${m.id}.`;
+const one = (verb: string, m: Milestone) =>
+  `${verb} milestone ${m.position}. [${m.status}] ${m.title}${dueText(m)} — id ${m.id}.`;
+
+/** The due date as a person says it: due when, overdue, and how often and how far it moved. */
+function dueText(m: Milestone): string {
+  if (!m.dueDate) return '';
+  const { moves, slipDays } = m.dueDateHistory ?? { moves: 0, slipDays: null };
+  const moved = moves
+    ? ` (moved ${moves === 1 ? 'once' : moves === 2 ? 'twice' : `${moves} times`}${slipDays ? `, ${slipDays > 0 ? '+' : ''}${slipDays} days` : ''})`
+    : '';
+  return `, ${m.overdue ? 'OVERDUE since' : 'due'} ${m.dueDate}${moved}`;
+}
 
 /** The milestone fields an agent sends, each described (the contract's own schemas and limits). */
 const milestoneFields = {
@@ -30,7 +41,8 @@ const milestoneFields = {
     'What the milestone is about, markdown (up to 5,000 characters).',
   ),
   status: zMilestoneCreate.shape.status.describe('planned (the default), in_progress, done or cancelled.'),
-  dueDate: zMilestoneCreate.shape.dueDate.describe('The day it is due, YYYY-MM-DD.'),
+  startDate: zMilestoneCreate.shape.startDate.describe('The day work on it starts, YYYY-MM-DD; not after dueDate.'),
+  dueDate: zMilestoneCreate.shape.dueDate.describe('The day it is due (its target date), YYYY-MM-DD.'),
   position: zMilestoneCreate.shape.position.describe(
     'Where it goes in the roadmap, 1 = first; later milestones move down. Left out: last.',
   ),
@@ -39,7 +51,13 @@ const updatedFields = {
   title: zMilestoneUpdate.shape.title.describe('A new title: one line, 1-200 characters.'),
   description: zMilestoneUpdate.shape.description.describe('A new description (markdown); null clears it.'),
   status: zMilestoneUpdate.shape.status.describe('planned, in_progress, done or cancelled.'),
-  dueDate: zMilestoneUpdate.shape.dueDate.describe('A new due day, YYYY-MM-DD; null clears it.'),
+  startDate: zMilestoneUpdate.shape.startDate.describe('A new start day, YYYY-MM-DD; null clears it.'),
+  dueDate: zMilestoneUpdate.shape.dueDate.describe(
+    "A new due day, YYYY-MM-DD; null clears it. The move is kept in the milestone's due-date history.",
+  ),
+  dueDateReason: zMilestoneUpdate.shape.dueDateReason.describe(
+    'Why the due date moves, one line (up to 500 characters): kept with the move and shown on the roadmap. Only with a new dueDate.',
+  ),
   position: zMilestoneUpdate.shape.position.describe('A new place in the roadmap, 1 = first; the others move.'),
 };
 
@@ -66,6 +84,10 @@ export const milestonesTools = [
           .max(100)
           .optional()
           .describe('Only these milestones (ids from an earlier answer), e.g. to read one in full with detail "full".'),
+        overdue: z
+          .boolean()
+          .optional()
+          .describe('true: only the overdue milestones (past their due date, neither done nor cancelled).'),
         ...pageInput,
         ...detailInput,
       })
@@ -77,7 +99,13 @@ export const milestonesTools = [
         em,
         actor,
         args.projectId,
-        { limit: pageLimit(args.limit), cursor: args.cursor, statuses: args.status, ids: args.milestoneIds },
+        {
+          limit: pageLimit(args.limit),
+          cursor: args.cursor,
+          statuses: args.status,
+          ids: args.milestoneIds,
+          overdue: args.overdue,
+        },
         // Only a project's owner writes its roadmap.
         ({ owner, role }) =>
           attribute?.(() => (role === 'owner' ? { by: 'you' } : { by: 'owner', username: owner.username })),
@@ -85,13 +113,19 @@ export const milestonesTools = [
       return listed(page, args.detail ?? 'standard', 'get_roadmap', SUMMARY, ['description']);
     },
     headline: (page, args) =>
-      `${plural(page.items.length, 'milestone')}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.cursor ? undefined : args.milestoneIds, page, args.status !== undefined)}`,
+      `${plural(page.items.length, 'milestone')}${args.overdue === undefined ? '' : args.overdue ? ', overdue' : ', not overdue'}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.cursor ? undefined : args.milestoneIds, page, args.status !== undefined || args.overdue !== undefined)}`,
     texts: ['description'],
     cursorAfter: (kept, page, args, { em }) =>
       cursorAfterServed(
         em,
         args.projectId,
-        { cursor: args.cursor, nextCursor: page.nextCursor, statuses: args.status, ids: args.milestoneIds },
+        {
+          cursor: args.cursor,
+          nextCursor: page.nextCursor,
+          statuses: args.status,
+          ids: args.milestoneIds,
+          overdue: args.overdue,
+        },
         { ids: page.items.map((m) => m.id as string), kept: kept.length },
       ),
   }),
@@ -116,14 +150,14 @@ export const milestonesTools = [
     operation: 'updateMilestone',
     title: 'Update a milestone',
     description:
-      'Changes the fields you send on a milestone of a project you own; a field left out keeps its value, null clears description or dueDate. A new position moves it.',
+      'Changes the fields you send on a milestone of a project you own; a field left out keeps its value, null clears description, startDate or dueDate. A new position moves it. A new dueDate is kept in the due-date history; say why in dueDateReason.',
     input: z.object({ ...projectIdInput, ...milestoneIdInput, ...updatedFields }).strict(),
     output: zMilestone,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     // "At least one field" is the contract's (MilestoneUpdate minProperties), checked by the server.
-    run: async ({ projectId, milestoneId, ...changes }, { em, actor }) => {
+    run: async ({ projectId, milestoneId, ...changes }, { em, actor, origin }) => {
       const fields = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
-      return updateMilestone(em, actor, projectId, milestoneId, fields);
+      return updateMilestone(em, actor, projectId, milestoneId, fields, { channel: 'mcp', client: origin?.client });
     },
     headline: (m) => one('Updated', m),
     texts: ['description'],

@@ -51,7 +51,13 @@ describe('the MCP tools and their operations', () => {
 
   it("carries each operation's object rules to its tool, and follows them when they change", () => {
     expect(TOOLS.filter((t) => t.bodyRules).map((t) => [t.name, t.bodyRules])).toEqual([
-      ['update_milestone', { fields: ['title', 'description', 'status', 'dueDate', 'position'], minProperties: 1 }],
+      [
+        'update_milestone',
+        {
+          fields: ['title', 'description', 'status', 'startDate', 'dueDate', 'dueDateReason', 'position'],
+          minProperties: 1,
+        },
+      ],
     ]);
     const bent = structuredClone(contract);
     const schemas = (bent.components as { schemas: Record<string, Record<string, unknown>> }).schemas;

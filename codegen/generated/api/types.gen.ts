@@ -598,7 +598,7 @@ export type JsonRpcRequest = JsonRpcMessage | Array<JsonRpcMessage>;
 /**
  * The values of `ProblemCode` this version of the contract lists.
  */
-export type KnownProblemCode = 'validation' | 'malformed-json' | 'malformed-request' | 'request-rejected' | 'invalid-query' | 'invalid-cursor' | 'invalid-token' | 'session-required' | 'insufficient-scope' | 'session-only' | 'csrf-token-required' | 'forbidden' | 'not-found' | 'github-not-linked' | 'github-not-verified' | 'method-not-allowed' | 'not-acceptable' | 'conflict' | 'idempotency-in-progress' | 'idempotency-resource-gone' | 'payload-too-large' | 'unsupported-media-type' | 'idempotency-key-reused' | 'unprocessable' | 'image-too-large' | 'storage-quota-exceeded' | 'rate-limited' | 'internal' | 'unavailable' | 'busy' | 'timeout' | 'unknown-project' | 'member-not-owner' | 'stranger-not-owner' | 'not-a-contributor' | 'not-author' | 'not-poster' | 'not-owner-of-members' | 'administrators-only' | 'project-slug-taken' | 'already-owner' | 'already-member' | 'owner-not-removable' | 'username-taken' | 'email-taken' | 'roadmap-full' | 'comment-deleted' | 'redeliveries-waiting' | 'key-limit-reached' | 'key-not-regenerable' | 'unknown-user' | 'unknown-media' | 'position-out-of-range' | 'roadmap-order-mismatch' | 'unknown-parent-comment' | 'parent-comment-deleted' | 'thread-too-deep' | 'webhook-limit-reached' | 'webhook-url-refused';
+export type KnownProblemCode = 'validation' | 'malformed-json' | 'malformed-request' | 'request-rejected' | 'invalid-query' | 'invalid-cursor' | 'invalid-token' | 'session-required' | 'insufficient-scope' | 'session-only' | 'csrf-token-required' | 'forbidden' | 'not-found' | 'github-not-linked' | 'github-not-verified' | 'method-not-allowed' | 'not-acceptable' | 'conflict' | 'idempotency-in-progress' | 'idempotency-resource-gone' | 'payload-too-large' | 'unsupported-media-type' | 'idempotency-key-reused' | 'unprocessable' | 'image-too-large' | 'storage-quota-exceeded' | 'rate-limited' | 'internal' | 'unavailable' | 'busy' | 'timeout' | 'unknown-project' | 'member-not-owner' | 'stranger-not-owner' | 'not-a-contributor' | 'not-author' | 'not-poster' | 'not-owner-of-members' | 'administrators-only' | 'project-slug-taken' | 'already-owner' | 'already-member' | 'owner-not-removable' | 'username-taken' | 'email-taken' | 'roadmap-full' | 'comment-deleted' | 'redeliveries-waiting' | 'key-limit-reached' | 'key-not-regenerable' | 'unknown-user' | 'unknown-media' | 'position-out-of-range' | 'roadmap-order-mismatch' | 'start-after-due' | 'reason-without-date-change' | 'unknown-parent-comment' | 'parent-comment-deleted' | 'thread-too-deep' | 'webhook-limit-reached' | 'webhook-url-refused';
 
 /**
  * The values of `ProblemType` this version of the contract lists.
@@ -845,9 +845,21 @@ export type Milestone = {
      */
     status: MilestoneStatus;
     /**
+     * The day work on it starts (or started), or null. Added in 1.3.0.
+     */
+    startDate: MilestoneDueDate;
+    /**
      * The day the milestone is due (its target date), or null.
      */
     dueDate: MilestoneDueDate;
+    /**
+     * True when the due date has passed (the day is over in UTC) and the milestone is neither done nor cancelled. Derived when the milestone is read, never stored. Added in 1.3.0.
+     */
+    overdue: boolean;
+    /**
+     * How often and how far the due date moved, and the dates it had before; null while it never moved. Added in 1.3.0.
+     */
+    dueDateHistory: MilestoneDueDateHistory | null;
     /**
      * Set when the status becomes done, cleared when it leaves done.
      */
@@ -883,6 +895,10 @@ export type MilestoneCreate = {
      */
     status?: MilestoneStatus;
     /**
+     * The day work on it starts; not after the due date. Added in 1.3.0.
+     */
+    startDate?: MilestoneDueDate;
+    /**
      * The day the milestone is due (its target date).
      */
     dueDate?: MilestoneDueDate;
@@ -903,6 +919,101 @@ export type MilestoneDescription = string | null;
 export type MilestoneDueDate = string | null;
 
 /**
+ * One change of a milestone's due date.
+ */
+export type MilestoneDueDateChange = {
+    /**
+     * The change's id.
+     */
+    id: Id;
+    /**
+     * The milestone whose due date changed.
+     */
+    milestoneId: Id;
+    /**
+     * The due date before the change, or null when it had none.
+     */
+    from: MilestoneDueDate;
+    /**
+     * The due date after the change, or null when it was cleared.
+     */
+    to: MilestoneDueDate;
+    /**
+     * How many days later (negative earlier) the new date is; null when either date is null.
+     */
+    days: number | null;
+    /**
+     * Why, as given with the change; null when none was given.
+     */
+    reason: string | null;
+    /**
+     * When the due date changed.
+     */
+    changedAt: Timestamp;
+    /**
+     * Which of the owner's keys made the change and through which client. Shown to the project's owner only (null for everyone else, and for changes made without a key).
+     */
+    via: {
+        /**
+         * The key's name when the change was made.
+         */
+        keyName: string | null;
+        /**
+         * The REST API or the MCP server.
+         */
+        channel: 'rest' | 'mcp';
+        /**
+         * The client: its User-Agent, or the name and version an MCP client gave.
+         */
+        client: string | null;
+    } | null;
+};
+
+/**
+ * A page of a milestone's due-date changes, newest first.
+ */
+export type MilestoneDueDateChangePage = {
+    /**
+     * The changes on this page.
+     */
+    items: Array<MilestoneDueDateChange>;
+    /**
+     * Pass as `cursor` to read the next page; null on the last page.
+     */
+    nextCursor: Cursor;
+};
+
+/**
+ * The due date's past, in brief: every change of it is kept (GET /projects/{projectId}/milestones/{milestoneId}/due-date-changes lists them all).
+ */
+export type MilestoneDueDateHistory = {
+    /**
+     * How many times the due date changed after the milestone had one (setting a first date is not a move; clearing it is).
+     */
+    moves: number;
+    /**
+     * Days from the first due date it had to the current one; positive when it moved later. Null when it never had a date or has none now.
+     */
+    slipDays: number | null;
+    /**
+     * The first due date the milestone had, or null when it never had one.
+     */
+    originalDueDate: MilestoneDueDate;
+    /**
+     * The due dates it had before the current one, oldest first (the last ten).
+     */
+    earlierDueDates: Array<string>;
+    /**
+     * When the due date last moved; null when it never did.
+     */
+    lastMovedAt: string | null;
+    /**
+     * The reason given with the last move, or null when none was given (or it never moved).
+     */
+    lastReason: string | null;
+};
+
+/**
  * A milestone was created, updated (moves included) or deleted.
  */
 export type MilestoneEvent = WebhookEventEnvelope & {
@@ -914,6 +1025,23 @@ export type MilestoneEvent = WebhookEventEnvelope & {
      * The milestone as the REST API presents it, and what changed.
      */
     data: WebhookLinks & {
+        /**
+         * When this change moved the due date: from and to (either may be null: a date set or cleared) and the reason given with it. Null otherwise. Added in 1.3.0.
+         */
+        dueDateMove: {
+            /**
+             * The due date before.
+             */
+            from: MilestoneDueDate;
+            /**
+             * The due date now.
+             */
+            to: MilestoneDueDate;
+            /**
+             * Why, as given with the change (`dueDateReason`); null when none was.
+             */
+            reason: string | null;
+        } | null;
         /**
          * The milestone after the change (as it was, for a delete).
          */
@@ -999,9 +1127,17 @@ export type MilestoneUpdate = {
      */
     status?: MilestoneStatus;
     /**
+     * The day work on it starts; not after the due date; null removes it. Added in 1.3.0.
+     */
+    startDate?: MilestoneDueDate;
+    /**
      * The day the milestone is due; null removes the date.
      */
     dueDate?: MilestoneDueDate;
+    /**
+     * Why the due date changes, in one line: kept with the change in the milestone's due-date history. Only with a `dueDate` that differs from the current one (422 otherwise). Added in 1.3.0.
+     */
+    dueDateReason?: string;
     /**
      * Move it to this place; the milestones between shift by one.
      */
@@ -3426,6 +3562,14 @@ export type ListMilestonesData = {
     };
     query?: {
         /**
+         * Only milestones in this status. Added in 1.3.0.
+         */
+        status?: MilestoneStatus;
+        /**
+         * `true`: only the overdue milestones (past their due date, neither done nor cancelled); `false`: only the others. Added in 1.3.0.
+         */
+        overdue?: boolean;
+        /**
          * How many items to return (1-100).
          */
         limit?: number;
@@ -3806,6 +3950,73 @@ export type UpdateMilestoneResponses = {
 };
 
 export type UpdateMilestoneResponse = UpdateMilestoneResponses[keyof UpdateMilestoneResponses];
+
+export type ListMilestoneDueDateChangesData = {
+    body?: never;
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+        /**
+         * The milestone's id.
+         */
+        milestoneId: string;
+    };
+    query?: {
+        /**
+         * How many items to return (1-100).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/projects/{projectId}/milestones/{milestoneId}/due-date-changes';
+};
+
+export type ListMilestoneDueDateChangesErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * The API key is missing, malformed, unknown, expired or revoked.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the operation's scope, or the caller may not do this to this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type ListMilestoneDueDateChangesError = ListMilestoneDueDateChangesErrors[keyof ListMilestoneDueDateChangesErrors];
+
+export type ListMilestoneDueDateChangesResponses = {
+    /**
+     * A page of due-date changes, newest first.
+     */
+    200: MilestoneDueDateChangePage;
+};
+
+export type ListMilestoneDueDateChangesResponse = ListMilestoneDueDateChangesResponses[keyof ListMilestoneDueDateChangesResponses];
 
 export type ListWebhooksData = {
     body?: never;

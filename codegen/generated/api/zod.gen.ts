@@ -339,6 +339,8 @@ export const zKnownProblemCode = z.enum([
     'unknown-media',
     'position-out-of-range',
     'roadmap-order-mismatch',
+    'start-after-due',
+    'reason-without-date-change',
     'unknown-parent-comment',
     'parent-comment-deleted',
     'thread-too-deep',
@@ -519,6 +521,24 @@ export const zMilestoneDescription = z.string().max(5000).nullable();
 export const zMilestoneDueDate = z.iso.date().max(10).nullable();
 
 /**
+ * The due date's past, in brief: every change of it is kept (GET /projects/{projectId}/milestones/{milestoneId}/due-date-changes lists them all).
+ */
+export const zMilestoneDueDateHistory = z.object({
+    moves: z.int().gte(1).register(z.globalRegistry, {
+        description: 'How many times the due date changed after the milestone had one (setting a first date is not a move; clearing it is).'
+    }),
+    slipDays: z.int().nullable(),
+    originalDueDate: zMilestoneDueDate,
+    earlierDueDates: z.array(z.iso.date().max(10)).max(10).register(z.globalRegistry, {
+        description: 'The due dates it had before the current one, oldest first (the last ten).'
+    }),
+    lastMovedAt: z.iso.datetime({ offset: true }).nullable(),
+    lastReason: z.string().nullable()
+}).register(z.globalRegistry, {
+    description: 'The due date\'s past, in brief: every change of it is kept (GET /projects/{projectId}/milestones/{milestoneId}/due-date-changes lists them all).'
+});
+
+/**
  * 1-based place in the roadmap.
  */
 export const zMilestonePosition = z.int().gte(1).lte(100000).register(z.globalRegistry, {
@@ -557,6 +577,7 @@ export const zMilestoneCreate = z.object({
     title: zMilestoneTitle,
     description: zMilestoneDescription.optional(),
     status: zMilestoneStatus.optional(),
+    startDate: zMilestoneDueDate.optional(),
     dueDate: zMilestoneDueDate.optional(),
     position: zMilestonePosition.optional()
 }).register(z.globalRegistry, {
@@ -570,7 +591,11 @@ export const zMilestoneUpdate = z.object({
     title: zMilestoneTitle.optional(),
     description: zMilestoneDescription.optional(),
     status: zMilestoneStatus.optional(),
+    startDate: zMilestoneDueDate.optional(),
     dueDate: zMilestoneDueDate.optional(),
+    dueDateReason: z.string().min(1).max(500).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
+        description: 'Why the due date changes, in one line: kept with the change in the milestone\'s due-date history. Only with a `dueDate` that differs from the current one (422 otherwise). Added in 1.3.0.'
+    }).optional(),
     position: zMilestonePosition.optional()
 }).register(z.globalRegistry, {
     description: 'Only the fields sent change; send null to clear description or dueDate.'
@@ -1149,13 +1174,52 @@ export const zMilestone = z.object({
     title: zMilestoneTitle,
     description: zMilestoneDescription,
     status: zMilestoneStatus,
+    startDate: zMilestoneDueDate,
     dueDate: zMilestoneDueDate,
+    overdue: z.boolean().register(z.globalRegistry, {
+        description: 'True when the due date has passed (the day is over in UTC) and the milestone is neither done nor cancelled. Derived when the milestone is read, never stored. Added in 1.3.0.'
+    }),
+    dueDateHistory: zMilestoneDueDateHistory.nullable(),
     completedAt: z.iso.datetime({ offset: true }).nullable(),
     position: zMilestonePosition,
     createdAt: zTimestamp,
     updatedAt: zTimestamp
 }).register(z.globalRegistry, {
     description: 'One step on a project\'s roadmap.'
+});
+
+/**
+ * One change of a milestone's due date.
+ */
+export const zMilestoneDueDateChange = z.object({
+    id: zId,
+    milestoneId: zId,
+    from: zMilestoneDueDate,
+    to: zMilestoneDueDate,
+    days: z.int().nullable(),
+    reason: z.string().nullable(),
+    changedAt: zTimestamp,
+    via: z.object({
+        keyName: z.string().nullable(),
+        channel: z.enum(['rest', 'mcp']).register(z.globalRegistry, {
+            description: 'The REST API or the MCP server.'
+        }),
+        client: z.string().nullable()
+    }).nullable()
+}).register(z.globalRegistry, {
+    description: 'One change of a milestone\'s due date.'
+});
+
+/**
+ * A page of a milestone's due-date changes, newest first.
+ */
+export const zMilestoneDueDateChangePage = z.object({
+    items: z.array(zMilestoneDueDateChange).register(z.globalRegistry, {
+        description: 'The changes on this page.'
+    }),
+    nextCursor: zCursor
+}).register(z.globalRegistry, {
+    description: 'A page of a milestone\'s due-date changes, newest first.'
 });
 
 /**
@@ -1647,6 +1711,11 @@ export const zMilestoneEvent = zWebhookEventEnvelope.and(z.object({
         description: 'Which change it was.'
     }).optional(),
     data: zWebhookLinks.and(z.object({
+        dueDateMove: z.object({
+            from: zMilestoneDueDate,
+            to: zMilestoneDueDate,
+            reason: z.string().nullable()
+        }).nullable(),
         milestone: zMilestone,
         shifted: z.object({
             fromPosition: z.int().gte(1).register(z.globalRegistry, {
@@ -2200,6 +2269,10 @@ export const zListMilestonesPath = z.object({
 });
 
 export const zListMilestonesQuery = z.object({
+    status: zMilestoneStatus.optional(),
+    overdue: z.boolean().register(z.globalRegistry, {
+        description: '`true`: only the overdue milestones (past their due date, neither done nor cancelled); `false`: only the others. Added in 1.3.0.'
+    }).optional(),
     limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
         description: 'How many items to return (1-100).'
     }).optional().default(20),
@@ -2290,6 +2363,29 @@ export const zUpdateMilestonePath = z.object({
  * The updated milestone.
  */
 export const zUpdateMilestoneResponse = zMilestone;
+
+export const zListMilestoneDueDateChangesPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    }),
+    milestoneId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The milestone\'s id.'
+    })
+});
+
+export const zListMilestoneDueDateChangesQuery = z.object({
+    limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
+        description: 'How many items to return (1-100).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
+});
+
+/**
+ * A page of due-date changes, newest first.
+ */
+export const zListMilestoneDueDateChangesResponse = zMilestoneDueDateChangePage;
 
 export const zListWebhooksPath = z.object({
     projectId: z.uuid().max(36).register(z.globalRegistry, {

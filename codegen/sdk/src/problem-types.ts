@@ -69,6 +69,8 @@ export const PROBLEM_CODES = [
   'unknown-media',
   'position-out-of-range',
   'roadmap-order-mismatch',
+  'start-after-due',
+  'reason-without-date-change',
   'unknown-parent-comment',
   'parent-comment-deleted',
   'thread-too-deep',
