@@ -59,16 +59,21 @@ PROJECT=$(call "$API/projects" -H 'Content-Type: application/json' \
 echo "project $PROJECT"
 
 step "Two milestones, then the roadmap in order (projects.read)"
-call "$API/projects/$PROJECT/milestones" -H 'Content-Type: application/json' \
-  -d '{"title": "Cut the gears", "dueDate": "2026-12-31"}' | first title
+GEARS=$(call "$API/projects/$PROJECT/milestones" -H 'Content-Type: application/json' \
+  -d '{"title": "Cut the gears", "dueDate": "2027-01-31"}' | first id)
 call "$API/projects/$PROJECT/milestones" -H 'Content-Type: application/json' \
   -d '{"title": "Assemble the mill"}' | first title
 call "$API/projects/$PROJECT/milestones?limit=50" | pair position '. ' title
 
-step "A build log for the project (content.write)"
+step "A build log at risk that names the milestone it moved (content.write)"
 call "$API/posts" -H 'Content-Type: application/json' \
-  -d "{\"kind\": \"build_log\", \"projectId\": \"$PROJECT\", \"title\": \"Week 1\", \"body\": \"Frame assembled.\"}" |
+  -d "{\"kind\": \"build_log\", \"projectId\": \"$PROJECT\", \"title\": \"Week 1\", \"body\": \"Frame assembled; gear blanks late.\", \"health\": \"at_risk\", \"milestoneIds\": [\"$GEARS\"]}" |
   first title
+
+step "The milestone's due date moved, with the reason; the project's health"
+call "$API/projects/$PROJECT/milestones/$GEARS" -X PATCH -H 'Content-Type: application/json' \
+  -d '{"dueDate": "2027-02-28", "dueDateReason": "Gear blanks arrive late"}' | first slipDays | sed 's/^/slipped by days: /'
+call "$API/projects/$PROJECT" | first status | sed 's/^/health: /'
 
 step "An image, then a post that shows it"
 MEDIA=$(call "$API/media" -F "file=@$HERE/walkthrough.png;type=image/png" | first id)

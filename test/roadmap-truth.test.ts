@@ -168,7 +168,7 @@ describe('the same through MCP', () => {
     await agent.call('create_milestone', { projectId, title: 'Docs', dueDate: day(-1) });
     const overdue = await agent.call('get_roadmap', { projectId, overdue: true });
     expect(overdue.structuredContent.items.map((m: { title: string }) => m.title)).toEqual(['Docs']);
-    expect(overdue.content[0]!.text).toMatch(/^1 milestone, overdue, in roadmap order/);
+    expect(overdue.content[0]!.text).toMatch(/^Status: .*\n(.*\n)*1 milestone, overdue, in roadmap order/);
 
     // The change is kept with the MCP client that made it.
     const history = await api.listMilestoneDueDateChanges({ client: ada.client, path: { projectId, milestoneId } });
@@ -177,5 +177,133 @@ describe('the same through MCP', () => {
       via: { channel: 'mcp', client: expect.stringContaining('truth-test') },
     });
     await agent.close();
+  });
+});
+
+describe('health and evidence', () => {
+  it('takes health and evidence from a build log (REST): the project, the milestone and the filters say it', async () => {
+    const projectId = await project();
+    const { data: m } = await api.createMilestone({
+      client: ada.client,
+      path: { projectId },
+      body: { title: 'Engine' },
+    });
+    const links = [{ url: 'https://github.com/ada/engine/commit/1f2e3d4', kind: 'commit' as const }];
+    const posted = await api.createPost({
+      client: ada.client,
+      body: {
+        kind: 'build_log',
+        projectId,
+        title: 'Slow week',
+        body: 'Parts late.',
+        health: 'at_risk',
+        milestoneIds: [m!.id],
+        links,
+      },
+    });
+    expect(posted.response?.status).toBe(201);
+    expect(posted.data).toMatchObject({ health: 'at_risk', milestoneIds: [m!.id], links });
+
+    const read = await api.getProject({ client: grace.client, path: { projectId } });
+    expect(read.data).toMatchObject({
+      health: { status: 'at_risk', buildLogId: posted.data!.id, setAt: posted.data!.createdAt },
+      lastBuildLogAt: posted.data!.createdAt,
+      daysSinceLastBuildLog: 0,
+      stale: false,
+    });
+    const milestone = await api.getMilestone({ client: grace.client, path: { projectId, milestoneId: m!.id } });
+    expect(milestone.data).toMatchObject({ buildLogCount: 1, lastBuildLogAt: posted.data!.createdAt });
+    const risky = await api.listProjects({ client: ada.client, query: { owner: 'me', health: 'at_risk' } });
+    expect(risky.data!.items.map((p) => p.id)).toContain(projectId);
+    const calm = await api.listProjects({ client: ada.client, query: { owner: 'me', health: 'on_track' } });
+    expect(calm.data!.items.map((p) => p.id)).not.toContain(projectId);
+  });
+
+  it('refuses a milestone of another project, a plain post with health, an unknown health and a link that is not https', async () => {
+    const projectId = await project();
+    const other = await project();
+    const { data: theirs } = await api.createMilestone({
+      client: ada.client,
+      path: { projectId: other },
+      body: { title: 'x' },
+    });
+    const foreign = await api.createPost({
+      client: ada.client,
+      body: { kind: 'build_log', projectId, title: 't', body: 'b', milestoneIds: [theirs!.id] },
+    });
+    expect(foreign.response?.status).toBe(422);
+    expect(foreign.error).toMatchObject({ code: 'unknown-milestone' });
+    const plain = await api.createPost({ client: ada.client, body: { title: 't', body: 'b', health: 'on_track' } });
+    expect(plain.response?.status).toBe(400);
+    expect(plain.error).toMatchObject({ errors: [{ path: '/body/health' }] });
+    for (const body of [
+      { health: 'fine' },
+      { links: [{ url: 'http://example.com/x', kind: 'commit' }] },
+      { links: [{ url: 'https://example.com/x', kind: 'tag' }] },
+    ]) {
+      const res = await api.createPost({
+        client: ada.client,
+        body: { kind: 'build_log', projectId, title: 't', body: 'b', ...body } as never,
+      });
+      expect(res.response?.status, JSON.stringify(body)).toBe(400);
+    }
+    const after = await api.getProject({ client: ada.client, path: { projectId } });
+    expect(after.data).toMatchObject({ health: null, lastBuildLogAt: null });
+  });
+});
+
+describe('the loop an agent runs, read back', () => {
+  it('posts a build log at risk naming a milestone, moves its date with a reason, and reads the status first', async () => {
+    const projectId = await project();
+    const agent = await mcp(ada.token);
+    const late = (await agent.call('create_milestone', { projectId, title: 'Late one', dueDate: day(-3) }))
+      .structuredContent;
+    const next = (await agent.call('create_milestone', { projectId, title: 'Next one', dueDate: day(5) }))
+      .structuredContent;
+    const logged = await agent.call('create_build_log', {
+      projectId,
+      title: 'Gearbox slips',
+      body: 'Supplier is two weeks out.',
+      health: 'at_risk',
+      milestoneIds: [next.id],
+      links: [{ url: 'https://github.com/ada/engine/pull/7', kind: 'pull_request' }],
+    });
+    expect(logged.isError).toBeFalsy();
+    expect(logged.content[0]!.text).toMatch(
+      /^Posted the build log "Gearbox slips", health at_risk, moving 1 milestone forward/,
+    );
+    const moved = await agent.call('update_milestone', {
+      projectId,
+      milestoneId: next.id,
+      dueDate: day(19),
+      dueDateReason: 'Supplier two weeks out',
+    });
+    expect(moved.isError).toBeFalsy();
+
+    const mine = await agent.call('list_my_projects', {});
+    expect(mine.content[0]!.text).toMatch(/you own, newest first \(.*\d+ at risk/);
+    expect(mine.structuredContent.items.find((p: { id: string }) => p.id === projectId).health.status).toBe('at_risk');
+
+    const roadmap = await agent.call('get_roadmap', { projectId });
+    const lines = roadmap.content[0]!.text.split('\n');
+    expect(lines[0]).toBe('Status: at risk, reported today; last build log today.');
+    expect(lines[1]).toBe(`Overdue: 1: 1. Late one (due ${day(-3)}, 3 days late).`);
+    expect(lines[2]).toBe(`Next due: 2. Next one on ${day(19)} (in 19 days).`);
+    expect(lines[3]).toBe('Slipped: 1 open milestone moved its due date; 2. Next one moved once, +14 days.');
+    expect(lines[4]).toMatch(/^2 milestones, in roadmap order/);
+    const [first, second] = roadmap.structuredContent.items;
+    expect(first).toMatchObject({ id: late.id, overdue: true });
+    expect(second).toMatchObject({
+      buildLogCount: 1,
+      dueDateHistory: { moves: 1, lastReason: 'Supplier two weeks out' },
+    });
+    await agent.close();
+
+    // A reader who is not the owner gets the same status, the milestones named by position only.
+    const reader = await mcp(grace.token);
+    const theirs = (await reader.call('get_roadmap', { projectId })).content[0]!.text.split('\n');
+    expect(theirs[1]).toBe(`Overdue: 1: milestone 1 (due ${day(-3)}, 3 days late).`);
+    expect(theirs.slice(0, 4).join('\n')).not.toMatch(/Late one|Next one/);
+    await reader.close();
   });
 });

@@ -51,6 +51,7 @@ describe('the README walk-through', () => {
     expect(stdout).toMatch(/project [0-9a-f-]{36}\n/);
     expect(stdout).toContain('1. Cut the gears\n2. Assemble the mill\n');
     expect(stdout).toContain('Week 1\n');
+    expect(stdout).toContain('slipped by days: 28\nhealth: at_risk\n');
     expect(stdout).toMatch(/image [0-9a-f-]{36}\npost [0-9a-f-]{36}\n/);
     expect(stdout).toContain('Nice!\nrocket: 1\n');
     expect(stdout).toMatch(/project: Analytical Engine \d+\n/);

@@ -71,8 +71,8 @@ const keepsBodyRules =
 /** Formats that say all a pattern or a length would: zod writes its own long regular expression beside each. */
 const FORMATS_WITHOUT_PATTERN = new Set(['uuid', 'date', 'date-time']);
 /**
- * What an output schema leaves out: limits on what the server itself writes, which no client acts
- * on, and the fields' prose. A program reads output schemas (it has the contract, where every
+ * What an output schema leaves out: limits and formats of what the server itself writes, which no
+ * client acts on, and the fields' prose. A program reads output schemas (it has the contract, where every
  * field is described); a model pays for them on every turn, and reads the data in the text block.
  */
 const OUTPUT_LEAVES_OUT = [
@@ -83,14 +83,15 @@ const OUTPUT_LEAVES_OUT = [
   'maximum',
   'minItems',
   'maxItems',
+  'format',
   'description',
 ];
 
 /**
  * A JSON Schema as an agent's context pays for it: a `pattern` dropped where the `format` beside it
  * states the same, a lone reference (`allOf: [{ $ref }]`) written as the reference, and for an
- * output schema, no length, pattern or range limits and no descriptions (the types, required
- * fields, enums and formats stay, and the server checks its answers against the full schema:
+ * output schema, no length, pattern, range or format and no descriptions (the types, required
+ * fields and enums stay, and the server checks its answers against the full schema:
  * VALIDATE_RESPONSES).
  */
 function compact(node: unknown, output: boolean): unknown {
@@ -119,7 +120,30 @@ function compact(node: unknown, output: boolean): unknown {
   delete schema.$schema; // draft-7 is what MCP clients assume
   const { allOf, ...rest } = schema;
   if (Array.isArray(allOf) && allOf.length === 1 && Object.keys(rest).length === 0) return allOf[0];
-  return orNull(schema);
+  return orNull(output ? openUnion(schema) : schema);
+}
+
+const bareType = (s: Record<string, unknown>) => Object.keys(s).length === 1 && typeof s.type === 'string';
+
+/**
+ * An output's union as few branches as say it: nested unions flattened, and a branch that any
+ * value of its type satisfies taking the place of the others of that type. An open enum (the
+ * values listed, or any string) is then a string, which is all a client may rely on.
+ */
+function openUnion(schema: Record<string, unknown>): Record<string, unknown> {
+  const { anyOf, ...rest } = schema;
+  if (!Array.isArray(anyOf)) return schema;
+  const flat = (anyOf as Record<string, unknown>[]).flatMap((b) =>
+    Array.isArray(b.anyOf) && Object.keys(b).length === 1 ? (b.anyOf as Record<string, unknown>[]) : [b],
+  );
+  const bare = new Set(flat.filter(bareType).map((b) => b.type));
+  const kept = flat.filter((b, i) =>
+    bareType(b)
+      ? flat.findIndex((o) => bareType(o) && o.type === b.type) === i
+      : !(typeof b.type === 'string' && bare.has(b.type)),
+  );
+  if (kept.length === 1) return { ...kept[0], ...rest };
+  return { ...rest, anyOf: kept };
 }
 
 /**
@@ -130,16 +154,30 @@ function compact(node: unknown, output: boolean): unknown {
  * data itself in the text block.
  */
 function shallow(schema: unknown): unknown {
-  const root = schema as { properties?: Record<string, Record<string, unknown>> };
-  const list = root.properties?.items?.items as { properties?: Record<string, Record<string, unknown>> } | undefined;
-  const resource = list ?? root;
+  const top = schema as {
+    properties?: Record<string, Record<string, unknown>>;
+    definitions?: Record<string, unknown>;
+  };
+  const definitions = top.definitions;
+  const list = top.properties?.items?.items as { properties?: Record<string, Record<string, unknown>> } | undefined;
+  const resource = list ?? top;
   if (!resource.properties) return schema;
   for (const [name, field] of Object.entries(resource.properties)) {
     const type = field.type;
     const object = type === 'object' || (Array.isArray(type) && type.includes('object'));
     if (object && field.properties) resource.properties[name] = { type };
     const items = field.items as Record<string, unknown> | undefined;
-    if (type === 'array' && items?.properties) resource.properties[name] = { ...field, items: { type: items.type } };
+    const item = typeof items?.$ref === 'string' ? definitions?.[items.$ref.split('/').pop()!] : items;
+    if (type === 'array' && (item as Record<string, unknown> | undefined)?.properties)
+      resource.properties[name] = { ...field, items: { type: 'object' } };
+  }
+  if (definitions) {
+    // The definitions only the fields left out referred to go with them.
+    const { definitions: _all, ...rest } = top;
+    const used = Object.fromEntries(
+      Object.entries(definitions).filter(([name]) => JSON.stringify(rest).includes(`"#/definitions/${name}"`)),
+    );
+    return Object.keys(used).length ? { ...rest, definitions: used } : rest;
   }
   return schema;
 }

@@ -149,11 +149,13 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
   };
   try {
     const data = await runOnce(tool, toolArgs, idempotencyKey, call, opts);
+    const preface = await tool.preface?.(data as never, toolArgs as never, ctx);
     const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
     const note = [followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
     return warned(
       await answer(data, {
         headline: (shown) => tool.headline(shown as never, toolArgs as never),
+        preface,
         note,
         texts: tool.texts ?? [],
         cursorAfter: tool.cursorAfter && ((kept) => tool.cursorAfter!(kept, data as never, toolArgs as never, ctx)),

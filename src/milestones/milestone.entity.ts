@@ -27,6 +27,13 @@ const MilestoneSchema = defineEntity({
     earlierDueDates: p.type(TextArrayType).default([]),
     dueDateMovedAt: p.datetime().nullable(),
     dueDateReason: p.string().length(500).nullable(),
+    /**
+     * The build logs that name it as moved forward (hidden ones aside): how many, and when the
+     * newest was posted. Kept by the build-log writes (./evidence.ts), so the roadmap reads them
+     * without a join.
+     */
+    buildLogCount: p.integer().default(0),
+    lastBuildLogAt: p.datetime().nullable(),
     completedAt: p.datetime().nullable(),
     position: p.integer(),
     ...changeTimes(),
@@ -34,6 +41,19 @@ const MilestoneSchema = defineEntity({
   // Checked at commit: a move shifts a range of positions and sets the moved one in separate
   // statements, and only the end state is 1..n without duplicates.
   uniques: [{ name: 'milestones_project_position_unique', properties: ['project', 'position'], deferMode: 'deferred' }],
+  indexes: [
+    /** Migration ..._roadmap_evidence: the open milestones by due date (overdue, next due) and those that slipped. */
+    {
+      name: 'milestones_open_due_idx',
+      properties: ['project', 'dueDate'],
+      where: "status in ('planned', 'in_progress')",
+    },
+    {
+      name: 'milestones_open_slipped_idx',
+      properties: ['project'],
+      where: "status in ('planned', 'in_progress') and due_date_moves > 0",
+    },
+  ],
   triggers: [resourceGoneTrigger('milestones')],
 });
 export class Milestone extends MilestoneSchema.class {}

@@ -19,8 +19,10 @@ export type MilestoneFields = Pick<
   | 'dueDateMoves'
   | 'earlierDueDates'
   | 'dueDateReason'
+  | 'buildLogCount'
   | 'position'
 > & {
+  lastBuildLogAt?: Timestamp | null;
   dueDateMovedAt?: Timestamp | null;
   completedAt?: Timestamp | null;
   createdAt: Timestamp;
@@ -49,6 +51,8 @@ export function presentMilestone(m: MilestoneFields): MilestoneDto {
             lastMovedAt: m.dueDateMovedAt ? isoString(m.dueDateMovedAt) : null,
             lastReason: m.dueDateMovedAt ? (m.dueDateReason ?? null) : null,
           },
+    buildLogCount: m.buildLogCount,
+    lastBuildLogAt: m.lastBuildLogAt ? isoString(m.lastBuildLogAt) : null,
     completedAt: m.completedAt ? isoString(m.completedAt) : null,
     position: m.position,
     createdAt: isoString(m.createdAt),

@@ -1,6 +1,7 @@
 /** The roadmap's typed reads and the statements its writes run under the project's row lock (src/db/reads.ts). */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
+import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { hotRead, iso, read, reads, changeTimesOf } from '../db/reads.js';
 import type { MilestoneStatus } from '../../codegen/generated/api/types.gen.js';
 import type { Kysely } from 'kysely';
@@ -23,6 +24,8 @@ const milestones = (db: Kysely<DB>) =>
       'm.earlierDueDates as earlierDueDates',
       iso('m.dueDateMovedAt').as('dueDateMovedAt'),
       'm.dueDateReason as dueDateReason',
+      'm.buildLogCount as buildLogCount',
+      iso('m.lastBuildLogAt').as('lastBuildLogAt'),
       iso('m.completedAt').as('completedAt'),
       'm.position as position',
       ...changeTimesOf('m'),
@@ -132,6 +135,8 @@ export function shiftPositions(tem: EntityManager, projectId: string, by: 1 | -1
       'earlierDueDates',
       iso('Milestone.dueDateMovedAt').as('dueDateMovedAt'),
       'dueDateReason',
+      'buildLogCount',
+      iso('Milestone.lastBuildLogAt').as('lastBuildLogAt'),
       'position',
       iso('Milestone.completedAt').as('completedAt'),
       ...changeTimesOf('Milestone'),
@@ -159,3 +164,109 @@ export function dueDateChangesPage(em: EntityManager, v: { milestoneId: string; 
   if (v.afterId) query = query.where('c.id', '<', v.afterId);
   return read(em, query.orderBy('c.id', 'desc').limit(v.limit));
 }
+
+/** Which of `ids` are milestones of the project. */
+export async function milestonesAmong(
+  em: EntityManager,
+  projectId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows = await read(
+    em,
+    reads(em)
+      .selectFrom('Milestone as m')
+      .select('m.id as id')
+      .where('m.project', '=', projectId)
+      .where('m.id', 'in', [...ids]),
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Each of `ids` counted again from the build logs that name it (hidden ones aside): how many, and
+ * the newest one's time. The milestone's own `updatedAt` stays: a build log is not an edit of it.
+ */
+export function recountBuildLogs(tem: EntityManager, ids: readonly string[]) {
+  if (!ids.length) return Promise.resolve([]);
+  return reads(tem)
+    .updateTable('Milestone')
+    .set((eb) => {
+      const naming = eb
+        .selectFrom('Post as b')
+        .where('b.kind', '=', 'build_log')
+        .where('b.hiddenAt', 'is', null)
+        .where(sql<boolean>`b.milestone_ids @> array[${sql.ref('Milestone.id')}::text]`);
+      return {
+        buildLogCount: naming.select((e) => e.fn.countAll<number>().as('n')),
+        lastBuildLogAt: naming.select((e) => e.fn.max('b.createdAt').as('at')),
+      };
+    })
+    .where('Milestone.id', 'in', [...ids])
+    .execute();
+}
+
+/** A deleted milestone taken out of the build logs that named it (they stay as they were otherwise). */
+export function forgetMilestone(tem: EntityManager, milestoneId: string) {
+  return reads(tem)
+    .updateTable('Post')
+    .set({ milestoneIds: sql<string[]>`array_remove(milestone_ids, ${milestoneId})` })
+    .where(sql<boolean>`milestone_ids @> array[${milestoneId}]::text[]`)
+    .execute();
+}
+
+/** The most milestones a status read counts one by one; past it, "more than". */
+export const STATUS_COUNT_CAP = 100;
+
+/**
+ * A roadmap's status in one statement: the overdue milestones (how many, up to the cap, and the
+ * first three by due date), the next one due, and the open ones whose due date moved (how many,
+ * and the three that slipped furthest). Open: planned or in progress. Days are UTC days.
+ */
+export const roadmapStatusRead = hotRead(['projectId'], (db, v: { projectId: string }) => {
+  const today = sql<string>`(now() at time zone 'utc')::date`;
+  const open = () =>
+    db
+      .selectFrom('Milestone as s')
+      .where('s.project', '=', v.projectId)
+      .where('s.status', 'in', ['planned', 'in_progress']);
+  const line = [
+    's.id as id',
+    's.title as title',
+    's.position as position',
+    sql<string>`to_char(s.due_date, 'YYYY-MM-DD')`.as('dueDate'),
+    's.dueDateMoves as moves',
+    sql<number | null>`s.due_date - s.original_due_date`.as('slipDays'),
+  ] as const;
+  const overdue = () => open().where(sql<boolean>`s.due_date < ${today}`);
+  const slipped = () => open().where('s.dueDateMoves', '>', 0);
+  const capped = (q: ReturnType<typeof open>) =>
+    db
+      .selectFrom(
+        q
+          .select(sql.lit(1).as('one'))
+          .limit(STATUS_COUNT_CAP + 1)
+          .as('c'),
+      )
+      .select((eb) => eb.fn.countAll<number>().as('n'));
+  return db.selectNoFrom([
+    capped(overdue()).as('overdueCount'),
+    jsonArrayFrom(overdue().select(line).orderBy('s.dueDate').orderBy('s.position').limit(3)).as('overdue'),
+    jsonObjectFrom(
+      open()
+        .select(line)
+        .where(sql<boolean>`s.due_date >= ${today}`)
+        .orderBy('s.dueDate')
+        .orderBy('s.position')
+        .limit(1),
+    ).as('nextDue'),
+    capped(slipped()).as('slippedCount'),
+    jsonArrayFrom(
+      slipped()
+        .select(line)
+        .orderBy(sql`s.due_date - s.original_due_date`, (ob) => ob.desc().nullsLast())
+        .orderBy('s.position')
+        .limit(3),
+    ).as('slipped'),
+  ]);
+});

@@ -26,6 +26,7 @@ import {
 } from '../projects/projects.service.js';
 import { presentMilestone } from './milestones.presenter.js';
 import {
+  forgetMilestone,
   highestPosition,
   milestoneOf,
   type RoadmapFilters,
@@ -274,6 +275,7 @@ export async function deleteMilestone(
     const milestone = await tem.findOne(Milestone, { id: milestoneId, project: projectId });
     if (!milestone) throw notFound(`Project ${projectId} has no milestone with id ${milestoneId}.`);
     await tem.nativeDelete(Milestone, { id: milestoneId });
+    await forgetMilestone(tem, milestoneId);
     const shifted =
       milestone.position < count
         ? await recordShifted(

@@ -19,6 +19,8 @@ import {
   updateMilestone,
 } from './milestones.service.js';
 import { PAGE_SIZE, pageLimit } from '../kernel/contract.js';
+import { type RoadmapStatus, roadmapStatus, type StatusMilestone } from './roadmap-status.js';
+import { STALE_AFTER_DAYS } from '../projects/pulse.js';
 
 const SUMMARY = ['id', 'title', 'status', 'position'] as const;
 const one = (verb: string, m: Milestone) =>
@@ -61,14 +63,51 @@ const updatedFields = {
   position: zMilestoneUpdate.shape.position.describe('A new place in the roadmap, 1 = first; the others move.'),
 };
 
+const times = (n: number) => (n === 1 ? 'once' : n === 2 ? 'twice' : `${n} times`);
+const signed = (days: number) => `${days > 0 ? '+' : ''}${days} day${Math.abs(days) === 1 ? '' : 's'}`;
+const utcDays = (from: string, to: string) => Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000);
+
+/**
+ * The roadmap's status in a few lines, first in get_roadmap's answer: what an agent repeats to its
+ * person. A milestone is named by its title only for the roadmap's owner (whose words they are);
+ * for anyone else by its position, its title being in its own (fenced) line below.
+ */
+function statusLines(s: RoadmapStatus, today = new Date().toISOString().slice(0, 10)): string {
+  const name = (m: StatusMilestone) => (s.role === 'owner' ? `${m.position}. ${m.title}` : `milestone ${m.position}`);
+  const count = (n: number) => (n > s.countCap ? `more than ${s.countCap}` : String(n));
+  const { health, daysSinceLastBuildLog, stale } = s.pulse;
+  const ago = (days: number) => (days === 0 ? 'today' : `${plural(days, 'day')} ago`);
+  const lines = [
+    `Status: ${health ? `${health.status.replace('_', ' ')}, reported ${ago(utcDays(health.setAt.slice(0, 10), today))}` : 'no health reported yet'}; ${
+      daysSinceLastBuildLog === null ? 'no build log yet' : `last build log ${ago(daysSinceLastBuildLog)}`
+    }${stale ? ` (stale: none for over ${STALE_AFTER_DAYS} days)` : ''}.`,
+  ];
+  if (s.overdueCount)
+    lines.push(
+      `Overdue: ${count(s.overdueCount)}: ${s.overdue.map((m) => `${name(m)} (due ${m.dueDate}, ${plural(utcDays(m.dueDate, today), 'day')} late)`).join('; ')}${s.overdueCount > s.overdue.length ? '; …' : ''}.`,
+    );
+  lines.push(
+    s.nextDue
+      ? `Next due: ${name(s.nextDue)} on ${s.nextDue.dueDate}${s.nextDue.dueDate === today ? ' (today)' : ` (in ${plural(utcDays(today, s.nextDue.dueDate), 'day')})`}.`
+      : 'Next due: no open milestone has a date ahead.',
+  );
+  if (s.slippedCount)
+    lines.push(
+      `Slipped: ${count(s.slippedCount)} open milestone${s.slippedCount === 1 ? ' moved its' : 's moved their'} due date; ${s.slipped
+        .map((m) => `${name(m)} moved ${times(m.moves)}${m.slipDays ? `, ${signed(m.slipDays)}` : ''}`)
+        .join('; ')}.`,
+    );
+  return lines.join('\n');
+}
+
 export const milestonesTools = [
   defineTool({
     name: 'get_roadmap',
     operation: 'listMilestones',
     title: "Get a project's roadmap",
     description:
-      `A project's milestones in display order (position 1 first), with their status and due dates; ${PAGE_SIZE.default} at a time ` +
-      'unless limit says otherwise. Filter by status; detail "summary" gives ids, titles, status and positions only.',
+      `A project's status (health, overdue, next due, slipped), then its milestones in display order (position 1 first); ${PAGE_SIZE.default} at a time ` +
+      'unless limit says otherwise. Filter by status or overdue; detail "summary" gives ids, titles, status and positions only.',
     input: z
       .object({
         ...projectIdInput,
@@ -114,6 +153,9 @@ export const milestonesTools = [
     },
     headline: (page, args) =>
       `${plural(page.items.length, 'milestone')}${args.overdue === undefined ? '' : args.overdue ? ', overdue' : ', not overdue'}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.cursor ? undefined : args.milestoneIds, page, args.status !== undefined || args.overdue !== undefined)}`,
+    // The status first, on a roadmap's first page (not when reading chosen milestones).
+    preface: async (_page, args, { em, actor }) =>
+      args.cursor || args.milestoneIds ? undefined : statusLines(await roadmapStatus(em, actor, args.projectId)),
     texts: ['description'],
     cursorAfter: (kept, page, args, { em }) =>
       cursorAfterServed(

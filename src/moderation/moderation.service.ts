@@ -11,6 +11,7 @@ import type { Actor } from '../kernel/actor.js';
 import { forbidden, notFound } from '../kernel/problem.js';
 import { isUuid } from '../kernel/ids.js';
 import { presentPost } from '../posts/posts.presenter.js';
+import { afterBuildLogGone } from '../posts/posts.service.js';
 import { presentComment } from '../comments/comments.presenter.js';
 import type { Comment as CommentDto, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 
@@ -32,11 +33,17 @@ export async function setPostHidden(
   hidden: boolean,
 ): Promise<PostDto> {
   await assertAdministrator(em, actor);
-  const post = isUuid(postId) ? await em.findOne(Post, { id: postId }, { populate: ['author'] }) : null;
-  if (!post) throw notFound(`No post with id ${postId}.`);
-  post.hiddenAt = hidden ? (post.hiddenAt ?? new Date()) : null;
-  await em.flush();
-  return presentPost(post);
+  // A hidden build log no longer speaks for its project: the project's health and its
+  // milestones' counts are read again from the build logs still shown.
+  return em.transactional(async (tem) => {
+    const post = isUuid(postId) ? await tem.findOne(Post, { id: postId }, { populate: ['author'] }) : null;
+    if (!post) throw notFound(`No post with id ${postId}.`);
+    if (hidden === (post.hiddenAt != null)) return presentPost(post);
+    post.hiddenAt = hidden ? new Date() : null;
+    await tem.flush();
+    await afterBuildLogGone(tem, post);
+    return presentPost(post);
+  });
 }
 
 export async function setCommentHidden(

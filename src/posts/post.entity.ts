@@ -4,8 +4,12 @@ import { uuidv7Key, changeTimes } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
 import { User } from '../users/user.entity.js';
 import { Project } from '../projects/project.entity.js';
+import type { BuildLogLinkInput } from '../../codegen/generated/api/types.gen.js';
 
 const POST_KINDS = ['post', 'build_log'] as const;
+const HEALTHS = ['on_track', 'at_risk', 'off_track'] as const;
+/** A commit, pull request or release a build log links to, as the contract takes it. */
+type BuildLogLinkValue = BuildLogLinkInput;
 
 const PostSchema = defineEntity({
   name: 'Post',
@@ -20,6 +24,12 @@ const PostSchema = defineEntity({
     /** Ids of images (media) shown with the post, in order; all uploaded by the author. */
     mediaIds: p.type(TextArrayType).default([]),
     project: () => p.manyToOne(Project).nullable().deleteRule('set null'),
+    /** A build log only: the project's health it reports (a status update), or null. */
+    health: p.enum(HEALTHS).nullable(),
+    /** A build log only: ids of the milestones of its project it moved forward. */
+    milestoneIds: p.type(TextArrayType).default([]),
+    /** A build log only: the commits, pull requests or releases it links to. */
+    links: p.json<BuildLogLinkValue[]>().default([]),
     commentCount: p.integer().default(0),
     reactionCount: p.integer().default(0),
     hiddenAt: p.datetime().nullable(),
@@ -42,6 +52,8 @@ const PostSchema = defineEntity({
     { name: 'posts_search_idx', properties: ['search'], type: 'gin' },
     /** Migration ..._media_access: the posts that show an image (who may read it follows them). */
     { name: 'posts_media_ids_idx', properties: ['mediaIds'], type: 'gin' },
+    /** Migration ..._roadmap_evidence: the build logs that name a milestone (its count on the roadmap). */
+    { name: 'posts_milestone_ids_idx', properties: ['milestoneIds'], type: 'gin' },
   ],
   triggers: [searchChangedTrigger('posts', 'search, hidden_at, project_id, author_id'), resourceGoneTrigger('posts')],
 });

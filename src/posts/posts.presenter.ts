@@ -8,7 +8,17 @@ import { isoString, type Timestamp } from '../db/reads.js';
 /** What the presenter reads: a Post entity, or a row of a typed read (its timestamps as text). */
 export type PostFields = Pick<
   Post,
-  'id' | 'kind' | 'title' | 'body' | 'tags' | 'mediaIds' | 'commentCount' | 'reactionCount'
+  | 'id'
+  | 'kind'
+  | 'title'
+  | 'body'
+  | 'tags'
+  | 'mediaIds'
+  | 'health'
+  | 'milestoneIds'
+  | 'links'
+  | 'commentCount'
+  | 'reactionCount'
 > & {
   author: Pick<User, 'id' | 'username' | 'displayName'>;
   hiddenAt?: Timestamp | null;
@@ -26,6 +36,9 @@ export function presentPost(post: PostFields): PostDto {
     mediaIds: post.mediaIds,
     author: presentUserSummary(post.author),
     projectId: 'projectId' in post ? post.projectId : (post.project?.id ?? null),
+    health: post.health ?? null,
+    milestoneIds: post.milestoneIds,
+    links: post.links,
     commentCount: post.commentCount,
     reactionCount: post.reactionCount,
     hidden: post.hiddenAt != null,

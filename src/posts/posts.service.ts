@@ -18,6 +18,8 @@ import { LAST_ID, rowById } from '../db/reads.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { markAttached, ownMediaIds } from '../media/media.service.js';
 import { recordBuildLogEvent } from './build-log-events.js';
+import { type HealthChange, noteBuildLog, refreshPulse } from '../projects/pulse.js';
+import { assertMilestonesOf, recountEvidence } from '../milestones/evidence.js';
 
 /** The post as the API shows it, if the actor may read it, else 404. */
 export async function readPost(em: EntityManager, actor: Actor, postId: string): Promise<PostFields> {
@@ -71,13 +73,19 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
         throw unprocessable(`There is no project with id ${input.projectId}.`).because('unknown-project');
       throw err;
     }
-  } else if (input.projectId !== undefined) {
-    throw badRequest('Only a build log belongs to a project: send kind build_log, or leave projectId out.', [
-      { path: '/body/projectId', message: 'only allowed when kind is build_log' },
-    ]);
+  } else {
+    const misplaced = BUILD_LOG_ONLY.filter((field) => input[field] !== undefined);
+    if (misplaced.length)
+      throw badRequest(
+        `Only a build log belongs to a project and reports on it: send kind build_log, or leave ${misplaced.join(', ')} out.`,
+        misplaced.map((field) => ({ path: `/body/${field}`, message: 'only allowed when kind is build_log' })),
+      );
   }
+  const milestoneIds = input.milestoneIds ?? [];
+  if (project) await assertMilestonesOf(em, project.id, milestoneIds);
   const mediaIds = await checkMedia(em, actor, input.mediaIds);
-  // A build log's event is written in the same transaction as the build log.
+  // A build log's event, its project's pulse and its milestones' counts are written in the same
+  // transaction as the build log.
   return em.transactional(async (tem) => {
     const post = tem.create(Post, {
       author: tem.getReference(User, actor.userId),
@@ -87,14 +95,28 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
       tags: normaliseTags(input.tags),
       mediaIds,
       project,
+      health: input.health ?? null,
+      milestoneIds,
+      links: input.links ?? [],
     });
     await tem.flush();
     await tem.populate(post, ['author']);
     const presented = presentPost(post);
-    if (kind === 'build_log') await recordBuildLogEvent(tem, 'build_log.created', presented);
+    if (project) {
+      const healthChange = await noteBuildLog(tem, project.id, {
+        id: post.id,
+        at: post.createdAt,
+        health: post.health ?? null,
+      });
+      await recountEvidence(tem, milestoneIds);
+      await recordBuildLogEvent(tem, 'build_log.created', presented, healthChange);
+    }
     return presented;
   });
 }
+
+/** The fields only a build log takes: a plain post has no project to report on. */
+const BUILD_LOG_ONLY = ['projectId', 'health', 'milestoneIds', 'links'] as const;
 
 export async function updatePost(em: EntityManager, actor: Actor, postId: string, input: PostUpdate): Promise<PostDto> {
   await assertCanEditPost(em, actor, postId);
@@ -120,10 +142,26 @@ export async function deletePost(em: EntityManager, actor: Actor, postId: string
   await em.transactional(async (tem) => {
     const post = await tem.findOne(Post, { id: postId }, { populate: ['author'] });
     // Comments cascade. No event when another request deleted it meanwhile: its own tells it.
-    if (post && (await tem.nativeDelete(Post, { id: postId })))
-      await recordBuildLogEvent(tem, 'build_log.deleted', presentPost(post));
+    if (post && (await tem.nativeDelete(Post, { id: postId }))) {
+      const healthChange = await afterBuildLogGone(tem, post);
+      await recordBuildLogEvent(tem, 'build_log.deleted', presentPost(post), healthChange);
+    }
   });
   return { name: title };
+}
+
+/**
+ * After a build log was deleted, hidden or shown again: its project's pulse and its milestones'
+ * counts, read again from the build logs (nothing for a plain post).
+ */
+export async function afterBuildLogGone(
+  tem: EntityManager,
+  post: Pick<Post, 'kind' | 'milestoneIds'> & { project?: { id: string } | null },
+): Promise<HealthChange | null> {
+  if (post.kind !== 'build_log' || !post.project) return null;
+  const healthChange = await refreshPulse(tem, post.project.id);
+  await recountEvidence(tem, post.milestoneIds);
+  return healthChange;
 }
 
 /** `author` is a username or `me`; `authorId` a user already looked up (GET /users/{username}/posts). */

@@ -96,13 +96,20 @@ export const postsTools = [
     operation: 'createPost',
     title: 'Post a build log',
     description:
-      'Publishes a build log (a markdown post about progress) on a project you own or are a member of. It is public wherever the project is.',
+      'Publishes a build log (a markdown post about progress) on a project you own or are a member of. It is public wherever the project is. With health it is also a status update; name the milestones it advanced and link its commits.',
     input: z
       .object({
         ...projectIdInput,
         title: zPostCreate.shape.title.describe('The headline: one line, 1-200 characters.'),
         body: zPostCreate.shape.body.describe('The build log itself, markdown.'),
         tags: zPostCreate.shape.tags.describe('Up to 10 lowercase tags, e.g. ["release", "backend"].'),
+        health: zPostCreate.shape.health.describe(
+          "How the project is going; makes this a status update that sets the project's health.",
+        ),
+        milestoneIds: zPostCreate.shape.milestoneIds.describe(
+          'Milestones this work moved forward (ids from get_roadmap).',
+        ),
+        links: zPostCreate.shape.links.describe('Commits, pull requests or releases it links to.'),
       })
       .strict(),
     output: zPost,
@@ -112,7 +119,8 @@ export const postsTools = [
       location: (p) => `/posts/${p.id}`,
     },
     run: ({ projectId, ...post }, { em, actor }) => createPost(em, actor, { kind: 'build_log', projectId, ...post }),
-    headline: (p) => `Posted the build log "${p.title}" — id ${p.id}.`,
+    headline: (p) =>
+      `Posted the build log "${p.title}"${p.health ? `, health ${p.health}` : ''}${p.milestoneIds.length ? `, moving ${plural(p.milestoneIds.length, 'milestone')} forward` : ''} — id ${p.id}.`,
     texts: ['body'],
     wholeAt: (p) => `/posts/${p.id}`,
   }),

@@ -24,6 +24,14 @@ const ProjectSchema = defineEntity({
     links: p.json<ProjectLinkValue[]>().default([]),
     lookingForCollaborators: p.boolean().default(false),
     wantedSkills: p.type(TextArrayType).default([]),
+    /**
+     * The project's pulse, kept by the build-log writes (./pulse.ts): the latest
+     * health a build log reported, when and by which, and when the newest build log was posted.
+     */
+    health: p.enum(['on_track', 'at_risk', 'off_track'] as const).nullable(),
+    healthSetAt: p.datetime().nullable(),
+    healthPostId: p.uuid().nullable(),
+    lastBuildLogAt: p.datetime().nullable(),
     /** Full-text search vector kept by PostgreSQL (migration ..._search); written as PostgreSQL prints it so the schema diff stays clean. */
     search: p
       .type('tsvector')

@@ -4,6 +4,8 @@ import { type DB, filteredRead, hotRead, iso, reads, changeTimesOf } from '../db
 import { isMember, projectReadable } from '../access/access.queries.js';
 import { userSummary } from '../users/users.queries.js';
 
+type Health = 'on_track' | 'at_risk' | 'off_track';
+
 /** The columns the API shows of a project `p` and its owner `u`, as `presentProject` takes them. */
 const projectColumns = (eb: ExpressionBuilder<DB & { p: DB['Project']; u: DB['User'] }, 'p' | 'u'>) =>
   [
@@ -18,6 +20,10 @@ const projectColumns = (eb: ExpressionBuilder<DB & { p: DB['Project']; u: DB['Us
     'p.links as links',
     'p.lookingForCollaborators as lookingForCollaborators',
     'p.wantedSkills as wantedSkills',
+    'p.health as health',
+    iso('p.healthSetAt').as('healthSetAt'),
+    'p.healthPostId as healthPostId',
+    iso('p.lastBuildLogAt').as('lastBuildLogAt'),
     ...changeTimesOf('p'),
     userSummary(eb).as('owner'),
   ] as const;
@@ -40,17 +46,21 @@ export const projectWithAccess = hotRead(
       .where('p.id', '=', v.projectId),
 );
 
-/** The projects the caller may read, newest first; only one owner's when `ownerId` is given. */
+/** The projects the caller may read, newest first; only one owner's (`ownerId`), a member's (`memberId`), or of one health, when given. */
 export const readableProjects = filteredRead(
-  ['userId', 'ownerId', 'memberId', 'before', 'limit'],
-  (db, q: { userId: string | null; ownerId?: string; memberId?: string; before?: string; limit: number }) => {
+  ['userId', 'ownerId', 'memberId', 'health', 'before', 'limit'],
+  (
+    db,
+    q: { userId: string | null; ownerId?: string; memberId?: string; health?: Health; before?: string; limit: number },
+  ) => {
     let query = db
       .selectFrom('Project as p')
       .innerJoin('User as u', 'u.id', 'p.owner')
       .select(projectColumns)
       .where((eb) => projectReadable(eb, q.userId));
-    const { ownerId, memberId, before } = q;
+    const { ownerId, memberId, health, before } = q;
     if (ownerId !== undefined) query = query.where('p.owner', '=', ownerId);
+    if (health !== undefined) query = query.where('p.health', '=', health);
     if (memberId !== undefined) query = query.where((eb) => isMember(eb, memberId));
     if (before !== undefined) query = query.where('p.id', '<', before);
     return query.orderBy('p.id', 'desc').limit(q.limit);
@@ -118,4 +128,54 @@ export async function memberIdsAmong(
     .where('user', 'in', [...userIds])
     .execute();
   return rows.map((r) => r.user);
+}
+
+/**
+ * The project's pulse as it is, its row locked until the transaction ends (build-log writes queue
+ * here, behind the roadmap's writers). FOR NO KEY UPDATE: a build log's insert holds a key-share
+ * lock on its project already (its foreign key), which FOR UPDATE would wait on in another
+ * writer that holds one too: a deadlock.
+ */
+export function lockedPulse(tem: EntityManager, projectId: string) {
+  return reads(tem)
+    .selectFrom('Project')
+    .select(['health', 'healthSetAt', 'lastBuildLogAt'])
+    .where('id', '=', projectId)
+    .forNoKeyUpdate()
+    .executeTakeFirst();
+}
+
+/** The newest visible build log of a project, and the newest that reported a health. */
+export async function newestBuildLogs(tem: EntityManager, projectId: string) {
+  const visible = reads(tem)
+    .selectFrom('Post')
+    .where('project', '=', projectId)
+    .where('kind', '=', 'build_log')
+    .where('hiddenAt', 'is', null);
+  const [newest, reported] = await Promise.all([
+    visible.select((eb) => eb.fn.max('createdAt').as('at')).executeTakeFirst(),
+    visible
+      .select(['id', 'health', 'createdAt'])
+      .where('health', 'is not', null)
+      .orderBy('createdAt', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst(),
+  ]);
+  return { newestAt: newest?.at ?? null, reported: reported ?? null };
+}
+
+/** Writes the project's pulse; the project's own `updatedAt` stays (a build log is not an edit of the project). */
+export function setPulse(
+  tem: EntityManager,
+  projectId: string,
+  pulse: {
+    health: Health | null;
+    healthSetAt: Date | null;
+    /** Left out (undefined): unchanged. */
+    healthPostId?: string | null;
+    lastBuildLogAt: Date | null;
+  },
+) {
+  return reads(tem).updateTable('Project').set(pulse).where('id', '=', projectId).execute();
 }

@@ -18,7 +18,12 @@ type Ops =
 export const projectsHandlers = {
   listProjects: async ({ em, actor, query }) => ({
     status: 200,
-    body: await listProjects(em, actor, { owner: query?.owner, limit: pageLimit(query?.limit), cursor: query?.cursor }),
+    body: await listProjects(em, actor, {
+      owner: query?.owner,
+      health: query?.health,
+      limit: pageLimit(query?.limit),
+      cursor: query?.cursor,
+    }),
   }),
   createProject: async ({ em, actor, body, req }) => {
     const project = await createProject(em, actor, body);

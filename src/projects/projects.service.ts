@@ -3,6 +3,7 @@
  * membership), manage (owner only) and contribute (owner or member). A private project is a
  * 404 to everyone else, never a 403 that would confirm it exists.
  */
+import type { Health } from './pulse.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import type { ProjectCreate, ProjectUpdate } from '../../codegen/generated/api/types.gen.js';
@@ -232,11 +233,19 @@ export async function deleteProject(em: EntityManager, actor: Actor, projectId: 
 }
 
 /** The list a projects cursor belongs to: whose projects (owned by, or with as a member). */
-export const projectList = (ownerId: string | undefined, memberId: string | undefined): CursorList =>
-  cursorList('projects', ownerId, memberId);
+export const projectList = (ownerId: string | undefined, memberId: string | undefined, health?: Health): CursorList =>
+  // The health is left out when not chosen: the cursors given before the filter existed stay valid.
+  cursorList('projects', ownerId, memberId, ...(health === undefined ? [] : [health]));
 
 /** `owner` is a username or `me`; `ownerId` a user already looked up (GET /users/{username}/projects). */
-export type ProjectListQuery = { owner?: string; ownerId?: string; memberId?: string; limit: number; cursor?: string };
+export type ProjectListQuery = {
+  owner?: string;
+  ownerId?: string;
+  memberId?: string;
+  health?: Health;
+  limit: number;
+  cursor?: string;
+};
 
 export async function listProjects(
   em: EntityManager,
@@ -252,12 +261,13 @@ export async function listProjects(
       ownerId = owner.id;
     }
   }
-  const list = projectList(ownerId, query.memberId);
+  const list = projectList(ownerId, query.memberId, query.health);
   const after = decodeCursor(query.cursor, isIdCursor, list);
   const rows = await readableProjects(em, {
     userId: actorId(actor),
     ownerId,
     memberId: query.memberId,
+    health: query.health,
     before: after?.id,
     limit: query.limit + 1,
   });
@@ -268,7 +278,7 @@ export async function listProjects(
 export async function listMyProjects(
   em: EntityManager,
   actor: Actor,
-  query: { limit: number; cursor?: string; role: 'owner' | 'member' },
+  query: { limit: number; cursor?: string; role: 'owner' | 'member'; health?: Health },
 ): Promise<Page<ProjectDto>> {
   const { role, ...page } = query;
   return listProjects(em, actor, { ...page, ...mine(actor, role) });
@@ -279,9 +289,9 @@ const mine = (actor: Actor, role: 'owner' | 'member'): { ownerId?: string; membe
   role === 'owner' ? { ownerId: actor.userId } : { memberId: actor.userId };
 
 /** The list a list_my_projects cursor belongs to. */
-export const myProjectList = (actor: Actor, role: 'owner' | 'member'): CursorList => {
+export const myProjectList = (actor: Actor, role: 'owner' | 'member', health?: Health): CursorList => {
   const { ownerId, memberId } = mine(actor, role);
-  return projectList(ownerId, memberId);
+  return projectList(ownerId, memberId, health);
 };
 
 /** Which of `userIds` are members of the project now. */

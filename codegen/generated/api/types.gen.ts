@@ -22,8 +22,54 @@ export type BuildLogEvent = WebhookEventEnvelope & {
          * The build log after the change (as it was, for a delete).
          */
         buildLog: Post;
+        /**
+         * When this build log changed the project's health: what it was before (null when it had none) and what it is now. Null otherwise. Added in 1.3.0.
+         */
+        healthChange: {
+            /**
+             * The health before.
+             */
+            from: ProjectHealth | null;
+            /**
+             * The health now.
+             */
+            to: ProjectHealth | null;
+        } | null;
     };
 };
+
+/**
+ * A commit, pull request or release a build log links to.
+ */
+export type BuildLogLink = {
+    /**
+     * An https URL.
+     */
+    url: string;
+    /**
+     * What it links to.
+     */
+    kind: BuildLogLinkKind;
+};
+
+/**
+ * A commit, pull request or release for a build log to link to.
+ */
+export type BuildLogLinkInput = {
+    /**
+     * An https URL.
+     */
+    url: string;
+    /**
+     * What it links to.
+     */
+    kind: 'commit' | 'pull_request' | 'release';
+};
+
+/**
+ * What a build log links to: a commit, a pull request or a release. The list is open: a newer server may add a kind.
+ */
+export type BuildLogLinkKind = KnownBuildLogLinkKind | string;
 
 /**
  * A comment on a post, or a reply to another comment (`parentId`). A deleted comment that has replies stays as a placeholder (`deleted: true`, no body, no author) so the thread stays readable.
@@ -596,14 +642,24 @@ export type JsonRpcMessage = {
 export type JsonRpcRequest = JsonRpcMessage | Array<JsonRpcMessage>;
 
 /**
+ * The values of `BuildLogLinkKind` this version of the contract lists.
+ */
+export type KnownBuildLogLinkKind = 'commit' | 'pull_request' | 'release';
+
+/**
  * The values of `ProblemCode` this version of the contract lists.
  */
-export type KnownProblemCode = 'validation' | 'malformed-json' | 'malformed-request' | 'request-rejected' | 'invalid-query' | 'invalid-cursor' | 'invalid-token' | 'session-required' | 'insufficient-scope' | 'session-only' | 'csrf-token-required' | 'forbidden' | 'not-found' | 'github-not-linked' | 'github-not-verified' | 'method-not-allowed' | 'not-acceptable' | 'conflict' | 'idempotency-in-progress' | 'idempotency-resource-gone' | 'payload-too-large' | 'unsupported-media-type' | 'idempotency-key-reused' | 'unprocessable' | 'image-too-large' | 'storage-quota-exceeded' | 'rate-limited' | 'internal' | 'unavailable' | 'busy' | 'timeout' | 'unknown-project' | 'member-not-owner' | 'stranger-not-owner' | 'not-a-contributor' | 'not-author' | 'not-poster' | 'not-owner-of-members' | 'administrators-only' | 'project-slug-taken' | 'already-owner' | 'already-member' | 'owner-not-removable' | 'username-taken' | 'email-taken' | 'roadmap-full' | 'comment-deleted' | 'redeliveries-waiting' | 'key-limit-reached' | 'key-not-regenerable' | 'unknown-user' | 'unknown-media' | 'position-out-of-range' | 'roadmap-order-mismatch' | 'start-after-due' | 'reason-without-date-change' | 'unknown-parent-comment' | 'parent-comment-deleted' | 'thread-too-deep' | 'webhook-limit-reached' | 'webhook-url-refused';
+export type KnownProblemCode = 'validation' | 'malformed-json' | 'malformed-request' | 'request-rejected' | 'invalid-query' | 'invalid-cursor' | 'invalid-token' | 'session-required' | 'insufficient-scope' | 'session-only' | 'csrf-token-required' | 'forbidden' | 'not-found' | 'github-not-linked' | 'github-not-verified' | 'method-not-allowed' | 'not-acceptable' | 'conflict' | 'idempotency-in-progress' | 'idempotency-resource-gone' | 'payload-too-large' | 'unsupported-media-type' | 'idempotency-key-reused' | 'unprocessable' | 'image-too-large' | 'storage-quota-exceeded' | 'rate-limited' | 'internal' | 'unavailable' | 'busy' | 'timeout' | 'unknown-project' | 'member-not-owner' | 'stranger-not-owner' | 'not-a-contributor' | 'not-author' | 'not-poster' | 'not-owner-of-members' | 'administrators-only' | 'project-slug-taken' | 'already-owner' | 'already-member' | 'owner-not-removable' | 'username-taken' | 'email-taken' | 'roadmap-full' | 'comment-deleted' | 'redeliveries-waiting' | 'key-limit-reached' | 'key-not-regenerable' | 'unknown-user' | 'unknown-media' | 'position-out-of-range' | 'roadmap-order-mismatch' | 'start-after-due' | 'reason-without-date-change' | 'unknown-milestone' | 'unknown-parent-comment' | 'parent-comment-deleted' | 'thread-too-deep' | 'webhook-limit-reached' | 'webhook-url-refused';
 
 /**
  * The values of `ProblemType` this version of the contract lists.
  */
 export type KnownProblemType = '/problems/validation' | '/problems/malformed-json' | '/problems/malformed-request' | '/problems/request-rejected' | '/problems/invalid-query' | '/problems/invalid-cursor' | '/problems/invalid-token' | '/problems/session-required' | '/problems/insufficient-scope' | '/problems/session-only' | '/problems/csrf-token-required' | '/problems/forbidden' | '/problems/not-found' | '/problems/github-not-linked' | '/problems/github-not-verified' | '/problems/method-not-allowed' | '/problems/not-acceptable' | '/problems/conflict' | '/problems/idempotency-in-progress' | '/problems/idempotency-resource-gone' | '/problems/payload-too-large' | '/problems/unsupported-media-type' | '/problems/idempotency-key-reused' | '/problems/unprocessable' | '/problems/image-too-large' | '/problems/storage-quota-exceeded' | '/problems/rate-limited' | '/problems/internal' | '/problems/unavailable' | '/problems/busy' | '/problems/timeout';
+
+/**
+ * The values of `ProjectHealth` this version of the contract lists.
+ */
+export type KnownProjectHealth = 'on_track' | 'at_risk' | 'off_track';
 
 /**
  * The values of `ScopeId` this version of the contract lists.
@@ -860,6 +916,14 @@ export type Milestone = {
      * How often and how far the due date moved, and the dates it had before; null while it never moved. Added in 1.3.0.
      */
     dueDateHistory: MilestoneDueDateHistory | null;
+    /**
+     * How many build logs name this milestone as one they moved forward (hidden ones aside). Added in 1.3.0.
+     */
+    buildLogCount: number;
+    /**
+     * When the newest of those build logs was posted; null when none names it. Added in 1.3.0.
+     */
+    lastBuildLogAt: string | null;
     /**
      * Set when the status becomes done, cleared when it leaves done.
      */
@@ -1204,6 +1268,18 @@ export type Post = {
      */
     projectId: string | null;
     /**
+     * The project's health this build log reported, making it a status update; null when it gave none (always, for a plain post). Added in 1.3.0.
+     */
+    health: ProjectHealth | null;
+    /**
+     * The milestones of its project this build log moved forward (empty for none, and for a plain post). Added in 1.3.0.
+     */
+    milestoneIds: Array<Id>;
+    /**
+     * The commits, pull requests or releases this build log links to (empty for none). Added in 1.3.0.
+     */
+    links: Array<BuildLogLink>;
+    /**
      * Comments on it that the caller can see.
      */
     commentCount: number;
@@ -1253,6 +1329,18 @@ export type PostCreate = {
      * Required for a build log; the author must own the project or be a member of it.
      */
     projectId?: string;
+    /**
+     * A build log only: how the project is going, which makes the build log a status update and sets the project's health. Added in 1.3.0.
+     */
+    health?: ProjectHealthInput;
+    /**
+     * A build log only: the milestones of its project it moved forward (422 `unknown-milestone` for any other). Added in 1.3.0.
+     */
+    milestoneIds?: Array<string>;
+    /**
+     * A build log only: the commits, pull requests or releases it links to. Added in 1.3.0.
+     */
+    links?: Array<BuildLogLinkInput>;
 };
 
 /**
@@ -1423,6 +1511,22 @@ export type Project = {
      */
     owner: UserSummary;
     /**
+     * The project's latest health, as the newest build log that gave one said it; null until one does. Added in 1.3.0.
+     */
+    health: ProjectHealthReport | null;
+    /**
+     * When the newest build log was posted; null when there is none. Added in 1.3.0.
+     */
+    lastBuildLogAt: string | null;
+    /**
+     * Whole days since the newest build log (UTC), derived when the project is read; null when there is none. Added in 1.3.0.
+     */
+    daysSinceLastBuildLog: number | null;
+    /**
+     * No build log for more than 14 days: the newest is older than that, or there is none and the project is older than that. Derived when the project is read. Added in 1.3.0.
+     */
+    stale: boolean;
+    /**
      * When the project was made.
      */
     createdAt: Timestamp;
@@ -1499,6 +1603,34 @@ export type ProjectEvent = WebhookEventEnvelope & {
          */
         changed: Array<string>;
     };
+};
+
+/**
+ * How a project is going, as a build log reports it: on_track, at_risk or off_track. The list is open: a newer server may add a value; treat one you do not know as unknown.
+ */
+export type ProjectHealth = KnownProjectHealth | string;
+
+/**
+ * How the project is going: on_track, at_risk or off_track.
+ */
+export type ProjectHealthInput = 'on_track' | 'at_risk' | 'off_track';
+
+/**
+ * A project's health and the build log that reported it.
+ */
+export type ProjectHealthReport = {
+    /**
+     * The health the build log gave.
+     */
+    status: ProjectHealth;
+    /**
+     * When that build log was posted.
+     */
+    setAt: Timestamp;
+    /**
+     * The build log that gave it.
+     */
+    buildLogId: Id;
 };
 
 /**
@@ -2997,6 +3129,10 @@ export type ListProjectsData = {
          * A username, or `me`.
          */
         owner?: Username;
+        /**
+         * Only projects whose latest health is this one. Added in 1.3.0.
+         */
+        health?: ProjectHealthInput;
         /**
          * How many items to return (1-100).
          */

@@ -3,6 +3,24 @@
 import * as z from 'zod';
 
 /**
+ * A commit, pull request or release for a build log to link to.
+ */
+export const zBuildLogLinkInput = z.object({
+    url: z.url().max(500).regex(/^https:\/\//).register(z.globalRegistry, {
+        description: 'An https URL.'
+    }),
+    kind: z.enum([
+        'commit',
+        'pull_request',
+        'release'
+    ]).register(z.globalRegistry, {
+        description: 'What it links to.'
+    })
+}).register(z.globalRegistry, {
+    description: 'A commit, pull request or release for a build log to link to.'
+});
+
+/**
  * A new comment on a post, or a reply to one of its comments.
  */
 export const zCommentCreate = z.object({
@@ -282,6 +300,39 @@ export const zJsonRpcRequest = z.union([
 ]);
 
 /**
+ * The values of `BuildLogLinkKind` this version of the contract lists.
+ */
+export const zKnownBuildLogLinkKind = z.enum([
+    'commit',
+    'pull_request',
+    'release'
+]).register(z.globalRegistry, {
+    description: 'The values of `BuildLogLinkKind` this version of the contract lists.'
+});
+
+/**
+ * What a build log links to: a commit, a pull request or a release. The list is open: a newer server may add a kind.
+ */
+export const zBuildLogLinkKind = z.union([
+    zKnownBuildLogLinkKind,
+    z.string().register(z.globalRegistry, {
+        description: 'A value a newer server may send, not listed in this version.'
+    })
+]);
+
+/**
+ * A commit, pull request or release a build log links to.
+ */
+export const zBuildLogLink = z.object({
+    url: z.url().max(500).regex(/^https:\/\//).register(z.globalRegistry, {
+        description: 'An https URL.'
+    }),
+    kind: zBuildLogLinkKind
+}).register(z.globalRegistry, {
+    description: 'A commit, pull request or release a build log links to.'
+});
+
+/**
  * The values of `ProblemCode` this version of the contract lists.
  */
 export const zKnownProblemCode = z.enum([
@@ -341,6 +392,7 @@ export const zKnownProblemCode = z.enum([
     'roadmap-order-mismatch',
     'start-after-due',
     'reason-without-date-change',
+    'unknown-milestone',
     'unknown-parent-comment',
     'parent-comment-deleted',
     'thread-too-deep',
@@ -387,6 +439,17 @@ export const zKnownProblemType = z.enum([
     '/problems/timeout'
 ]).register(z.globalRegistry, {
     description: 'The values of `ProblemType` this version of the contract lists.'
+});
+
+/**
+ * The values of `ProjectHealth` this version of the contract lists.
+ */
+export const zKnownProjectHealth = z.enum([
+    'on_track',
+    'at_risk',
+    'off_track'
+]).register(z.globalRegistry, {
+    description: 'The values of `ProjectHealth` this version of the contract lists.'
 });
 
 /**
@@ -634,6 +697,27 @@ export const zProblemType = z.union([
         description: 'A value a newer server may send, not listed in this version.'
     })
 ]);
+
+/**
+ * How a project is going, as a build log reports it: on_track, at_risk or off_track. The list is open: a newer server may add a value; treat one you do not know as unknown.
+ */
+export const zProjectHealth = z.union([
+    zKnownProjectHealth,
+    z.string().register(z.globalRegistry, {
+        description: 'A value a newer server may send, not listed in this version.'
+    })
+]);
+
+/**
+ * How the project is going: on_track, at_risk or off_track.
+ */
+export const zProjectHealthInput = z.enum([
+    'on_track',
+    'at_risk',
+    'off_track'
+]).register(z.globalRegistry, {
+    description: 'How the project is going: on_track, at_risk or off_track.'
+});
 
 /**
  * A link shown on a project.
@@ -1049,6 +1133,13 @@ export const zPostCreate = z.object({
     }).optional(),
     projectId: z.uuid().max(36).register(z.globalRegistry, {
         description: 'Required for a build log; the author must own the project or be a member of it.'
+    }).optional(),
+    health: zProjectHealthInput.optional(),
+    milestoneIds: z.array(z.uuid().max(36)).max(10).register(z.globalRegistry, {
+        description: 'A build log only: the milestones of its project it moved forward (422 `unknown-milestone` for any other). Added in 1.3.0.'
+    }).optional(),
+    links: z.array(zBuildLogLinkInput).max(5).register(z.globalRegistry, {
+        description: 'A build log only: the commits, pull requests or releases it links to. Added in 1.3.0.'
     }).optional()
 }).register(z.globalRegistry, {
     description: 'A new post; with `kind: build_log` and a `projectId`, a build log of that project.'
@@ -1180,6 +1271,10 @@ export const zMilestone = z.object({
         description: 'True when the due date has passed (the day is over in UTC) and the milestone is neither done nor cancelled. Derived when the milestone is read, never stored. Added in 1.3.0.'
     }),
     dueDateHistory: zMilestoneDueDateHistory.nullable(),
+    buildLogCount: z.int().gte(0).register(z.globalRegistry, {
+        description: 'How many build logs name this milestone as one they moved forward (hidden ones aside). Added in 1.3.0.'
+    }),
+    lastBuildLogAt: z.iso.datetime({ offset: true }).nullable(),
     completedAt: z.iso.datetime({ offset: true }).nullable(),
     position: zMilestonePosition,
     createdAt: zTimestamp,
@@ -1232,6 +1327,17 @@ export const zMilestonePage = z.object({
     nextCursor: zCursor
 }).register(z.globalRegistry, {
     description: 'A page of a project\'s milestones, in roadmap order.'
+});
+
+/**
+ * A project's health and the build log that reported it.
+ */
+export const zProjectHealthReport = z.object({
+    status: zProjectHealth,
+    setAt: zTimestamp,
+    buildLogId: zId
+}).register(z.globalRegistry, {
+    description: 'A project\'s health and the build log that reported it.'
 });
 
 /**
@@ -1447,6 +1553,13 @@ export const zPost = z.object({
     }),
     author: zUserSummary,
     projectId: z.uuid().nullable(),
+    health: zProjectHealth.nullable(),
+    milestoneIds: z.array(zId).max(10).register(z.globalRegistry, {
+        description: 'The milestones of its project this build log moved forward (empty for none, and for a plain post). Added in 1.3.0.'
+    }),
+    links: z.array(zBuildLogLink).max(5).register(z.globalRegistry, {
+        description: 'The commits, pull requests or releases this build log links to (empty for none). Added in 1.3.0.'
+    }),
     commentCount: z.int().gte(0).register(z.globalRegistry, {
         description: 'Comments on it that the caller can see.'
     }),
@@ -1502,6 +1615,12 @@ export const zProject = z.object({
         description: 'The skills the owner is looking for, as tags.'
     }),
     owner: zUserSummary,
+    health: zProjectHealthReport.nullable(),
+    lastBuildLogAt: z.iso.datetime({ offset: true }).nullable(),
+    daysSinceLastBuildLog: z.int().gte(0).nullable(),
+    stale: z.boolean().register(z.globalRegistry, {
+        description: 'No build log for more than 14 days: the newest is older than that, or there is none and the project is older than that. Derived when the project is read. Added in 1.3.0.'
+    }),
     createdAt: zTimestamp,
     updatedAt: zTimestamp
 }).register(z.globalRegistry, {
@@ -1683,7 +1802,11 @@ export const zBuildLogEvent = zWebhookEventEnvelope.and(z.object({
         description: 'Which change it was.'
     }).optional(),
     data: zWebhookLinks.and(z.object({
-        buildLog: zPost
+        buildLog: zPost,
+        healthChange: z.object({
+            from: zProjectHealth.nullable(),
+            to: zProjectHealth.nullable()
+        }).nullable()
     }))
 }));
 
@@ -2126,6 +2249,7 @@ export const zCloseJobResponse = zJob;
 
 export const zListProjectsQuery = z.object({
     owner: zUsername.optional(),
+    health: zProjectHealthInput.optional(),
     limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
         description: 'How many items to return (1-100).'
     }).optional().default(20),

@@ -71,6 +71,7 @@ export const PROBLEM_CODES = [
   'roadmap-order-mismatch',
   'start-after-due',
   'reason-without-date-change',
+  'unknown-milestone',
   'unknown-parent-comment',
   'parent-comment-deleted',
   'thread-too-deep',

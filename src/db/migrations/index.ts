@@ -37,6 +37,7 @@ import { Migration20261129040000_webhook_sequence_per_subscription } from './Mig
 import { Migration20261129050000_security_log_resource_name } from './Migration20261129050000_security_log_resource_name.js';
 import { Migration20261129060000_trace_ids } from './Migration20261129060000_trace_ids.js';
 import { Migration20261129070000_milestone_dates } from './Migration20261129070000_milestone_dates.js';
+import { Migration20261129080000_roadmap_evidence } from './Migration20261129080000_roadmap_evidence.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -85,4 +86,5 @@ export const migrationsList = [
   { name: 'Migration20261129050000_security_log_resource_name', class: Migration20261129050000_security_log_resource_name },
   { name: 'Migration20261129060000_trace_ids', class: Migration20261129060000_trace_ids },
   { name: 'Migration20261129070000_milestone_dates', class: Migration20261129070000_milestone_dates },
+  { name: 'Migration20261129080000_roadmap_evidence', class: Migration20261129080000_roadmap_evidence },
 ];

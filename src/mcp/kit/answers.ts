@@ -1,7 +1,7 @@
 /**
- * Answers sized for a model's context. A list answer keeps every field but shortens long text to
- * PREVIEW characters, saying so in the text itself and how to get the whole of it; `detail:
- * "summary"` keeps only what identifies an item.
+ * Answers sized for a model's context. A list answer keeps every field that has something in it
+ * but shortens long text to PREVIEW characters, saying so in the text itself and how to get the
+ * whole of it; `detail: "summary"` keeps only what identifies an item, `"full"` every field whole.
  *
  * The result's text block carries the same data as `structuredContent`: a headline, then the data
  * as compact JSON, one line per item of a list (clients that hand the model only `content` lose
@@ -48,7 +48,13 @@ function sized<T extends Record<string, unknown>, K extends keyof T>(
   if (detail === 'summary')
     return items.map((item) => Object.fromEntries(keep.map((k) => [k, item[k]])) as unknown as Partial<T>);
   return items.map((item) => {
-    const copy: Record<string, unknown> = { ...item };
+    // A field with nothing in it (null, or an empty list) says nothing a model needs, and costs
+    // its name on every item: left out, as a summary's fields are. `full` keeps every field.
+    const copy: Record<string, unknown> = Object.fromEntries(
+      Object.entries(item).filter(
+        ([k, v]) => keep.includes(k as K) || !(v === null || (Array.isArray(v) && v.length === 0)),
+      ),
+    );
     for (const field of texts) {
       const value = item[field];
       if (typeof value === 'string') copy[field as string] = shorten(value, tool);
@@ -96,6 +102,8 @@ export type AnswerShape = {
    * ("3 milestones (done)"), given the items the answer holds; how to go on follows it.
    */
   headline: (data: Item) => string;
+  /** Lines before the headline, read first (a roadmap's status). */
+  preface?: string;
   /** A sentence after the headline's first line, before the data. */
   note?: string;
   /** Fields of an item whose long text the cap may shorten (descriptions, bodies). */
@@ -154,6 +162,7 @@ function render(data: Item, shape: AnswerShape, cut?: string): CallToolResult {
       ...line(data, 0),
     ];
   }
+  if (shape.preface) lines.unshift(shape.preface);
   const result: CallToolResult = { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: data };
   if (shape.writtenBy)
     result._meta = {

@@ -31,7 +31,7 @@ export const detailInput = {
     .enum(DETAILS)
     .optional()
     .describe(
-      'summary: ids, titles, status, positions; standard (default): every field, long text shortened; ' +
+      'summary: ids, titles, status, positions; standard (default): every field with a value, long text shortened; ' +
         'full: whole text. Answers stay under 64 KB (fewer items, and a cursor for the rest).',
     ),
 };
