@@ -205,7 +205,7 @@ describe('route matching: every GET path as the validator reads it, and what no 
     ]);
     // The right shape is not enough: a day the calendar does not have is refused the same way
     // (it reached PostgreSQL before, which refused it with a 500).
-    for (const day of ['2027-02-30', '2026-02-29', '2026-13-01', '2026-04-31']) {
+    for (const day of ['2027-02-30', '2026-02-29', '2026-13-01', '2026-04-31', '0000-01-01']) {
       const impossible = await raw(t, 'POST', `/projects/${(project.json as { id: string }).id}/milestones`, {
         token,
         body: { title: 'Ship', dueDate: day },

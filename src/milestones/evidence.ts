@@ -18,7 +18,7 @@ export async function assertMilestonesOf(em: EntityManager, projectId: string, i
     ).because('unknown-milestone');
 }
 
-/** The milestones a build log names, counted again after a change to it. */
+/** The milestones a build log names, counted again after a change to it (none named: nothing to do). */
 export async function recountEvidence(tem: EntityManager, milestoneIds: readonly string[]): Promise<void> {
-  await recountBuildLogs(tem, milestoneIds);
+  if (milestoneIds.length) await recountBuildLogs(tem, milestoneIds);
 }

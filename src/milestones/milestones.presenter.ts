@@ -5,6 +5,7 @@ import type {
 } from '../../codegen/generated/api/types.gen.js';
 import type { Milestone } from './milestone.entity.js';
 import { isoString, type Timestamp } from '../db/reads.js';
+import { daysBetween, utcDay } from '../kernel/days.js';
 
 /** What the presenter reads: a Milestone entity, or a row of the roadmap's typed read (its timestamps as text). */
 export type MilestoneFields = Pick<
@@ -39,7 +40,7 @@ export function presentMilestone(m: MilestoneFields): MilestoneDto {
     status: m.status,
     startDate: m.startDate ?? null,
     dueDate,
-    overdue: isOverdue(m.status, dueDate, utcToday()),
+    overdue: isOverdue(m.status, dueDate, utcDay()),
     dueDateHistory:
       m.dueDateMoves === 0
         ? null
@@ -60,19 +61,13 @@ export function presentMilestone(m: MilestoneFields): MilestoneDto {
   };
 }
 
-/** Today's date in UTC, as YYYY-MM-DD: the day a due date is compared with. */
-const utcToday = (now = new Date()): string => now.toISOString().slice(0, 10);
-
 /**
- * Overdue: the due day is over in UTC (the day before today or earlier) and the milestone is
- * neither done nor cancelled. The roadmap's `overdue` filter says the same in SQL (./milestones.queries.ts).
+ * Overdue: the due day is over in UTC (the day before `today` or earlier) and the milestone is
+ * neither done nor cancelled. The roadmap's `overdue` filter says the same in SQL, given the same
+ * day (./milestones.queries.ts), so a page and its filter agree around midnight.
  */
 const isOverdue = (status: Milestone['status'], dueDate: string | null, today: string): boolean =>
   dueDate !== null && dueDate < today && (status === 'planned' || status === 'in_progress');
-
-/** Whole days from one calendar date (YYYY-MM-DD) to another: positive when `to` is later. */
-const daysBetween = (from: string, to: string): number =>
-  Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 
 /** A due-date change as read (src/milestones/milestones.queries.ts `dueDateChangesPage`). */
 export type DueDateChangeRow = {

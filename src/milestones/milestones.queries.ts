@@ -6,6 +6,8 @@ import { hotRead, iso, read, reads, changeTimesOf } from '../db/reads.js';
 import type { MilestoneStatus } from '../../codegen/generated/api/types.gen.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/reads.js';
+import { utcDay } from '../kernel/days.js';
+import { projectReadable } from '../access/access.queries.js';
 
 /** The milestones as the API shows them (`presentMilestone`). */
 const milestones = (db: Kysely<DB>) =>
@@ -37,10 +39,12 @@ function day(column: string) {
 }
 
 /**
- * Overdue, as the API says it: the due day is over in UTC and the milestone is neither done nor
- * cancelled (`isOverdue` in ./milestones.presenter.ts says the same of a row read).
+ * Overdue on `today` (YYYY-MM-DD, UTC), as the API says it: the due day is over and the milestone
+ * is neither done nor cancelled (`isOverdue` in ./milestones.presenter.ts says the same of a row
+ * read). The day is the service's, as the presenter's is: one clock decides both.
  */
-const overdueNow = sql<boolean>`(m.due_date < (now() at time zone 'utc')::date and m.status in ('planned', 'in_progress'))`;
+const overdueOn = (alias: 'm' | 's', today: string) =>
+  sql<boolean>`(${sql.ref(`${alias}.dueDate`)} < ${today}::date and ${sql.ref(`${alias}.status`)} in ('planned', 'in_progress'))`;
 
 /** A page of a project's roadmap: the milestones after `after` (a position), in order. */
 export const roadmapPage = hotRead(
@@ -60,8 +64,10 @@ const filtered = (em: EntityManager, projectId: string, f: RoadmapFilters) => {
   let query = milestones(reads(em)).where('m.project', '=', projectId);
   if (f.statuses?.length) query = query.where('m.status', 'in', [...f.statuses]);
   if (f.ids?.length) query = query.where('m.id', 'in', [...f.ids]);
-  if (f.overdue !== undefined)
-    query = query.where(f.overdue ? overdueNow : sql<boolean>`not coalesce(${overdueNow}, false)`);
+  if (f.overdue !== undefined) {
+    const overdue = overdueOn('m', utcDay());
+    query = query.where(f.overdue ? overdue : sql<boolean>`not coalesce(${overdue}, false)`);
+  }
   return query;
 };
 
@@ -151,11 +157,10 @@ export function dueDateChangesPage(em: EntityManager, v: { milestoneId: string; 
     .select([
       'c.id as id',
       'c.milestone as milestoneId',
-      sql<string | null>`to_char(c.from_date, 'YYYY-MM-DD')`.as('fromDate'),
-      sql<string | null>`to_char(c.to_date, 'YYYY-MM-DD')`.as('toDate'),
+      day('c.fromDate').as('fromDate'),
+      day('c.toDate').as('toDate'),
       'c.reason as reason',
       iso('c.changedAt').as('changedAt'),
-      'c.keyId as keyId',
       'c.keyName as keyName',
       'c.channel as channel',
       'c.client as client',
@@ -188,7 +193,6 @@ export async function milestonesAmong(
  * the newest one's time. The milestone's own `updatedAt` stays: a build log is not an edit of it.
  */
 export function recountBuildLogs(tem: EntityManager, ids: readonly string[]) {
-  if (!ids.length) return Promise.resolve([]);
   return reads(tem)
     .updateTable('Milestone')
     .set((eb) => {
@@ -219,54 +223,67 @@ export function forgetMilestone(tem: EntityManager, milestoneId: string) {
 export const STATUS_COUNT_CAP = 100;
 
 /**
- * A roadmap's status in one statement: the overdue milestones (how many, up to the cap, and the
+ * A roadmap's status in one statement, from the project's row: whether the caller may read it
+ * and owns it, the project's pulse, the overdue milestones (how many, up to the cap, and the
  * first three by due date), the next one due, and the open ones whose due date moved (how many,
- * and the three that slipped furthest). Open: planned or in progress. Days are UTC days.
+ * and the three that slipped furthest). Open: planned or in progress; `today` is the UTC day.
  */
-export const roadmapStatusRead = hotRead(['projectId'], (db, v: { projectId: string }) => {
-  const today = sql<string>`(now() at time zone 'utc')::date`;
-  const open = () =>
-    db
-      .selectFrom('Milestone as s')
-      .where('s.project', '=', v.projectId)
-      .where('s.status', 'in', ['planned', 'in_progress']);
-  const line = [
-    's.id as id',
-    's.title as title',
-    's.position as position',
-    sql<string>`to_char(s.due_date, 'YYYY-MM-DD')`.as('dueDate'),
-    's.dueDateMoves as moves',
-    sql<number | null>`s.due_date - s.original_due_date`.as('slipDays'),
-  ] as const;
-  const overdue = () => open().where(sql<boolean>`s.due_date < ${today}`);
-  const slipped = () => open().where('s.dueDateMoves', '>', 0);
-  const capped = (q: ReturnType<typeof open>) =>
-    db
-      .selectFrom(
-        q
-          .select(sql.lit(1).as('one'))
-          .limit(STATUS_COUNT_CAP + 1)
-          .as('c'),
-      )
-      .select((eb) => eb.fn.countAll<number>().as('n'));
-  return db.selectNoFrom([
-    capped(overdue()).as('overdueCount'),
-    jsonArrayFrom(overdue().select(line).orderBy('s.dueDate').orderBy('s.position').limit(3)).as('overdue'),
-    jsonObjectFrom(
-      open()
-        .select(line)
-        .where(sql<boolean>`s.due_date >= ${today}`)
-        .orderBy('s.dueDate')
-        .orderBy('s.position')
-        .limit(1),
-    ).as('nextDue'),
-    capped(slipped()).as('slippedCount'),
-    jsonArrayFrom(
-      slipped()
-        .select(line)
-        .orderBy(sql`s.due_date - s.original_due_date`, (ob) => ob.desc().nullsLast())
-        .orderBy('s.position')
-        .limit(3),
-    ).as('slipped'),
-  ]);
-});
+export const roadmapStatusRead = hotRead(
+  ['projectId', 'userId', 'today'],
+  (db, v: { projectId: string; userId: string | null; today: string }) => {
+    const open = () =>
+      db
+        .selectFrom('Milestone as s')
+        .where('s.project', '=', v.projectId)
+        .where('s.status', 'in', ['planned', 'in_progress']);
+    const line = [
+      's.id as id',
+      's.title as title',
+      's.position as position',
+      day('s.dueDate').as('dueDate'),
+      's.dueDateMoves as moves',
+      sql<number | null>`s.due_date - s.original_due_date`.as('slipDays'),
+    ] as const;
+    const overdue = () => open().where(overdueOn('s', v.today));
+    const slipped = () => open().where('s.dueDateMoves', '>', 0);
+    const capped = (q: ReturnType<typeof open>) =>
+      db
+        .selectFrom(
+          q
+            .select(sql.lit(1).as('one'))
+            .limit(STATUS_COUNT_CAP + 1)
+            .as('c'),
+        )
+        .select((eb) => eb.fn.countAll<number>().as('n'));
+    return db
+      .selectFrom('Project as p')
+      .where('p.id', '=', v.projectId)
+      .select((eb) => [
+        projectReadable(eb, v.userId).as('readable'),
+        eb('p.owner', '=', v.userId).as('isOwner'),
+        'p.health as health',
+        iso('p.healthSetAt').as('healthSetAt'),
+        'p.healthPostId as healthPostId',
+        iso('p.lastBuildLogAt').as('lastBuildLogAt'),
+        iso('p.createdAt').as('createdAt'),
+        capped(overdue()).as('overdueCount'),
+        jsonArrayFrom(overdue().select(line).orderBy('s.dueDate').orderBy('s.position').limit(3)).as('overdue'),
+        jsonObjectFrom(
+          open()
+            .select(line)
+            .where(sql<boolean>`s.due_date >= ${v.today}::date`)
+            .orderBy('s.dueDate')
+            .orderBy('s.position')
+            .limit(1),
+        ).as('nextDue'),
+        capped(slipped()).as('slippedCount'),
+        jsonArrayFrom(
+          slipped()
+            .select(line)
+            .orderBy(sql`s.due_date - s.original_due_date`, (ob) => ob.desc().nullsLast())
+            .orderBy('s.position')
+            .limit(3),
+        ).as('slipped'),
+      ]);
+  },
+);

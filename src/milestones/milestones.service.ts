@@ -35,7 +35,7 @@ import {
   shiftPositions,
 } from './milestones.queries.js';
 import { recordMilestoneEvent, recordReordered, recordShifted, type Shift } from './milestone-events.js';
-import { assertDatesInOrder, moveDueDate, type Via } from './due-dates.service.js';
+import { assertDatesInOrder, assertDueDateChange, moveDueDate, type Via } from './due-dates.service.js';
 
 const milestones = (n: number) => `${n} milestone${n === 1 ? '' : 's'}`;
 
@@ -248,20 +248,6 @@ export async function updateMilestone(
     }
     return presented;
   });
-}
-
-/** An update's dates: the start not after the due day, and a reason only with a due date that moves. */
-function assertDueDateChange(input: MilestoneUpdate, dueDateMoves: boolean, current: Milestone): void {
-  if (input.dueDateReason !== undefined && !dueDateMoves)
-    throw unprocessable(
-      input.dueDate === undefined
-        ? 'dueDateReason is kept with a change of the due date: send the new dueDate with it, or leave the reason out.'
-        : `dueDateReason was sent, but dueDate ${input.dueDate ?? 'null'} is the milestone's due date already: nothing moved.`,
-    ).because('reason-without-date-change');
-  assertDatesInOrder(
-    input.startDate !== undefined ? input.startDate : current.startDate,
-    input.dueDate !== undefined ? input.dueDate : current.dueDate,
-  );
 }
 
 export async function deleteMilestone(

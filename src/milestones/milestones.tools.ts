@@ -19,22 +19,12 @@ import {
   updateMilestone,
 } from './milestones.service.js';
 import { PAGE_SIZE, pageLimit } from '../kernel/contract.js';
-import { type RoadmapStatus, roadmapStatus, type StatusMilestone } from './roadmap-status.js';
-import { STALE_AFTER_DAYS } from '../projects/pulse.js';
+import { roadmapStatus } from './roadmap-status.js';
+import { dueText, statusLines } from './roadmap-text.js';
 
 const SUMMARY = ['id', 'title', 'status', 'position'] as const;
 const one = (verb: string, m: Milestone) =>
   `${verb} milestone ${m.position}. [${m.status}] ${m.title}${dueText(m)} — id ${m.id}.`;
-
-/** The due date as a person says it: due when, overdue, and how often and how far it moved. */
-function dueText(m: Milestone): string {
-  if (!m.dueDate) return '';
-  const { moves, slipDays } = m.dueDateHistory ?? { moves: 0, slipDays: null };
-  const moved = moves
-    ? ` (moved ${moves === 1 ? 'once' : moves === 2 ? 'twice' : `${moves} times`}${slipDays ? `, ${slipDays > 0 ? '+' : ''}${slipDays} days` : ''})`
-    : '';
-  return `, ${m.overdue ? 'OVERDUE since' : 'due'} ${m.dueDate}${moved}`;
-}
 
 /** The milestone fields an agent sends, each described (the contract's own schemas and limits). */
 const milestoneFields = {
@@ -62,43 +52,6 @@ const updatedFields = {
   ),
   position: zMilestoneUpdate.shape.position.describe('A new place in the roadmap, 1 = first; the others move.'),
 };
-
-const times = (n: number) => (n === 1 ? 'once' : n === 2 ? 'twice' : `${n} times`);
-const signed = (days: number) => `${days > 0 ? '+' : ''}${days} day${Math.abs(days) === 1 ? '' : 's'}`;
-const utcDays = (from: string, to: string) => Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000);
-
-/**
- * The roadmap's status in a few lines, first in get_roadmap's answer: what an agent repeats to its
- * person. A milestone is named by its title only for the roadmap's owner (whose words they are);
- * for anyone else by its position, its title being in its own (fenced) line below.
- */
-function statusLines(s: RoadmapStatus, today = new Date().toISOString().slice(0, 10)): string {
-  const name = (m: StatusMilestone) => (s.role === 'owner' ? `${m.position}. ${m.title}` : `milestone ${m.position}`);
-  const count = (n: number) => (n > s.countCap ? `more than ${s.countCap}` : String(n));
-  const { health, daysSinceLastBuildLog, stale } = s.pulse;
-  const ago = (days: number) => (days === 0 ? 'today' : `${plural(days, 'day')} ago`);
-  const lines = [
-    `Status: ${health ? `${health.status.replace('_', ' ')}, reported ${ago(utcDays(health.setAt.slice(0, 10), today))}` : 'no health reported yet'}; ${
-      daysSinceLastBuildLog === null ? 'no build log yet' : `last build log ${ago(daysSinceLastBuildLog)}`
-    }${stale ? ` (stale: none for over ${STALE_AFTER_DAYS} days)` : ''}.`,
-  ];
-  if (s.overdueCount)
-    lines.push(
-      `Overdue: ${count(s.overdueCount)}: ${s.overdue.map((m) => `${name(m)} (due ${m.dueDate}, ${plural(utcDays(m.dueDate, today), 'day')} late)`).join('; ')}${s.overdueCount > s.overdue.length ? '; …' : ''}.`,
-    );
-  lines.push(
-    s.nextDue
-      ? `Next due: ${name(s.nextDue)} on ${s.nextDue.dueDate}${s.nextDue.dueDate === today ? ' (today)' : ` (in ${plural(utcDays(today, s.nextDue.dueDate), 'day')})`}.`
-      : 'Next due: no open milestone has a date ahead.',
-  );
-  if (s.slippedCount)
-    lines.push(
-      `Slipped: ${count(s.slippedCount)} open milestone${s.slippedCount === 1 ? ' moved its' : 's moved their'} due date; ${s.slipped
-        .map((m) => `${name(m)} moved ${times(m.moves)}${m.slipDays ? `, ${signed(m.slipDays)}` : ''}`)
-        .join('; ')}.`,
-    );
-  return lines.join('\n');
-}
 
 export const milestonesTools = [
   defineTool({

@@ -1,14 +1,16 @@
 /**
  * A roadmap's status, in what an agent repeats to its person: the project's health and its age,
  * the last build log, what is overdue, the next milestone due, and what slipped and by how much.
- * Read in one statement beside the project (./milestones.queries.ts `roadmapStatusRead`).
+ * Read in one statement from the project's row (./milestones.queries.ts `roadmapStatusRead`).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
-import type { Actor } from '../kernel/actor.js';
-import { assertCanReadProject } from '../projects/projects.service.js';
-import { presentProject } from '../projects/projects.presenter.js';
+import { type Actor, actorId } from '../kernel/actor.js';
+import { notFound } from '../kernel/problem.js';
+import { presentPulse } from '../projects/projects.presenter.js';
 import { roadmapStatusRead, STATUS_COUNT_CAP } from './milestones.queries.js';
+import { utcDay } from '../kernel/days.js';
+import { presentableLine } from '../kernel/text.js';
 
 /** A milestone as a status line names it. */
 export type StatusMilestone = {
@@ -22,7 +24,7 @@ export type StatusMilestone = {
 
 export type RoadmapStatus = {
   /** Whose roadmap it is to the caller: a title is the owner's words. */
-  role: 'owner' | 'member' | 'none';
+  role: 'owner' | 'other';
   pulse: Pick<ProjectDto, 'health' | 'lastBuildLogAt' | 'daysSinceLastBuildLog' | 'stale'>;
   /** How many are overdue (and how many slipped), up to `countCap`; past it, more. */
   overdueCount: number;
@@ -33,18 +35,27 @@ export type RoadmapStatus = {
   countCap: number;
 };
 
+/** A title as every answer shows it: one line, something visible (src/kernel/text.ts). */
+const titled = (m: StatusMilestone): StatusMilestone => ({
+  ...m,
+  title: presentableLine(m.title, 'Untitled milestone'),
+});
+
+/**
+ * The roadmap's status, in one statement that also checks the caller may read the project (a
+ * 404 otherwise, as every read of it is).
+ */
 export async function roadmapStatus(em: EntityManager, actor: Actor, projectId: string): Promise<RoadmapStatus> {
-  const { project, role } = await assertCanReadProject(em, actor, projectId);
-  const { health, lastBuildLogAt, daysSinceLastBuildLog, stale } = presentProject(project);
-  const [row] = await roadmapStatusRead(em, { projectId });
+  const [row] = await roadmapStatusRead(em, { projectId, userId: actorId(actor), today: utcDay() });
+  if (!row?.readable) throw notFound(`No project with id ${projectId}.`).because('unknown-project');
   return {
-    role,
-    pulse: { health, lastBuildLogAt, daysSinceLastBuildLog, stale },
-    overdueCount: Number(row?.overdueCount ?? 0),
-    overdue: (row?.overdue ?? []) as StatusMilestone[],
-    nextDue: (row?.nextDue ?? null) as StatusMilestone | null,
-    slippedCount: Number(row?.slippedCount ?? 0),
-    slipped: (row?.slipped ?? []) as StatusMilestone[],
+    role: row.isOwner ? 'owner' : 'other',
+    pulse: presentPulse(row),
+    overdueCount: Number(row.overdueCount ?? 0),
+    overdue: (row.overdue as StatusMilestone[]).map(titled),
+    nextDue: row.nextDue ? titled(row.nextDue as StatusMilestone) : null,
+    slippedCount: Number(row.slippedCount ?? 0),
+    slipped: (row.slipped as StatusMilestone[]).map(titled),
     countCap: STATUS_COUNT_CAP,
   };
 }

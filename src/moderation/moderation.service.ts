@@ -11,7 +11,8 @@ import type { Actor } from '../kernel/actor.js';
 import { forbidden, notFound } from '../kernel/problem.js';
 import { isUuid } from '../kernel/ids.js';
 import { presentPost } from '../posts/posts.presenter.js';
-import { afterBuildLogGone } from '../posts/posts.service.js';
+import { afterBuildLogChange } from '../posts/posts.service.js';
+import { holdPulse } from '../projects/pulse.js';
 import { presentComment } from '../comments/comments.presenter.js';
 import type { Comment as CommentDto, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
 
@@ -39,9 +40,10 @@ export async function setPostHidden(
     const post = isUuid(postId) ? await tem.findOne(Post, { id: postId }, { populate: ['author'] }) : null;
     if (!post) throw notFound(`No post with id ${postId}.`);
     if (hidden === (post.hiddenAt != null)) return presentPost(post);
+    if (post.project && post.kind === 'build_log') await holdPulse(tem, post.project.id);
     post.hiddenAt = hidden ? new Date() : null;
     await tem.flush();
-    await afterBuildLogGone(tem, post);
+    await afterBuildLogChange(tem, post);
     return presentPost(post);
   });
 }

@@ -3,13 +3,10 @@ import { defineEntity, p } from '@mikro-orm/postgresql';
 import { uuidv7Key, changeTimes } from '../db/columns.js';
 import { TextArrayType } from '../db/text-array.js';
 import { User } from '../users/user.entity.js';
-import { Project } from '../projects/project.entity.js';
+import { HEALTHS, Project } from '../projects/project.entity.js';
 import type { BuildLogLinkInput } from '../../codegen/generated/api/types.gen.js';
 
 const POST_KINDS = ['post', 'build_log'] as const;
-const HEALTHS = ['on_track', 'at_risk', 'off_track'] as const;
-/** A commit, pull request or release a build log links to, as the contract takes it. */
-type BuildLogLinkValue = BuildLogLinkInput;
 
 const PostSchema = defineEntity({
   name: 'Post',
@@ -29,7 +26,7 @@ const PostSchema = defineEntity({
     /** A build log only: ids of the milestones of its project it moved forward. */
     milestoneIds: p.type(TextArrayType).default([]),
     /** A build log only: the commits, pull requests or releases it links to. */
-    links: p.json<BuildLogLinkValue[]>().default([]),
+    links: p.json<BuildLogLinkInput[]>().default([]),
     commentCount: p.integer().default(0),
     reactionCount: p.integer().default(0),
     hiddenAt: p.datetime().nullable(),

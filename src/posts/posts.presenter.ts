@@ -27,6 +27,7 @@ export type PostFields = Pick<
 } & ({ project?: { id: string } | null } | { projectId: string | null });
 
 export function presentPost(post: PostFields): PostDto {
+  const projectId = 'projectId' in post ? post.projectId : (post.project?.id ?? null);
   return {
     id: post.id,
     kind: post.kind,
@@ -35,9 +36,10 @@ export function presentPost(post: PostFields): PostDto {
     tags: post.tags,
     mediaIds: post.mediaIds,
     author: presentUserSummary(post.author),
-    projectId: 'projectId' in post ? post.projectId : (post.project?.id ?? null),
-    health: post.health ?? null,
-    milestoneIds: post.milestoneIds,
+    projectId,
+    // A build log whose project was deleted is a plain post: it reports on no project any more.
+    health: projectId ? (post.health ?? null) : null,
+    milestoneIds: projectId ? post.milestoneIds : [],
     links: post.links,
     commentCount: post.commentCount,
     reactionCount: post.reactionCount,

@@ -18,7 +18,7 @@ import { LAST_ID, rowById } from '../db/reads.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { markAttached, ownMediaIds } from '../media/media.service.js';
 import { recordBuildLogEvent } from './build-log-events.js';
-import { type HealthChange, noteBuildLog, refreshPulse } from '../projects/pulse.js';
+import { type HealthChange, holdPulse, noteBuildLog, refreshPulse } from '../projects/pulse.js';
 import { assertMilestonesOf, recountEvidence } from '../milestones/evidence.js';
 
 /** The post as the API shows it, if the actor may read it, else 404. */
@@ -82,11 +82,19 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
       );
   }
   const milestoneIds = input.milestoneIds ?? [];
-  if (project) await assertMilestonesOf(em, project.id, milestoneIds);
+  if (new Set(milestoneIds).size !== milestoneIds.length)
+    throw badRequest('milestoneIds names a milestone twice: name each once.', [
+      { path: '/body/milestoneIds', message: 'must not have duplicate items' },
+    ]);
   const mediaIds = await checkMedia(em, actor, input.mediaIds);
   // A build log's event, its project's pulse and its milestones' counts are written in the same
-  // transaction as the build log.
+  // transaction as the build log; the project's row is locked first (`holdPulse`), so a milestone
+  // named cannot be deleted between its check and the insert.
   return em.transactional(async (tem) => {
+    if (project) {
+      await holdPulse(tem, project.id);
+      await assertMilestonesOf(tem, project.id, milestoneIds);
+    }
     const post = tem.create(Post, {
       author: tem.getReference(User, actor.userId),
       kind,
@@ -141,9 +149,10 @@ export async function deletePost(em: EntityManager, actor: Actor, postId: string
   const { title } = await assertCanEditPost(em, actor, postId);
   await em.transactional(async (tem) => {
     const post = await tem.findOne(Post, { id: postId }, { populate: ['author'] });
+    if (post?.project && post.kind === 'build_log') await holdPulse(tem, post.project.id);
     // Comments cascade. No event when another request deleted it meanwhile: its own tells it.
     if (post && (await tem.nativeDelete(Post, { id: postId }))) {
-      const healthChange = await afterBuildLogGone(tem, post);
+      const healthChange = await afterBuildLogChange(tem, post);
       await recordBuildLogEvent(tem, 'build_log.deleted', presentPost(post), healthChange);
     }
   });
@@ -152,9 +161,10 @@ export async function deletePost(em: EntityManager, actor: Actor, postId: string
 
 /**
  * After a build log was deleted, hidden or shown again: its project's pulse and its milestones'
- * counts, read again from the build logs (nothing for a plain post).
+ * counts, read again from the build logs (nothing for a plain post). The caller holds the
+ * project's row lock (`holdPulse`) from before it changed the post.
  */
-export async function afterBuildLogGone(
+export async function afterBuildLogChange(
   tem: EntityManager,
   post: Pick<Post, 'kind' | 'milestoneIds'> & { project?: { id: string } | null },
 ): Promise<HealthChange | null> {

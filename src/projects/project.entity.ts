@@ -6,6 +6,8 @@ import { User } from '../users/user.entity.js';
 
 const PROJECT_STAGES = ['idea', 'building', 'launched', 'paused'] as const;
 const PROJECT_VISIBILITIES = ['public', 'private'] as const;
+/** How a project is going, as a build log reports it (ProjectHealthInput in the contract). */
+export const HEALTHS = ['on_track', 'at_risk', 'off_track'] as const;
 type ProjectLinkValue = { label: string; url: string };
 
 const ProjectSchema = defineEntity({
@@ -28,7 +30,7 @@ const ProjectSchema = defineEntity({
      * The project's pulse, kept by the build-log writes (./pulse.ts): the latest
      * health a build log reported, when and by which, and when the newest build log was posted.
      */
-    health: p.enum(['on_track', 'at_risk', 'off_track'] as const).nullable(),
+    health: p.enum(HEALTHS).nullable(),
     healthSetAt: p.datetime().nullable(),
     healthPostId: p.uuid().nullable(),
     lastBuildLogAt: p.datetime().nullable(),

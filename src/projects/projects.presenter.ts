@@ -4,6 +4,7 @@ import type { Project, ProjectMember } from './project.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
 import { isoString, type Timestamp } from '../db/reads.js';
 import { STALE_AFTER_DAYS } from './pulse.js';
+import { daysAgo } from '../kernel/days.js';
 
 /** What the presenter reads: a Project entity with its owner, or a row of a typed read (its timestamps as text). */
 export type ProjectFields = Pick<
@@ -43,17 +44,18 @@ export function presentProject(project: ProjectFields): ProjectDto {
     lookingForCollaborators: project.lookingForCollaborators,
     wantedSkills: project.wantedSkills,
     owner: presentUserSummary(project.owner),
-    ...pulseOf(project),
+    ...presentPulse(project),
     createdAt: isoString(project.createdAt),
     updatedAt: isoString(project.updatedAt),
   };
 }
 
-/** The project's pulse as it reads now: its health, and how long since its newest build log. */
-function pulseOf(project: ProjectFields, now = Date.now()) {
-  const daysSince = (t: Timestamp) => Math.max(0, Math.floor((now - Date.parse(isoString(t))) / DAY));
+/** The project's pulse as it reads now: its health, and how many days (UTC) since its newest build log. */
+export function presentPulse(
+  project: Pick<ProjectFields, 'health' | 'healthSetAt' | 'healthPostId' | 'lastBuildLogAt' | 'createdAt'>,
+): Pick<ProjectDto, 'health' | 'lastBuildLogAt' | 'daysSinceLastBuildLog' | 'stale'> {
   const last = project.lastBuildLogAt ?? null;
-  const days = last ? daysSince(last) : null;
+  const days = last ? daysAgo(isoString(last)) : null;
   return {
     health:
       project.health && project.healthSetAt && project.healthPostId
@@ -61,10 +63,9 @@ function pulseOf(project: ProjectFields, now = Date.now()) {
         : null,
     lastBuildLogAt: last ? isoString(last) : null,
     daysSinceLastBuildLog: days,
-    stale: (days ?? daysSince(project.createdAt)) > STALE_AFTER_DAYS,
+    stale: (days ?? daysAgo(isoString(project.createdAt))) > STALE_AFTER_DAYS,
   };
 }
-const DAY = 86_400_000;
 
 export function presentOwnerAsMember(project: ProjectFields): MemberDto {
   return { user: presentUserSummary(project.owner), role: 'owner', addedAt: isoString(project.createdAt) };

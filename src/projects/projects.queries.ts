@@ -3,8 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type DB, filteredRead, hotRead, iso, reads, changeTimesOf } from '../db/reads.js';
 import { isMember, projectReadable } from '../access/access.queries.js';
 import { userSummary } from '../users/users.queries.js';
-
-type Health = 'on_track' | 'at_risk' | 'off_track';
+import type { ProjectHealthInput as Health } from '../../codegen/generated/api/types.gen.js';
 
 /** The columns the API shows of a project `p` and its owner `u`, as `presentProject` takes them. */
 const projectColumns = (eb: ExpressionBuilder<DB & { p: DB['Project']; u: DB['User'] }, 'p' | 'u'>) =>

@@ -65,7 +65,7 @@ export const projectsTools = [
       return listed(page, args.detail ?? 'standard', 'list_my_projects', SUMMARY, ['description']);
     },
     headline: (page, args) =>
-      `${plural(page.items.length, 'project')} you ${args.role === 'member' ? 'are a member of' : 'own'}${args.health ? ` (${args.health})` : ''}, newest first${page.items.length && 'stale' in page.items[0]! ? ` (${pulseCounts(page.items as Project[])})` : ''}`,
+      `${plural(page.items.length, 'project')} you ${args.role === 'member' ? 'are a member of' : 'own'}${args.health ? ` (${args.health})` : ''}, newest first${page.items.length && args.detail !== 'summary' ? ` (${pulseCounts(page.items as Project[])})` : ''}`,
     followUp: async (page, args, { em, actor }) => {
       if (page.items.length || args.cursor || (args.role ?? 'owner') !== 'owner') return undefined;
       const member = await listMyProjects(em, actor, { limit: 1, role: 'member' });

@@ -2,17 +2,28 @@
  * A project's pulse: its latest health, as the newest build log that reported one said it, and
  * when its newest build log was posted. Kept on the project's row by the build-log writes (a new
  * one in its own transaction; a delete, a hide or an unhide by reading the build logs again),
- * each under the project's row lock, so two writers cannot leave an older build log's word.
+ * each under the project's row lock (`holdPulse`), so two writers cannot leave an older build
+ * log's word.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ProjectHealthInput } from '../../codegen/generated/api/types.gen.js';
 import { lockedPulse, newestBuildLogs, setPulse } from './projects.queries.js';
 
-export type Health = 'on_track' | 'at_risk' | 'off_track';
+export type Health = ProjectHealthInput;
 /** A change of the project's health a build-log write made: from (null: none) and to. */
 export type HealthChange = { from: Health | null; to: Health | null };
 
 /** No build log for more than this many days makes a project stale (documented in docs/api.md). */
 export const STALE_AFTER_DAYS = 14;
+
+/**
+ * Takes the project's row lock for a build-log write, before it touches any post: the roadmap's
+ * writers lock the project first too (then the milestones, then the posts that name one), so
+ * every writer meets the others in the same order and none waits on another in a cycle.
+ */
+export async function holdPulse(tem: EntityManager, projectId: string): Promise<void> {
+  await lockedPulse(tem, projectId);
+}
 
 const changeOf = (from: Health | null, to: Health | null): HealthChange | null => (from === to ? null : { from, to });
 

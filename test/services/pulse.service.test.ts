@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { refusal, useServiceDatabase } from './embedded.js';
-import { createProject, getProject, listProjects } from '../../src/projects/projects.service.js';
+import { createProject, deleteProject, getProject, listProjects } from '../../src/projects/projects.service.js';
 import { addMember } from '../../src/projects/members.service.js';
 import { createMilestone, deleteMilestone, getMilestone } from '../../src/milestones/milestones.service.js';
 import { createPost, deletePost, getPost } from '../../src/posts/posts.service.js';
@@ -127,6 +127,18 @@ describe("the roadmap's evidence at the service", () => {
     });
     await deleteMilestone(db.em(), owner.actor, projectId, b.id);
     expect((await getPost(db.em(), owner.actor, one.id)).milestoneIds).toEqual([a.id]);
+  });
+
+  it('leaves a build log whose project was deleted a plain post, reporting on nothing', async () => {
+    const { owner, projectId } = await project();
+    const m = await createMilestone(db.em(), owner.actor, projectId, { title: 'A' });
+    const made = await createPost(db.em(), owner.actor, log(projectId, { health: 'at_risk', milestoneIds: [m.id] }));
+    await deleteProject(db.em(), owner.actor, projectId);
+    expect(await getPost(db.em(), owner.actor, made.id)).toMatchObject({
+      projectId: null,
+      health: null,
+      milestoneIds: [],
+    });
   });
 
   it('refuses a milestone of another project with its code, and posts nothing', async () => {

@@ -72,6 +72,11 @@ export type BuildLogLinkInput = {
 export type BuildLogLinkKind = KnownBuildLogLinkKind | string;
 
 /**
+ * How a change came: `rest` (the REST API) or `mcp` (the MCP server). The list is open: a newer server may add a channel.
+ */
+export type ChangeChannel = KnownChangeChannel | string;
+
+/**
  * A comment on a post, or a reply to another comment (`parentId`). A deleted comment that has replies stays as a placeholder (`deleted: true`, no body, no author) so the thread stays readable.
  */
 export type Comment = {
@@ -647,6 +652,11 @@ export type JsonRpcRequest = JsonRpcMessage | Array<JsonRpcMessage>;
 export type KnownBuildLogLinkKind = 'commit' | 'pull_request' | 'release';
 
 /**
+ * The values of `ChangeChannel` this version of the contract lists.
+ */
+export type KnownChangeChannel = 'rest' | 'mcp';
+
+/**
  * The values of `ProblemCode` this version of the contract lists.
  */
 export type KnownProblemCode = 'validation' | 'malformed-json' | 'malformed-request' | 'request-rejected' | 'invalid-query' | 'invalid-cursor' | 'invalid-token' | 'session-required' | 'insufficient-scope' | 'session-only' | 'csrf-token-required' | 'forbidden' | 'not-found' | 'github-not-linked' | 'github-not-verified' | 'method-not-allowed' | 'not-acceptable' | 'conflict' | 'idempotency-in-progress' | 'idempotency-resource-gone' | 'payload-too-large' | 'unsupported-media-type' | 'idempotency-key-reused' | 'unprocessable' | 'image-too-large' | 'storage-quota-exceeded' | 'rate-limited' | 'internal' | 'unavailable' | 'busy' | 'timeout' | 'unknown-project' | 'member-not-owner' | 'stranger-not-owner' | 'not-a-contributor' | 'not-author' | 'not-poster' | 'not-owner-of-members' | 'administrators-only' | 'project-slug-taken' | 'already-owner' | 'already-member' | 'owner-not-removable' | 'username-taken' | 'email-taken' | 'roadmap-full' | 'comment-deleted' | 'redeliveries-waiting' | 'key-limit-reached' | 'key-not-regenerable' | 'unknown-user' | 'unknown-media' | 'position-out-of-range' | 'roadmap-order-mismatch' | 'start-after-due' | 'reason-without-date-change' | 'unknown-milestone' | 'unknown-parent-comment' | 'parent-comment-deleted' | 'thread-too-deep' | 'webhook-limit-reached' | 'webhook-url-refused';
@@ -978,12 +988,12 @@ export type MilestoneCreate = {
 export type MilestoneDescription = string | null;
 
 /**
- * A calendar date (YYYY-MM-DD).
+ * A calendar date (YYYY-MM-DD), from year 0001 (a year 0000 is refused with a 400).
  */
 export type MilestoneDueDate = string | null;
 
 /**
- * One change of a milestone's due date.
+ * One change of a milestone's due date after it was made: a first date set, a move, or the date cleared. The date it was made with is its history's `originalDueDate`.
  */
 export type MilestoneDueDateChange = {
     /**
@@ -1023,9 +1033,9 @@ export type MilestoneDueDateChange = {
          */
         keyName: string | null;
         /**
-         * The REST API or the MCP server.
+         * How the change came: the REST API or the MCP server.
          */
-        channel: 'rest' | 'mcp';
+        channel: ChangeChannel;
         /**
          * The client: its User-Agent, or the name and version an MCP client gave.
          */
@@ -1199,7 +1209,7 @@ export type MilestoneUpdate = {
      */
     dueDate?: MilestoneDueDate;
     /**
-     * Why the due date changes, in one line: kept with the change in the milestone's due-date history. Only with a `dueDate` that differs from the current one (422 otherwise). Added in 1.3.0.
+     * Why the due date changes, in one line: kept with the change (GET …/due-date-changes) and, when the change is a move, as the history's `lastReason`. Only with a `dueDate` that differs from the current one (422 otherwise). Added in 1.3.0.
      */
     dueDateReason?: string;
     /**

@@ -333,6 +333,23 @@ export const zBuildLogLink = z.object({
 });
 
 /**
+ * The values of `ChangeChannel` this version of the contract lists.
+ */
+export const zKnownChangeChannel = z.enum(['rest', 'mcp']).register(z.globalRegistry, {
+    description: 'The values of `ChangeChannel` this version of the contract lists.'
+});
+
+/**
+ * How a change came: `rest` (the REST API) or `mcp` (the MCP server). The list is open: a newer server may add a channel.
+ */
+export const zChangeChannel = z.union([
+    zKnownChangeChannel,
+    z.string().register(z.globalRegistry, {
+        description: 'A value a newer server may send, not listed in this version.'
+    })
+]);
+
+/**
  * The values of `ProblemCode` this version of the contract lists.
  */
 export const zKnownProblemCode = z.enum([
@@ -579,7 +596,7 @@ export const zMemberRole = z.enum(['owner', 'member']).register(z.globalRegistry
 export const zMilestoneDescription = z.string().max(5000).nullable();
 
 /**
- * A calendar date (YYYY-MM-DD).
+ * A calendar date (YYYY-MM-DD), from year 0001 (a year 0000 is refused with a 400).
  */
 export const zMilestoneDueDate = z.iso.date().max(10).nullable();
 
@@ -657,7 +674,7 @@ export const zMilestoneUpdate = z.object({
     startDate: zMilestoneDueDate.optional(),
     dueDate: zMilestoneDueDate.optional(),
     dueDateReason: z.string().min(1).max(500).regex(/^[  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻]*[^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩  ­͏؜ᅟᅠ ឴឵᠋-᠏ -‏  -⁥⁪-⁯⠀　ㅤ︀-️﻿ﾠ￰-￻][^\x00-\x1F\x7F-\x9F‧-‮⁦-⁩]*$/, 'must be one line with at least one visible character, and no control, line-break or bidi-override character').register(z.globalRegistry, {
-        description: 'Why the due date changes, in one line: kept with the change in the milestone\'s due-date history. Only with a `dueDate` that differs from the current one (422 otherwise). Added in 1.3.0.'
+        description: 'Why the due date changes, in one line: kept with the change (GET …/due-date-changes) and, when the change is a move, as the history\'s `lastReason`. Only with a `dueDate` that differs from the current one (422 otherwise). Added in 1.3.0.'
     }).optional(),
     position: zMilestonePosition.optional()
 }).register(z.globalRegistry, {
@@ -1284,7 +1301,7 @@ export const zMilestone = z.object({
 });
 
 /**
- * One change of a milestone's due date.
+ * One change of a milestone's due date after it was made: a first date set, a move, or the date cleared. The date it was made with is its history's `originalDueDate`.
  */
 export const zMilestoneDueDateChange = z.object({
     id: zId,
@@ -1296,13 +1313,11 @@ export const zMilestoneDueDateChange = z.object({
     changedAt: zTimestamp,
     via: z.object({
         keyName: z.string().nullable(),
-        channel: z.enum(['rest', 'mcp']).register(z.globalRegistry, {
-            description: 'The REST API or the MCP server.'
-        }),
+        channel: zChangeChannel,
         client: z.string().nullable()
     }).nullable()
 }).register(z.globalRegistry, {
-    description: 'One change of a milestone\'s due date.'
+    description: 'One change of a milestone\'s due date after it was made: a first date set, a move, or the date cleared. The date it was made with is its history\'s `originalDueDate`.'
 });
 
 /**
