@@ -148,8 +148,12 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
     },
   };
   try {
+    // The preface is read beside the run (its own statement, on another connection); a refusal
+    // of the run is the answer, whatever the preface did.
+    const reading = tool.preface?.(toolArgs as never, ctx);
+    reading?.catch(() => undefined);
     const data = await runOnce(tool, toolArgs, idempotencyKey, call, opts);
-    const preface = await tool.preface?.(data as never, toolArgs as never, ctx);
+    const preface = await reading;
     const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
     const note = [followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
     return warned(

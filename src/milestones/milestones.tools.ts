@@ -107,7 +107,7 @@ export const milestonesTools = [
     headline: (page, args) =>
       `${plural(page.items.length, 'milestone')}${args.overdue === undefined ? '' : args.overdue ? ', overdue' : ', not overdue'}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.cursor ? undefined : args.milestoneIds, page, args.status !== undefined || args.overdue !== undefined)}`,
     // The status first, on a roadmap's first page (not when reading chosen milestones).
-    preface: async (_page, args, { em, actor }) =>
+    preface: async (args, { em, actor }) =>
       args.cursor || args.milestoneIds ? undefined : statusLines(await roadmapStatus(em, actor, args.projectId)),
     texts: ['description'],
     cursorAfter: (kept, page, args, { em }) =>
