@@ -151,7 +151,7 @@ describe.skipIf(!available)('OAuth sign-in in Chromium', { timeout: 120_000 }, (
     it(`shows the consent screen in ${scheme} mode without an axe-core violation at either width`, async () => {
       const agent = new Agent({ redirect: () => redirectUrl, name: 'Browser agent' });
       expect(await auth(agent, { serverUrl: `${site}/api/v1/mcp` })).toBe('REDIRECT');
-      const context = await browser.newContext({ colorScheme: scheme, bypassCSP: true });
+      const context = await browser.newContext({ colorScheme: scheme });
       const page = await context.newPage();
       page.setDefaultTimeout(10_000);
       await page.goto(agent.authorizationUrl!.href);

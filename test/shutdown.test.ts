@@ -2,9 +2,9 @@
  * SIGTERM, as an operator or an orchestrator sends it to the real server process: it stops
  * accepting connections, finishes the request in flight, closes the database and exits 0.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,9 +24,26 @@ async function until(done: () => boolean, ms = STARTING_MS): Promise<boolean> {
   return done();
 }
 
-/** A free port, an empty data directory and the environment of a server with its own embedded database. */
-async function ownServer(prefix: string): Promise<{ dataDir: string; port: number; env: NodeJS.ProcessEnv }> {
+/**
+ * An embedded database with every migration applied, kept from the first test's server once it
+ * stopped cleanly: a later test starts from a copy, not from nothing (the migrations on a new
+ * embedded database are most of a start). Until then, or if that test failed, each starts empty.
+ */
+let migrated: string | undefined;
+afterAll(() => {
+  if (migrated) rmSync(migrated, { recursive: true, force: true });
+});
+
+/**
+ * A free port, a data directory (empty, or with `copy` a copy of the migrated one when there is
+ * one) and the environment of a server with its own embedded database.
+ */
+async function ownServer(
+  prefix: string,
+  copy = false,
+): Promise<{ dataDir: string; port: number; env: NodeJS.ProcessEnv }> {
   const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  if (copy && migrated) cpSync(migrated, dataDir, { recursive: true });
   const port = await freePort();
   const env = ownProcessEnv(port, dataDir);
   delete env.DATABASE_URL; // its own embedded database
@@ -79,6 +96,8 @@ describe('graceful shutdown', () => {
 
         expect(await exited, log.slice(-2000)).toBe(0);
         expect(log).toContain('"msg":"stopped"');
+        migrated = mkdtempSync(join(tmpdir(), 'shipyard-migrated-'));
+        cpSync(dataDir, migrated, { recursive: true });
       } finally {
         child.kill('SIGKILL');
         rmSync(dataDir, { recursive: true, force: true });
@@ -98,7 +117,7 @@ describe('graceful shutdown', () => {
     it(
       `stops the server when its launcher, ${name}, gets SIGTERM`,
       async () => {
-        const { dataDir, port, env } = await ownServer('shipyard-term-');
+        const { dataDir, port, env } = await ownServer('shipyard-term-', true);
         const launcher = spawn(command, [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
         let log = '';
         launcher.stderr.on('data', (d) => (log += d));
@@ -128,7 +147,8 @@ describe('graceful shutdown', () => {
     it(
       `stops the server when its launcher is killed with SIGKILL ${when}`,
       async () => {
-        const { dataDir, port, env } = await ownServer('shipyard-kill-');
+        // Killed while starting, it must be slow to start: from nothing, its migrations still to run.
+        const { dataDir, port, env } = await ownServer('shipyard-kill-', when === 'once it serves');
         const launcher = spawn('bin/shipyard', ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
         // The server writes to the same pipe after its launcher is gone.
         let log = '';
