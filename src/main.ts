@@ -231,10 +231,13 @@ function greeting(publicUrl: string): string {
   ].join('\n');
 }
 
+/** How long releasing the database, Redis and the password thread may take once the requests are done. */
+const RELEASE_S = 30;
+
 /**
  * On SIGTERM, SIGINT or SIGHUP, or its launcher's end: stop background work and accepting
  * connections, let in-flight requests finish (10 s at most), then release the database, Redis and
- * the password thread, and exit 0.
+ * the password thread (RELEASE_S at most), and exit 0.
  */
 function stopGracefully(
   server: Server,
@@ -252,13 +255,14 @@ function stopGracefully(
       process.exit(1);
     }, 10_000).unref();
     server.close(async () => {
-      // The requests are done; releasing has a bound of its own (an embedded database writes its
-      // files on close, which a loaded machine makes slow).
+      // The requests are done; releasing has a bound of its own, longer than theirs: an embedded
+      // database writes its files on close (a new one, every migration's), which a loaded
+      // machine makes slow, and leaving before it is done leaves it to recover on the next start.
       clearTimeout(inFlight);
       const releasing = setTimeout(() => {
-        log.error('the database, Redis and the password thread were not released within 10 s; exiting');
+        log.error(`the database, Redis and the password thread were not released within ${RELEASE_S} s; exiting`);
         process.exit(1);
-      }, 10_000).unref();
+      }, RELEASE_S * 1000).unref();
       await hooks.release();
       clearTimeout(releasing);
       log.info('stopped');
