@@ -584,7 +584,11 @@ describe('answers sized for a model', () => {
     expect(Object.keys(summary.structuredContent.items[0]).sort()).toEqual(['id', 'position', 'status', 'title']);
     expect(summary.structuredContent).not.toHaveProperty('nextCursor');
     const logs = await call(client, 'list_build_logs', { projectId, detail: 'summary' });
-    expect(Object.keys(logs.structuredContent.items[0]).sort()).toEqual(['createdAt', 'id', 'title']);
+    expect(Object.keys(logs.structuredContent.items[0]).sort()).toEqual(['createdAt', 'excerpt', 'id', 'title']);
+    // The excerpt is the REST list's (view=summary), to the character.
+    const rest = await api.listBuildLogs({ client: owner.client, path: { projectId }, query: { view: 'summary' } });
+    expect(logs.structuredContent.items[0].excerpt).toBe((rest.data!.items[0] as { excerpt: string }).excerpt);
+    expect(logs.structuredContent.items[0].excerpt.length).toBeLessThanOrEqual(281);
     await client.close();
   });
 

@@ -102,4 +102,48 @@ describe('posts', () => {
       .items[0];
     expect(listed).toEqual((await api.getPost({ client: eve.client, path: { postId: post.id } })).data);
   });
+
+  it('sums a long post up with view=summary: an excerpt of its text, no body, in every list of posts', async () => {
+    const author = await userWithKey(t);
+    const project = (await api.createProject({ client: author.client, body: { name: uniqueName('P') } })).data!;
+    const long = `# Week 9\n\nThe **mill** turns at last: [the pull request](https://example.com/pr/1) has it.\n\n${'gear '.repeat(4_000)}`;
+    expect(long.length).toBeGreaterThan(20_000);
+    const post = await write(author, { kind: 'build_log', projectId: project.id, body: long, title: 'Week 9' });
+    const reads = [
+      (view?: 'summary' | 'full') =>
+        api.listPosts({ client: eve.client, query: { author: author.user.username, ...(view && { view }) } }),
+      (view?: 'summary' | 'full') =>
+        api.listUserPosts({ client: eve.client, path: { username: author.user.username }, query: view && { view } }),
+      (view?: 'summary' | 'full') =>
+        api.listBuildLogs({ client: eve.client, path: { projectId: project.id }, query: view && { view } }),
+    ];
+    const whole = (await api.getPost({ client: eve.client, path: { postId: post.id } })).data!;
+    for (const list of reads) {
+      const summary = await list('summary');
+      expect(summary.response?.status).toBe(200);
+      const item = summary.data!.items[0]!;
+      expect(Buffer.byteLength(JSON.stringify(item))).toBeLessThan(2_000);
+      expect(item).not.toHaveProperty('body');
+      const { body: _body, ...rest } = whole;
+      expect(item).toEqual({ ...rest, excerpt: expect.any(String) });
+      const excerpt = (item as { excerpt: string }).excerpt;
+      expect(excerpt).toMatch(/^Week 9 The mill turns at last: the pull request has it\. gear gear /);
+      expect(excerpt).toMatch(/ gear…$/);
+      expect(excerpt.length).toBeLessThanOrEqual(281);
+      // The default stays the whole post, as it was before view existed.
+      expect((await list()).data!.items[0]).toEqual(whole);
+      expect((await list('full')).data!.items[0]).toEqual(whole);
+    }
+    const wrong = await raw(t, 'GET', `/posts?view=brief`, { token: eve.token });
+    expect(wrong.status).toBe(400);
+    expect(wrong.headers.get('content-type')).toMatch(/application\/problem\+json/);
+  });
+
+  it('gives a short post its whole text as the excerpt, without a mark that it was cut', async () => {
+    const post = await write(ada, { body: 'Tom &amp; Jerry <b>bold</b> *fast*' });
+    const page = (
+      await api.listPosts({ client: eve.client, query: { author: ada.user.username, view: 'summary', limit: 1 } })
+    ).data!;
+    expect(page.items[0]).toMatchObject({ id: post.id, excerpt: 'Tom & Jerry bold fast' });
+  });
 });

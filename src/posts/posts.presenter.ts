@@ -1,9 +1,10 @@
 import { presentableLine } from '../kernel/text.js';
-import type { Post as PostDto } from '../../codegen/generated/api/types.gen.js';
+import type { Post as PostDto, PostSummary } from '../../codegen/generated/api/types.gen.js';
 import type { Post } from './post.entity.js';
 import type { User } from '../users/user.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
 import { isoString, type Timestamp } from '../db/reads.js';
+import { EXCERPT_SOURCE, excerptOf } from './excerpt.js';
 
 /** What the presenter reads: a Post entity, or a row of a typed read (its timestamps as text). */
 export type PostFields = Pick<
@@ -47,4 +48,13 @@ export function presentPost(post: PostFields): PostDto {
     createdAt: isoString(post.createdAt),
     updatedAt: isoString(post.updatedAt),
   };
+}
+
+/**
+ * A post summed up (`view=summary`): every field but the body, and its excerpt. The row holds the
+ * start of the body only (EXCERPT_SOURCE characters); one that long may have been cut.
+ */
+export function presentPostSummary(post: PostFields): PostSummary {
+  const { body, ...rest } = presentPost(post);
+  return { ...rest, excerpt: excerptOf(body, body.length >= EXCERPT_SOURCE) };
 }

@@ -4,8 +4,12 @@ import { type DB, filteredRead, hotRead, iso, read, reads, changeTimesOf } from 
 import { postReadable } from '../access/access.queries.js';
 import { userSummary } from '../users/users.queries.js';
 
-/** The posts (`po`) with their authors (`u`), in the columns the API shows (`presentPost`). */
-const postsWithAuthors = (db: Kysely<DB>) =>
+/**
+ * The posts (`po`) with their authors (`u`), in the columns the API shows (`presentPost`). With
+ * `bodyChars`, only the start of each body is read, as much as a summary's excerpt needs: a list
+ * of summaries does not carry up to 100,000 characters a post from the database.
+ */
+const postsWithAuthors = (db: Kysely<DB>, bodyChars?: number) =>
   db
     .selectFrom('Post as po')
     .innerJoin('User as u', 'u.id', 'po.author')
@@ -13,7 +17,7 @@ const postsWithAuthors = (db: Kysely<DB>) =>
       'po.id as id',
       'po.kind as kind',
       'po.title as title',
-      'po.body as body',
+      bodyChars === undefined ? 'po.body as body' : sql<string>`left(po.body, ${bodyChars})`.as('body'),
       'po.tags as tags',
       'po.mediaIds as mediaIds',
       'po.commentCount as commentCount',
@@ -51,14 +55,16 @@ export type PostFilters = {
   kind?: 'post' | 'build_log' | undefined;
   projectId?: string | undefined;
   before?: string | undefined;
+  /** Given, each body is read only this far (a summary's excerpt). */
+  bodyChars?: number | undefined;
   limit: number;
 };
 
 /** The posts `userId` may read, newest first, narrowed by the filters given. */
 export const readablePosts = filteredRead(
-  ['userId', 'authorId', 'authorName', 'tag', 'kind', 'projectId', 'before', 'limit'],
+  ['userId', 'authorId', 'authorName', 'tag', 'kind', 'projectId', 'before', 'bodyChars', 'limit'],
   (db, f: PostFilters) => {
-    let query = postsWithAuthors(db).where((eb) => postReadable(eb, f.userId));
+    let query = postsWithAuthors(db, f.bodyChars).where((eb) => postReadable(eb, f.userId));
     const { authorId, authorName, tag, kind, projectId, before } = f;
     if (authorId !== undefined) query = query.where('po.author', '=', authorId);
     if (authorName !== undefined) query = query.where('u.username', '=', authorName);
@@ -71,9 +77,16 @@ export const readablePosts = filteredRead(
   },
 );
 
-type BuildLogQuery = { projectId: string; userId: string | null; before: string; since: Date; limit: number };
+type BuildLogQuery = {
+  projectId: string;
+  userId: string | null;
+  before: string;
+  since: Date;
+  limit: number;
+  bodyChars?: number;
+};
 const buildLogs = (db: Kysely<DB>, v: BuildLogQuery) =>
-  postsWithAuthors(db)
+  postsWithAuthors(db, v.bodyChars)
     .where('po.project', '=', v.projectId)
     .where('po.kind', '=', 'build_log')
     .where((eb) => postReadable(eb, v.userId))
@@ -84,6 +97,11 @@ const buildLogs = (db: Kysely<DB>, v: BuildLogQuery) =>
 
 /** A project's build logs before `before` (for the first page, `LAST_ID`), newest first, as `userId` may read them. */
 export const buildLogPage = hotRead(['projectId', 'userId', 'before', 'since', 'limit'], buildLogs);
+/** The same page with only the start of each body (`bodyChars` of it). */
+export const buildLogSummaryPage = hotRead(
+  ['projectId', 'userId', 'before', 'since', 'limit', 'bodyChars'],
+  (db, v: BuildLogQuery & { bodyChars: number }) => buildLogs(db, v),
+);
 
 /** The same page with only the build logs among `ids`. */
 export function buildLogPageAmong(em: EntityManager, v: BuildLogQuery & { ids: readonly string[] }) {

@@ -13,6 +13,7 @@ export const postsHandlers = {
       projectId: query?.projectId,
       limit: pageLimit(query?.limit),
       cursor: query?.cursor,
+      view: query?.view,
     }),
   }),
   getPost: async ({ em, actor, path }) => ({ status: 200, body: await getPost(em, actor, path.postId) }),
@@ -30,14 +31,23 @@ export const postsHandlers = {
   },
   listBuildLogs: async ({ em, actor, path, query }) => ({
     status: 200,
-    body: await listBuildLogs(em, actor, path.projectId, { limit: pageLimit(query?.limit), cursor: query?.cursor }),
+    body: await listBuildLogs(em, actor, path.projectId, {
+      limit: pageLimit(query?.limit),
+      cursor: query?.cursor,
+      view: query?.view,
+    }),
   }),
   // The user is looked up once, for the 404; the list then filters by their id.
   listUserPosts: async ({ em, actor, path, query }) => {
     const user = await userNamed(em, path.username);
     return {
       status: 200,
-      body: await listPosts(em, actor, { authorId: user.id, limit: pageLimit(query?.limit), cursor: query?.cursor }),
+      body: await listPosts(em, actor, {
+        authorId: user.id,
+        limit: pageLimit(query?.limit),
+        cursor: query?.cursor,
+        view: query?.view,
+      }),
     };
   },
 } satisfies SomeHandlers<

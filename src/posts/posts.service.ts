@@ -5,15 +5,29 @@
  * (its owner and members only). To everyone else it does not exist (404).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PostCreate, PostUpdate, Post as PostDto } from '../../codegen/generated/api/types.gen.js';
+import type {
+  PostCreate,
+  PostUpdate,
+  Post as PostDto,
+  PostSummary,
+  PostView,
+} from '../../codegen/generated/api/types.gen.js';
 import { Post } from './post.entity.js';
 import { User } from '../users/user.entity.js';
 import { type Actor, actorId, type Removed } from '../kernel/actor.js';
 import { badRequest, forbidden, notFound, ProblemError, unprocessable } from '../kernel/problem.js';
 import { cursorList, type CursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf } from '../kernel/cursor.js';
 import { assertCanContributeToProject, assertCanReadProject, type SeenAccess } from '../projects/projects.service.js';
-import { presentPost, type PostFields } from './posts.presenter.js';
-import { buildLogPage, buildLogPageAmong, postIsReadable, readablePost, readablePosts } from './posts.queries.js';
+import { presentPost, presentPostSummary, type PostFields } from './posts.presenter.js';
+import { EXCERPT_SOURCE } from './excerpt.js';
+import {
+  buildLogPage,
+  buildLogPageAmong,
+  buildLogSummaryPage,
+  postIsReadable,
+  readablePost,
+  readablePosts,
+} from './posts.queries.js';
 import { LAST_ID, rowById } from '../db/reads.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { markAttached, ownMediaIds } from '../media/media.service.js';
@@ -185,7 +199,25 @@ export type PostListQuery = {
   cursor?: string;
 };
 
-export async function listPosts(em: EntityManager, actor: Actor, query: PostListQuery): Promise<Page<PostDto>> {
+/** A list item as `view` asks: the post whole (the default), or summed up with an excerpt. */
+export type ListedPost<V extends PostView | undefined = PostView | undefined> = V extends 'summary'
+  ? PostSummary
+  : PostDto;
+
+/** What a list reads of each body (all of it, or an excerpt's worth), and how it presents each row. */
+function asViewed<V extends PostView | undefined>(view: V) {
+  return (
+    view === 'summary'
+      ? { bodyChars: EXCERPT_SOURCE, present: presentPostSummary }
+      : { bodyChars: undefined, present: presentPost }
+  ) as { bodyChars: number | undefined; present: (row: PostFields) => ListedPost<V> };
+}
+
+export async function listPosts<V extends PostView | undefined>(
+  em: EntityManager,
+  actor: Actor,
+  query: PostListQuery & { view?: V },
+): Promise<Page<ListedPost<V>>> {
   const filters = {
     authorId: query.author === 'me' ? actor.userId : query.authorId,
     authorName: query.author === undefined || query.author === 'me' ? undefined : query.author.toLowerCase(),
@@ -195,13 +227,15 @@ export async function listPosts(em: EntityManager, actor: Actor, query: PostList
   };
   const list = cursorList('posts', filters.authorId, filters.authorName, filters.tag, filters.kind, filters.projectId);
   const after = decodeCursor(query.cursor, isIdCursor, list);
+  const { bodyChars, present } = asViewed(query.view as V);
   const rows = await readablePosts(em, {
     userId: actorId(actor),
     ...filters,
     before: after?.id,
+    bodyChars,
     limit: query.limit + 1,
   });
-  return pageOf(rows, query.limit, presentPost, idOf, list);
+  return pageOf(rows, query.limit, present, idOf, list);
 }
 
 /** A project's build logs, newest first. Hidden ones are shown only to their author. */
@@ -212,13 +246,13 @@ const EPOCH = new Date(0);
 export const buildLogList = (projectId: string, query: { since?: Date; ids?: readonly string[] }): CursorList =>
   cursorList('build-logs', projectId, query.since?.toISOString(), query.ids ? [...query.ids].sort() : undefined);
 
-export async function listBuildLogs(
+export async function listBuildLogs<V extends PostView | undefined>(
   em: EntityManager,
   actor: Actor,
   projectId: string,
-  query: { limit: number; cursor?: string; since?: Date; ids?: readonly string[] },
+  query: { limit: number; cursor?: string; since?: Date; ids?: readonly string[]; view?: V },
   seen?: SeenAccess,
-): Promise<Page<PostDto>> {
+): Promise<Page<ListedPost<V>>> {
   const { project, role } = await assertCanReadProject(em, actor, projectId);
   seen?.({ owner: project.owner, role });
   const after = decodeCursor(query.cursor, isIdCursor, buildLogList(projectId, query));
@@ -229,8 +263,11 @@ export async function listBuildLogs(
     since: query.since ?? EPOCH,
     limit: query.limit + 1,
   };
+  const { bodyChars, present } = asViewed(query.view as V);
   const rows = query.ids?.length
-    ? await buildLogPageAmong(em, { ...page, ids: query.ids })
-    : await buildLogPage(em, page);
-  return pageOf(rows, query.limit, presentPost, idOf, buildLogList(projectId, query));
+    ? await buildLogPageAmong(em, { ...page, bodyChars, ids: query.ids })
+    : bodyChars === undefined
+      ? await buildLogPage(em, page)
+      : await buildLogSummaryPage(em, { ...page, bodyChars });
+  return pageOf(rows, query.limit, present, idOf, buildLogList(projectId, query));
 }

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { zId, zPost, zPostCreate } from '../../codegen/generated/api/zod.gen.js';
+import { zId, zPost, zPostCreate, zPostSummary } from '../../codegen/generated/api/zod.gen.js';
 import { defineTool } from '../mcp/kit/tool.js';
 import { detailInput, pageInput, projectIdInput } from '../mcp/kit/inputs.js';
 import { listed, listOutput, plural, unmatched } from '../mcp/kit/answers.js';
@@ -7,11 +7,14 @@ import { cursorAfterId } from '../kernel/cursor.js';
 import { buildLogList, createPost, listBuildLogs } from './posts.service.js';
 import { PAGE_SIZE, pageLimit } from '../kernel/contract.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Post } from '../../codegen/generated/api/types.gen.js';
+import type { Post, PostSummary } from '../../codegen/generated/api/types.gen.js';
+import type { Page } from '../kernel/cursor.js';
 import type { Author, WrittenBy } from '../mcp/kit/authorship.js';
 import { membersAmong } from '../projects/projects.service.js';
 
 const SUMMARY = ['id', 'title', 'createdAt'] as const;
+/** A summary's fields: what identifies a build log, and its excerpt (the REST list's `view=summary`). */
+const SUMMED_UP = [...SUMMARY, 'excerpt'] as const;
 /** The `since` argument as the service takes it. */
 const sinceOf = (since: string | undefined) => (since === undefined ? undefined : new Date(since));
 
@@ -23,7 +26,7 @@ const sinceOf = (since: string | undefined) => (since === undefined ? undefined 
 async function buildLogAuthors(
   em: EntityManager,
   projectId: string,
-  posts: readonly Post[],
+  posts: readonly Pick<Post, 'id' | 'author'>[],
   callerId: string,
   ownerId: string,
 ): Promise<WrittenBy> {
@@ -46,7 +49,7 @@ export const postsTools = [
     title: "List a project's build logs",
     description:
       `The build logs posted for a project, newest first, ${PAGE_SIZE.default} at a time unless limit says otherwise; since ` +
-      'keeps the recent ones. Long bodies are shortened unless detail is "full".',
+      'keeps the recent ones. Long bodies are shortened unless detail is "full"; "summary" gives an excerpt.',
     input: z
       .object({
         ...projectIdInput,
@@ -65,21 +68,30 @@ export const postsTools = [
         ...detailInput,
       })
       .strict(),
-    output: listOutput(zPost, SUMMARY),
+    output: listOutput(zPost.extend({ excerpt: zPostSummary.shape.excerpt }), SUMMARY),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args, { em, actor, attribute }) => {
       let owner = '';
+      const detail = args.detail ?? 'standard';
       const page = await listBuildLogs(
         em,
         actor,
         args.projectId,
-        { limit: pageLimit(args.limit), cursor: args.cursor, since: sinceOf(args.since), ids: args.postIds },
+        {
+          limit: pageLimit(args.limit),
+          cursor: args.cursor,
+          since: sinceOf(args.since),
+          ids: args.postIds,
+          view: detail === 'summary' ? ('summary' as const) : ('full' as const),
+        },
         (access) => {
           owner = access.owner.id;
         },
       );
       if (attribute) attribute(await buildLogAuthors(em, args.projectId, page.items, actor.userId, owner));
-      return listed(page, args.detail ?? 'standard', 'list_build_logs', SUMMARY, ['body']);
+      return detail === 'summary'
+        ? listed(page as Page<PostSummary>, detail, 'list_build_logs', SUMMED_UP, [])
+        : listed(page as Page<Post>, detail, 'list_build_logs', SUMMARY, ['body']);
     },
     headline: (page, args) =>
       `${plural(page.items.length, 'build log')}${args.since ? ` since ${args.since}` : ''}, newest first${unmatched(args.cursor ? undefined : args.postIds, page, args.since !== undefined)}`,

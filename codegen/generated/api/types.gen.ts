@@ -1359,17 +1359,87 @@ export type PostCreate = {
 export type PostKind = 'post' | 'build_log';
 
 /**
- * A page of posts, newest first.
+ * A page of posts, newest first: each a `Post`, or a `PostSummary` when the list was read with `view=summary`.
  */
 export type PostPage = {
     /**
-     * The posts on this page.
+     * The posts on this page: whole (`Post`, the default) or summed up (`PostSummary`, with `view=summary`); a summary has `excerpt` where a post has `body`.
      */
-    items: Array<Post>;
+    items: Array<Post | PostSummary>;
     /**
      * Pass as `cursor` to read the next page; null on the last page.
      */
     nextCursor: Cursor;
+};
+
+/**
+ * A post as a list read with `view=summary` sends it: every field of a post but its body, and an excerpt of the body instead. Added in 1.3.0.
+ */
+export type PostSummary = {
+    /**
+     * The post's id.
+     */
+    id: Id;
+    /**
+     * `post`, or `build_log` for an entry of a project's build log.
+     */
+    kind: PostKind;
+    /**
+     * The post's title.
+     */
+    title: PostTitle;
+    /**
+     * The start of the body as plain text (its Markdown left out, white space made single spaces), cut on a word at about 280 characters and then ending in `…`. Read the post for the whole body.
+     */
+    excerpt: string;
+    /**
+     * Tags the author chose, in lowercase.
+     */
+    tags: Array<Tag>;
+    /**
+     * Images shown with the post (GET /media/{mediaId}).
+     */
+    mediaIds: Array<Id>;
+    /**
+     * Who wrote it.
+     */
+    author: UserSummary;
+    /**
+     * The project of a build log; null for a plain post.
+     */
+    projectId: string | null;
+    /**
+     * The project's health this build log reported; null when it gave none (always, for a plain post).
+     */
+    health: ProjectHealth | null;
+    /**
+     * The milestones of its project this build log moved forward (empty for none, and for a plain post).
+     */
+    milestoneIds: Array<Id>;
+    /**
+     * The commits, pull requests or releases this build log links to (empty for none).
+     */
+    links: Array<BuildLogLink>;
+    /**
+     * Comments on it that the caller can see.
+     */
+    commentCount: number;
+    /**
+     * All reactions of all kinds.
+     */
+    reactionCount: number;
+    /**
+     * Hidden by a moderator; only its author still sees it.
+     */
+    hidden: boolean;
+    /**
+     * When the post was made.
+     */
+    createdAt: Timestamp;
+    /**
+     * When the post last changed.
+     */
+    updatedAt: Timestamp;
 };
 
 /**
@@ -1398,6 +1468,11 @@ export type PostUpdate = {
      */
     mediaIds?: Array<string>;
 };
+
+/**
+ * `full`: each post whole. `summary`: each post with an excerpt instead of its body (`PostSummary`).
+ */
+export type PostView = 'summary' | 'full';
 
 /**
  * An RFC 9457 problem document.
@@ -2519,6 +2594,11 @@ export type MilestoneId = string;
 export type PostId = string;
 
 /**
+ * How much of each post to send (AEP-157's view): `full`, the default, sends each post whole; `summary` sends an `excerpt` of the body instead of the body (a `PostSummary`), for a reader that shows a list. Added in 1.3.0.
+ */
+export type PostView2 = PostView;
+
+/**
  * The project's id.
  */
 export type ProjectId = string;
@@ -2704,6 +2784,10 @@ export type ListUserPostsData = {
         username: Username;
     };
     query?: {
+        /**
+         * How much of each post to send (AEP-157's view): `full`, the default, sends each post whole; `summary` sends an `excerpt` of the body instead of the body (a `PostSummary`), for a reader that shows a list. Added in 1.3.0.
+         */
+        view?: PostView;
         /**
          * How many items to return (1-100).
          */
@@ -3644,6 +3728,10 @@ export type ListBuildLogsData = {
         projectId: string;
     };
     query?: {
+        /**
+         * How much of each post to send (AEP-157's view): `full`, the default, sends each post whole; `summary` sends an `excerpt` of the body instead of the body (a `PostSummary`), for a reader that shows a list. Added in 1.3.0.
+         */
+        view?: PostView;
         /**
          * How many items to return (1-100).
          */
@@ -4782,6 +4870,10 @@ export type ListPostsData = {
          * Only build logs of this project.
          */
         projectId?: string;
+        /**
+         * How much of each post to send (AEP-157's view): `full`, the default, sends each post whole; `summary` sends an `excerpt` of the body instead of the body (a `PostSummary`), for a reader that shows a list. Added in 1.3.0.
+         */
+        view?: PostView;
         /**
          * How many items to return (1-100).
          */

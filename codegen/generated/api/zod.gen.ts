@@ -696,6 +696,13 @@ export const zPostTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ 
 });
 
 /**
+ * `full`: each post whole. `summary`: each post with an excerpt instead of its body (`PostSummary`).
+ */
+export const zPostView = z.enum(['summary', 'full']).register(z.globalRegistry, {
+    description: '`full`: each post whole. `summary`: each post with an excerpt instead of its body (`PostSummary`).'
+}).default('full');
+
+/**
  * Why the problem happened, as a stable code: what a program compares to tell one refusal from another of the same type (a full roadmap from a taken slug, both `conflict`). A problem with no more specific code carries its type's slug. The list is open: new codes may be added, and a client must handle one it does not know by its `type`, then its `status`. (The values and their meanings are filled in by codegen/bundle.ts from the contract's `x-problem-types` and `x-problem-codes`.)
  */
 export const zProblemCode = z.union([
@@ -1591,15 +1598,55 @@ export const zPost = z.object({
 });
 
 /**
- * A page of posts, newest first.
+ * A post as a list read with `view=summary` sends it: every field of a post but its body, and an excerpt of the body instead. Added in 1.3.0.
+ */
+export const zPostSummary = z.object({
+    id: zId,
+    kind: zPostKind,
+    title: zPostTitle,
+    excerpt: z.string().max(281).register(z.globalRegistry, {
+        description: 'The start of the body as plain text (its Markdown left out, white space made single spaces), cut on a word at about 280 characters and then ending in `…`. Read the post for the whole body.'
+    }),
+    tags: z.array(zTag).register(z.globalRegistry, {
+        description: 'Tags the author chose, in lowercase.'
+    }),
+    mediaIds: z.array(zId).register(z.globalRegistry, {
+        description: 'Images shown with the post (GET /media/{mediaId}).'
+    }),
+    author: zUserSummary,
+    projectId: z.uuid().nullable(),
+    health: zProjectHealth.nullable(),
+    milestoneIds: z.array(zId).max(10).register(z.globalRegistry, {
+        description: 'The milestones of its project this build log moved forward (empty for none, and for a plain post).'
+    }),
+    links: z.array(zBuildLogLink).max(5).register(z.globalRegistry, {
+        description: 'The commits, pull requests or releases this build log links to (empty for none).'
+    }),
+    commentCount: z.int().gte(0).register(z.globalRegistry, {
+        description: 'Comments on it that the caller can see.'
+    }),
+    reactionCount: z.int().gte(0).register(z.globalRegistry, {
+        description: 'All reactions of all kinds.'
+    }),
+    hidden: z.boolean().register(z.globalRegistry, {
+        description: 'Hidden by a moderator; only its author still sees it.'
+    }),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp
+}).register(z.globalRegistry, {
+    description: 'A post as a list read with `view=summary` sends it: every field of a post but its body, and an excerpt of the body instead. Added in 1.3.0.'
+});
+
+/**
+ * A page of posts, newest first: each a `Post`, or a `PostSummary` when the list was read with `view=summary`.
  */
 export const zPostPage = z.object({
-    items: z.array(zPost).register(z.globalRegistry, {
-        description: 'The posts on this page.'
+    items: z.array(z.union([zPost, zPostSummary])).register(z.globalRegistry, {
+        description: 'The posts on this page: whole (`Post`, the default) or summed up (`PostSummary`, with `view=summary`); a summary has `excerpt` where a post has `body`.'
     }),
     nextCursor: zCursor
 }).register(z.globalRegistry, {
-    description: 'A page of posts, newest first.'
+    description: 'A page of posts, newest first: each a `Post`, or a `PostSummary` when the list was read with `view=summary`.'
 });
 
 /**
@@ -2106,6 +2153,11 @@ export const zPostId = z.uuid().max(36).register(z.globalRegistry, {
 });
 
 /**
+ * How much of each post to send (AEP-157's view): `full`, the default, sends each post whole; `summary` sends an `excerpt` of the body instead of the body (a `PostSummary`), for a reader that shows a list. Added in 1.3.0.
+ */
+export const zPostView2 = zPostView;
+
+/**
  * The project's id.
  */
 export const zProjectId = z.uuid().max(36).register(z.globalRegistry, {
@@ -2161,6 +2213,7 @@ export const zListUserPostsPath = z.object({
 });
 
 export const zListUserPostsQuery = z.object({
+    view: zPostView.optional(),
     limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
         description: 'How many items to return (1-100).'
     }).optional().default(20),
@@ -2388,6 +2441,7 @@ export const zListBuildLogsPath = z.object({
 });
 
 export const zListBuildLogsQuery = z.object({
+    view: zPostView.optional(),
     limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
         description: 'How many items to return (1-100).'
     }).optional().default(20),
@@ -2700,6 +2754,7 @@ export const zListPostsQuery = z.object({
     projectId: z.uuid().max(36).register(z.globalRegistry, {
         description: 'Only build logs of this project.'
     }).optional(),
+    view: zPostView.optional(),
     limit: z.int().gte(1).lte(100).register(z.globalRegistry, {
         description: 'How many items to return (1-100).'
     }).optional().default(20),

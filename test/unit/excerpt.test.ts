@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { EXCERPT_LENGTH, excerptOf } from '../../src/posts/excerpt.js';
+
+describe('excerptOf', () => {
+  it('keeps the text a reader sees and drops the Markdown and raw HTML', () => {
+    const body =
+      '# Week 3\n\nCut the **last gear** today. See [the PR](https://x.test/1) and `code`.\n\n- one\n- two\n\n' +
+      '<script>alert(1)</script>\n\n![a gear](https://x.test/g.png) Tom &amp; Jerry &#x1F600;\n\n> quoted *words*';
+    expect(excerptOf(body)).toBe(
+      'Week 3 Cut the last gear today. See the PR and code. one two a gear Tom & Jerry 😀 quoted words',
+    );
+  });
+
+  it('cuts on a word and says it was cut', () => {
+    const excerpt = excerptOf('gear '.repeat(200));
+    expect(excerpt.length).toBeLessThanOrEqual(EXCERPT_LENGTH + 1);
+    expect(excerpt).toMatch(/^(gear )+gear…$/);
+  });
+
+  it('cuts one long word where the length ends, never inside a surrogate pair', () => {
+    expect(excerptOf('x'.repeat(500))).toBe(`${'x'.repeat(EXCERPT_LENGTH)}…`);
+    const emoji = excerptOf(`a${'😀'.repeat(300)}`);
+    expect(emoji.endsWith('…')).toBe(true);
+    expect(() => encodeURIComponent(emoji)).not.toThrow();
+  });
+
+  it('marks a short text cut when the body it came from was longer', () => {
+    expect(excerptOf('short', true)).toBe('short…');
+    expect(excerptOf('short')).toBe('short');
+  });
+});
