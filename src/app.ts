@@ -370,6 +370,7 @@ function restPipeline(p: {
         countsCacheSeconds: config.countsCacheSeconds ?? 60,
         keyMaxDays: config.keyMaxDays,
         webhooks: p.webhooks,
+        site: config.publicUrl ?? 'http://localhost',
       }),
       p.log,
     ),

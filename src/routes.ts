@@ -19,6 +19,7 @@ import { githubHandlers } from './github/github.routes.js';
 import { radarHandlers } from './radar/radar.routes.js';
 import { moderationHandlers } from './moderation/moderation.routes.js';
 import { webhooksHandlers } from './webhooks/webhooks.routes.js';
+import { feedsHandlers } from './feeds/feeds.routes.js';
 import type { WebhookSettings } from './webhooks/webhooks.service.js';
 import type { MediaStorage } from './media/storage.js';
 import type { MediaLimits } from './media/media.service.js';
@@ -36,6 +37,8 @@ export function allHandlers(
     countsCacheSeconds: number;
     keyMaxDays?: number;
     webhooks: WebhookSettings;
+    /** The site's address (PUBLIC_URL), that feeds link to. */
+    site: string;
   },
 ): Handlers {
   return {
@@ -54,5 +57,6 @@ export function allHandlers(
     ...moderationHandlers,
     ...webhooksHandlers(deps.webhooks),
     ...mediaHandlers(deps.storage, deps.media),
+    ...feedsHandlers(deps.site),
   } satisfies Handlers;
 }

@@ -165,6 +165,7 @@ async function send(res: Response, reply: Reply<OperationId>): Promise<void> {
     return;
   }
   if ('text' in reply) {
+    if (reply.headers) res.set(reply.headers);
     res.status(reply.status).type(reply.contentType).send(reply.text);
     return;
   }

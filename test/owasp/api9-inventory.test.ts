@@ -32,6 +32,7 @@ describe('API9 inventory', () => {
         searchCache: new SearchCache(0),
         webhooks: { box: new SecretBox(randomBytes(32)), urls: { allowLocal: false } },
         countsCacheSeconds: 0,
+        site: 'http://localhost',
       }),
     ).sort();
     expect(handlers).toEqual(

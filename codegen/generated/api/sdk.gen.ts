@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGithubActivityData, GetGithubActivityErrors, GetGithubActivityResponses, GetGithubLanguagesData, GetGithubLanguagesErrors, GetGithubLanguagesResponses, GetGithubProfileData, GetGithubProfileErrors, GetGithubProfileResponses, GetGithubSummaryData, GetGithubSummaryErrors, GetGithubSummaryResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetUserData, GetUserErrors, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, HideCommentData, HideCommentErrors, HideCommentResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListGithubReposData, ListGithubReposErrors, ListGithubReposResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestoneDueDateChangesData, ListMilestoneDueDateChangesErrors, ListMilestoneDueDateChangesResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRadarData, ListRadarErrors, ListRadarJobsData, ListRadarJobsErrors, ListRadarJobsResponses, ListRadarProjectsData, ListRadarProjectsErrors, ListRadarProjectsResponses, ListRadarResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, McpRequestData, McpRequestErrors, McpRequestResponses, PingWebhookData, PingWebhookErrors, PingWebhookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchData, SearchErrors, SearchResponses, UnhideCommentData, UnhideCommentErrors, UnhideCommentResponses, UnhidePostData, UnhidePostErrors, UnhidePostResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
+import type { AddProjectMemberData, AddProjectMemberErrors, AddProjectMemberResponses, AddReactionData, AddReactionErrors, AddReactionResponses, CloseJobData, CloseJobErrors, CloseJobResponses, CreateCommentData, CreateCommentErrors, CreateCommentResponses, CreateJobData, CreateJobErrors, CreateJobResponses, CreateMilestoneData, CreateMilestoneErrors, CreateMilestoneResponses, CreatePostData, CreatePostErrors, CreatePostResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteCommentData, DeleteCommentErrors, DeleteCommentResponses, DeleteJobData, DeleteJobErrors, DeleteJobResponses, DeleteMilestoneData, DeleteMilestoneErrors, DeleteMilestoneResponses, DeletePostData, DeletePostErrors, DeletePostResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetCommentData, GetCommentErrors, GetCommentResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGithubActivityData, GetGithubActivityErrors, GetGithubActivityResponses, GetGithubLanguagesData, GetGithubLanguagesErrors, GetGithubLanguagesResponses, GetGithubProfileData, GetGithubProfileErrors, GetGithubProfileResponses, GetGithubSummaryData, GetGithubSummaryErrors, GetGithubSummaryResponses, GetJobData, GetJobErrors, GetJobResponses, GetLimitsData, GetLimitsErrors, GetLimitsResponses, GetMediaContentData, GetMediaContentErrors, GetMediaContentResponses, GetMediaData, GetMediaErrors, GetMediaResponses, GetMilestoneData, GetMilestoneErrors, GetMilestoneResponses, GetOpenApiJsonData, GetOpenApiJsonErrors, GetOpenApiJsonResponses, GetOpenApiYamlData, GetOpenApiYamlErrors, GetOpenApiYamlResponses, GetPostData, GetPostErrors, GetPostResponses, GetProjectAtomFeedData, GetProjectAtomFeedErrors, GetProjectAtomFeedResponses, GetProjectData, GetProjectErrors, GetProjectJsonFeedData, GetProjectJsonFeedErrors, GetProjectJsonFeedResponses, GetProjectResponses, GetReactionsData, GetReactionsErrors, GetReactionsResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetTagAtomFeedData, GetTagAtomFeedErrors, GetTagAtomFeedResponses, GetTagJsonFeedData, GetTagJsonFeedErrors, GetTagJsonFeedResponses, GetUserAtomFeedData, GetUserAtomFeedErrors, GetUserAtomFeedResponses, GetUserData, GetUserErrors, GetUserJsonFeedData, GetUserJsonFeedErrors, GetUserJsonFeedResponses, GetUserResponses, GetVersionsData, GetVersionsErrors, GetVersionsResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, HideCommentData, HideCommentErrors, HideCommentResponses, HidePostData, HidePostErrors, HidePostResponses, ListBuildLogsData, ListBuildLogsErrors, ListBuildLogsResponses, ListCommentsData, ListCommentsErrors, ListCommentsResponses, ListGithubReposData, ListGithubReposErrors, ListGithubReposResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListMilestoneDueDateChangesData, ListMilestoneDueDateChangesErrors, ListMilestoneDueDateChangesResponses, ListMilestonesData, ListMilestonesErrors, ListMilestonesResponses, ListPopularSkillsData, ListPopularSkillsErrors, ListPopularSkillsResponses, ListPopularTagsData, ListPopularTagsErrors, ListPopularTagsResponses, ListPostsData, ListPostsErrors, ListPostsResponses, ListProjectMembersData, ListProjectMembersErrors, ListProjectMembersResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRadarData, ListRadarErrors, ListRadarJobsData, ListRadarJobsErrors, ListRadarJobsResponses, ListRadarProjectsData, ListRadarProjectsErrors, ListRadarProjectsResponses, ListRadarResponses, ListScopesData, ListScopesErrors, ListScopesResponses, ListUserPostsData, ListUserPostsErrors, ListUserPostsResponses, ListUserProjectsData, ListUserProjectsErrors, ListUserProjectsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, McpRequestData, McpRequestErrors, McpRequestResponses, PingWebhookData, PingWebhookErrors, PingWebhookResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RemoveProjectMemberData, RemoveProjectMemberErrors, RemoveProjectMemberResponses, RemoveReactionData, RemoveReactionErrors, RemoveReactionResponses, ReorderMilestonesData, ReorderMilestonesErrors, ReorderMilestonesResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, SearchData, SearchErrors, SearchResponses, UnhideCommentData, UnhideCommentErrors, UnhideCommentResponses, UnhidePostData, UnhidePostErrors, UnhidePostResponses, UpdateCommentData, UpdateCommentErrors, UpdateCommentResponses, UpdateJobData, UpdateJobErrors, UpdateJobResponses, UpdateMilestoneData, UpdateMilestoneErrors, UpdateMilestoneResponses, UpdatePostData, UpdatePostErrors, UpdatePostResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses, UploadMediaData, UploadMediaErrors, UploadMediaResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1538,6 +1538,72 @@ export const unhideComment = <ThrowOnError extends boolean = false>(options: Opt
             type: 'apiKey'
         }],
     url: '/admin/comments/{commentId}/unhide',
+    ...options
+});
+
+/**
+ * A project's feed (Atom)
+ *
+ * A public project's build logs and roadmap events (a milestone added, done, or its due date moved, with the reason), newest first. A private or deleted project is a 404 that names nothing; a hidden build log is never in it. As Atom 1.0 (RFC 4287); the next page is linked with `rel="next"` (RFC 5005). Public: no key is needed, and one sent is not read. Conditional: send If-None-Match or If-Modified-Since to get a 304 without the entries. Added in 1.3.0.
+ */
+export const getProjectAtomFeed = <ThrowOnError extends boolean = false>(options: Options<GetProjectAtomFeedData, ThrowOnError>): RequestResult<GetProjectAtomFeedResponses, GetProjectAtomFeedErrors, ThrowOnError> => (options.client ?? client).get<GetProjectAtomFeedResponses, GetProjectAtomFeedErrors, ThrowOnError>({
+    querySerializer: { parameters: { kinds: { array: { explode: false } } } },
+    url: '/feeds/projects/{projectId}.atom',
+    ...options
+});
+
+/**
+ * A project's feed (JSON Feed)
+ *
+ * A public project's build logs and roadmap events (a milestone added, done, or its due date moved, with the reason), newest first. A private or deleted project is a 404 that names nothing; a hidden build log is never in it. As JSON Feed 1.1; the next page is `next_url`. Public: no key is needed, and one sent is not read. Conditional: send If-None-Match or If-Modified-Since to get a 304 without the entries. Added in 1.3.0.
+ */
+export const getProjectJsonFeed = <ThrowOnError extends boolean = false>(options: Options<GetProjectJsonFeedData, ThrowOnError>): RequestResult<GetProjectJsonFeedResponses, GetProjectJsonFeedErrors, ThrowOnError> => (options.client ?? client).get<GetProjectJsonFeedResponses, GetProjectJsonFeedErrors, ThrowOnError>({
+    querySerializer: { parameters: { kinds: { array: { explode: false } } } },
+    url: '/feeds/projects/{projectId}.json',
+    ...options
+});
+
+/**
+ * A user's feed (Atom)
+ *
+ * A user's public posts and build logs (those on public projects), newest first. A hidden post is never in it. As Atom 1.0 (RFC 4287); the next page is linked with `rel="next"` (RFC 5005). Public: no key is needed, and one sent is not read. Conditional: send If-None-Match or If-Modified-Since to get a 304 without the entries. Added in 1.3.0.
+ */
+export const getUserAtomFeed = <ThrowOnError extends boolean = false>(options: Options<GetUserAtomFeedData, ThrowOnError>): RequestResult<GetUserAtomFeedResponses, GetUserAtomFeedErrors, ThrowOnError> => (options.client ?? client).get<GetUserAtomFeedResponses, GetUserAtomFeedErrors, ThrowOnError>({
+    querySerializer: { parameters: { kinds: { array: { explode: false } } } },
+    url: '/feeds/users/{username}.atom',
+    ...options
+});
+
+/**
+ * A user's feed (JSON Feed)
+ *
+ * A user's public posts and build logs (those on public projects), newest first. A hidden post is never in it. As JSON Feed 1.1; the next page is `next_url`. Public: no key is needed, and one sent is not read. Conditional: send If-None-Match or If-Modified-Since to get a 304 without the entries. Added in 1.3.0.
+ */
+export const getUserJsonFeed = <ThrowOnError extends boolean = false>(options: Options<GetUserJsonFeedData, ThrowOnError>): RequestResult<GetUserJsonFeedResponses, GetUserJsonFeedErrors, ThrowOnError> => (options.client ?? client).get<GetUserJsonFeedResponses, GetUserJsonFeedErrors, ThrowOnError>({
+    querySerializer: { parameters: { kinds: { array: { explode: false } } } },
+    url: '/feeds/users/{username}.json',
+    ...options
+});
+
+/**
+ * A tag's feed (Atom)
+ *
+ * The public posts and build logs with a tag, newest first. A hidden post is never in it. As Atom 1.0 (RFC 4287); the next page is linked with `rel="next"` (RFC 5005). Public: no key is needed, and one sent is not read. Conditional: send If-None-Match or If-Modified-Since to get a 304 without the entries. Added in 1.3.0.
+ */
+export const getTagAtomFeed = <ThrowOnError extends boolean = false>(options: Options<GetTagAtomFeedData, ThrowOnError>): RequestResult<GetTagAtomFeedResponses, GetTagAtomFeedErrors, ThrowOnError> => (options.client ?? client).get<GetTagAtomFeedResponses, GetTagAtomFeedErrors, ThrowOnError>({
+    querySerializer: { parameters: { kinds: { array: { explode: false } } } },
+    url: '/feeds/tags/{tag}.atom',
+    ...options
+});
+
+/**
+ * A tag's feed (JSON Feed)
+ *
+ * The public posts and build logs with a tag, newest first. A hidden post is never in it. As JSON Feed 1.1; the next page is `next_url`. Public: no key is needed, and one sent is not read. Conditional: send If-None-Match or If-Modified-Since to get a 304 without the entries. Added in 1.3.0.
+ */
+export const getTagJsonFeed = <ThrowOnError extends boolean = false>(options: Options<GetTagJsonFeedData, ThrowOnError>): RequestResult<GetTagJsonFeedResponses, GetTagJsonFeedErrors, ThrowOnError> => (options.client ?? client).get<GetTagJsonFeedResponses, GetTagJsonFeedErrors, ThrowOnError>({
+    querySerializer: { parameters: { kinds: { array: { explode: false } } } },
+    url: '/feeds/tags/{tag}.json',
     ...options
 });
 

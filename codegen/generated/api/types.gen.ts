@@ -591,6 +591,104 @@ export type JobUpdate = {
 };
 
 /**
+ * A feed as JSON Feed 1.1 (https://jsonfeed.org/version/1.1). Added in 1.3.0.
+ */
+export type JsonFeed = {
+    /**
+     * The JSON Feed version.
+     */
+    version: 'https://jsonfeed.org/version/1.1';
+    /**
+     * What the feed follows: the project, the person or the tag.
+     */
+    title: string;
+    /**
+     * The public page the feed belongs to.
+     */
+    home_page_url?: string;
+    /**
+     * This feed's own address.
+     */
+    feed_url?: string;
+    /**
+     * What the feed holds.
+     */
+    description?: string;
+    /**
+     * The next page of older entries; absent on the last page.
+     */
+    next_url?: string;
+    /**
+     * Whose feed it is.
+     */
+    authors?: Array<JsonFeedAuthor>;
+    /**
+     * The entries, newest first.
+     */
+    items: Array<JsonFeedItem>;
+};
+
+/**
+ * A person in a JSON Feed.
+ */
+export type JsonFeedAuthor = {
+    /**
+     * Their display name.
+     */
+    name?: string;
+    /**
+     * Their public page.
+     */
+    url?: string;
+};
+
+/**
+ * One entry of a JSON Feed.
+ */
+export type JsonFeedItem = {
+    /**
+     * The entry's id, stable for as long as the entry is (`urn:uuid:…`).
+     */
+    id: string;
+    /**
+     * Where the entry is read on the web.
+     */
+    url?: string;
+    /**
+     * The entry's title, plain text.
+     */
+    title?: string;
+    /**
+     * The entry as HTML, sanitised: no script, no raw HTML from its author, links to http(s) and mailto only.
+     */
+    content_html?: string;
+    /**
+     * A plain-text excerpt.
+     */
+    summary?: string;
+    /**
+     * The first image it shows.
+     */
+    image?: string;
+    /**
+     * When it happened.
+     */
+    date_published?: string;
+    /**
+     * When it last changed.
+     */
+    date_modified?: string;
+    /**
+     * Its tags, and its kind (`build_log`, `milestone_done`, …) as the first tag.
+     */
+    tags?: Array<string>;
+    /**
+     * Who wrote it.
+     */
+    authors?: Array<JsonFeedAuthor>;
+};
+
+/**
  * A JSON-RPC 2.0 error, for a request refused before MCP read it.
  */
 export type JsonRpcErrorResponse = {
@@ -2559,6 +2657,11 @@ export type Cursor2 = string;
 export type DeliveryId = string;
 
 /**
+ * How many entries a page of the feed holds (1-50).
+ */
+export type FeedLimit = number;
+
+/**
  * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
  */
 export type IdempotencyKey = string;
@@ -2567,6 +2670,16 @@ export type IdempotencyKey = string;
  * Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.
  */
 export type IdempotencyKeyRefused = unknown;
+
+/**
+ * The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).
+ */
+export type IfModifiedSince = string;
+
+/**
+ * The ETag of a copy you hold; a 304 answers when it is still the feed's.
+ */
+export type IfNoneMatch = string;
 
 /**
  * The job's id.
@@ -2589,6 +2702,11 @@ export type MediaId = string;
 export type MilestoneId = string;
 
 /**
+ * Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.
+ */
+export type PostFeedKinds = Array<'post' | 'build_log'>;
+
+/**
  * The post's id.
  */
 export type PostId = string;
@@ -2599,9 +2717,19 @@ export type PostId = string;
 export type PostView2 = PostView;
 
 /**
+ * Only entries of these kinds, comma-separated (all of them when left out): `build_log`, `milestone_added`, `milestone_done`, `milestone_moved` (its due date changed).
+ */
+export type ProjectFeedKinds = Array<'build_log' | 'milestone_added' | 'milestone_done' | 'milestone_moved'>;
+
+/**
  * The project's id.
  */
 export type ProjectId = string;
+
+/**
+ * A tag, in lowercase.
+ */
+export type Tag2 = Tag;
 
 /**
  * A user's username.
@@ -6848,6 +6976,420 @@ export type UnhideCommentResponses = {
 };
 
 export type UnhideCommentResponse = UnhideCommentResponses[keyof UnhideCommentResponses];
+
+export type GetProjectAtomFeedData = {
+    body?: never;
+    headers?: {
+        /**
+         * The ETag of a copy you hold; a 304 answers when it is still the feed's.
+         */
+        'If-None-Match'?: string;
+        /**
+         * The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).
+         */
+        'If-Modified-Since'?: string;
+    };
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+    };
+    query?: {
+        /**
+         * Only entries of these kinds, comma-separated (all of them when left out): `build_log`, `milestone_added`, `milestone_done`, `milestone_moved` (its due date changed).
+         */
+        kinds?: Array<'build_log' | 'milestone_added' | 'milestone_done' | 'milestone_moved'>;
+        /**
+         * How many entries a page of the feed holds (1-50).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/feeds/projects/{projectId}.atom';
+};
+
+export type GetProjectAtomFeedErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type GetProjectAtomFeedError = GetProjectAtomFeedErrors[keyof GetProjectAtomFeedErrors];
+
+export type GetProjectAtomFeedResponses = {
+    /**
+     * An Atom 1.0 feed document.
+     */
+    200: string;
+};
+
+export type GetProjectAtomFeedResponse = GetProjectAtomFeedResponses[keyof GetProjectAtomFeedResponses];
+
+export type GetProjectJsonFeedData = {
+    body?: never;
+    headers?: {
+        /**
+         * The ETag of a copy you hold; a 304 answers when it is still the feed's.
+         */
+        'If-None-Match'?: string;
+        /**
+         * The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).
+         */
+        'If-Modified-Since'?: string;
+    };
+    path: {
+        /**
+         * The project's id.
+         */
+        projectId: string;
+    };
+    query?: {
+        /**
+         * Only entries of these kinds, comma-separated (all of them when left out): `build_log`, `milestone_added`, `milestone_done`, `milestone_moved` (its due date changed).
+         */
+        kinds?: Array<'build_log' | 'milestone_added' | 'milestone_done' | 'milestone_moved'>;
+        /**
+         * How many entries a page of the feed holds (1-50).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/feeds/projects/{projectId}.json';
+};
+
+export type GetProjectJsonFeedErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type GetProjectJsonFeedError = GetProjectJsonFeedErrors[keyof GetProjectJsonFeedErrors];
+
+export type GetProjectJsonFeedResponses = {
+    /**
+     * The feed, as JSON Feed 1.1.
+     */
+    200: JsonFeed;
+};
+
+export type GetProjectJsonFeedResponse = GetProjectJsonFeedResponses[keyof GetProjectJsonFeedResponses];
+
+export type GetUserAtomFeedData = {
+    body?: never;
+    headers?: {
+        /**
+         * The ETag of a copy you hold; a 304 answers when it is still the feed's.
+         */
+        'If-None-Match'?: string;
+        /**
+         * The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).
+         */
+        'If-Modified-Since'?: string;
+    };
+    path: {
+        /**
+         * A user's username.
+         */
+        username: Username;
+    };
+    query?: {
+        /**
+         * Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.
+         */
+        kinds?: Array<'post' | 'build_log'>;
+        /**
+         * How many entries a page of the feed holds (1-50).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/feeds/users/{username}.atom';
+};
+
+export type GetUserAtomFeedErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type GetUserAtomFeedError = GetUserAtomFeedErrors[keyof GetUserAtomFeedErrors];
+
+export type GetUserAtomFeedResponses = {
+    /**
+     * An Atom 1.0 feed document.
+     */
+    200: string;
+};
+
+export type GetUserAtomFeedResponse = GetUserAtomFeedResponses[keyof GetUserAtomFeedResponses];
+
+export type GetUserJsonFeedData = {
+    body?: never;
+    headers?: {
+        /**
+         * The ETag of a copy you hold; a 304 answers when it is still the feed's.
+         */
+        'If-None-Match'?: string;
+        /**
+         * The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).
+         */
+        'If-Modified-Since'?: string;
+    };
+    path: {
+        /**
+         * A user's username.
+         */
+        username: Username;
+    };
+    query?: {
+        /**
+         * Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.
+         */
+        kinds?: Array<'post' | 'build_log'>;
+        /**
+         * How many entries a page of the feed holds (1-50).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/feeds/users/{username}.json';
+};
+
+export type GetUserJsonFeedErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type GetUserJsonFeedError = GetUserJsonFeedErrors[keyof GetUserJsonFeedErrors];
+
+export type GetUserJsonFeedResponses = {
+    /**
+     * The feed, as JSON Feed 1.1.
+     */
+    200: JsonFeed;
+};
+
+export type GetUserJsonFeedResponse = GetUserJsonFeedResponses[keyof GetUserJsonFeedResponses];
+
+export type GetTagAtomFeedData = {
+    body?: never;
+    headers?: {
+        /**
+         * The ETag of a copy you hold; a 304 answers when it is still the feed's.
+         */
+        'If-None-Match'?: string;
+        /**
+         * The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).
+         */
+        'If-Modified-Since'?: string;
+    };
+    path: {
+        /**
+         * A tag, in lowercase.
+         */
+        tag: Tag;
+    };
+    query?: {
+        /**
+         * Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.
+         */
+        kinds?: Array<'post' | 'build_log'>;
+        /**
+         * How many entries a page of the feed holds (1-50).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/feeds/tags/{tag}.atom';
+};
+
+export type GetTagAtomFeedErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type GetTagAtomFeedError = GetTagAtomFeedErrors[keyof GetTagAtomFeedErrors];
+
+export type GetTagAtomFeedResponses = {
+    /**
+     * An Atom 1.0 feed document.
+     */
+    200: string;
+};
+
+export type GetTagAtomFeedResponse = GetTagAtomFeedResponses[keyof GetTagAtomFeedResponses];
+
+export type GetTagJsonFeedData = {
+    body?: never;
+    headers?: {
+        /**
+         * The ETag of a copy you hold; a 304 answers when it is still the feed's.
+         */
+        'If-None-Match'?: string;
+        /**
+         * The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).
+         */
+        'If-Modified-Since'?: string;
+    };
+    path: {
+        /**
+         * A tag, in lowercase.
+         */
+        tag: Tag;
+    };
+    query?: {
+        /**
+         * Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.
+         */
+        kinds?: Array<'post' | 'build_log'>;
+        /**
+         * How many entries a page of the feed holds (1-50).
+         */
+        limit?: number;
+        /**
+         * The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/feeds/tags/{tag}.json';
+};
+
+export type GetTagJsonFeedErrors = {
+    /**
+     * The request is malformed or fails validation; nothing was changed.
+     */
+    400: Problem;
+    /**
+     * No such resource, or one the caller may not see.
+     */
+    404: Problem;
+    /**
+     * A request budget is spent: the key's, its account's, or (for requests that fail authentication) the client address's; retry after the number of seconds in Retry-After. Responses carry the budgets in the `RateLimit` and `RateLimit-Policy` headers.
+     */
+    429: Problem;
+    /**
+     * Something failed on the server; the request may not have been applied.
+     */
+    500: Problem;
+    /**
+     * The database cannot be reached right now; nothing was changed. Retry after the number of seconds in Retry-After.
+     */
+    503: Problem;
+};
+
+export type GetTagJsonFeedError = GetTagJsonFeedErrors[keyof GetTagJsonFeedErrors];
+
+export type GetTagJsonFeedResponses = {
+    /**
+     * The feed, as JSON Feed 1.1.
+     */
+    200: JsonFeed;
+};
+
+export type GetTagJsonFeedResponse = GetTagJsonFeedResponses[keyof GetTagJsonFeedResponses];
 
 export type McpRequestData = {
     body: JsonRpcRequest;

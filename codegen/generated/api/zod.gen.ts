@@ -246,6 +246,90 @@ export const zJobTitle = z.string().min(1).max(200).regex(/^[  ­͏؜ᅟᅠ �
 });
 
 /**
+ * A person in a JSON Feed.
+ */
+export const zJsonFeedAuthor = z.object({
+    name: z.string().register(z.globalRegistry, {
+        description: 'Their display name.'
+    }).optional(),
+    url: z.url().register(z.globalRegistry, {
+        description: 'Their public page.'
+    }).optional()
+}).register(z.globalRegistry, {
+    description: 'A person in a JSON Feed.'
+});
+
+/**
+ * One entry of a JSON Feed.
+ */
+export const zJsonFeedItem = z.object({
+    id: z.string().register(z.globalRegistry, {
+        description: 'The entry\'s id, stable for as long as the entry is (`urn:uuid:…`).'
+    }),
+    url: z.url().register(z.globalRegistry, {
+        description: 'Where the entry is read on the web.'
+    }).optional(),
+    title: z.string().register(z.globalRegistry, {
+        description: 'The entry\'s title, plain text.'
+    }).optional(),
+    content_html: z.string().register(z.globalRegistry, {
+        description: 'The entry as HTML, sanitised: no script, no raw HTML from its author, links to http(s) and mailto only.'
+    }).optional(),
+    summary: z.string().register(z.globalRegistry, {
+        description: 'A plain-text excerpt.'
+    }).optional(),
+    image: z.url().register(z.globalRegistry, {
+        description: 'The first image it shows.'
+    }).optional(),
+    date_published: z.iso.datetime({ offset: true }).register(z.globalRegistry, {
+        description: 'When it happened.'
+    }).optional(),
+    date_modified: z.iso.datetime({ offset: true }).register(z.globalRegistry, {
+        description: 'When it last changed.'
+    }).optional(),
+    tags: z.array(z.string()).register(z.globalRegistry, {
+        description: 'Its tags, and its kind (`build_log`, `milestone_done`, …) as the first tag.'
+    }).optional(),
+    authors: z.array(zJsonFeedAuthor).register(z.globalRegistry, {
+        description: 'Who wrote it.'
+    }).optional()
+}).register(z.globalRegistry, {
+    description: 'One entry of a JSON Feed.'
+});
+
+/**
+ * A feed as JSON Feed 1.1 (https://jsonfeed.org/version/1.1). Added in 1.3.0.
+ */
+export const zJsonFeed = z.object({
+    version: z.literal('https://jsonfeed.org/version/1.1').register(z.globalRegistry, {
+        description: 'The JSON Feed version.'
+    }),
+    title: z.string().register(z.globalRegistry, {
+        description: 'What the feed follows: the project, the person or the tag.'
+    }),
+    home_page_url: z.url().register(z.globalRegistry, {
+        description: 'The public page the feed belongs to.'
+    }).optional(),
+    feed_url: z.url().register(z.globalRegistry, {
+        description: 'This feed\'s own address.'
+    }).optional(),
+    description: z.string().register(z.globalRegistry, {
+        description: 'What the feed holds.'
+    }).optional(),
+    next_url: z.url().register(z.globalRegistry, {
+        description: 'The next page of older entries; absent on the last page.'
+    }).optional(),
+    authors: z.array(zJsonFeedAuthor).register(z.globalRegistry, {
+        description: 'Whose feed it is.'
+    }).optional(),
+    items: z.array(zJsonFeedItem).register(z.globalRegistry, {
+        description: 'The entries, newest first.'
+    })
+}).register(z.globalRegistry, {
+    description: 'A feed as JSON Feed 1.1 (https://jsonfeed.org/version/1.1). Added in 1.3.0.'
+});
+
+/**
  * A JSON-RPC 2.0 error, for a request refused before MCP read it.
  */
 export const zJsonRpcErrorResponse = z.object({
@@ -2104,6 +2188,13 @@ export const zDeliveryId = z.uuid().max(36).register(z.globalRegistry, {
 });
 
 /**
+ * How many entries a page of the feed holds (1-50).
+ */
+export const zFeedLimit = z.int().gte(1).lte(50).register(z.globalRegistry, {
+    description: 'How many entries a page of the feed holds (1-50).'
+}).default(20);
+
+/**
  * Makes a retry safe: the create and the record of its response commit together, so it happens exactly once; the response is kept for 24 hours and replayed (with `Idempotent-Replayed: true`) for a retry with the same key and the same request (the same JSON, whatever the order of its keys). The same key with another request is a 422. A retry while the first attempt is still running waits for it up to 2 seconds, then gets a 409 with `Retry-After`. A 5xx is not kept: nothing was created, and a retry runs afresh. Keys belong to the account: every API key of it, and the MCP tools' `idempotencyKey`, share them, so a retry through another key or over MCP is a replay too. A retry after what the create made has been deleted is a 409 (`idempotency-resource-gone`), never a replay of it.
  */
 export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).register(z.globalRegistry, {
@@ -2115,6 +2206,20 @@ export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/
  */
 export const zIdempotencyKeyRefused = z.unknown().register(z.globalRegistry, {
     description: 'Not taken here: this create cannot be replayed (its answer holds what is never stored, or it asks for something to happen again), so a request that sends the header is refused with a 400 rather than made twice on a retry. Send it without; after a lost answer, look (list) before trying again.'
+});
+
+/**
+ * The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).
+ */
+export const zIfModifiedSince = z.string().max(40).register(z.globalRegistry, {
+    description: 'The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).'
+});
+
+/**
+ * The ETag of a copy you hold; a 304 answers when it is still the feed's.
+ */
+export const zIfNoneMatch = z.string().max(1000).register(z.globalRegistry, {
+    description: 'The ETag of a copy you hold; a 304 answers when it is still the feed\'s.'
 });
 
 /**
@@ -2146,6 +2251,13 @@ export const zMilestoneId = z.uuid().max(36).register(z.globalRegistry, {
 });
 
 /**
+ * Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.
+ */
+export const zPostFeedKinds = z.array(z.enum(['post', 'build_log'])).min(1).max(2).register(z.globalRegistry, {
+    description: 'Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.'
+});
+
+/**
  * The post's id.
  */
 export const zPostId = z.uuid().max(36).register(z.globalRegistry, {
@@ -2158,11 +2270,28 @@ export const zPostId = z.uuid().max(36).register(z.globalRegistry, {
 export const zPostView2 = zPostView;
 
 /**
+ * Only entries of these kinds, comma-separated (all of them when left out): `build_log`, `milestone_added`, `milestone_done`, `milestone_moved` (its due date changed).
+ */
+export const zProjectFeedKinds = z.array(z.enum([
+    'build_log',
+    'milestone_added',
+    'milestone_done',
+    'milestone_moved'
+])).min(1).max(4).register(z.globalRegistry, {
+    description: 'Only entries of these kinds, comma-separated (all of them when left out): `build_log`, `milestone_added`, `milestone_done`, `milestone_moved` (its due date changed).'
+});
+
+/**
  * The project's id.
  */
 export const zProjectId = z.uuid().max(36).register(z.globalRegistry, {
     description: 'The project\'s id.'
 });
+
+/**
+ * A tag, in lowercase.
+ */
+export const zTag2 = zTag;
 
 /**
  * A user's username.
@@ -3184,6 +3313,206 @@ export const zUnhideCommentPath = z.object({
  * The comment.
  */
 export const zUnhideCommentResponse = zComment;
+
+export const zGetProjectAtomFeedHeaders = z.object({
+    'If-None-Match': z.string().max(1000).register(z.globalRegistry, {
+        description: 'The ETag of a copy you hold; a 304 answers when it is still the feed\'s.'
+    }).optional(),
+    'If-Modified-Since': z.string().max(40).register(z.globalRegistry, {
+        description: 'The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).'
+    }).optional()
+});
+
+export const zGetProjectAtomFeedPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
+});
+
+export const zGetProjectAtomFeedQuery = z.object({
+    kinds: z.array(z.enum([
+        'build_log',
+        'milestone_added',
+        'milestone_done',
+        'milestone_moved'
+    ])).min(1).max(4).register(z.globalRegistry, {
+        description: 'Only entries of these kinds, comma-separated (all of them when left out): `build_log`, `milestone_added`, `milestone_done`, `milestone_moved` (its due date changed).'
+    }).optional(),
+    limit: z.int().gte(1).lte(50).register(z.globalRegistry, {
+        description: 'How many entries a page of the feed holds (1-50).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
+});
+
+/**
+ * An Atom 1.0 feed document.
+ */
+export const zGetProjectAtomFeedResponse = z.string().register(z.globalRegistry, {
+    description: 'An Atom 1.0 feed document.'
+});
+
+export const zGetProjectJsonFeedHeaders = z.object({
+    'If-None-Match': z.string().max(1000).register(z.globalRegistry, {
+        description: 'The ETag of a copy you hold; a 304 answers when it is still the feed\'s.'
+    }).optional(),
+    'If-Modified-Since': z.string().max(40).register(z.globalRegistry, {
+        description: 'The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).'
+    }).optional()
+});
+
+export const zGetProjectJsonFeedPath = z.object({
+    projectId: z.uuid().max(36).register(z.globalRegistry, {
+        description: 'The project\'s id.'
+    })
+});
+
+export const zGetProjectJsonFeedQuery = z.object({
+    kinds: z.array(z.enum([
+        'build_log',
+        'milestone_added',
+        'milestone_done',
+        'milestone_moved'
+    ])).min(1).max(4).register(z.globalRegistry, {
+        description: 'Only entries of these kinds, comma-separated (all of them when left out): `build_log`, `milestone_added`, `milestone_done`, `milestone_moved` (its due date changed).'
+    }).optional(),
+    limit: z.int().gte(1).lte(50).register(z.globalRegistry, {
+        description: 'How many entries a page of the feed holds (1-50).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
+});
+
+/**
+ * The feed, as JSON Feed 1.1.
+ */
+export const zGetProjectJsonFeedResponse = zJsonFeed;
+
+export const zGetUserAtomFeedHeaders = z.object({
+    'If-None-Match': z.string().max(1000).register(z.globalRegistry, {
+        description: 'The ETag of a copy you hold; a 304 answers when it is still the feed\'s.'
+    }).optional(),
+    'If-Modified-Since': z.string().max(40).register(z.globalRegistry, {
+        description: 'The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).'
+    }).optional()
+});
+
+export const zGetUserAtomFeedPath = z.object({
+    username: zUsername
+});
+
+export const zGetUserAtomFeedQuery = z.object({
+    kinds: z.array(z.enum(['post', 'build_log'])).min(1).max(2).register(z.globalRegistry, {
+        description: 'Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.'
+    }).optional(),
+    limit: z.int().gte(1).lte(50).register(z.globalRegistry, {
+        description: 'How many entries a page of the feed holds (1-50).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
+});
+
+/**
+ * An Atom 1.0 feed document.
+ */
+export const zGetUserAtomFeedResponse = z.string().register(z.globalRegistry, {
+    description: 'An Atom 1.0 feed document.'
+});
+
+export const zGetUserJsonFeedHeaders = z.object({
+    'If-None-Match': z.string().max(1000).register(z.globalRegistry, {
+        description: 'The ETag of a copy you hold; a 304 answers when it is still the feed\'s.'
+    }).optional(),
+    'If-Modified-Since': z.string().max(40).register(z.globalRegistry, {
+        description: 'The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).'
+    }).optional()
+});
+
+export const zGetUserJsonFeedPath = z.object({
+    username: zUsername
+});
+
+export const zGetUserJsonFeedQuery = z.object({
+    kinds: z.array(z.enum(['post', 'build_log'])).min(1).max(2).register(z.globalRegistry, {
+        description: 'Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.'
+    }).optional(),
+    limit: z.int().gte(1).lte(50).register(z.globalRegistry, {
+        description: 'How many entries a page of the feed holds (1-50).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
+});
+
+/**
+ * The feed, as JSON Feed 1.1.
+ */
+export const zGetUserJsonFeedResponse = zJsonFeed;
+
+export const zGetTagAtomFeedHeaders = z.object({
+    'If-None-Match': z.string().max(1000).register(z.globalRegistry, {
+        description: 'The ETag of a copy you hold; a 304 answers when it is still the feed\'s.'
+    }).optional(),
+    'If-Modified-Since': z.string().max(40).register(z.globalRegistry, {
+        description: 'The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).'
+    }).optional()
+});
+
+export const zGetTagAtomFeedPath = z.object({
+    tag: zTag
+});
+
+export const zGetTagAtomFeedQuery = z.object({
+    kinds: z.array(z.enum(['post', 'build_log'])).min(1).max(2).register(z.globalRegistry, {
+        description: 'Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.'
+    }).optional(),
+    limit: z.int().gte(1).lte(50).register(z.globalRegistry, {
+        description: 'How many entries a page of the feed holds (1-50).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
+});
+
+/**
+ * An Atom 1.0 feed document.
+ */
+export const zGetTagAtomFeedResponse = z.string().register(z.globalRegistry, {
+    description: 'An Atom 1.0 feed document.'
+});
+
+export const zGetTagJsonFeedHeaders = z.object({
+    'If-None-Match': z.string().max(1000).register(z.globalRegistry, {
+        description: 'The ETag of a copy you hold; a 304 answers when it is still the feed\'s.'
+    }).optional(),
+    'If-Modified-Since': z.string().max(40).register(z.globalRegistry, {
+        description: 'The Last-Modified of a copy you hold (an HTTP date); a 304 answers when nothing in the feed changed after it. If-None-Match wins when both are sent, as HTTP says (RFC 9110).'
+    }).optional()
+});
+
+export const zGetTagJsonFeedPath = z.object({
+    tag: zTag
+});
+
+export const zGetTagJsonFeedQuery = z.object({
+    kinds: z.array(z.enum(['post', 'build_log'])).min(1).max(2).register(z.globalRegistry, {
+        description: 'Only entries of these kinds, comma-separated (both when left out): `post`, `build_log`.'
+    }).optional(),
+    limit: z.int().gte(1).lte(50).register(z.globalRegistry, {
+        description: 'How many entries a page of the feed holds (1-50).'
+    }).optional().default(20),
+    cursor: z.string().min(1).max(200).register(z.globalRegistry, {
+        description: 'The `nextCursor` of the previous page of the same list (the same path and filters); a cursor from another list is a 400 `invalid-cursor`.'
+    }).optional()
+});
+
+/**
+ * The feed, as JSON Feed 1.1.
+ */
+export const zGetTagJsonFeedResponse = zJsonFeed;
 
 export const zMcpRequestBody = zJsonRpcRequest;
 

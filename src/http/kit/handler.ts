@@ -35,8 +35,8 @@ export type Reply<Op extends OperationId> =
   | { status: 200 | 201; body: SuccessBody<Op>; headers?: Record<string, string> }
   /** `removed`: what a delete removed, named as it was (its name or title), for the security log. */
   | { status: 204; removed?: string }
-  /** A body that is not JSON (the YAML spec). */
-  | { status: 200; text: string; contentType: string }
+  /** A body that is not JSON (the YAML spec, a feed). */
+  | { status: 200; text: string; contentType: string; headers?: Record<string, string> }
   /** Bytes streamed as they are (media content); the headers carry the type and length. */
   | { status: 200; stream: Readable; headers: Record<string, string> }
   | { status: 304; headers: Record<string, string> };

@@ -1,0 +1,63 @@
+/**
+ * A feed document written as Atom 1.0 or JSON Feed 1.1, by feedsmith (docs/decisions/0018-feeds.md).
+ * Titles and summaries are plain text, and said so (`type="text"`): a title `<script>` is shown
+ * as those characters, never run. The content is HTML that was made safe before it got here
+ * (src/posts/post-html.ts). Atom's paging links follow RFC 5005 (`first`, `next`).
+ */
+import { generateAtomFeed, generateJsonFeed } from 'feedsmith';
+import type { FeedDocument } from './feeds.service.js';
+
+export function atomFeed(feed: FeedDocument): string {
+  return generateAtomFeed({
+    id: feed.id,
+    title: { value: feed.title, type: 'text' },
+    subtitle: { value: feed.description, type: 'text' },
+    updated: feed.updated,
+    links: [
+      { href: feed.self, rel: 'self', type: 'application/atom+xml' },
+      { href: feed.home, rel: 'alternate', type: 'text/html' },
+      { href: feed.alternate, rel: 'alternate', type: 'application/feed+json' },
+      { href: feed.first, rel: 'first', type: 'application/atom+xml' },
+      ...(feed.next ? [{ href: feed.next, rel: 'next', type: 'application/atom+xml' }] : []),
+    ],
+    ...(feed.author ? { authors: [{ name: feed.author.name, uri: feed.author.url }] } : {}),
+    generator: { text: 'Shipyard' },
+    entries: feed.entries.map((e) => ({
+      id: e.id,
+      title: { value: e.title, type: 'text' },
+      updated: e.updated,
+      published: e.published,
+      links: [{ href: e.url, rel: 'alternate', type: 'text/html' }],
+      authors: [{ name: e.author.name, uri: e.author.url }],
+      categories: e.tags.map((term) => ({ term })),
+      summary: { value: e.summary, type: 'text' },
+      content: { value: e.html, type: 'html' },
+      ...(e.images.length ? { media: { contents: e.images.map((url) => ({ url, medium: 'image' })) } } : {}),
+    })),
+  });
+}
+
+export function jsonFeed(feed: FeedDocument): string {
+  return JSON.stringify(
+    generateJsonFeed({
+      title: feed.title,
+      home_page_url: feed.home,
+      feed_url: feed.self,
+      description: feed.description,
+      ...(feed.next ? { next_url: feed.next } : {}),
+      ...(feed.author ? { authors: [{ name: feed.author.name, url: feed.author.url }] } : {}),
+      items: feed.entries.map((e) => ({
+        id: e.id,
+        url: e.url,
+        title: e.title,
+        content_html: e.html,
+        summary: e.summary,
+        ...(e.images[0] ? { image: e.images[0] } : {}),
+        date_published: e.published,
+        date_modified: e.updated,
+        tags: e.tags,
+        authors: [{ name: e.author.name, url: e.author.url }],
+      })),
+    }),
+  );
+}

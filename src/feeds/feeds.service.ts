@@ -1,0 +1,227 @@
+/**
+ * Feeds of a public project, a person or a tag, for anybody without a key. A request is answered
+ * in two steps: the page's stamp (its newest change and a digest of what it holds) gives the
+ * validators, so a conditional request that still holds the page is a 304 before any entry is
+ * read; only otherwise is the page read whole and turned into a feed document (./feeds.render.ts
+ * writes it as Atom or JSON Feed). A private or deleted project, or an unknown person, is a 404
+ * that names nothing, as the API's own is.
+ */
+import { createHash } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { notFound } from '../kernel/problem.js';
+import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
+import { API_BASE } from '../kernel/contract.js';
+import { isoString } from '../db/reads.js';
+import {
+  type FeedKind,
+  type FeedPageQuery,
+  type FeedPosition,
+  type FeedSource,
+  feedHeadOfProject,
+  feedHeadOfUser,
+  feedPage,
+  feedStamp,
+  POST_FEED_KINDS,
+  PROJECT_FEED_KINDS,
+} from './feeds.queries.js';
+import { type FeedEntry, entryOf, nameUuid } from './feed-entries.js';
+import { publicPaths } from '../kernel/public-paths.js';
+
+export type FeedFormat = 'atom' | 'json';
+
+/** What a feed answers: the document, or that the copy the reader holds is still it. */
+export type FeedAnswer = { validators: Validators } & ({ fresh: true } | { fresh: false; feed: FeedDocument });
+
+/** The page's validators, as HTTP carries them: a strong ETag, and the newest change (when known). */
+type Validators = { etag: string; lastModified: Date | null };
+
+/** A feed as both formats write it. */
+export type FeedDocument = {
+  id: string;
+  title: string;
+  description: string;
+  /** The public page the feed belongs to. */
+  home: string;
+  /** This page, the first page and the next one, in this format. */
+  self: string;
+  first: string;
+  next: string | null;
+  /** The other format's address of the same feed. */
+  alternate: string;
+  updated: Date;
+  author: { name: string; url: string } | null;
+  entries: FeedEntry[];
+};
+
+/** What the reader asked for: the entries' kinds, the page, and the copy it holds. */
+export type FeedRequest = {
+  format: FeedFormat;
+  kinds?: readonly FeedKind[] | undefined;
+  limit: number;
+  cursor?: string | undefined;
+  ifNoneMatch?: string | undefined;
+  ifModifiedSince?: string | undefined;
+};
+
+/** Whose feed: where its entries come from, what it is called, where it lives. */
+type Head = {
+  source: FeedSource;
+  /** The feed's path under the API, without the format's extension. */
+  path: string;
+  id: string;
+  title: string;
+  description: string;
+  home: string;
+  author: { name: string; url: string } | null;
+  /** When the feed's own title or description last changed, if it has one. */
+  changedAt: Date | null;
+  kinds: readonly FeedKind[];
+};
+
+const isPosition = (v: unknown): v is FeedPosition =>
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as FeedPosition).at === 'string' &&
+  typeof (v as FeedPosition).key === 'string' &&
+  typeof (v as FeedPosition).kind === 'string' &&
+  !Number.isNaN(Date.parse((v as FeedPosition).at)) &&
+  /^[0-9a-f-]{36}$/.test((v as FeedPosition).key);
+
+export async function projectFeed(em: EntityManager, site: string, projectId: string, req: FeedRequest) {
+  const head = await feedHeadOfProject(em, projectId);
+  if (!head) throw notFound(`No project with id ${projectId}.`);
+  const paths = publicPaths(site);
+  return answer(em, site, req, {
+    source: { projectId },
+    path: `/feeds/projects/${projectId}`,
+    id: `urn:uuid:${projectId}`,
+    title: head.name,
+    description: head.tagline || `The build log and roadmap of ${head.name}.`,
+    home: paths.project(projectId),
+    author: { name: head.displayName, url: paths.user(head.username) },
+    changedAt: new Date(isoString(head.updatedAt)),
+    kinds: PROJECT_FEED_KINDS,
+  });
+}
+
+export async function userFeed(em: EntityManager, site: string, username: string, req: FeedRequest) {
+  const head = await feedHeadOfUser(em, username.toLowerCase());
+  if (!head) throw notFound(`No user named ${username}.`);
+  const paths = publicPaths(site);
+  return answer(em, site, req, {
+    source: { authorId: head.id },
+    path: `/feeds/users/${encodeURIComponent(head.username)}`,
+    id: `urn:uuid:${head.id}`,
+    title: head.displayName,
+    description: `Posts and build logs by ${head.displayName} (@${head.username}).`,
+    home: paths.user(head.username),
+    author: { name: head.displayName, url: paths.user(head.username) },
+    changedAt: null,
+    kinds: POST_FEED_KINDS,
+  });
+}
+
+export async function tagFeed(em: EntityManager, site: string, tag: string, req: FeedRequest) {
+  const lower = tag.toLowerCase();
+  return answer(em, site, req, {
+    source: { tag: lower },
+    path: `/feeds/tags/${encodeURIComponent(lower)}`,
+    id: `urn:uuid:${nameUuid(`tag:${lower}`)}`,
+    title: `#${lower}`,
+    description: `Posts and build logs tagged ${lower}.`,
+    home: publicPaths(site).home(),
+    author: null,
+    changedAt: null,
+    kinds: POST_FEED_KINDS,
+  });
+}
+
+/** The answer to `req` for the feed `head`: fresh when the reader's copy is still the page, else the page. */
+async function answer(em: EntityManager, site: string, req: FeedRequest, head: Head): Promise<FeedAnswer> {
+  const kinds = req.kinds?.length ? head.kinds.filter((k) => req.kinds!.includes(k)) : head.kinds;
+  const list = cursorList('feed', head.path, [...kinds].sort());
+  const after = decodeCursor(req.cursor, isPosition, list);
+  // One entry more than the page shows, to know whether a next page follows.
+  const query: FeedPageQuery = { source: head.source, kinds, after: after ?? undefined, limit: req.limit + 1 };
+  const stamp = await feedStamp(em, query);
+  const validators = validatorsOf(req, head, stamp);
+  if (isFresh(req, validators)) return { validators, fresh: true };
+
+  const rows = await feedPage(em, query);
+  const shown = rows.slice(0, req.limit);
+  const last = shown.at(-1);
+  const address = (format: FeedFormat, cursor?: string) => {
+    const params = new URLSearchParams();
+    if (req.kinds?.length) params.set('kinds', kinds.join(','));
+    if (req.limit !== DEFAULT_LIMIT) params.set('limit', String(req.limit));
+    if (cursor) params.set('cursor', cursor);
+    const search = params.size ? `?${params}` : '';
+    return `${site}${API_BASE}${head.path}.${format}${search}`;
+  };
+  const nextCursor =
+    rows.length > req.limit && last ? encodeCursor({ at: last.position, key: last.key, kind: last.kind }, list) : null;
+  const paths = publicPaths(site);
+  const entries = shown.map((row) => entryOf(row, paths));
+  return {
+    validators,
+    fresh: false,
+    feed: {
+      id: head.id,
+      title: head.title,
+      description: head.description,
+      home: head.home,
+      self: address(req.format, req.cursor),
+      first: address(req.format),
+      next: nextCursor ? address(req.format, nextCursor) : null,
+      alternate: address(req.format === 'atom' ? 'json' : 'atom', req.cursor),
+      updated: validators.lastModified ?? new Date(0),
+      author: head.author,
+      entries,
+    },
+  };
+}
+
+/** The page size a feed reader gets when it does not ask for one (the contract's default). */
+const DEFAULT_LIMIT = 20;
+
+/**
+ * A strong ETag of this page in this format: what the page holds (the stamp's digest), the feed's
+ * own title, the kinds and the page asked for. Last-Modified: the newest change among them.
+ */
+function validatorsOf(req: FeedRequest, head: Head, stamp: { newest: string | null; digest: string }): Validators {
+  const etag = `"${createHash('sha256')
+    .update(
+      JSON.stringify([
+        req.format,
+        head.path,
+        head.title,
+        head.description,
+        head.changedAt,
+        stamp.digest,
+        req.limit,
+        req.kinds ?? null,
+        req.cursor ?? null,
+      ]),
+    )
+    .digest('base64url')
+    .slice(0, 32)}"`;
+  const times = [stamp.newest ? new Date(stamp.newest) : null, head.changedAt].filter((t): t is Date => t !== null);
+  const lastModified = times.length ? new Date(Math.max(...times.map((t) => t.getTime()))) : null;
+  return { etag, lastModified };
+}
+
+/**
+ * Whether the reader's copy is still the page (RFC 9110, 13.1): If-None-Match when sent (any of
+ * its tags, weak ones compared weakly, or `*`), else If-Modified-Since, to the second HTTP dates
+ * carry.
+ */
+function isFresh(req: FeedRequest, v: Validators): boolean {
+  if (req.ifNoneMatch !== undefined)
+    return req.ifNoneMatch
+      .split(',')
+      .map((t) => t.trim().replace(/^W\//, ''))
+      .some((t) => t === v.etag || t === '*');
+  if (req.ifModifiedSince === undefined || !v.lastModified) return false;
+  const since = Date.parse(req.ifModifiedSince);
+  return !Number.isNaN(since) && Math.floor(v.lastModified.getTime() / 1000) * 1000 <= since;
+}

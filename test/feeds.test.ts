@@ -1,0 +1,252 @@
+import { describe, expect, it } from 'vitest';
+import { parseFeed } from '@rowanmanning/feed-parser';
+import { parseAtomFeed } from 'feedsmith';
+import { raw, uniqueName, useServer } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { Post } from '../src/posts/post.entity.js';
+import { jsonFeedProblems } from './json-feed.js';
+
+const {
+  t,
+  users: { ada, grace },
+} = useServer({ users: { ada: 'all', grace: 'all' } });
+
+/** A feed read without a key, as a feed reader reads it. */
+const feed = (path: string, headers: Record<string, string> = {}) =>
+  fetch(`${t.apiUrl}/feeds/${path}`, { headers: { 'user-agent': 'FeedReader/1.0', ...headers } });
+
+/** A public project with a roadmap (one added, one done, one moved with a reason) and two build logs. */
+async function roadmapProject() {
+  const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('Engine') } })).data!;
+  const path = { projectId: project.id };
+  const gears = (
+    await api.createMilestone({ client: ada.client, path, body: { title: 'Gears', dueDate: '2027-03-01' } })
+  ).data!;
+  await api.updateMilestone({
+    client: ada.client,
+    path: { ...path, milestoneId: gears.id },
+    body: { dueDate: '2027-04-15', dueDateReason: 'The card punch maker is booked' },
+  });
+  const mill = (await api.createMilestone({ client: ada.client, path, body: { title: 'Mill' } })).data!;
+  await api.updateMilestone({ client: ada.client, path: { ...path, milestoneId: mill.id }, body: { status: 'done' } });
+  const log = async (title: string, body: string) =>
+    (
+      await api.createPost({
+        client: ada.client,
+        body: { kind: 'build_log', projectId: project.id, title, body, tags: ['hardware'] },
+      })
+    ).data!;
+  const first = await log('First carry', 'The **carry** works. See [the PR](https://example.com/pr/7).');
+  const evil = await log('<script>alert(1)</script>', '<script>alert(2)</script> <img src=x onerror=alert(3)>');
+  return { project, gears, mill, first, evil };
+}
+
+describe('feeds', () => {
+  it('serves a public project as Atom 1.0: build logs and roadmap events, text escaped, parsed without error', async () => {
+    const { project, first, evil, gears, mill } = await roadmapProject();
+    const res = await feed(`projects/${project.id}.atom`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/atom+xml; charset=utf-8');
+    const xml = await res.text();
+    const parsed = parseFeed(xml);
+    expect(parsed.meta.type).toBe('atom');
+    expect(parsed.title).toBe(project.name);
+    const strict = parseAtomFeed(xml);
+    expect(strict.id).toBe(`urn:uuid:${project.id}`);
+    expect(strict.links?.find((l) => l.rel === 'self')?.href).toMatch(
+      new RegExp(`^https?://[^/]+/api/v1/feeds/projects/${project.id}\\.atom$`),
+    );
+    const titles = parsed.items.map((i) => i.title);
+    expect(titles).toEqual(
+      expect.arrayContaining([
+        'First carry',
+        '<script>alert(1)</script>',
+        'Milestone added: Gears',
+        'Milestone moved: Gears',
+        'Milestone added: Mill',
+        'Milestone done: Mill',
+      ]),
+    );
+    const ids = parsed.items.map((i) => i.id);
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        `urn:uuid:${first.id}`,
+        `urn:uuid:${evil.id}`,
+        `urn:uuid:${gears.id}`,
+        `urn:uuid:${mill.id}`,
+      ]),
+    );
+    expect(new Set(ids).size).toBe(ids.length);
+    // Titles are text: a reader shows "<script>" as characters. No script reaches the HTML content.
+    for (const title of xml.matchAll(/<title[^>]*>/g)) expect(title[0]).toBe('<title type="text">');
+    // The HTML as the document carries it (feed-parser hands content over with its entities decoded).
+    const evilEntry = strict.entries?.find((e) => e.id === `urn:uuid:${evil.id}`);
+    const evilHtml = JSON.stringify(evilEntry?.content);
+    expect(evilHtml).not.toMatch(/<script|<img[^>]*onerror/i);
+    expect(evilHtml).toContain('&lt;script&gt;alert(2)&lt;/script&gt;');
+    const moved = parsed.items.find((i) => i.title === 'Milestone moved: Gears')!;
+    expect(moved.content).toContain('moved from 2027-03-01 to 2027-04-15 (45 days later)');
+    expect(moved.content).toContain('The card punch maker is booked');
+    const carry = parsed.items.find((i) => i.id === `urn:uuid:${first.id}`)!;
+    expect(carry.content).toContain('<strong>carry</strong>');
+    expect(carry.content).toContain('href="https://example.com/pr/7"');
+    expect(carry.categories.map((c) => c.term)).toEqual(['build_log', 'hardware']);
+    // Newest first, by when each happened.
+    const dates = parsed.items.map((i) => i.published!.getTime());
+    expect([...dates].sort((a, b) => b - a)).toEqual(dates);
+  });
+
+  it('serves the same feed as JSON Feed 1.1, valid by its rules', async () => {
+    const { project, evil } = await roadmapProject();
+    const res = await feed(`projects/${project.id}.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/feed+json; charset=utf-8');
+    const body = await res.json();
+    expect(jsonFeedProblems(body)).toEqual([]);
+    expect(body.title).toBe(project.name);
+    expect(body.items).toHaveLength(6);
+    const item = body.items.find((i: { id: string }) => i.id === `urn:uuid:${evil.id}`);
+    expect(item.title).toBe('<script>alert(1)</script>');
+    expect(item.content_html).not.toMatch(/<script|<img[^>]*onerror/i);
+    expect(item.content_html).toContain('&lt;img src=x onerror=alert(3)&gt;');
+    expect(item.summary).toBe('');
+    expect(body).not.toHaveProperty('next_url');
+  });
+
+  it('pages with a next link (Atom rel="next", JSON Feed next_url), no entry twice, none left out', async () => {
+    const { project } = await roadmapProject();
+    const seen: string[] = [];
+    let next: string | undefined = `${t.apiUrl}/feeds/projects/${project.id}.json?limit=2`;
+    while (next) {
+      const page = await (await fetch(next)).json();
+      expect(jsonFeedProblems(page)).toEqual([]);
+      seen.push(...page.items.map((i: { id: string }) => i.id));
+      next = page.next_url;
+      if (next) next = `${t.apiUrl}${new URL(next).pathname.replace('/api/v1', '')}${new URL(next).search}`;
+    }
+    expect(seen).toHaveLength(6);
+    expect(new Set(seen).size).toBe(6);
+    const atom = parseAtomFeed(await (await feed(`projects/${project.id}.atom?limit=2`)).text());
+    const nextLink = atom.links?.find((l) => l.rel === 'next')?.href;
+    expect(nextLink).toMatch(/\.atom\?limit=2&cursor=/);
+    expect(atom.links?.find((l) => l.rel === 'first')?.href).toMatch(/\.atom\?limit=2$/);
+  });
+
+  it('keeps only the kinds asked for', async () => {
+    const { project } = await roadmapProject();
+    const done = await (await feed(`projects/${project.id}.json?kinds=milestone_done`)).json();
+    expect(done.items.map((i: { title: string }) => i.title)).toEqual(['Milestone done: Mill']);
+    const two = await (await feed(`projects/${project.id}.json?kinds=milestone_moved,build_log`)).json();
+    expect(two.items.map((i: { tags: string[] }) => i.tags[0]).sort()).toEqual([
+      'build_log',
+      'build_log',
+      'milestone_moved',
+    ]);
+    const bad = await feed(`projects/${project.id}.json?kinds=secrets`);
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  it('answers 304 to If-None-Match and If-Modified-Since, and a new ETag once an entry changes', async () => {
+    const { project } = await roadmapProject();
+    for (const format of ['atom', 'json']) {
+      const path = `projects/${project.id}.${format}`;
+      const first = await feed(path);
+      const etag = first.headers.get('etag')!;
+      const lastModified = first.headers.get('last-modified')!;
+      expect(etag).toMatch(/^"[^"]+"$/);
+      expect(new Date(lastModified).getTime()).not.toBeNaN();
+      expect(first.headers.get('cache-control')).toBe('public, max-age=60');
+      const byTag = await feed(path, { 'if-none-match': etag });
+      expect(byTag.status).toBe(304);
+      expect(await byTag.text()).toBe('');
+      expect(byTag.headers.get('etag')).toBe(etag);
+      expect((await feed(path, { 'if-none-match': `"other", W/${etag}` })).status).toBe(304);
+      expect((await feed(path, { 'if-modified-since': lastModified })).status).toBe(304);
+      expect((await feed(path, { 'if-modified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' })).status).toBe(200);
+      // If-None-Match wins: a tag that does not match is a 200 whatever the date says.
+      expect((await feed(path, { 'if-none-match': '"stale"', 'if-modified-since': lastModified })).status).toBe(200);
+    }
+    const before = (await feed(`projects/${project.id}.atom`)).headers.get('etag')!;
+    await api.createPost({
+      client: ada.client,
+      body: { kind: 'build_log', projectId: project.id, title: 'More', body: 'x' },
+    });
+    const after = await feed(`projects/${project.id}.atom`, { 'if-none-match': before });
+    expect(after.status).toBe(200);
+    expect(after.headers.get('etag')).not.toBe(before);
+  });
+
+  it('never shows a hidden build log, and says the feed changed when one is hidden', async () => {
+    const { project, first } = await roadmapProject();
+    const before = await feed(`projects/${project.id}.json`);
+    const etag = before.headers.get('etag')!;
+    await t.db.orm.em.fork().nativeUpdate(Post, { id: first.id }, { hiddenAt: new Date() });
+    const after = await feed(`projects/${project.id}.json`, { 'if-none-match': etag });
+    expect(after.status).toBe(200);
+    const ids = (await after.json()).items.map((i: { id: string }) => i.id);
+    expect(ids).not.toContain(`urn:uuid:${first.id}`);
+    const user = await (await feed(`users/${ada.user.username}.json?limit=50`)).json();
+    expect(user.items.map((i: { id: string }) => i.id)).not.toContain(`urn:uuid:${first.id}`);
+  });
+
+  it('is a 404 that names nothing for a private, deleted or unknown project', async () => {
+    const secret = uniqueName('Secret');
+    const priv = (await api.createProject({ client: ada.client, body: { name: secret, visibility: 'private' } })).data!;
+    await api.createPost({
+      client: ada.client,
+      body: { kind: 'build_log', projectId: priv.id, title: secret, body: secret },
+    });
+    const gone = (await api.createProject({ client: ada.client, body: { name: uniqueName('Gone') } })).data!;
+    await api.deleteProject({ client: ada.client, path: { projectId: gone.id } });
+    for (const id of [priv.id, gone.id, '00000000-0000-4000-8000-000000000000'])
+      for (const format of ['atom', 'json']) {
+        const res = await feed(`projects/${id}.${format}`);
+        expect(res.status).toBe(404);
+        expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        const body = await res.text();
+        expect(body).not.toContain(secret);
+        expect(body).not.toContain(ada.user.username);
+      }
+    // The private project's build log is in no one's feed either.
+    const user = await (await feed(`users/${ada.user.username}.json?limit=50`)).text();
+    expect(user).not.toContain(secret);
+  });
+
+  it("serves a person's and a tag's public posts and build logs, both formats", async () => {
+    const tag = uniqueName('tag')
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '')
+      .slice(0, 30);
+    const post = (
+      await api.createPost({ client: grace.client, body: { title: 'Plain post', body: 'Hello', tags: [tag] } })
+    ).data!;
+    const project = (await api.createProject({ client: grace.client, body: { name: uniqueName('G') } })).data!;
+    const log = (
+      await api.createPost({
+        client: grace.client,
+        body: { kind: 'build_log', projectId: project.id, title: 'A build log', body: 'Work', tags: [tag] },
+      })
+    ).data!;
+    for (const path of [`users/${grace.user.username}`, `tags/${tag}`, `tags/${tag.toUpperCase()}`]) {
+      const json = await (await feed(`${path}.json`)).json();
+      expect(jsonFeedProblems(json)).toEqual([]);
+      expect(json.items.map((i: { id: string }) => i.id)).toEqual([`urn:uuid:${log.id}`, `urn:uuid:${post.id}`]);
+      const atom = parseFeed(await (await feed(`${path}.atom`)).text());
+      expect(atom.items.map((i) => i.id)).toEqual([`urn:uuid:${log.id}`, `urn:uuid:${post.id}`]);
+      const logsOnly = await (await feed(`${path}.json?kinds=build_log`)).json();
+      expect(logsOnly.items.map((i: { id: string }) => i.id)).toEqual([`urn:uuid:${log.id}`]);
+    }
+    expect((await feed('users/nobody-at-all-here.atom')).status).toBe(404);
+    expect((await feed(`tags/${'x'.repeat(40)}.json`)).status).toBe(400);
+  });
+
+  it('needs no key and reads none: a revoked key sent along changes nothing', async () => {
+    const { project } = await roadmapProject();
+    const anonymous = await feed(`projects/${project.id}.json`);
+    const withKey = await feed(`projects/${project.id}.json`, { authorization: 'Bearer shipyard_pat_nonsense' });
+    expect(withKey.status).toBe(200);
+    expect(withKey.headers.get('etag')).toBe(anonymous.headers.get('etag'));
+    expect((await raw(t, 'GET', `/feeds/projects/${project.id}.json`)).status).toBe(200);
+  });
+});
