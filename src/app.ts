@@ -193,6 +193,7 @@ export function createApp({
     contract,
     { accountLimits: signInBudget(counters, limits), checkPassword, oauthIssuer: oauth?.issuer },
     log,
+    storage,
   );
   // One case policy: paths are matched whatever their case, the base path too (/API/V1/projects is
   // /api/v1/projects), as the contract validator matches the rest. Every path under /api/ is the
@@ -293,6 +294,7 @@ function webApplication(
   contract: OpenApiDocument,
   accounts: { accountLimits: AccountLimits; checkPassword: PasswordCheck; oauthIssuer?: string },
   log: Logger,
+  storage: MediaStorage,
 ) {
   const github = new GithubClient({
     baseUrl: config.githubApiUrl ?? 'https://api.github.com',
@@ -308,6 +310,7 @@ function webApplication(
     keyMaxDays: config.keyMaxDays ?? MAX_KEY_DAYS,
     securityLogDays: config.securityLogDays ?? 90,
     keyUnusedDays: config.keyUnusedDays ?? 30,
+    storage,
   });
 }
 

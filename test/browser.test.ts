@@ -16,7 +16,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startServer, raw, uniqueName, type TestServer } from './harness.js';
+import { startServer, raw, uniqueName, userWithKey, type TestServer } from './harness.js';
+import * as api from '../codegen/generated/api/sdk.gen.js';
+import { png } from './fixtures/images.js';
 import { violations } from './axe.js';
 import { createUser } from '../src/users/users.service.js';
 import { User } from '../src/users/user.entity.js';
@@ -107,6 +109,68 @@ async function subscribeWithALongUrl(username: string): Promise<void> {
   );
 }
 
+/**
+ * A public project as a follower finds it: a roadmap (one step done, one whose date moved, with
+ * the reason), two build logs (one with an image, one titled like a script), a member; and a
+ * private project beside it.
+ */
+async function publicProject() {
+  const owner = await userWithKey(t);
+  const member = await userWithKey(t);
+  const project = (
+    await api.createProject({
+      client: owner.client,
+      body: { name: uniqueName('Difference Engine'), tagline: 'Tables computed by gears' },
+    })
+  ).data!;
+  const path = { projectId: project.id };
+  await api.addProjectMember({ client: owner.client, path, body: { username: member.user.username } });
+  const gears = (
+    await api.createMilestone({ client: owner.client, path, body: { title: 'Cut the gears', dueDate: '2027-03-01' } })
+  ).data!;
+  await api.updateMilestone({
+    client: owner.client,
+    path: { ...path, milestoneId: gears.id },
+    body: { dueDate: '2027-04-15', dueDateReason: 'The foundry is booked' },
+  });
+  const frame = (await api.createMilestone({ client: owner.client, path, body: { title: 'Build the frame' } })).data!;
+  await api.updateMilestone({
+    client: owner.client,
+    path: { ...path, milestoneId: frame.id },
+    body: { status: 'done' },
+  });
+  const image = (
+    await api.uploadMedia({ client: owner.client, body: { file: new Blob([new Uint8Array(png(64, 32))]) } })
+  ).data!;
+  const shown = (
+    await api.createPost({
+      client: owner.client,
+      body: {
+        kind: 'build_log',
+        projectId: project.id,
+        title: 'The frame stands',
+        body: 'The **frame** is up. Photo below.',
+        mediaIds: [image.id],
+        health: 'at_risk',
+        milestoneIds: [frame.id],
+      },
+    })
+  ).data!;
+  await api.createPost({
+    client: member.client,
+    body: {
+      kind: 'build_log',
+      projectId: project.id,
+      title: '<script>alert(1)</script>',
+      body: '<script>alert(2)</script>',
+    },
+  });
+  const secret = (
+    await api.createProject({ client: owner.client, body: { name: uniqueName('Secret'), visibility: 'private' } })
+  ).data!;
+  return { project, owner, member, shown, image, secret };
+}
+
 type Scheme = 'light' | 'dark';
 
 /** The pages a signed-in person sees, in order, each reached as a person would. */
@@ -172,6 +236,16 @@ async function visitEveryPage(page: Page, visit: (name: string) => Promise<void>
   await page.getByRole('status').waitFor();
   await visit('moderation');
   await page.getByRole('button', { name: /Sign out/ }).click();
+  // The public pages, as a follower without an account sees them.
+  const { project, owner, shown } = await publicProject();
+  for (const [name, path] of [
+    ['public-project', `/p/${project.id}`],
+    ['public-user', `/u/${owner.user.username}`],
+    ['public-post', `/posts/${shown.id}`],
+  ]) {
+    await page.goto(`${t.baseUrl}${path}`);
+    await visit(name!);
+  }
 }
 
 // A page test drives a real browser through several pages, the API reference's large bundle among
@@ -289,6 +363,80 @@ describe.skipIf(!available)('the key screen in Chromium', { timeout: 120_000 }, 
     expect(kind.x).toBeGreaterThan(key.x + key.width);
     expect(show.x).toBeGreaterThan(kind.x + kind.width);
     expect(Math.abs(show.y + show.height - (kind.y + kind.height))).toBeLessThan(6);
+    await context.close();
+  });
+
+  it("shows a public project to someone without an account, at a phone's width and a laptop's, and nothing private", async () => {
+    const { project, member, image, secret } = await publicProject();
+    // Readable without JavaScript: everything is in the served HTML.
+    const noJs = await browser.newContext({ javaScriptEnabled: false });
+    const plain = await noJs.newPage();
+    await plain.goto(`${t.baseUrl}/p/${project.id}`);
+    expect(await plain.getByRole('region', { name: 'Roadmap' }).getByRole('listitem').count()).toBe(2);
+    expect(await plain.getByRole('region', { name: 'Latest build logs' }).getByRole('article').count()).toBe(2);
+    await noJs.close();
+    // axe-core runs in the page (its checks wait on timers): this context keeps JavaScript on.
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8_000);
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    const res = await page.goto(`${t.baseUrl}/p/${project.id}`);
+    expect(res?.status()).toBe(200);
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      const roadmap = page.getByRole('region', { name: 'Roadmap' });
+      expect(await roadmap.getByRole('listitem').allTextContents()).toEqual([
+        expect.stringMatching(
+          /Cut the gears\s+Planned[\s\S]*due 2027-04-15 · moved 1 time, \+45 days \(last: The foundry is booked\)/,
+        ),
+        expect.stringMatching(/Build the frame\s+Done/),
+      ]);
+      const logs = page.getByRole('region', { name: 'Latest build logs' });
+      expect(await logs.getByRole('article').count()).toBe(2);
+      const frame = logs.getByRole('article', { name: 'The frame stands' });
+      expect(await frame.getByText('At risk').isVisible()).toBe(true);
+      const img = frame.getByRole('img', { name: /Image 1 of 1/ });
+      expect(await img.getAttribute('src')).toBe(`/media/${image.id}`);
+      expect(await img.evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth)).toBe(64);
+      // A title written like a script is text on the page, and nothing ran.
+      expect(await logs.getByRole('heading', { name: '<script>alert(1)</script>' }).isVisible()).toBe(true);
+      expect(await page.getByRole('link', { name: 'Atom feed' }).getAttribute('href')).toBe(
+        `/api/v1/feeds/projects/${project.id}.atom`,
+      );
+      expect(await page.getByRole('link', { name: 'JSON Feed' }).getAttribute('href')).toBe(
+        `/api/v1/feeds/projects/${project.id}.json`,
+      );
+      expect(
+        await page.getByRole('region', { name: 'Team' }).getByRole('link', { name: member.user.displayName }).count(),
+      ).toBe(1);
+      expect(
+        await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+      ).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: `${SHOTS}/public-project-${width}.png`, fullPage: true });
+    }
+    expect(await violations(page)).toEqual([]);
+    expect(dialogs).toEqual([]);
+    // Shared links and feed readers find what they need in the head.
+    const head = await page.evaluate(() => ({
+      og: document.querySelector('meta[property="og:title"]')?.getAttribute('content'),
+      card: document.querySelector('meta[name="twitter:card"]')?.getAttribute('content'),
+      feeds: [...document.querySelectorAll('link[rel="alternate"]')].map((l) => l.getAttribute('type')),
+    }));
+    expect(head).toEqual({
+      og: project.name,
+      card: 'summary_large_image',
+      feeds: ['application/atom+xml', 'application/feed+json'],
+    });
+    // A private project is the plain "not found", naming nothing.
+    const hidden = await page.goto(`${t.baseUrl}/p/${secret.id}`);
+    expect(hidden?.status()).toBe(404);
+    const text = await page.content();
+    expect(text).toContain('Page not found');
+    expect(text).not.toContain(secret.name);
     await context.close();
   });
 

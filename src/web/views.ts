@@ -87,6 +87,16 @@ body > .site-header nav > ul, body > .site-header > ul { display: flex; flex-wra
 :where(.page) form.filters label { margin: 0; }
 :where(.page) form.filters select { width: 100%; }
 :where(.page) :is(h1, h2, h3) { overflow-wrap: anywhere; }
+:where(.page) .tagline { font-size: 1.15rem; color: var(--muted); margin-top: 0; }
+:where(.page) ol.roadmap { padding-left: 1.5rem; }
+:where(.page) ol.roadmap > li { margin: .5rem 0; padding: .25rem 0; border-bottom: 1px solid var(--line); }
+:where(.page) .badge { display: inline-block; padding: 0 .5rem; border: 1px solid currentColor; border-radius: 1rem; font-size: .85rem; font-weight: 600; }
+:where(.page) .overdue, :where(.page) .health-off_track { color: var(--bad); }
+:where(.page) .health-on_track, :where(.page) .status-done { color: var(--ok); }
+:where(.page) article.build-log { border-top: 1px solid var(--line); padding: .5rem 0; }
+:where(.page) article.build-log img, :where(.page) .post-body img { max-width: 100%; height: auto; }
+:where(.page) .meta { color: var(--muted); font-size: .9rem; margin: .25rem 0; }
+:where(.page) ul.people { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; }
 @media (max-width: 40rem) {
   :where(.page:not(.doc)) :is(table, thead, tbody, tr, th, td) { display: block; }
   :where(.page:not(.doc)) thead { position: absolute; left: -9999px; }
@@ -116,7 +126,7 @@ export function page(
   user: PageUser,
   csrf: string,
   body: Html,
-  opts: { wide?: boolean; doc?: boolean } = {},
+  opts: { wide?: boolean; doc?: boolean; head?: Html } = {},
 ): string {
   const items = user
     ? html`<ul>
@@ -133,7 +143,7 @@ export function page(
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="csrf-token" content="${esc(csrf)}">
-<title>${esc(title)} · Shipyard</title><link rel="icon" href="/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
+<title>${esc(title)} · Shipyard</title>${opts.head?.html ?? ''}<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
 <body>${
     // The API reference draws its own banner on a narrow screen: there the site's header is a plain block.
     opts.wide

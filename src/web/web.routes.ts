@@ -27,6 +27,8 @@ import { findNul } from '../http/kit/nul.js';
 import type { OpenApiDocument } from '../kernel/contract.js';
 import { changesPage } from './changes.page.js';
 import { guidePage } from './guide.page.js';
+import { publicPages } from './public.pages.js';
+import type { MediaStorage } from '../media/storage.js';
 import { problemPages } from './problems.page.js';
 import type { Logger } from '../kernel/logger.js';
 import type { PasswordCheck } from '../users/password-policy.js';
@@ -49,6 +51,8 @@ export function webRouter(opts: {
   securityLogDays: number;
   /** Days without use after which a key is offered for revocation (KEY_UNUSED_DAYS). */
   keyUnusedDays: number;
+  /** Where uploaded images are kept: the public pages show those anybody may see. */
+  storage: MediaStorage;
 }): Router {
   const secure = opts.publicUrl.startsWith('https://');
   const publicOrigin = new URL(opts.publicUrl).origin;
@@ -123,6 +127,11 @@ export function webRouter(opts: {
   router.post('/settings/github/sync', signedIn(settings.sync));
   router.get('/admin/moderation', signedIn(moderation.show));
   router.post('/admin/moderation', signedIn(moderation.act));
+  const shown = publicPages(opts.publicUrl.replace(/\/$/, ''), opts.storage);
+  router.get('/p/:projectId', shown.project);
+  router.get('/u/:username', shown.user);
+  router.get('/posts/:postId', shown.post);
+  router.get('/media/:mediaId', shown.media);
   router.get('/docs', wrap(docsPage));
   router.get('/docs/changes', wrap(changesPage(opts.contract)));
   router.get('/docs/guide', wrap(guidePage(opts.publicUrl.replace(/\/$/, ''))));
