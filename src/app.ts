@@ -17,6 +17,7 @@
  */
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { usePublicSite } from './db/public-site.js';
 import type { Config } from './config.js';
 import {
   loadContract,
@@ -159,6 +160,8 @@ export function createApp({
   const failedAuth = failedAuthBudget(counters, limits);
   const keys = new KeyCache((config.keyCacheSeconds ?? 10) * 1000, changes);
   const uses = new KeyUse(orm, log, config.keyUseFlushMs);
+  // Answers hand out the public pages' and feeds' URLs on this address (src/db/public-site.ts).
+  usePublicSite(orm, config.publicUrl ?? 'http://localhost');
   const keysPage = new URL('/settings/keys', config.publicUrl ?? 'http://localhost').href;
   app.locals.keyCache = keys;
   /** Whoever stops the app stops its counters' heartbeat (close). */

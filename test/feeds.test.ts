@@ -5,11 +5,16 @@ import { raw, uniqueName, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Post } from '../src/posts/post.entity.js';
 import { jsonFeedProblems } from './json-feed.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+/** PUBLIC_URL: every address the server hands out is on it. */
+const SITE = 'http://shipyard.test';
 
 const {
   t,
   users: { ada, grace },
-} = useServer({ users: { ada: 'all', grace: 'all' } });
+} = useServer({ users: { ada: 'all', grace: 'all' }, publicUrl: SITE });
 
 /** A feed read without a key, as a feed reader reads it. */
 const feed = (path: string, headers: Record<string, string> = {}) =>
@@ -248,5 +253,42 @@ describe('feeds', () => {
     expect(withKey.status).toBe(200);
     expect(withKey.headers.get('etag')).toBe(anonymous.headers.get('etag'));
     expect((await raw(t, 'GET', `/feeds/projects/${project.id}.json`)).status).toBe(200);
+  });
+
+  it('hands out the page and feed addresses: in the project and user answers and list_my_projects', async () => {
+    const { project } = await roadmapProject();
+    const read = (await api.getProject({ client: grace.client, path: { projectId: project.id } })).data!;
+    expect(read.publicUrls).toEqual({
+      page: `${SITE}/p/${project.id}`,
+      atomFeed: `${SITE}/api/v1/feeds/projects/${project.id}.atom`,
+      jsonFeed: `${SITE}/api/v1/feeds/projects/${project.id}.json`,
+    });
+    // Each one opens, on this server.
+    for (const url of Object.values(read.publicUrls!)) {
+      const res = await fetch(url.replace(SITE, t.baseUrl));
+      expect(res.status, url).toBe(200);
+    }
+    const person = (await api.getUser({ client: grace.client, path: { username: ada.user.username } })).data!;
+    expect(person.publicUrls).toEqual({
+      page: `${SITE}/u/${ada.user.username}`,
+      atomFeed: `${SITE}/api/v1/feeds/users/${ada.user.username}.atom`,
+      jsonFeed: `${SITE}/api/v1/feeds/users/${ada.user.username}.json`,
+    });
+    const priv = (
+      await api.createProject({ client: ada.client, body: { name: uniqueName('P'), visibility: 'private' } })
+    ).data!;
+    expect(priv.publicUrls).toBeNull();
+    const client = new Client({ name: 'feeds-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.apiUrl}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${ada.token}` } },
+      }),
+    );
+    const mine = await client.callTool({ name: 'list_my_projects', arguments: { limit: 100 } });
+    const listed = (mine.structuredContent as { items: { id: string; publicUrls?: unknown }[] }).items;
+    expect(listed.find((p) => p.id === project.id)?.publicUrls).toEqual(read.publicUrls);
+    expect(listed.find((p) => p.id === priv.id)).not.toHaveProperty('publicUrls');
+    expect((mine.content as { text: string }[])[0]!.text).toContain(`${SITE}/p/${project.id}`);
+    await client.close();
   });
 });

@@ -3,7 +3,12 @@
  * a post's, an image's, and the feeds. One place builds them, on the site's address
  * (PUBLIC_URL), so the pages, the feeds and the API answers that hand them out agree.
  */
+import { API_BASE } from './contract.js';
+
 export type PublicPaths = ReturnType<typeof publicPaths>;
+
+/** A project's or a person's page and both its feeds, as the API hands them out. */
+export type PublicUrls = { page: string; atomFeed: string; jsonFeed: string };
 
 export function publicPaths(site: string) {
   return {
@@ -13,5 +18,15 @@ export function publicPaths(site: string) {
     post: (postId: string) => `${site}/posts/${postId}`,
     media: (mediaId: string) => `${site}/media/${mediaId}`,
     milestone: (projectId: string, milestoneId: string) => `${site}/p/${projectId}#milestone-${milestoneId}`,
+    projectUrls: (projectId: string): PublicUrls => ({
+      page: `${site}/p/${projectId}`,
+      atomFeed: `${site}${API_BASE}/feeds/projects/${projectId}.atom`,
+      jsonFeed: `${site}${API_BASE}/feeds/projects/${projectId}.json`,
+    }),
+    userUrls: (username: string): PublicUrls => ({
+      page: `${site}/u/${encodeURIComponent(username)}`,
+      atomFeed: `${site}${API_BASE}/feeds/users/${encodeURIComponent(username)}.atom`,
+      jsonFeed: `${site}${API_BASE}/feeds/users/${encodeURIComponent(username)}.json`,
+    }),
   };
 }

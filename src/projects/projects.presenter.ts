@@ -5,6 +5,7 @@ import { presentUserSummary } from '../users/users.presenter.js';
 import { isoString, type Timestamp } from '../db/reads.js';
 import { STALE_AFTER_DAYS } from './pulse.js';
 import { daysAgo } from '../kernel/days.js';
+import { publicPaths } from '../kernel/public-paths.js';
 
 /** What the presenter reads: a Project entity with its owner, or a row of a typed read (its timestamps as text). */
 export type ProjectFields = Pick<
@@ -30,7 +31,8 @@ export type ProjectFields = Pick<
   owner: Pick<Project['owner'], 'id' | 'username' | 'displayName'>;
 };
 
-export function presentProject(project: ProjectFields): ProjectDto {
+/** The project as the API shows it; `site` is the server's public address (the page and feed URLs). */
+export function presentProject(project: ProjectFields, site: string): ProjectDto {
   return {
     id: project.id,
     name: presentableLine(project.name, project.slug),
@@ -45,6 +47,8 @@ export function presentProject(project: ProjectFields): ProjectDto {
     wantedSkills: project.wantedSkills,
     owner: presentUserSummary(project.owner),
     ...presentPulse(project),
+    // A private project has no public page or feed: handing out their addresses would name it.
+    publicUrls: project.visibility === 'public' ? publicPaths(site).projectUrls(project.id) : null,
     createdAt: isoString(project.createdAt),
     updatedAt: isoString(project.updatedAt),
   };

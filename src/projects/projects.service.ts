@@ -13,6 +13,7 @@ import { actorId, type Actor, type Removed } from '../kernel/actor.js';
 import { conflict, forbidden, notFound } from '../kernel/problem.js';
 import { cursorList, decodeCursor, idOf, isIdCursor, type Page, pageOf, type CursorList } from '../kernel/cursor.js';
 import { presentProject, type ProjectFields } from './projects.presenter.js';
+import { publicSiteOf } from '../db/public-site.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { KeyedQueue } from '../kernel/keyed-queue.js';
 import {
@@ -54,7 +55,7 @@ export const assertCanReadProject = readableProject;
 
 /** GET /projects/{id}: the project, if the actor may see it (else 404). */
 export async function getProject(em: EntityManager, actor: Actor, projectId: string): Promise<ProjectDto> {
-  return presentProject((await readableProject(em, actor, projectId)).project);
+  return presentProject((await readableProject(em, actor, projectId)).project, publicSiteOf(em));
 }
 
 const ownerOnly = ({ project, role }: Access<ProjectFields>, projectId: string): ProjectFields => {
@@ -188,7 +189,7 @@ export async function createProject(em: EntityManager, actor: Actor, input: Proj
   });
   await flushOrConflict(em, slug);
   await em.populate(project, ['owner']);
-  return presentProject(project);
+  return presentProject(project, publicSiteOf(em));
 }
 
 export async function updateProject(
@@ -202,7 +203,7 @@ export async function updateProject(
     // carries that one's fields too and names only its own in `changed`.
     await lockProjectToManage(tem, actor, projectId);
     const project = await tem.findOneOrFail(Project, projectId, { populate: ['owner'], refresh: true });
-    const before = presentProject(project);
+    const before = presentProject(project, publicSiteOf(em));
     if (input.name !== undefined) project.name = input.name.trim();
     if (input.slug !== undefined) project.slug = input.slug;
     if (input.tagline !== undefined) project.tagline = input.tagline;
@@ -214,7 +215,7 @@ export async function updateProject(
     if (input.lookingForCollaborators !== undefined) project.lookingForCollaborators = input.lookingForCollaborators;
     if (input.wantedSkills !== undefined) project.wantedSkills = normaliseTags(input.wantedSkills);
     await flushOrConflict(tem, project.slug);
-    const after = presentProject(project);
+    const after = presentProject(project, publicSiteOf(em));
     const changed = (Object.keys(after) as (keyof typeof after)[]).filter(
       (field) => field !== 'updatedAt' && JSON.stringify(before[field]) !== JSON.stringify(after[field]),
     );
@@ -271,7 +272,8 @@ export async function listProjects(
     before: after?.id,
     limit: query.limit + 1,
   });
-  return pageOf(rows, query.limit, presentProject, idOf, list);
+  const site = publicSiteOf(em);
+  return pageOf(rows, query.limit, (row) => presentProject(row, site), idOf, list);
 }
 
 /** The projects the actor owns, or (role 'member') those it is a member of (MCP list_my_projects). */

@@ -8,6 +8,7 @@ import { conflict, notFound, badRequest, invalidToken } from '../kernel/problem.
 import { normaliseTags } from '../kernel/tags.js';
 import { profileById, profileByUsername } from './users.queries.js';
 import { isUuid } from '../kernel/ids.js';
+import { publicSiteOf } from '../db/public-site.js';
 import { presentUser, type UserFields } from './users.presenter.js';
 import type { User as UserDto } from '../../codegen/generated/api/types.gen.js';
 import { passwordProblems, type PasswordCheck } from './password-policy.js';
@@ -145,12 +146,12 @@ export async function getCurrentUser(em: EntityManager, userId: string): Promise
   const user = await readUser(em, { id: userId });
   // The account went while its key was in flight: the key is no longer anyone's.
   if (!user) throw invalidToken('The account this API key belonged to no longer exists.');
-  return presentUser(user);
+  return presentUser(user, publicSiteOf(em));
 }
 
 /** GET /users/{username}: a user's public profile, else 404. */
 export async function getUser(em: EntityManager, username: string): Promise<UserDto> {
-  return presentUser(await userNamed(em, username));
+  return presentUser(await userNamed(em, username), publicSiteOf(em));
 }
 
 export async function findUserByUsername(em: EntityManager, username: string): Promise<User | null> {

@@ -1710,6 +1710,10 @@ export type Project = {
      */
     stale: boolean;
     /**
+     * Where anybody without a key follows the project (its page and feeds), to hand to a person; null while it is private. Added in 1.3.0.
+     */
+    publicUrls: PublicUrls | null;
+    /**
      * When the project was made.
      */
     createdAt: Timestamp;
@@ -1923,6 +1927,24 @@ export type ProjectUpdate = {
  * A private project is visible only to its owner and members; to everyone else it does not exist (404).
  */
 export type ProjectVisibility = 'public' | 'private';
+
+/**
+ * A public page and its feeds, on the server's public address (PUBLIC_URL). Added in 1.3.0.
+ */
+export type PublicUrls = {
+    /**
+     * The page, for a browser.
+     */
+    page: string;
+    /**
+     * The Atom 1.0 feed, for a feed reader.
+     */
+    atomFeed: string;
+    /**
+     * The JSON Feed 1.1 feed.
+     */
+    jsonFeed: string;
+};
 
 /**
  * An opportunity ranked for the caller, with why it matched.
@@ -2248,6 +2270,10 @@ export type User = {
      * The skills the user lists, as tags; the radar matches them against jobs and projects.
      */
     skills: Array<Tag>;
+    /**
+     * The person's public page and the feeds of their public posts, to hand to someone. Added in 1.3.0.
+     */
+    publicUrls: PublicUrls;
     /**
      * When the account was made.
      */

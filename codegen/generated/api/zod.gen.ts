@@ -889,6 +889,23 @@ export const zProjectVisibility = z.enum(['public', 'private']).register(z.globa
 });
 
 /**
+ * A public page and its feeds, on the server's public address (PUBLIC_URL). Added in 1.3.0.
+ */
+export const zPublicUrls = z.object({
+    page: z.url().register(z.globalRegistry, {
+        description: 'The page, for a browser.'
+    }),
+    atomFeed: z.url().register(z.globalRegistry, {
+        description: 'The Atom 1.0 feed, for a feed reader.'
+    }),
+    jsonFeed: z.url().register(z.globalRegistry, {
+        description: 'The JSON Feed 1.1 feed.'
+    })
+}).register(z.globalRegistry, {
+    description: 'A public page and its feeds, on the server\'s public address (PUBLIC_URL). Added in 1.3.0.'
+});
+
+/**
  * An opportunity ranked for the caller, with why it matched.
  */
 export const zRadarItem = z.object({
@@ -1481,6 +1498,7 @@ export const zUser = z.object({
     skills: z.array(zTag).register(z.globalRegistry, {
         description: 'The skills the user lists, as tags; the radar matches them against jobs and projects.'
     }),
+    publicUrls: zPublicUrls,
     createdAt: zTimestamp
 }).register(z.globalRegistry, {
     description: 'The profile of a user. Private fields (email, password, keys) never appear.'
@@ -1767,6 +1785,7 @@ export const zProject = z.object({
     stale: z.boolean().register(z.globalRegistry, {
         description: 'No build log for more than 14 days: the newest is older than that, or there is none and the project is older than that. Derived when the project is read. Added in 1.3.0.'
     }),
+    publicUrls: zPublicUrls.nullable(),
     createdAt: zTimestamp,
     updatedAt: zTimestamp
 }).register(z.globalRegistry, {
