@@ -181,6 +181,9 @@ const tracedApi = `http://127.0.0.1:${P_TRACED}/api/v1`;
   if (subscribed.status !== 201) throw new Error(`could not subscribe the bench receiver: ${await subscribed.text()}`);
 }
 
+/** The public project feed's ETag, which a polling feed reader sends back. */
+const feedTag = (await fetch(`${api}/feeds/projects/${seed.projectId}.atom`)).headers.get('etag') ?? '';
+
 /** `expect` checks one response before the scenario is measured: a number is only printed for a request that does what its name says. */
 type Scenario = {
   name: string;
@@ -198,6 +201,8 @@ type Scenario = {
    * is then only checked before the run).
    */
   pairsFrom?: number;
+  /** The status every answer should have, when it is not a 2xx (a conditional GET's 304). */
+  status?: number;
 };
 const items =
   (n: number, at: (b: any) => unknown[] | undefined = (b) => b.items) =>
@@ -260,6 +265,37 @@ const every: Scenario[] = [
     headers: auth,
     baseline: RAW_PG,
     expect: items(20),
+  },
+  // The same list as a screen shows it: an excerpt of each post, not its body (issue 61).
+  {
+    name: 'list posts (the feed), page 1, view=summary',
+    url: `${api}/posts?limit=20&view=summary`,
+    headers: auth,
+    baseline: RAW_PG,
+    expect: items(20),
+  },
+  // Twenty build logs of 20,000 characters each: whole (about 400 KB), and summed up.
+  {
+    name: 'list build logs (20 of 20,000 characters)',
+    url: `${api}/projects/${seed.agentProjectId}/build-logs?limit=20`,
+    headers: auth,
+    baseline: RAW_PG,
+    expect: items(20),
+  },
+  {
+    name: 'list build logs (20 of 20,000 characters), view=summary',
+    url: `${api}/projects/${seed.agentProjectId}/build-logs?limit=20&view=summary`,
+    headers: auth,
+    baseline: 'list build logs (20 of 20,000 characters)',
+    expect: items(20),
+  },
+  // A feed reader polling a public project's feed that has not changed: a 304, no key.
+  {
+    name: 'project feed (Atom), 304 to If-None-Match',
+    url: `${api}/feeds/projects/${seed.projectId}.atom`,
+    headers: { 'if-none-match': feedTag },
+    baseline: RAW_PG,
+    status: 304,
   },
   {
     name: 'POST milestone',
@@ -442,7 +478,8 @@ function drive(s: Scenario, seconds: number, live?: { failed: number }, pairsOff
       (err, result) => {
         if (err) return reject(err);
         times.sort((a, b) => a - b);
-        const other = [...codes].filter(([code]) => failedStatus(code)).map(([code, n]) => `${code}×${n}`);
+        const failedCode = (code: number) => (s.status ? code !== s.status : failedStatus(code));
+        const other = [...codes].filter(([code]) => failedCode(code)).map(([code, n]) => `${code}×${n}`);
         if (result.timeouts) other.push(`timeouts×${result.timeouts}`);
         if (result.errors > result.timeouts) other.push(`errors×${result.errors - result.timeouts}`);
         resolve({
@@ -451,7 +488,10 @@ function drive(s: Scenario, seconds: number, live?: { failed: number }, pairsOff
           p95: percentile(times, 95),
           p99: percentile(times, 99),
           // autocannon counts a timeout among its errors as well as in timeouts: counted once here.
-          failed: result.non2xx + result.errors,
+          failed:
+            (s.status
+              ? [...codes].filter(([code]) => failedCode(code)).reduce((n, [, count]) => n + count, 0)
+              : result.non2xx) + result.errors,
           codes: other.join(' '),
           cpu: (cpuMicros(pid) - cpuBefore) / result.requests.total,
         });
@@ -470,7 +510,7 @@ function drive(s: Scenario, seconds: number, live?: { failed: number }, pairsOff
 for (const s of scenarios) {
   const res = await fetch(s.url, { method: s.method ?? 'GET', headers: s.headers, body: s.body });
   const body: unknown = await res.json().catch(() => undefined);
-  const wrong = !res.ok ? `answered ${res.status}` : s.expect?.(body);
+  const wrong = (s.status ? res.status !== s.status : !res.ok) ? `answered ${res.status}` : s.expect?.(body);
   if (wrong) throw new Error(`scenario '${s.name}' does not measure what it says: ${wrong}`);
 }
 
@@ -736,6 +776,21 @@ const targets: Target[] = ONLY
         'MCP get_roadmap ≥ 0.6× REST roadmap (req/s)',
         ratio('MCP get_roadmap', 'GET roadmap (50 milestones)'),
         (v) => v >= 0.6,
+      ),
+      ratioTarget(
+        'build logs view=summary ≥ 3× the same list whole (req/s)',
+        ratio('list build logs (20 of 20,000 characters), view=summary', 'list build logs (20 of 20,000 characters)'),
+        (v) => v >= 3,
+      ),
+      ratioTarget(
+        'posts view=summary ≥ 0.9× the same list whole (req/s)',
+        ratio('list posts (the feed), page 1, view=summary', 'list posts (the feed), page 1'),
+        (v) => v >= 0.9,
+      ),
+      ratioTarget(
+        'project feed 304 to If-None-Match ≥ 0.2× raw pg read (req/s)',
+        ratio('project feed (Atom), 304 to If-None-Match', RAW_PG),
+        (v) => v >= 0.2,
       ),
       ratioTarget(
         'page 1000 ≤ 1.2× page 1 (p50 latency)',

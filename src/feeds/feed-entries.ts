@@ -7,7 +7,7 @@
 import type { PublicPaths } from '../kernel/public-paths.js';
 import { isoString } from '../db/reads.js';
 import { postHtml } from '../posts/post-html.js';
-import { excerptOf } from '../posts/excerpt.js';
+import { keptExcerpt } from '../posts/excerpt.js';
 import { daysBetween } from '../kernel/days.js';
 import type { FeedKind, FeedRow } from './feeds.queries.js';
 import { createHash } from 'node:crypto';
@@ -93,7 +93,7 @@ export function entryOf(row: FeedRow, paths: PublicPaths): FeedEntry {
         title: row.title,
         url: paths.post(row.key),
         html: `${onProject}${postHtml(body)}${shown}`,
-        summary: excerptOf(body),
+        summary: keptExcerpt(`${row.key} ${common.updated.toISOString()}`, body),
         tags: [row.kind, ...(row.tags ?? [])],
         images,
       };

@@ -6,9 +6,9 @@
  * change and a digest of what it holds), so a conditional request is answered before any entry is
  * read in full.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Compilable, type InferResult, type Kysely, sql } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type DB, hotRead, read, reads } from '../db/reads.js';
+import { type DB, type HotRead, hotRead } from '../db/reads.js';
 import { postReadable, projectReadable } from '../access/access.queries.js';
 
 export const PROJECT_FEED_KINDS = ['build_log', 'milestone_added', 'milestone_done', 'milestone_moved'] as const;
@@ -185,29 +185,60 @@ function page(db: Kysely<DB>, q: FeedPageQuery, light: Light) {
   return query.orderBy('e.at', 'desc').orderBy('e.key', 'desc').orderBy('e.kind', 'desc').limit(q.limit);
 }
 
+/** What a page holds, in brief (`feedStamp`): over the same rows as the page, without their bodies. */
+function stamp(db: Kysely<DB>, q: FeedPageQuery) {
+  return db
+    .selectFrom(page(db, q, { light: true }).as('pg'))
+    .select([
+      sql<string | null>`max(pg.updated)::text`.as('newest'),
+      sql<string>`md5(coalesce(string_agg(pg.kind || pg.key::text || pg.updated::text, ',' order by pg.at desc, pg.key desc, pg.kind desc), ''))`.as(
+        'digest',
+      ),
+    ]);
+}
+
+type Slots = { source: string; limit: number; at: string; key: string; kind: string };
+
+/**
+ * A feed query's shape depends on whose feed it is, the kinds asked for and whether it starts
+ * after an entry: each shape is a hot read of its own, prepared once (a union of four parts
+ * costs more to plan than to run), its values the source, the position and the limit.
+ */
+function preparedByShape<Q extends Compilable<object>>(build: (db: Kysely<DB>, q: FeedPageQuery) => Q) {
+  const shapes = new Map<string, HotRead<Slots, InferResult<Q>>>();
+  return (em: EntityManager, q: FeedPageQuery) => {
+    const by = Object.keys(q.source)[0] as 'projectId' | 'authorId' | 'tag';
+    const kinds = [...q.kinds].sort();
+    const shape = JSON.stringify([by, kinds, q.after !== undefined]);
+    let statement = shapes.get(shape);
+    if (!statement) {
+      const names: (keyof Slots)[] = q.after ? ['source', 'limit', 'at', 'key', 'kind'] : ['source', 'limit'];
+      statement = hotRead(names, (db, v: Slots) =>
+        build(db, {
+          source: { [by]: v.source } as FeedSource,
+          kinds,
+          after: q.after ? { at: v.at, key: v.key, kind: v.kind } : undefined,
+          limit: v.limit,
+        }),
+      );
+      shapes.set(shape, statement);
+    }
+    const source = Object.values(q.source)[0] as string;
+    // Without a position, its slots are not in the statement: what they hold is never read.
+    return statement(em, { source, limit: q.limit, at: '', key: '', kind: '', ...q.after });
+  };
+}
+
 /** The entries of a page, whole. */
-export const feedPage = (em: EntityManager, q: FeedPageQuery) => read(em, page(reads(em), q, { light: false }));
+export const feedPage = preparedByShape((db, q) => page(db, q, { light: false }));
 
 /**
  * What a page holds, in brief: its newest change (PostgreSQL's text, to the microsecond) and a
  * digest of each entry's kind, key and change time, in order. Any entry added, removed, hidden or
  * changed changes the digest.
  */
-export async function feedStamp(em: EntityManager, q: FeedPageQuery) {
-  const db = reads(em);
-  const rows = await read(
-    em,
-    db
-      .selectFrom(page(db, q, { light: true }).as('pg'))
-      .select([
-        sql<string | null>`max(pg.updated)::text`.as('newest'),
-        sql<string>`md5(coalesce(string_agg(pg.kind || pg.key::text || pg.updated::text, ',' order by pg.at desc, pg.key desc, pg.kind desc), ''))`.as(
-          'digest',
-        ),
-      ]),
-  );
-  return rows[0]!;
-}
+const stampOf = preparedByShape(stamp);
+export const feedStamp = async (em: EntityManager, q: FeedPageQuery) => (await stampOf(em, q))[0]!;
 
 /** A public project's name and tagline, when it last changed, and its owner: the head of its feed. */
 export const feedHeadOfProject = async (em: EntityManager, projectId: string) =>

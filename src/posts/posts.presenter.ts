@@ -4,7 +4,7 @@ import type { Post } from './post.entity.js';
 import type { User } from '../users/user.entity.js';
 import { presentUserSummary } from '../users/users.presenter.js';
 import { isoString, type Timestamp } from '../db/reads.js';
-import { EXCERPT_SOURCE, excerptOf } from './excerpt.js';
+import { EXCERPT_SOURCE, keptExcerpt } from './excerpt.js';
 
 /** What the presenter reads: a Post entity, or a row of a typed read (its timestamps as text). */
 export type PostFields = Pick<
@@ -56,5 +56,5 @@ export function presentPost(post: PostFields): PostDto {
  */
 export function presentPostSummary(post: PostFields): PostSummary {
   const { body, ...rest } = presentPost(post);
-  return { ...rest, excerpt: excerptOf(body, body.length >= EXCERPT_SOURCE) };
+  return { ...rest, excerpt: keptExcerpt(`${rest.id} ${rest.updatedAt}`, body, body.length >= EXCERPT_SOURCE) };
 }

@@ -28,4 +28,19 @@ describe('excerptOf', () => {
     expect(excerptOf('short', true)).toBe('short…');
     expect(excerptOf('short')).toBe('short');
   });
+
+  it('reads only the start of a long body, whatever it holds', () => {
+    const scripts = excerptOf('<script'.repeat(20_000));
+    expect(scripts.startsWith('<script<script')).toBe(true);
+    expect(scripts.length).toBeLessThanOrEqual(281);
+    expect(excerptOf(`${'-'.repeat(50_000)}x`)).toBe('…'); // a rule, and nothing after it within reach
+    expect(excerptOf(`${'a'.repeat(599)}😀 more`).endsWith('…')).toBe(true);
+    expect(() => encodeURIComponent(excerptOf(`${'a'.repeat(599)}😀 more`))).not.toThrow();
+  });
+
+  it('leaves words with underscores and tables readable', () => {
+    expect(excerptOf('Set `max_pool_size` in _config_.\n\n| a | b |\n|---|:--:|\n| c | d |')).toBe(
+      'Set max_pool_size in config. a b c d',
+    );
+  });
 });
