@@ -3,6 +3,7 @@ import type { SomeHandlers } from '../http/kit/handler.js';
 import { type FeedAnswer, type FeedFormat, type FeedRequest, projectFeed, tagFeed, userFeed } from './feeds.service.js';
 import type { FeedKind } from './feeds.queries.js';
 import { atomFeed, jsonFeed } from './feeds.render.js';
+import { FEED_PAGE } from './feeds.service.js';
 
 /** Feeds are public and the same for everyone: any cache may keep one a minute, then ask again. */
 const CACHE_CONTROL = 'public, max-age=60';
@@ -16,7 +17,7 @@ type FeedQuery = { kinds?: FeedKind[]; limit?: number; cursor?: string } | undef
 const requestOf = (format: FeedFormat, query: FeedQuery, req: Request): FeedRequest => ({
   format,
   kinds: query?.kinds,
-  limit: query?.limit ?? 20,
+  limit: query?.limit ?? FEED_PAGE,
   cursor: query?.cursor,
   ifNoneMatch: req.header('if-none-match'),
   ifModifiedSince: req.header('if-modified-since'),

@@ -153,7 +153,7 @@ async function answer(em: EntityManager, site: string, req: FeedRequest, head: H
   const address = (format: FeedFormat, cursor?: string) => {
     const params = new URLSearchParams();
     if (req.kinds?.length) params.set('kinds', kinds.join(','));
-    if (req.limit !== DEFAULT_LIMIT) params.set('limit', String(req.limit));
+    if (req.limit !== FEED_PAGE) params.set('limit', String(req.limit));
     if (cursor) params.set('cursor', cursor);
     const search = params.size ? `?${params}` : '';
     return `${site}${API_BASE}${head.path}.${format}${search}`;
@@ -181,8 +181,8 @@ async function answer(em: EntityManager, site: string, req: FeedRequest, head: H
   };
 }
 
-/** The page size a feed reader gets when it does not ask for one (the contract's default). */
-const DEFAULT_LIMIT = 20;
+/** The page size a feed reader gets when it does not ask for one (the contract's default for `limit`). */
+export const FEED_PAGE = 20;
 
 /**
  * A strong ETag of this page in this format: what the page holds (the stamp's digest), the feed's
