@@ -3,6 +3,7 @@ import { parseFeed } from '@rowanmanning/feed-parser';
 import { parseAtomFeed } from 'feedsmith';
 import { raw, uniqueName, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
+import { createClient } from '../codegen/generated/api/client/index.js';
 import { Post } from '../src/posts/post.entity.js';
 import { jsonFeedProblems } from './json-feed.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -290,5 +291,93 @@ describe('feeds', () => {
     expect(listed.find((p) => p.id === priv.id)).not.toHaveProperty('publicUrls');
     expect((mine.content as { text: string }[])[0]!.text).toContain(`${SITE}/p/${project.id}`);
     await client.close();
+  });
+
+  it('refuses a cursor that was tampered with (400), whatever it names', async () => {
+    const { project } = await roadmapProject();
+    const other = (
+      await api.createProject({ client: ada.client, body: { name: uniqueName('Hidden'), visibility: 'private' } })
+    ).data!;
+    await api.createMilestone({ client: ada.client, path: { projectId: other.id }, body: { title: 'Secret step' } });
+    const first = await (await feed(`projects/${project.id}.json?limit=2`)).json();
+    const cursor = new URL(first.next_url).searchParams.get('cursor')!;
+    const real = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    const forge = (change: object) => Buffer.from(JSON.stringify({ ...real, ...change })).toString('base64url');
+    for (const change of [
+      { source: other.id },
+      { limit: 100_000_000 },
+      { at: '1' },
+      { key: '-'.repeat(36) },
+      { kind: 'post' },
+      { at: 3 },
+    ]) {
+      const res = await feed(`projects/${project.id}.json?limit=2&cursor=${forge(change)}`);
+      expect(res.status, JSON.stringify(change)).toBe(400);
+      expect(await res.text()).not.toContain('Secret step');
+    }
+    // The real cursor still reads the next page.
+    expect((await feed(`projects/${project.id}.json?limit=2&cursor=${cursor}`)).status).toBe(200);
+  });
+
+  it('answers an empty feed with an empty items list, and the same ETag for the kinds in any order', async () => {
+    const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('Empty') } })).data!;
+    const empty = await (await feed(`projects/${project.id}.json`)).json();
+    expect(jsonFeedProblems(empty)).toEqual([]);
+    expect(empty.items).toEqual([]);
+    const atom = parseAtomFeed(await (await feed(`projects/${project.id}.atom`)).text());
+    expect(atom.entries ?? []).toEqual([]);
+    const tag = await (await feed('tags/nothing-tagged-so.json')).json();
+    expect(tag.items).toEqual([]);
+    const ab = await feed(`projects/${project.id}.json?kinds=build_log,milestone_done`);
+    const ba = await feed(`projects/${project.id}.json?kinds=milestone_done,build_log`);
+    expect(ab.headers.get('etag')).toBe(ba.headers.get('etag'));
+  });
+
+  it("links a move to its milestone on the page, keeps the feed's own address on every page, drops what XML cannot carry", async () => {
+    const { project, gears } = await roadmapProject();
+    const moved = await (await feed(`projects/${project.id}.json?kinds=milestone_moved`)).json();
+    expect(moved.items[0].url).toBe(`${SITE}/p/${project.id}#milestone-${gears.id}`);
+    const first = await (await feed(`projects/${project.id}.json?limit=2`)).json();
+    const second = await (await fetch(first.next_url.replace(SITE, t.baseUrl))).json();
+    expect(second.feed_url).toBe(first.feed_url);
+    expect(first.feed_url).toBe(`${SITE}/api/v1/feeds/projects/${project.id}.json?limit=2`);
+    await api.createPost({
+      client: ada.client,
+      body: { kind: 'build_log', projectId: project.id, title: 'Bell', body: 'ding\u0007dong' },
+    });
+    const xml = await (await feed(`projects/${project.id}.atom`)).text();
+    expect(xml).not.toContain('\u0007');
+    expect(parseFeed(xml).items.find((i) => i.title === 'Bell')?.content).toContain('dingdong');
+  });
+
+  it("says a person's feed changed when a project its build logs name is renamed", async () => {
+    const { project } = await roadmapProject();
+    const before = (await feed(`users/${ada.user.username}.json?limit=50`)).headers.get('etag')!;
+    await api.updateProject({
+      client: ada.client,
+      path: { projectId: project.id },
+      body: { name: uniqueName('Renamed') },
+    });
+    const after = await feed(`users/${ada.user.username}.json?limit=50`, { 'if-none-match': before });
+    expect(after.status).toBe(200);
+  });
+
+  it('reads a feed through the generated SDK: the document as text, then a 304 for the same ETag', async () => {
+    const { project } = await roadmapProject();
+    const client = createClient({ baseUrl: t.apiUrl });
+    const first = await api.getProjectAtomFeed({ client, path: { projectId: project.id }, parseAs: 'text' });
+    expect(first.response?.status).toBe(200);
+    expect(typeof first.data).toBe('string');
+    expect(first.data).toContain('<feed xmlns="http://www.w3.org/2005/Atom"');
+    const etag = first.response!.headers.get('etag')!;
+    const again = await api.getProjectAtomFeed({
+      client,
+      path: { projectId: project.id },
+      headers: { 'If-None-Match': etag },
+      parseAs: 'text',
+    });
+    expect(again.response?.status).toBe(304);
+    const json = await api.getProjectJsonFeed({ client, path: { projectId: project.id } });
+    expect(jsonFeedProblems(json.data)).toEqual([]);
   });
 });

@@ -32,7 +32,9 @@ describe('public pages', () => {
     const res = await open(`/p/${project.id}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(res.headers.get('cache-control')).toBe('public, max-age=60');
+    // It names the signed-in reader in its header: the reader's browser may keep it, no shared cache.
+    expect(res.headers.get('cache-control')).toBe('private, max-age=60');
+    expect(res.headers.get('vary')).toMatch(/cookie/i);
     const page = await res.text();
     expect(page).toContain(`<meta property="og:title" content="${project.name}">`);
     expect(page).toMatch(
@@ -101,6 +103,9 @@ describe('public pages', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/png');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    // The same for everyone, and no cookie with it: a shared cache may keep it.
+    expect(res.headers.get('cache-control')).toBe('public, max-age=60');
+    expect(res.headers.get('set-cookie')).toBeNull();
     expect(Buffer.from(await res.arrayBuffer()).equals(png(8, 8))).toBe(true);
     const again = await open(`/media/${shown.id}`, { 'if-none-match': res.headers.get('etag')! });
     expect(again.status).toBe(304);

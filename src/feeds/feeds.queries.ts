@@ -57,6 +57,7 @@ function postEntries(db: Kysely<DB>, source: FeedSource, kinds: readonly FeedKin
       noText.as('datefrom'),
       noText.as('dateto'),
       noText.as('reason'),
+      noText.as('onmilestone'),
     ])
     .where((eb) => postReadable(eb, null))
     .where(
@@ -79,8 +80,8 @@ function milestoneEntries(
 ) {
   const query = db
     .selectFrom('Milestone as m')
-    .innerJoin('Project as pr', 'pr.id', 'm.project')
-    .innerJoin('User as u', 'u.id', 'pr.owner')
+    .innerJoin('Project as p', 'p.id', 'm.project')
+    .innerJoin('User as u', 'u.id', 'p.owner')
     .select((eb) => [
       sql<FeedKind>`${kind}::text`.as('kind'),
       'm.id as key',
@@ -93,13 +94,16 @@ function milestoneEntries(
       noText.as('health'),
       'u.username as username',
       'u.displayName as authorname',
-      sql<string | null>`${eb.ref('pr.id')}::text`.as('onproject'),
-      sql<string | null>`${eb.ref('pr.name')}`.as('projectname'),
+      sql<string | null>`${eb.ref('p.id')}::text`.as('onproject'),
+      sql<string | null>`${eb.ref('p.name')}`.as('projectname'),
       noText.as('datefrom'),
       sql<string | null>`${eb.ref('m.dueDate')}::text`.as('dateto'),
       noText.as('reason'),
+      sql<string | null>`${eb.ref('m.id')}::text`.as('onmilestone'),
     ])
-    .where('m.project', '=', projectId);
+    .where('m.project', '=', projectId)
+    // The feed's head checks the project too; a roadmap's events are never read without it.
+    .where((eb) => projectReadable(eb, null));
   return kind === 'milestone_done'
     ? query.where('m.status', '=', 'done').where('m.completedAt', 'is not', null)
     : query;
@@ -110,8 +114,8 @@ function moveEntries(db: Kysely<DB>, projectId: string) {
   return db
     .selectFrom('MilestoneDueDateChange as dc')
     .innerJoin('Milestone as m', 'm.id', 'dc.milestone')
-    .innerJoin('Project as pr', 'pr.id', 'm.project')
-    .innerJoin('User as u', 'u.id', 'pr.owner')
+    .innerJoin('Project as p', 'p.id', 'm.project')
+    .innerJoin('User as u', 'u.id', 'p.owner')
     .select((eb) => [
       sql<FeedKind>`${'milestone_moved'}::text`.as('kind'),
       'dc.id as key',
@@ -124,13 +128,15 @@ function moveEntries(db: Kysely<DB>, projectId: string) {
       noText.as('health'),
       'u.username as username',
       'u.displayName as authorname',
-      sql<string | null>`${eb.ref('pr.id')}::text`.as('onproject'),
-      sql<string | null>`${eb.ref('pr.name')}`.as('projectname'),
+      sql<string | null>`${eb.ref('p.id')}::text`.as('onproject'),
+      sql<string | null>`${eb.ref('p.name')}`.as('projectname'),
       sql<string | null>`${eb.ref('dc.fromDate')}::text`.as('datefrom'),
       sql<string | null>`${eb.ref('dc.toDate')}::text`.as('dateto'),
       sql<string | null>`${eb.ref('dc.reason')}`.as('reason'),
+      sql<string | null>`${eb.ref('m.id')}::text`.as('onmilestone'),
     ])
     .where('m.project', '=', projectId)
+    .where((eb) => projectReadable(eb, null))
     .where('dc.fromDate', 'is not', null);
 }
 
@@ -174,6 +180,7 @@ function page(db: Kysely<DB>, q: FeedPageQuery, light: Light) {
       'e.datefrom as fromDate',
       'e.dateto as toDate',
       'e.reason as reason',
+      'e.onmilestone as milestoneId',
       sql<string>`e.at::text`.as('position'),
     ]);
   const { after } = q;
@@ -191,7 +198,7 @@ function stamp(db: Kysely<DB>, q: FeedPageQuery) {
     .selectFrom(page(db, q, { light: true }).as('pg'))
     .select([
       sql<string | null>`max(pg.updated)::text`.as('newest'),
-      sql<string>`md5(coalesce(string_agg(pg.kind || pg.key::text || pg.updated::text, ',' order by pg.at desc, pg.key desc, pg.kind desc), ''))`.as(
+      sql<string>`md5(coalesce(string_agg(concat_ws(' ', pg.kind, pg.key, pg.updated, pg.username, pg."displayName", pg."projectName"), ',' order by pg.at desc, pg.key desc, pg.kind desc), ''))`.as(
         'digest',
       ),
     ]);
@@ -225,7 +232,8 @@ function preparedByShape<Q extends Compilable<object>>(build: (db: Kysely<DB>, q
     }
     const source = Object.values(q.source)[0] as string;
     // Without a position, its slots are not in the statement: what they hold is never read.
-    return statement(em, { source, limit: q.limit, at: '', key: '', kind: '', ...q.after });
+    const { at = '', key = '', kind = '' } = q.after ?? {};
+    return statement(em, { source, limit: q.limit, at, key, kind });
   };
 }
 
@@ -234,8 +242,8 @@ export const feedPage = preparedByShape((db, q) => page(db, q, { light: false })
 
 /**
  * What a page holds, in brief: its newest change (PostgreSQL's text, to the microsecond) and a
- * digest of each entry's kind, key and change time, in order. Any entry added, removed, hidden or
- * changed changes the digest.
+ * digest of each entry's kind, key and change time, its author's names and its project's, in
+ * order. Any entry added, removed, hidden or changed changes the digest, and so does a name it shows.
  */
 const stampOf = preparedByShape(stamp);
 export const feedStamp = async (em: EntityManager, q: FeedPageQuery) => (await stampOf(em, q))[0]!;

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { notFound } from '../kernel/problem.js';
+import { isUuid } from '../kernel/ids.js';
 import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
 import { API_BASE } from '../kernel/contract.js';
 import { isoString } from '../db/reads.js';
@@ -78,14 +79,25 @@ type Head = {
   kinds: readonly FeedKind[];
 };
 
-const isPosition = (v: unknown): v is FeedPosition =>
-  typeof v === 'object' &&
-  v !== null &&
-  typeof (v as FeedPosition).at === 'string' &&
-  typeof (v as FeedPosition).key === 'string' &&
-  typeof (v as FeedPosition).kind === 'string' &&
-  !Number.isNaN(Date.parse((v as FeedPosition).at)) &&
-  /^[0-9a-f-]{36}$/.test((v as FeedPosition).key);
+/** How PostgreSQL prints a timestamp with its zone (`2026-11-29 10:00:00.123456+00`): a position's time. */
+const PG_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
+
+/** A position in one of `kinds`' feeds, as a cursor carries it: those three fields, nothing else. */
+const isPositionIn =
+  (kinds: readonly FeedKind[]) =>
+  (v: unknown): v is FeedPosition => {
+    if (typeof v !== 'object' || v === null) return false;
+    const { at, key, kind, ...rest } = v as Record<string, unknown>;
+    return (
+      Object.keys(rest).every((k) => k === 'l') &&
+      typeof at === 'string' &&
+      PG_TIMESTAMP.test(at) &&
+      typeof key === 'string' &&
+      isUuid(key) &&
+      typeof kind === 'string' &&
+      (kinds as readonly string[]).includes(kind)
+    );
+  };
 
 export async function projectFeed(em: EntityManager, site: string, projectId: string, req: FeedRequest) {
   const head = await feedHeadOfProject(em, projectId);
@@ -105,7 +117,8 @@ export async function projectFeed(em: EntityManager, site: string, projectId: st
 }
 
 export async function userFeed(em: EntityManager, site: string, username: string, req: FeedRequest) {
-  const head = await feedHeadOfUser(em, username.toLowerCase());
+  // Usernames are lowercase (the contract's pattern refuses any other), as the page's path is.
+  const head = await feedHeadOfUser(em, username);
   if (!head) throw notFound(`No user named ${username}.`);
   const paths = publicPaths(site);
   return answer(em, site, req, {
@@ -140,11 +153,11 @@ export async function tagFeed(em: EntityManager, site: string, tag: string, req:
 async function answer(em: EntityManager, site: string, req: FeedRequest, head: Head): Promise<FeedAnswer> {
   const kinds = req.kinds?.length ? head.kinds.filter((k) => req.kinds!.includes(k)) : head.kinds;
   const list = cursorList('feed', head.path, [...kinds].sort());
-  const after = decodeCursor(req.cursor, isPosition, list);
+  const after = decodeCursor(req.cursor, isPositionIn(kinds), list);
   // One entry more than the page shows, to know whether a next page follows.
   const query: FeedPageQuery = { source: head.source, kinds, after: after ?? undefined, limit: req.limit + 1 };
   const stamp = await feedStamp(em, query);
-  const validators = validatorsOf(req, head, stamp);
+  const validators = validatorsOf(req, head, kinds, stamp);
   if (isFresh(req, validators)) return { validators, fresh: true };
 
   const rows = await feedPage(em, query);
@@ -188,7 +201,12 @@ export const FEED_PAGE = 20;
  * A strong ETag of this page in this format: what the page holds (the stamp's digest), the feed's
  * own title, the kinds and the page asked for. Last-Modified: the newest change among them.
  */
-function validatorsOf(req: FeedRequest, head: Head, stamp: { newest: string | null; digest: string }): Validators {
+function validatorsOf(
+  req: FeedRequest,
+  head: Head,
+  kinds: readonly FeedKind[],
+  stamp: { newest: string | null; digest: string },
+): Validators {
   const etag = `"${createHash('sha256')
     .update(
       JSON.stringify([
@@ -199,7 +217,8 @@ function validatorsOf(req: FeedRequest, head: Head, stamp: { newest: string | nu
         head.changedAt,
         stamp.digest,
         req.limit,
-        req.kinds ?? null,
+        // The kinds as the page's links name them: in the feed's order, or none when none were asked for.
+        req.kinds?.length ? kinds : null,
         req.cursor ?? null,
       ]),
     )

@@ -217,7 +217,11 @@ export async function updateProject(
     await flushOrConflict(tem, project.slug);
     const after = presentProject(project, publicSiteOf(em));
     const changed = (Object.keys(after) as (keyof typeof after)[]).filter(
-      (field) => field !== 'updatedAt' && JSON.stringify(before[field]) !== JSON.stringify(after[field]),
+      // publicUrls follows visibility: derived, not a field anyone changes.
+      (field) =>
+        field !== 'updatedAt' &&
+        field !== 'publicUrls' &&
+        JSON.stringify(before[field]) !== JSON.stringify(after[field]),
     );
     if (changed.length) await recordProjectUpdated(tem, after, changed);
     return after;

@@ -25,8 +25,14 @@ import { html, type Html, page, raw, userText, utcMinute } from './views.js';
 
 /** How many build logs and posts a page shows; the feeds and the API have the rest. */
 const LATEST = 10;
-/** Public pages are the same for everyone: caches may keep one a minute. */
-const CACHE = 'public, max-age=60';
+/**
+ * A page names the signed-in person in its header and carries their form token, and a first
+ * visit sets the pre-session cookie: only the reader's own browser may keep it (a minute), never
+ * a shared cache.
+ */
+const PAGE_CACHE = 'private, max-age=60';
+/** An image is the same for everyone and carries no cookie (it is served before the session is read). */
+const IMAGE_CACHE = 'public, max-age=60';
 
 /** A page handler whose 404 (a private project, a hidden post, nobody by that name) is the site's plain one. */
 const publicPage =
@@ -160,7 +166,7 @@ function projectPage(site: string) {
   )}</ul></section>`;
     res
       .type('html')
-      .set('Cache-Control', CACHE)
+      .set({ 'Cache-Control': PAGE_CACHE, Vary: 'Cookie' })
       .send(page(project.name, req.web?.user, req.web?.csrf ?? '', body, { head }));
   });
 }
@@ -203,7 +209,7 @@ function userPage(site: string) {
   ${posts.items.length ? html`<ul>${posts.items.map((p) => postItem(p, here))}</ul>` : html`<p>No posts yet.</p>`}</section>`;
     res
       .type('html')
-      .set('Cache-Control', CACHE)
+      .set({ 'Cache-Control': PAGE_CACHE, Vary: 'Cookie' })
       .send(page(`${user.displayName} (@${user.username})`, req.web?.user, req.web?.csrf ?? '', body, { head }));
   });
 }
@@ -229,7 +235,7 @@ function postPage(site: string) {
   <div class="post-body">${raw(postHtml(post.body))}</div>${images(post, here)}</article>`;
     res
       .type('html')
-      .set('Cache-Control', CACHE)
+      .set({ 'Cache-Control': PAGE_CACHE, Vary: 'Cookie' })
       .send(page(post.title, req.web?.user, req.web?.csrf ?? '', body, { head }));
   });
 }
@@ -239,7 +245,7 @@ function mediaContent(storage: MediaStorage) {
   return publicPage(async (req, res) => {
     const media = await getMedia(req.em, ANONYMOUS, String(req.params.mediaId));
     const etag = `"${media.sha256}"`;
-    res.set({ ETag: etag, 'Cache-Control': CACHE, 'X-Content-Type-Options': 'nosniff' });
+    res.set({ ETag: etag, 'Cache-Control': IMAGE_CACHE, 'X-Content-Type-Options': 'nosniff' });
     const known = req
       .header('if-none-match')
       ?.split(',')

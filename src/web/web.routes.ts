@@ -88,6 +88,9 @@ export function webRouter(opts: {
 
   router.use(requestTimeout(opts.timeoutMs, 'web'));
   router.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 }));
+  // The images the public pages show: no session, no cookie, so any cache may keep one.
+  const shown = publicPages(opts.publicUrl.replace(/\/$/, ''), opts.storage);
+  router.get('/media/:mediaId', shown.media);
   router.use(webContext(secure));
   router.use(csrfGuard(publicOrigin), refuseNulInForms);
 
@@ -127,11 +130,9 @@ export function webRouter(opts: {
   router.post('/settings/github/sync', signedIn(settings.sync));
   router.get('/admin/moderation', signedIn(moderation.show));
   router.post('/admin/moderation', signedIn(moderation.act));
-  const shown = publicPages(opts.publicUrl.replace(/\/$/, ''), opts.storage);
   router.get('/p/:projectId', shown.project);
   router.get('/u/:username', shown.user);
   router.get('/posts/:postId', shown.post);
-  router.get('/media/:mediaId', shown.media);
   router.get('/docs', wrap(docsPage));
   router.get('/docs/changes', wrap(changesPage(opts.contract)));
   router.get('/docs/guide', wrap(guidePage(opts.publicUrl.replace(/\/$/, ''))));

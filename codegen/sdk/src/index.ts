@@ -13,7 +13,15 @@ import * as operations from './generated/sdk.gen.js';
 import { type CallSettings, createShipyardClient, plainHeaders, type ShipyardOptions } from './client.js';
 import type { ShipyardError } from './errors.js';
 import { verifySignedBody, type VerifyOptions, type WebhookHeaders } from './webhooks.js';
-import type { BuildLogEvent, MemberEvent, MilestoneEvent, PingEvent, ProjectEvent } from './generated/types.gen.js';
+import type {
+  BuildLogEvent,
+  MemberEvent,
+  MilestoneEvent,
+  PingEvent,
+  Post,
+  PostSummary,
+  ProjectEvent,
+} from './generated/types.gen.js';
 
 /** Any event Shipyard sends to a webhook subscription, told apart by `type`. */
 export type WebhookEvent = MilestoneEvent | BuildLogEvent | ProjectEvent | MemberEvent | PingEvent;
@@ -31,6 +39,15 @@ export const verifyWebhook = (
   headers: WebhookHeaders,
   options?: VerifyOptions,
 ): Promise<WebhookEvent> => verifySignedBody<WebhookEvent>(secret, body, headers, options);
+
+/**
+ * Whether a listed post is a summary (`view: 'summary'`: an `excerpt`, no `body`) rather than the
+ * whole post. The lists of posts answer either, as the request's `view` asked:
+ *
+ *   const { data } = await shipyard.listPosts({ query: { view: 'summary' }, throwOnError: true });
+ *   for (const post of data.items) if (isPostSummary(post)) console.log(post.excerpt);
+ */
+export const isPostSummary = (post: Post | PostSummary): post is PostSummary => !('body' in post);
 
 export * from './generated/index.js';
 export type { Client, Config } from './generated/client/index.js';
