@@ -156,6 +156,8 @@ async function answer(em: EntityManager, site: string, req: FeedRequest, head: H
   const after = decodeCursor(req.cursor, isPositionIn(kinds), list);
   // One entry more than the page shows, to know whether a next page follows.
   const query: FeedPageQuery = { source: head.source, kinds, after: after ?? undefined, limit: req.limit + 1 };
+  // The stamp first: a change between it and the page's read makes the next poll a 200 (its tag
+  // is older than the page it came with), never a 304 for a page that missed the change.
   const stamp = await feedStamp(em, query);
   const validators = validatorsOf(req, head, kinds, stamp);
   if (isFresh(req, validators)) return { validators, fresh: true };
