@@ -9,6 +9,7 @@ import { isoString } from '../db/reads.js';
 import { postHtml } from '../posts/post-html.js';
 import { keptExcerpt } from '../posts/excerpt.js';
 import { daysBetween } from '../kernel/days.js';
+import { escapeHtml, plural } from '../kernel/text.js';
 import type { FeedKind, FeedRow } from './feeds.queries.js';
 import { createHash } from 'node:crypto';
 
@@ -29,9 +30,6 @@ export type FeedEntry = {
   images: string[];
 };
 
-const esc = (v: string): string =>
-  v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-
 export function entryOf(row: FeedRow, paths: PublicPaths): FeedEntry {
   const common = {
     kind: row.kind,
@@ -48,7 +46,7 @@ export function entryOf(row: FeedRow, paths: PublicPaths): FeedEntry {
         id: `urn:uuid:${row.key}`,
         title: `Milestone added: ${row.title}`,
         url: paths.milestone(project!, row.milestoneId ?? row.key),
-        html: `<p>A milestone was added to the roadmap of ${esc(row.projectName ?? '')}: <strong>${esc(row.title)}</strong>.${esc(due)}</p>${row.body ? postHtml(row.body) : ''}`,
+        html: `<p>A milestone was added to the roadmap of ${escapeHtml(row.projectName ?? '')}: <strong>${escapeHtml(row.title)}</strong>.${escapeHtml(due)}</p>${row.body ? postHtml(row.body) : ''}`,
         summary: `Added to the roadmap: ${row.title}.${due}`,
         tags: [row.kind],
         images: [],
@@ -60,7 +58,7 @@ export function entryOf(row: FeedRow, paths: PublicPaths): FeedEntry {
         id: `urn:uuid:${nameUuid(`milestone-done:${row.key}`)}`,
         title: `Milestone done: ${row.title}`,
         url: paths.milestone(project!, row.milestoneId ?? row.key),
-        html: `<p>A milestone of ${esc(row.projectName ?? '')} is done: <strong>${esc(row.title)}</strong>.</p>${row.body ? postHtml(row.body) : ''}`,
+        html: `<p>A milestone of ${escapeHtml(row.projectName ?? '')} is done: <strong>${escapeHtml(row.title)}</strong>.</p>${row.body ? postHtml(row.body) : ''}`,
         summary: `Done: ${row.title}.`,
         tags: [row.kind],
         images: [],
@@ -73,7 +71,7 @@ export function entryOf(row: FeedRow, paths: PublicPaths): FeedEntry {
         id: `urn:uuid:${row.key}`,
         title: `Milestone moved: ${row.title}`,
         url: paths.milestone(project!, row.milestoneId ?? row.key),
-        html: `<p>The due date of <strong>${esc(row.title)}</strong> (${esc(row.projectName ?? '')}) ${esc(move)}.</p>${row.reason ? `<p>Reason: ${esc(row.reason)}</p>` : ''}`,
+        html: `<p>The due date of <strong>${escapeHtml(row.title)}</strong> (${escapeHtml(row.projectName ?? '')}) ${escapeHtml(move)}.</p>${row.reason ? `<p>Reason: ${escapeHtml(row.reason)}</p>` : ''}`,
         summary: `${row.title}: due date ${move}.${reason}`,
         tags: [row.kind],
         images: [],
@@ -82,10 +80,10 @@ export function entryOf(row: FeedRow, paths: PublicPaths): FeedEntry {
     default: {
       const body = row.body ?? '';
       const images = (row.mediaIds ?? []).map((id: string) => paths.media(id));
-      const shown = images.map((src: string) => `<p><img src="${esc(src)}" alt="" loading="lazy"></p>`).join('');
+      const shown = images.map((src: string) => `<p><img src="${escapeHtml(src)}" alt="" loading="lazy"></p>`).join('');
       const onProject =
         row.kind === 'build_log' && project && row.projectName
-          ? `<p>A build log of <a href="${esc(paths.project(project))}">${esc(row.projectName)}</a>.</p>`
+          ? `<p>A build log of <a href="${escapeHtml(paths.project(project))}">${escapeHtml(row.projectName)}</a>.</p>`
           : '';
       return {
         ...common,
@@ -106,8 +104,7 @@ function moveText(from: string | null, to: string | null): string {
   if (!from) return `was set to ${to}`;
   if (!to) return `was removed (it was ${from})`;
   const days = daysBetween(from, to);
-  const by =
-    days === 0 ? '' : ` (${Math.abs(days)} day${Math.abs(days) === 1 ? '' : 's'} ${days > 0 ? 'later' : 'earlier'})`;
+  const by = days === 0 ? '' : ` (${plural(Math.abs(days), 'day')} ${days > 0 ? 'later' : 'earlier'})`;
   return `moved from ${from} to ${to}${by}`;
 }
 

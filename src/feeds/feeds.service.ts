@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { notFound } from '../kernel/problem.js';
 import { isUuid } from '../kernel/ids.js';
+import { namesEtag } from '../kernel/etag.js';
 import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
 import { API_BASE } from '../kernel/contract.js';
 import { isoString } from '../db/reads.js';
@@ -237,11 +238,7 @@ function validatorsOf(
  * carry.
  */
 function isFresh(req: FeedRequest, v: Validators): boolean {
-  if (req.ifNoneMatch !== undefined)
-    return req.ifNoneMatch
-      .split(',')
-      .map((t) => t.trim().replace(/^W\//, ''))
-      .some((t) => t === v.etag || t === '*');
+  if (req.ifNoneMatch !== undefined) return namesEtag(req.ifNoneMatch, v.etag);
   if (req.ifModifiedSince === undefined || !v.lastModified) return false;
   const since = Date.parse(req.ifModifiedSince);
   return !Number.isNaN(since) && Math.floor(v.lastModified.getTime() / 1000) * 1000 <= since;

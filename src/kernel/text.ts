@@ -144,3 +144,15 @@ export function notLinesAt(value: unknown, paths: readonly LinePath[]): string[]
   for (const path of paths) visit(value, path, '');
   return bad;
 }
+
+/** `text` as HTML text or an attribute's value: the five characters HTML gives meaning escaped. */
+export const escapeHtml = (text: string): string =>
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+
+/** "1 milestone", "3 milestones". */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;

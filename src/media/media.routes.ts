@@ -1,15 +1,9 @@
 import type { SomeHandlers } from '../http/kit/handler.js';
 import type { MediaStorage } from './storage.js';
+import { namesEtag } from '../kernel/etag.js';
 import { getMedia, getMediaMetadata, openMedia, uploadMedia, type MediaLimits } from './media.service.js';
 
 type UploadedFile = { fieldname: string; buffer: Buffer };
-
-/** Whether an If-None-Match header names this ETag (or is `*`). */
-const matches = (header: string | undefined, etag: string) =>
-  header
-    ?.split(',')
-    .map((s) => s.trim().replace(/^W\//, ''))
-    .some((t) => t === etag || t === '*');
 
 export function mediaHandlers(storage: MediaStorage, limits: MediaLimits) {
   return {
@@ -32,7 +26,7 @@ export function mediaHandlers(storage: MediaStorage, limits: MediaLimits) {
         'Cache-Control': 'private, max-age=31536000, immutable',
         'X-Content-Type-Options': 'nosniff',
       };
-      if (matches(req.header('if-none-match'), etag)) return { status: 304, headers };
+      if (namesEtag(req.header('if-none-match'), etag)) return { status: 304, headers };
       return {
         status: 200,
         stream: await openMedia(storage, media),

@@ -10,9 +10,7 @@
  * - every text and attribute is escaped by the renderer.
  */
 import { Marked, type Tokens } from 'marked';
-
-const esc = (v: string): string =>
-  v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+import { escapeHtml } from '../kernel/text.js';
 
 /** Whether a link's address may be followed: absolute http(s) or mailto, nothing else. */
 const linkable = (href: string) => /^(https?:\/\/|mailto:)/i.test(href.trim());
@@ -22,18 +20,18 @@ const marked = new Marked({
   gfm: true,
   renderer: {
     html({ text }: Tokens.HTML | Tokens.Tag) {
-      return esc(text);
+      return escapeHtml(text);
     },
     link({ href, title, tokens }: Tokens.Link) {
       const text = this.parser.parseInline(tokens);
       if (!linkable(href)) return text;
-      const titled = title ? ` title="${esc(title)}"` : '';
-      return `<a href="${esc(href.trim())}"${titled} rel="nofollow ugc noopener">${text}</a>`;
+      const titled = title ? ` title="${escapeHtml(title)}"` : '';
+      return `<a href="${escapeHtml(href.trim())}"${titled} rel="nofollow ugc noopener">${text}</a>`;
     },
     image({ href, title, text }: Tokens.Image) {
-      if (!loadable(href)) return esc(text);
-      const titled = title ? ` title="${esc(title)}"` : '';
-      return `<img src="${esc(href.trim())}" alt="${esc(text)}"${titled} loading="lazy" referrerpolicy="no-referrer">`;
+      if (!loadable(href)) return escapeHtml(text);
+      const titled = title ? ` title="${escapeHtml(title)}"` : '';
+      return `<img src="${escapeHtml(href.trim())}" alt="${escapeHtml(text)}"${titled} loading="lazy" referrerpolicy="no-referrer">`;
     },
   },
 });

@@ -10,6 +10,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SearchPage, SearchResultType } from '../../codegen/generated/api/types.gen.js';
 import { type Actor, actorId } from '../kernel/actor.js';
 import { ProblemError } from '../kernel/problem.js';
+import { escapeHtml } from '../kernel/text.js';
 import { cursorList, decodeCursor, encodeCursor, isOffsetUpTo } from '../kernel/cursor.js';
 import type { ScopeId } from '../kernel/scopes.js';
 import type { SearchCache } from './search-cache.js';
@@ -24,9 +25,6 @@ async function cacheNow(em: EntityManager, userId: string | null) {
 const MAX_OFFSET = 10_000;
 
 const isOffsetCursor = isOffsetUpTo(MAX_OFFSET);
-
-const escapeHtml = (s: string) =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 /** HTML-escaped, with the matched words in <mark>. */
 export function markSnippet(raw: string): string {

@@ -9,6 +9,8 @@ import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, Response } from 'express';
 import type { Member, Milestone, Post, PostSummary, Project, User } from '../../codegen/generated/api/types.gen.js';
 import { ANONYMOUS } from '../kernel/actor.js';
+import { namesEtag } from '../kernel/etag.js';
+import { plural } from '../kernel/text.js';
 import { ProblemError } from '../kernel/problem.js';
 import { API_BASE } from '../kernel/contract.js';
 import { type PublicPaths, publicPaths } from '../kernel/public-paths.js';
@@ -48,7 +50,6 @@ const STATUS_WORDS: Record<string, string> = {
   cancelled: 'Cancelled',
 };
 const words = (table: Record<string, string>, value: string) => table[value] ?? value.replaceAll('_', ' ');
-const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
 /** OpenGraph and Twitter card tags, and the feeds' discovery links. */
 function shareHead(p: { title: string; description: string; url: string; image?: string; feeds?: string }): Html {
@@ -246,11 +247,7 @@ function mediaContent(storage: MediaStorage) {
     const media = await getMedia(req.em, ANONYMOUS, String(req.params.mediaId));
     const etag = `"${media.sha256}"`;
     res.set({ ETag: etag, 'Cache-Control': IMAGE_CACHE, 'X-Content-Type-Options': 'nosniff' });
-    const known = req
-      .header('if-none-match')
-      ?.split(',')
-      .map((tag) => tag.trim().replace(/^W\//, ''));
-    if (known?.includes(etag) || known?.includes('*')) {
+    if (namesEtag(req.header('if-none-match'), etag)) {
       res.status(304).end();
       return;
     }

@@ -3,13 +3,9 @@
  * (a script only adds the copy button), labelled form controls, a visible focus ring, one
  * column on a narrow screen. Every value is escaped; nothing is loaded from another origin.
  */
-const esc = (v: unknown): string =>
-  String(v ?? '')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+import { escapeHtml } from '../kernel/text.js';
+
+const esc = (v: unknown): string => escapeHtml(String(v ?? ''));
 
 /** HTML that is already safe (built from escaped parts). */
 export type Html = { html: string };

@@ -11,6 +11,7 @@
 import * as z from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Detail } from './inputs.js';
+import { plural } from '../../kernel/text.js';
 import { AUTHORSHIP_META_KEY, FENCE_NOTE, fenced, newFence, type WrittenBy } from './authorship.js';
 
 /** How much of a long text field a list answer keeps. */
@@ -241,7 +242,7 @@ async function shortened(data: Item, shape: AnswerShape): Promise<CallToolResult
 const MARK = '… [shortened to fit the answer: ';
 
 /** "1 milestone", "3 milestones": a count and its word, for a list's headline. */
-export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+export { plural };
 
 /**
  * For an answer to a selection by ids: the ids asked for that it does not hold, in a clause for
