@@ -1,11 +1,12 @@
 /**
- * Behind PgBouncer in transaction mode (Debian's 1.18: no `max_prepared_statements`), as
- * operators run it in front of several instances, on a throwaway PostgreSQL cluster. With
- * default settings the service finds out at start that named statements cannot pass, and sends
- * them unnamed: no request fails for it. Forced to name them, /readyz says the path is broken.
- * The operator CLI honours the same settings through the pooler, and instances started together
- * on an empty database wait for one another's migrations. Skipped where pgbouncer or
- * PostgreSQL's server binaries are missing.
+ * Behind PgBouncer in transaction mode, as operators run it in front of several instances, on a
+ * throwaway PostgreSQL cluster. Before 1.21 (Debian 12's 1.18) it drops statement names: with
+ * default settings the service finds that out at start and sends them unnamed, so no request
+ * fails for it; forced to name them, /readyz says the path is broken. From 1.21, with
+ * `max_prepared_statements`, it keeps them: the service finds that too and names them. The
+ * operator CLI honours the same settings through the pooler, and instances started together on
+ * an empty database wait for one another's migrations. Skipped where pgbouncer or PostgreSQL's
+ * server binaries are missing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
@@ -16,7 +17,7 @@ import pg from 'pg';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { freePort, startServer, type TestServer, uniqueName, userWithKey } from './harness.js';
 import { type Cluster, clusterAvailable, startCluster } from './pg-cluster.js';
-import { type Pgbouncer, pgbouncerAvailable, startPgbouncer } from './pgbouncer.js';
+import { type Pgbouncer, pgbouncerAvailable, pgbouncerKeepingNamesAvailable, startPgbouncer } from './pgbouncer.js';
 import { probeStatementPath } from '../src/db/poolers.js';
 import { createUser } from '../src/users/users.service.js';
 import { createKey } from '../src/keys/keys.service.js';
@@ -64,29 +65,6 @@ describe.skipIf(!clusterAvailable || !pgbouncerAvailable)('behind PgBouncer in t
       await auto?.close();
       await forced?.close();
     });
-
-    /** Reads and writes, ten at a time, on one owner's project: the statuses seen. */
-    async function load(t: TestServer): Promise<number[]> {
-      const owner = await userWithKey(t);
-      const { data: project } = await api.createProject({ client: owner.client, body: { name: uniqueName('Pooled') } });
-      const statuses: number[] = [];
-      const one = async (i: number) => {
-        const res =
-          i % 3 === 0
-            ? await api.createMilestone({
-                client: owner.client,
-                path: { projectId: project!.id },
-                body: { title: `M${i}` },
-              })
-            : i % 3 === 1
-              ? await api.getProject({ client: owner.client, path: { projectId: project!.id } })
-              : await api.listMilestones({ client: owner.client, path: { projectId: project!.id } });
-        statuses.push(res.response!.status);
-      };
-      for (let round = 0; round < 12; round++)
-        await Promise.all(Array.from({ length: 10 }, (_, i) => one(round * 10 + i)));
-      return statuses;
-    }
 
     it('answers every request on default settings: its statements go unnamed, and /readyz says ready', async () => {
       expect(auto.db.statements).toMatchObject({ named: false, transactionPooler: true });
@@ -178,7 +156,89 @@ describe.skipIf(!clusterAvailable || !pgbouncerAvailable)('behind PgBouncer in t
       await late.stop();
     }
   }, 180_000);
+
+  describe.skipIf(!pgbouncerKeepingNamesAvailable)('PgBouncer 1.21+, which keeps statement names', () => {
+    let keeper: Pgbouncer;
+    let servers: TestServer[] = [];
+    beforeAll(async () => {
+      keeper = await startPgbouncer(cluster.url, { keepsNames: true });
+      const through = keeper.url('shipyard');
+      // Two instances naming the same statements on the same server connections.
+      servers = [
+        await startServer({ databaseUrl: through, directUrl: direct }),
+        await startServer({ databaseUrl: through, directUrl: direct }),
+      ];
+    }, 120_000);
+    afterAll(async () => {
+      await Promise.all(servers.map((t) => t.close()));
+      await keeper?.stop();
+    });
+
+    it('is found to keep them, so the service names its statements on default settings', async () => {
+      expect(await probeStatementPath(keeper.url('shipyard'))).toMatchObject({ named: true, transactionPooler: true });
+      for (const t of servers) expect(t.db.statements).toMatchObject({ named: true, transactionPooler: true });
+    });
+
+    it('answers every request of two instances at once, the pooler re-preparing their statements as it moves them', async () => {
+      const [a, b] = await Promise.all(servers.map((t) => load(t)));
+      expect([...a!, ...b!].filter((s) => s >= 500)).toEqual([]);
+      expect([...a!, ...b!]).toHaveLength(240);
+      for (const t of servers) {
+        const ready = await fetch(`${t.baseUrl}/readyz`);
+        expect(await ready.json()).toMatchObject({ status: 'ready', database: 'ok' });
+      }
+      // The pooler's own count of what it prepared on PostgreSQL's connections for us.
+      const prepared = (await keeper.admin('show servers')).reduce(
+        (n, server) => n + Number(server.prepared_statements ?? 0),
+        0,
+      );
+      expect(prepared).toBeGreaterThan(0);
+    }, 120_000);
+
+    it('the operator CLI revokes a key through it', async () => {
+      const em = servers[0]!.db.orm.em.fork();
+      const name = uniqueName();
+      const user = await createUser(em, { username: name, email: `${name}@example.test` });
+      const { key } = await createKey(em, {
+        userId: user.id,
+        name: 'cli',
+        scopes: ['projects.read'],
+        expiresInDays: 1,
+      });
+      const run = await cli(['keys', 'revoke', '--id', key.id], {
+        DATABASE_URL: keeper.url('shipyard'),
+        DATABASE_DIRECT_URL: direct,
+      });
+      expect(run.code, run.output).toBe(0);
+      const stored = await servers[0]!.db.orm.em
+        .fork()
+        .execute('select revoked_at from api_keys where id = ?', [key.id]);
+      expect(stored[0]!.revoked_at).not.toBeNull();
+    }, 60_000);
+  });
 });
+
+/** Reads and writes, ten at a time, on one owner's project: the statuses seen. */
+async function load(t: TestServer): Promise<number[]> {
+  const owner = await userWithKey(t);
+  const { data: project } = await api.createProject({ client: owner.client, body: { name: uniqueName('Pooled') } });
+  const statuses: number[] = [];
+  const one = async (i: number) => {
+    const res =
+      i % 3 === 0
+        ? await api.createMilestone({
+            client: owner.client,
+            path: { projectId: project!.id },
+            body: { title: `M${i}` },
+          })
+        : i % 3 === 1
+          ? await api.getProject({ client: owner.client, path: { projectId: project!.id } })
+          : await api.listMilestones({ client: owner.client, path: { projectId: project!.id } });
+    statuses.push(res.response!.status);
+  };
+  for (let round = 0; round < 12; round++) await Promise.all(Array.from({ length: 10 }, (_, i) => one(round * 10 + i)));
+  return statuses;
+}
 
 /** bin/shipyard with these settings added: its exit code and everything it wrote. */
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {

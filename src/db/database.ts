@@ -16,7 +16,7 @@ import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { lockDirectory, type DirLock } from './lock.js';
 import { usePreparedStatements } from './reads.js';
-import { NamingClient } from './named-statements.js';
+import { namingClient } from './named-statements.js';
 import { reclaimDeadConnections } from './reclaim.js';
 import type pg from 'pg';
 import { embeddedFeed, postgresFeed, type ChangeFeed } from './changes.js';
@@ -100,7 +100,7 @@ async function initOrm(
     // Hot statements go named on each connection, in transactions too (src/db/named-statements.ts).
     driverOptions: {
       connectionTimeoutMillis: 10_000,
-      ...(named ? { Client: NamingClient } : {}),
+      ...(named ? { Client: namingClient() } : {}),
     },
   });
   usePreparedStatements(orm, named);

@@ -26,27 +26,35 @@ export function nameStatement(text: string): string {
   return name;
 }
 
-/** When a named statement last failed because the server connection did not have it (or had another). */
-let nameFailedAt = Number.NEGATIVE_INFINITY;
 /**
- * Whether a named statement failed for its name in the last `ms`: the sign of a transaction
- * pooler that does not keep them, with DATABASE_PREPARED_STATEMENTS=true (/readyz then says so).
+ * A `pg` client class of one pool's own, which sends each registered text, with values, as its
+ * named prepared statement, and notes when one of its named statements failed for its name (the
+ * sign of a transaction pooler that does not keep them, with DATABASE_PREPARED_STATEMENTS=true:
+ * /readyz then says so). One per pool, so a process holding several databases (the tests do)
+ * judges each path by its own failures.
  */
-export const statementNamesFailedWithin = (ms: number) => performance.now() - nameFailedAt < ms;
-const noteNameFailure = (err: { code?: string }) => {
-  if (STATEMENT_NAME_CODES.has(err?.code ?? '')) nameFailedAt = performance.now();
-};
-
-/** A `pg` client that sends each registered text, with values, as its named prepared statement. */
-export class NamingClient extends pg.Client {}
+export function namingClient(): typeof pg.Client {
+  let failedAt = Number.NEGATIVE_INFINITY;
+  const noteNameFailure = (err: { code?: string }) => {
+    if (STATEMENT_NAME_CODES.has(err?.code ?? '')) failedAt = performance.now();
+  };
+  class NamingClient extends pg.Client {}
+  NamingClient.prototype.query = function (this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
+    const name = typeof config === 'string' && Array.isArray(values) ? names.get(config) : undefined;
+    const result = name
+      ? unnamed.call(this, { name, text: config, values }, callback)
+      : unnamed.call(this, config, values, callback);
+    // A named statement (one of ours, or a hot read's own) is watched for the pooler's refusal.
+    const named = name ?? (config as { name?: unknown } | null)?.name;
+    if (named && result instanceof Promise) result.then(undefined, noteNameFailure);
+    return result;
+  } as pg.Client['query'];
+  failures.set(NamingClient, (ms) => performance.now() - failedAt < ms);
+  return NamingClient;
+}
 const unnamed = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
-NamingClient.prototype.query = function (this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
-  const name = typeof config === 'string' && Array.isArray(values) ? names.get(config) : undefined;
-  const result = name
-    ? unnamed.call(this, { name, text: config, values }, callback)
-    : unnamed.call(this, config, values, callback);
-  // A named statement (one of ours, or a hot read's own) is watched for the pooler's refusal.
-  const named = name ?? (config as { name?: unknown } | null)?.name;
-  if (named && result instanceof Promise) result.then(undefined, noteNameFailure);
-  return result;
-} as pg.Client['query'];
+const failures = new WeakMap<object, (ms: number) => boolean>();
+
+/** Whether a named statement of the pool made with this client class failed for its name in the last `ms`. */
+export const statementNamesFailedWithin = (client: unknown, ms: number): boolean =>
+  (client !== undefined && failures.get(client as object)?.(ms)) ?? false;

@@ -19,6 +19,8 @@ export type DatabaseState = 'ok' | 'unreachable' | 'statements-fail';
  */
 export async function databaseState(orm: MikroORM, timeoutMs = 2000): Promise<DatabaseState> {
   let timer: NodeJS.Timeout | undefined;
+  const namesFailed = () =>
+    statementNamesFailedWithin((orm.config.get('driverOptions') as { Client?: unknown }).Client, NAME_FAILURES_MS);
   try {
     const answered = await Promise.race([
       probe(orm.em.fork(), {}).then(() => true),
@@ -27,9 +29,9 @@ export async function databaseState(orm: MikroORM, timeoutMs = 2000): Promise<Da
       }),
     ]);
     if (!answered) return 'unreachable';
-    return statementNamesFailedWithin(NAME_FAILURES_MS) ? 'statements-fail' : 'ok';
+    return namesFailed() ? 'statements-fail' : 'ok';
   } catch {
-    return statementNamesFailedWithin(NAME_FAILURES_MS) ? 'statements-fail' : 'unreachable';
+    return namesFailed() ? 'statements-fail' : 'unreachable';
   } finally {
     clearTimeout(timer);
   }
