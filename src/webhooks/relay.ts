@@ -21,6 +21,8 @@ export const CHANNEL = 'shipyard_webhooks';
 const BATCH = 100;
 /** The shortest time between the starts of two relay passes, unless the last one took a full batch. */
 const RELAY_GAP_MS = 25;
+/** The same while events come faster than one a pass: each pass then takes more of them at once. */
+const BUSY_RELAY_GAP_MS = 100;
 
 /** Runs `sql` on the connection of `em`'s transaction: how a job joins it (pg-boss's `db` option). */
 const inTransaction = (em: EntityManager) => ({
@@ -33,7 +35,9 @@ const inTransaction = (em: EntityManager) => ({
  * The relay's passes, one at a time: `kick` asks for one. A kick that comes while a pass runs
  * asks for one more pass after it, at most one per RELAY_GAP_MS: a quiet roadmap's event is
  * relayed at once, and a busy one's events are taken a few at a time instead of each in a
- * transaction of its own. A pass that took a full batch is followed by another at once.
+ * transaction of its own. While passes find more than one event each (writers committing one
+ * after another, as a project's queued writers do), the gap is BUSY_RELAY_GAP_MS, so each pass
+ * takes more of them. A pass that took a full batch is followed by another at once.
  */
 export function relayPasses(
   opts: { orm: MikroORM; log: Logger },
@@ -46,6 +50,7 @@ export function relayPasses(
   let again = false;
   let waiting: NodeJS.Timeout | undefined;
   let lastStart = 0;
+  let gap = RELAY_GAP_MS;
   const kick = (now = false) => {
     if (stopped || waiting) return;
     if (running) {
@@ -53,7 +58,7 @@ export function relayPasses(
       return;
     }
     // A monotonic clock: a wall clock stepped back would hold the relay (and its poll) that long.
-    const wait = now ? 0 : lastStart + RELAY_GAP_MS - performance.now();
+    const wait = now ? 0 : lastStart + gap - performance.now();
     if (wait > 0) {
       waiting = setTimeout(() => {
         waiting = undefined;
@@ -64,9 +69,10 @@ export function relayPasses(
     lastStart = performance.now();
     let backlog = false;
     running = relay(opts.orm, boss)
-      .then(({ subscriptions, full, taken }) => {
+      .then(({ subscriptions, full, taken, events }) => {
         wake(subscriptions);
         backlog = full;
+        gap = events > 1 ? BUSY_RELAY_GAP_MS : RELAY_GAP_MS;
         // Another instance is relaying: look again after the gap, for what came after its pass began.
         if (!taken) again = true;
       })
@@ -98,9 +104,9 @@ export function relayPasses(
 async function relay(
   orm: MikroORM,
   boss: PgBoss,
-): Promise<{ subscriptions: Set<string>; full: boolean; taken: boolean }> {
+): Promise<{ subscriptions: Set<string>; full: boolean; taken: boolean; events: number }> {
   return orm.em.fork().transactional(async (tem) => {
-    if (!(await tryHoldRelay(tem))) return { subscriptions: new Set<string>(), full: false, taken: false };
+    if (!(await tryHoldRelay(tem))) return { subscriptions: new Set<string>(), full: false, taken: false, events: 0 };
     const now = new Date();
     const events = await tem.find(
       WebhookEvent,
@@ -142,6 +148,11 @@ async function relay(
         { db: inTransaction(tem) },
       );
     await tem.flush();
-    return { subscriptions: new Set(queued.map((d) => d.subscription.id)), full, taken: true };
+    return {
+      subscriptions: new Set(queued.map((d) => d.subscription.id)),
+      full,
+      taken: true,
+      events: events.length,
+    };
   });
 }
