@@ -574,35 +574,39 @@ describe.skipIf(!available)('the key screen in Chromium', { timeout: 120_000 }, 
     await noJs.close();
   });
 
-  for (const scheme of ['light', 'dark'] as Scheme[]) {
-    it(`shows every page in ${scheme} mode without a console error, a CSP violation or an axe-core violation at either width`, async () => {
-      // One visit of each page under its own CSP: console errors and CSP violations (which
-      // Chromium reports on the console), a screenshot, axe-core at both widths (evaluated through
-      // the DevTools protocol, which the CSP does not govern), and nothing wider than a phone.
-      const strict = await browser.newContext({ colorScheme: scheme, viewport: { width: 1280, height: 900 } });
-      const page = await strict.newPage();
-      // /docs loads the API reference's whole bundle: on a loaded machine its load takes longer than 8 s.
-      page.setDefaultTimeout(15_000);
-      const errors: string[] = [];
-      page.on('console', (m) => {
-        if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}`);
-      });
-      page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
-      const found: string[] = [];
-      await visitEveryPage(page, async (name) => {
-        await page.screenshot({ path: `${SHOTS}/${scheme}-${name.replace(/\W+/g, '-')}.png`, fullPage: true });
-        found.push(...(await violations(page)).map((f) => `${name}: ${f}`));
-        await page.setViewportSize({ width: 390, height: 900 });
-        const overflow = await page.evaluate(
-          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-        );
-        if (overflow > 0) found.push(`${name}: 390 px: ${overflow} px wider than the screen`);
-        await page.setViewportSize({ width: 1280, height: 900 });
-      });
-      await strict.close();
-      // The one expected: the not-found page's own 404, which Chromium reports as a failed load.
-      expect(errors.filter((e) => !(e.includes('/no-such-page') && e.includes('status of 404')))).toEqual([]);
-      expect(found).toEqual([]);
+  it('shows every page in light and dark mode without a console error, a CSP violation or an axe-core violation at either width', async () => {
+    // One visit of each page under its own CSP: console errors and CSP violations (which Chromium
+    // reports on the console); in each colour scheme (switched in place: the pages follow
+    // prefers-color-scheme as it changes) a screenshot and axe-core at both widths (evaluated
+    // through the DevTools protocol, which the CSP does not govern); and nothing wider than a phone.
+    const strict = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await strict.newPage();
+    // /docs loads the API reference's whole bundle: on a loaded machine its load takes longer than 8 s.
+    page.setDefaultTimeout(15_000);
+    const errors: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}`);
     });
-  }
+    page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+    const found: string[] = [];
+    await visitEveryPage(page, async (name) => {
+      for (const scheme of ['light', 'dark'] as Scheme[]) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.setViewportSize({ width: 1280, height: 900 });
+        await page.screenshot({ path: `${SHOTS}/${scheme}-${name.replace(/\W+/g, '-')}.png`, fullPage: true });
+        found.push(...(await violations(page)).map((f) => `${name} (${scheme}): ${f}`));
+      }
+      await page.emulateMedia({ colorScheme: 'light' });
+      await page.setViewportSize({ width: 390, height: 900 });
+      const overflow = await page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
+      if (overflow > 0) found.push(`${name}: 390 px: ${overflow} px wider than the screen`);
+      await page.setViewportSize({ width: 1280, height: 900 });
+    });
+    await strict.close();
+    // The one expected: the not-found page's own 404, which Chromium reports as a failed load.
+    expect(errors.filter((e) => !(e.includes('/no-such-page') && e.includes('status of 404')))).toEqual([]);
+    expect(found).toEqual([]);
+  }, 240_000);
 });

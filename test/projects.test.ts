@@ -64,44 +64,6 @@ describe('projects', () => {
     expect(other.response?.status).toBe(201);
   });
 
-  it('lets only the owner change or delete it (403 for others)', async () => {
-    const p = await newProject(ada);
-    const patch = await api.updateProject({
-      client: grace.client,
-      path: { projectId: p.id },
-      body: { name: 'mine now' },
-    });
-    expect(patch.response?.status).toBe(403);
-    const del = await api.deleteProject({ client: grace.client, path: { projectId: p.id } });
-    expect(del.response?.status).toBe(403);
-    expect((await api.getProject({ client: ada.client, path: { projectId: p.id } })).data!.name).toBe(p.name);
-  });
-
-  it('hides a private project from everyone but its owner and members (404)', async () => {
-    const p = await newProject(ada, { visibility: 'private' });
-    for (const call of [
-      () => api.getProject({ client: eve.client, path: { projectId: p.id } }),
-      () => api.listMilestones({ client: eve.client, path: { projectId: p.id } }),
-      () => api.listProjectMembers({ client: eve.client, path: { projectId: p.id } }),
-      () => api.listBuildLogs({ client: eve.client, path: { projectId: p.id } }),
-      () => api.updateProject({ client: eve.client, path: { projectId: p.id }, body: { name: 'x' } }),
-      () => api.createMilestone({ client: eve.client, path: { projectId: p.id }, body: { title: 'x' } }),
-    ]) {
-      expect((await call()).response?.status).toBe(404);
-    }
-    const listed = await api.listProjects({ client: eve.client, query: { owner: ada.user.username, limit: 100 } });
-    expect(listed.data!.items.map((i) => i.id)).not.toContain(p.id);
-
-    await api.addProjectMember({
-      client: ada.client,
-      path: { projectId: p.id },
-      body: { username: grace.user.username },
-    });
-    expect((await api.getProject({ client: grace.client, path: { projectId: p.id } })).response?.status).toBe(200);
-    const graceList = await api.listProjects({ client: grace.client, query: { owner: ada.user.username, limit: 100 } });
-    expect(graceList.data!.items.map((i) => i.id)).toContain(p.id);
-  });
-
   it('pages through a list with a cursor, newest first', async () => {
     const owner = await userWithKey(t);
     const ids: string[] = [];

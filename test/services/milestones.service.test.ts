@@ -77,7 +77,17 @@ describe('the roadmap at the service', () => {
       status: 403,
       code: 'stranger-not-owner',
     });
-    expect(await positions(owner.actor, projectId)).toEqual([]);
+    // Nor may a member change or delete the owner's milestone.
+    const kept = await createMilestone(db.em(), owner.actor, projectId, { title: 'kept' });
+    expect(await refusal(updateMilestone(db.em(), member.actor, projectId, kept.id, { title: 'mine' }))).toEqual({
+      status: 403,
+      code: 'member-not-owner',
+    });
+    expect(await refusal(deleteMilestone(db.em(), member.actor, projectId, kept.id))).toEqual({
+      status: 403,
+      code: 'member-not-owner',
+    });
+    expect(await positions(owner.actor, projectId)).toEqual([['kept', 1]]);
   });
 
   it('records an event only for a subscription, with the very answer the change gave', async () => {

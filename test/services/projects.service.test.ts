@@ -1,8 +1,16 @@
 /** Who may see and change a project, and what its members may do: at the service, without a server. */
 import { describe, expect, it } from 'vitest';
 import { refusal, useServiceDatabase } from './embedded.js';
-import { createProject, getProject, updateProject } from '../../src/projects/projects.service.js';
-import { addMember, removeMember } from '../../src/projects/members.service.js';
+import {
+  createProject,
+  deleteProject,
+  getProject,
+  listProjects,
+  updateProject,
+} from '../../src/projects/projects.service.js';
+import { addMember, listMembers, removeMember } from '../../src/projects/members.service.js';
+import { createMilestone, listMilestones } from '../../src/milestones/milestones.service.js';
+import { listBuildLogs } from '../../src/posts/posts.service.js';
 
 const db = useServiceDatabase();
 
@@ -33,6 +41,11 @@ describe('projects at the service', () => {
       status: 403,
       code: 'stranger-not-owner',
     });
+    expect(await refusal(deleteProject(db.em(), member.actor, id))).toEqual({ status: 403, code: 'member-not-owner' });
+    expect(await refusal(deleteProject(db.em(), stranger.actor, id))).toEqual({
+      status: 403,
+      code: 'stranger-not-owner',
+    });
     expect((await updateProject(db.em(), owner.actor, id, { tagline: 'ours' })).tagline).toBe('ours');
   });
 
@@ -44,11 +57,18 @@ describe('projects at the service', () => {
     await addMember(db.em(), owner.actor, id, member.user.username);
     expect((await getProject(db.em(), member.actor, id)).id).toBe(id);
     expect(await refusal(getProject(db.em(), stranger.actor, id))).toEqual({ status: 404, code: 'unknown-project' });
-    // A stranger cannot learn it exists by trying to change it either.
-    expect(await refusal(updateProject(db.em(), stranger.actor, id, { name: 'x' }))).toEqual({
-      status: 404,
-      code: 'unknown-project',
-    });
+    // A stranger cannot learn it exists by trying to change it, or by any of its lists, either.
+    const unknown = { status: 404, code: 'unknown-project' };
+    expect(await refusal(updateProject(db.em(), stranger.actor, id, { name: 'x' }))).toEqual(unknown);
+    expect(await refusal(createMilestone(db.em(), stranger.actor, id, { title: 'x' }))).toEqual(unknown);
+    expect(await refusal(listMilestones(db.em(), stranger.actor, id, { limit: 10 }))).toEqual(unknown);
+    expect(await refusal(listMembers(db.em(), stranger.actor, id, { limit: 10 }))).toEqual(unknown);
+    expect(await refusal(listBuildLogs(db.em(), stranger.actor, id, { limit: 10 }))).toEqual(unknown);
+    // Its owner's list shows it to a member, not to a stranger.
+    const listed = async (actor: typeof owner.actor) =>
+      (await listProjects(db.em(), actor, { ownerId: owner.user.id, limit: 100 })).items.map((p) => p.id);
+    expect(await listed(member.actor)).toContain(id);
+    expect(await listed(stranger.actor)).not.toContain(id);
   });
 
   it('adds a member once, never the owner, and lets a member leave but not remove others', async () => {
