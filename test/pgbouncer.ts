@@ -5,8 +5,8 @@
  * `max_prepared_statements` is set (1.24 sets it by default). Each test says which it wants:
  * `keepsNames: false` gets the old behaviour from either (0 on a current one), `true` needs a
  * current binary: Debian's, or the one .ci/pgbouncer-current.sh builds into the user's cache.
- * PgBouncer refuses to run as root, so as root it runs as the postgres user, from a copy of the
- * binary in its own folder. The tests that need a missing one are skipped (.ci/run provides both).
+ * PgBouncer refuses to run as root, so as root it runs as the postgres user (a binary in root's
+ * cache from a copy in its own folder). The tests that need a missing one are skipped (.ci/run provides both).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -96,15 +96,13 @@ export async function startPgbouncer(
   );
   const asRoot = process.getuid?.() === 0;
   // A binary in root's cache is out of the postgres user's reach: it runs from this folder.
-  const binary = asRoot ? join(dir, 'pgbouncer') : chosen.path;
-  if (asRoot) {
-    copyFileSync(
-      chosen.path === 'pgbouncer' ? execFileSync('which', ['pgbouncer']).toString().trim() : chosen.path,
-      binary,
-    );
+  const copied = asRoot && chosen.path.startsWith(cache);
+  const binary = copied ? join(dir, 'pgbouncer') : chosen.path;
+  if (copied) {
+    copyFileSync(chosen.path, binary);
     chmodSync(binary, 0o755);
-    execFileSync('chown', ['-R', 'postgres', dir]);
   }
+  if (asRoot) execFileSync('chown', ['-R', 'postgres', dir]);
   const ids = asRoot
     ? {
         uid: Number(execFileSync('id', ['-u', 'postgres']).toString()),

@@ -30,8 +30,9 @@ export function nameStatement(text: string): string {
  * A `pg` client class of one pool's own, which sends each registered text, with values, as its
  * named prepared statement, and notes when one of its named statements failed for its name (the
  * sign of a transaction pooler that does not keep them, with DATABASE_PREPARED_STATEMENTS=true:
- * /readyz then says so). One per pool, so a process holding several databases (the tests do)
- * judges each path by its own failures.
+ * /readyz then says so). One per database (its primary's pool and a replica's share it, as the
+ * start's probe judges them together), so a process holding several databases (the tests do)
+ * judges each by its own failures.
  */
 export function namingClient(): typeof pg.Client {
   let failedAt = Number.NEGATIVE_INFINITY;
@@ -41,11 +42,19 @@ export function namingClient(): typeof pg.Client {
   class NamingClient extends pg.Client {}
   NamingClient.prototype.query = function (this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
     const name = typeof config === 'string' && Array.isArray(values) ? names.get(config) : undefined;
-    const result = name
-      ? unnamed.call(this, { name, text: config, values }, callback)
-      : unnamed.call(this, config, values, callback);
-    // A named statement (one of ours, or a hot read's own) is watched for the pooler's refusal.
+    // A named statement (one of ours, or a hot read's own) is watched for the pooler's refusal,
+    // whether its caller waits on a promise or passes a callback (the pool's own query does).
     const named = name ?? (config as { name?: unknown } | null)?.name;
+    const done =
+      named && typeof callback === 'function'
+        ? (err: { code?: string } | null, res: unknown) => {
+            if (err) noteNameFailure(err);
+            callback(err, res);
+          }
+        : callback;
+    const result = name
+      ? unnamed.call(this, { name, text: config, values }, done)
+      : unnamed.call(this, config, values, done);
     if (named && result instanceof Promise) result.then(undefined, noteNameFailure);
     return result;
   } as pg.Client['query'];

@@ -66,7 +66,7 @@ describe('projects at the service', () => {
     expect(await refusal(listBuildLogs(db.em(), stranger.actor, id, { limit: 10 }))).toEqual(unknown);
     // Its owner's list shows it to a member, not to a stranger.
     const listed = async (actor: typeof owner.actor) =>
-      (await listProjects(db.em(), actor, { ownerId: owner.user.id, limit: 100 })).items.map((p) => p.id);
+      (await listProjects(db.em(), actor, { owner: owner.user.username, limit: 100 })).items.map((p) => p.id);
     expect(await listed(member.actor)).toContain(id);
     expect(await listed(stranger.actor)).not.toContain(id);
   });
