@@ -90,22 +90,7 @@ describe.skipIf(!clusterAvailable || !pgbouncerAvailable)('behind PgBouncer in t
     const t = await startServer({ databaseUrl: pooled, directUrl: direct });
     try {
       for (let i = 0; i < 4; i++) {
-        const em = t.db.orm.em.fork();
-        const name = uniqueName();
-        const user = await createUser(em, { username: name, email: `${name}@example.test` });
-        const { key } = await createKey(em, {
-          userId: user.id,
-          name: 'cli',
-          scopes: ['projects.read'],
-          expiresInDays: 1,
-        });
-        const run = await cli(['keys', 'revoke', '--id', key.id], {
-          DATABASE_URL: pooled,
-          DATABASE_DIRECT_URL: direct,
-        });
-        expect(run.code, run.output).toBe(0);
-        const stored = await t.db.orm.em.fork().execute('select revoked_at from api_keys where id = ?', [key.id]);
-        expect(stored[0]!.revoked_at).not.toBeNull();
+        await revokesThroughCli(t, pooled);
       }
     } finally {
       await t.close();
@@ -196,24 +181,7 @@ describe.skipIf(!clusterAvailable || !pgbouncerAvailable)('behind PgBouncer in t
     }, 120_000);
 
     it('the operator CLI revokes a key through it', async () => {
-      const em = servers[0]!.db.orm.em.fork();
-      const name = uniqueName();
-      const user = await createUser(em, { username: name, email: `${name}@example.test` });
-      const { key } = await createKey(em, {
-        userId: user.id,
-        name: 'cli',
-        scopes: ['projects.read'],
-        expiresInDays: 1,
-      });
-      const run = await cli(['keys', 'revoke', '--id', key.id], {
-        DATABASE_URL: keeper.url('shipyard'),
-        DATABASE_DIRECT_URL: direct,
-      });
-      expect(run.code, run.output).toBe(0);
-      const stored = await servers[0]!.db.orm.em
-        .fork()
-        .execute('select revoked_at from api_keys where id = ?', [key.id]);
-      expect(stored[0]!.revoked_at).not.toBeNull();
+      await revokesThroughCli(servers[0]!, keeper.url('shipyard'));
     }, 60_000);
   });
 });
@@ -253,6 +221,18 @@ async function readyWithin(port: number): Promise<{ status: number; body: string
     if (answer.status === 200 || Date.now() > deadline) return answer;
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/** A new key of a new user, revoked by `bin/shipyard keys revoke` through `url`: the CLI exits 0 and the key is revoked. */
+async function revokesThroughCli(t: TestServer, url: string): Promise<void> {
+  const em = t.db.orm.em.fork();
+  const name = uniqueName();
+  const user = await createUser(em, { username: name, email: `${name}@example.test` });
+  const { key } = await createKey(em, { userId: user.id, name: 'cli', scopes: ['projects.read'], expiresInDays: 1 });
+  const run = await cli(['keys', 'revoke', '--id', key.id], { DATABASE_URL: url, DATABASE_DIRECT_URL: direct });
+  expect(run.code, run.output).toBe(0);
+  const stored = await t.db.orm.em.fork().execute('select revoked_at from api_keys where id = ?', [key.id]);
+  expect(stored[0]!.revoked_at).not.toBeNull();
 }
 
 /** bin/shipyard with these settings added: its exit code and everything it wrote. */
