@@ -260,8 +260,9 @@ export class RedisCounters implements Counters {
   readonly #id = randomUUID();
   /** The instances alive at the last heartbeat, this one included. */
   #instances = 1;
-  /** Whether a heartbeat of this instance has landed in Redis before. */
+  /** Whether a heartbeat of this instance has landed in Redis before, and when the last one did. */
   #beaten = false;
+  #beatAt = 0;
   /**
    * The count held through a set that was lost, until when: a master that takes over (or a
    * Redis restarted) holds no peer that has not beaten on it yet, so the count from before stands
@@ -471,9 +472,14 @@ export class RedisCounters implements Counters {
     );
     if (beat === undefined) return;
     const [n = 1, added = 0] = beat;
-    // Not in the set although it has beaten before: the set was lost (a failover, a restart).
-    if (added === 1 && this.#beaten) this.#held = { count: this.#instances, until: Date.now() + ALIVE_MS };
+    const landed = Date.now();
+    // Not in the set although it has beaten before: the set was lost (a failover, a restart). Or
+    // back after beats that could not land (a failover that outlasted them): the peers could not
+    // beat either, and this beat has just dropped them from the set as silent.
+    const gap = landed - this.#beatAt > 2 * HEARTBEAT_MS;
+    if (this.#beaten && (added === 1 || gap)) this.#held = { count: this.#instances, until: landed + ALIVE_MS };
     this.#beaten = true;
+    this.#beatAt = landed;
     this.#instances = Math.max(1, n, Date.now() < this.#held.until ? this.#held.count : 1);
   }
 

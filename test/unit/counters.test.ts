@@ -135,4 +135,43 @@ describe.skipIf(!redis)('the circuit to Redis', () => {
     expect(await allowed(a, [{ key: 'fresh', limit: 10 }])).toBe(5);
     a.close();
   });
+
+  it('keeps counting a peer that a long failover kept from beating, as it kept this one', async () => {
+    const prefix = `shipyard:test:${randomUUID()}:`;
+    const set = `${prefix}instances`;
+    const clients = [await connect(), await connect()];
+    // `a` reaches Redis through a link that can be cut, as a master's death cuts it.
+    let cut = false;
+    const link = redisLinkOf(clients[0]!);
+    const cuttable = {
+      ...link,
+      get isReady() {
+        return !cut && link.isReady;
+      },
+    };
+    const a = new RedisCounters(cuttable, new MemoryCounters(), createLogger('silent'), prefix);
+    const b = new RedisCounters(redisLinkOf(clients[1]!), new MemoryCounters(), createLogger('silent'), prefix);
+    await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
+    b.close();
+    await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
+    // The freshest beat is `a`'s: `b` has stopped.
+    const [bId, aId] = await clients[1]!.zRange(set, 0, -1);
+    // No beat lands for longer than two beats; the master that takes over holds `a` as fresh
+    // (it had replicated `a`'s last beat) and `b` as silent since before.
+    cut = true;
+    await new Promise((r) => setTimeout(r, 2.5 * HEARTBEAT_MS));
+    expect(a.mode).toBe('local');
+    await clients[1]!.zAdd(set, [
+      { score: Date.now(), value: aId! },
+      { score: Date.now() - 10_000, value: bId! },
+    ]);
+    cut = false;
+    for (let i = 0; i < 50 && a.mode !== 'shared'; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(a.mode).toBe('shared');
+    // `a`'s first beat back dropped `b` as silent: the set says one instance, `a` still counts two.
+    expect(await clients[1]!.zCard(set)).toBe(1);
+    for (const c of clients) c.destroy();
+    expect(await allowed(a, [{ key: 'fresh', limit: 10 }])).toBe(5);
+    a.close();
+  });
 });
