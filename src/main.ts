@@ -25,6 +25,7 @@ import { sweepWebhookHistory, type WebhookSettings } from './webhooks/webhooks.s
 import { sweepSecurityLog } from './security-log/security-log.service.js';
 import type { KeyUse } from './keys/key-use.js';
 import { stopTelemetry, telemetryStarted } from './telemetry/stop.js';
+import { observeRequests } from './telemetry/requests.js';
 
 /** The argument with which bin/shipyard.mjs says it holds a channel to the server (see launcherEnded). */
 const LAUNCHER_CHANNEL_ARG = '--launcher-channel';
@@ -89,7 +90,8 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     webhooks,
     warmValidators: true,
   });
-  const server = httpServer(app).listen(config.port, config.host);
+  const observed = telemetryStarted();
+  const server = httpServer(observed ? observeRequests(app, observed) : app).listen(config.port, config.host);
   // No request may hold a connection for ever: headers within 20 s, the whole request within 60 s.
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;

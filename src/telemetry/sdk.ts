@@ -1,13 +1,12 @@
 /**
  * The OpenTelemetry SDK for Node, as src/instrument.ts starts it: configured by the SDK's standard
  * variables (OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, …) and METRICS_PORT
- * (docs/decisions/0017). Instrumented: incoming and outgoing HTTP through `node:http` (webhook
+ * (docs/decisions/0017). Instrumented: outgoing HTTP through `node:http` (webhook
  * deliveries; GitHub's client uses fetch, which is not), PostgreSQL statements, Redis commands,
- * and the runtime (event-loop delay, heap). Express is not instrumented: the operation's route
- * template names a request (./telemetry.ts, nameRoute), and its middleware spans would only add
- * noise and cost.
+ * and the runtime (event-loop delay, heap). Incoming requests are observed by the server itself
+ * (./requests.ts), named by the operation's route template. Express is not instrumented: its
+ * middleware spans would only add noise and cost.
  */
-import type { IncomingMessage } from 'node:http';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -32,9 +31,6 @@ export type TelemetrySettings = {
   /** Prometheus's exposition: where it listens. */
   prometheus: { host: string; port: number } | undefined;
 };
-
-/** Probes answer every few seconds: their spans would bury the requests. */
-const PROBES = new Set(['/healthz', '/readyz']);
 
 /** A line on stderr as the service's logger writes them (the logger is not made yet). */
 const logError = (msg: string, fields: Record<string, unknown>) =>
@@ -91,20 +87,12 @@ export function startTelemetry(settings: TelemetrySettings): void {
     logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({
-        // Prometheus's scrapes (its exporter's server is an http server too) and the probes.
-        ignoreIncomingRequestHook: (req) =>
-          PROBES.has((req.url ?? '').split('?')[0]!) ||
-          (settings.prometheus !== undefined && req.socket.localPort === settings.prometheus.port),
-        // Outgoing calls (webhook deliveries) are spans of the work that made them, never roots.
+        // The server's spans and request metric are ours (./requests.ts); outgoing requests
+        // (webhook deliveries) are the instrumentation's.
+        disableIncomingRequestInstrumentation: true,
+        // Outgoing calls are spans of the work that made them, never roots.
         requireParentforOutgoingSpans: true,
         startOutgoingSpanHook: (options) => ({ 'url.full': origin(options) }),
-        requestHook: (span, req) => {
-          if (!span.isRecording() || !('headers' in req)) return;
-          // The API takes no secret in a URL, but a client may send one anyway: names and values redacted.
-          const url = (req as IncomingMessage).url ?? '';
-          const at = url.indexOf('?');
-          if (at >= 0) span.setAttribute('url.query', redactedQuery(url.slice(at + 1)));
-        },
       }),
       new PgInstrumentation({
         // Traced, a statement belongs to a request or a job; the queue's polling would be thousands of roots.
@@ -125,7 +113,7 @@ export function startTelemetry(settings: TelemetrySettings): void {
     ],
   });
   sdk.start();
-  onTelemetryStop(() => sdk.shutdown());
+  onTelemetryStop(() => sdk.shutdown(), { traces: settings.traces });
 }
 
 /** A named (prepared) statement's text never changes: it is scrubbed once. */
@@ -139,15 +127,4 @@ function scrubbed(text: string, name: string | undefined): string {
     scrubbedByName.set(name, clean);
   }
   return clean;
-}
-
-/** `a=1&b=2` as `a=REDACTED&b=REDACTED`; a name that is no short plain word is redacted too. */
-function redactedQuery(query: string): string {
-  return query
-    .split('&')
-    .map((pair) => {
-      const name = pair.split('=')[0]!;
-      return `${/^[A-Za-z][\w.-]{0,31}$/.test(name) ? name : 'REDACTED'}=REDACTED`;
-    })
-    .join('&');
 }

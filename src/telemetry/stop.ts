@@ -3,13 +3,15 @@
  * the server's and the worker's shutdown call stopTelemetry last. Nothing started, nothing to do.
  */
 let stop: (() => Promise<void>) | undefined;
+let started: { traces: boolean } | undefined;
 
-export function onTelemetryStop(fn: () => Promise<void>): void {
+export function onTelemetryStop(fn: () => Promise<void>, what: { traces: boolean }): void {
   stop = fn;
+  started = what;
 }
 
-/** Whether the SDK was started in this process (src/instrument.ts, loaded with `--import`). */
-export const telemetryStarted = (): boolean => stop !== undefined;
+/** Whether the SDK was started in this process (src/instrument.ts, loaded with `--import`), and whether it traces. */
+export const telemetryStarted = (): { traces: boolean } | undefined => started;
 
 /** Flushes and ends the SDK (5 s at most: an exporter that does not answer does not hold the exit). */
 export async function stopTelemetry(): Promise<void> {

@@ -6,6 +6,7 @@
  */
 import {
   context,
+  createContextKey,
   defaultTextMapGetter,
   defaultTextMapSetter,
   metrics,
@@ -17,7 +18,7 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import { getRPCMetadata, RPCType, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 const tracer = trace.getTracer('shipyard');
 // The API has no proxy for meters: the SDK must be started before this module loads (it is:
@@ -32,14 +33,20 @@ export function traceId(): string | undefined {
   return span && trace.isSpanContextValid(span) ? span.traceId : undefined;
 }
 
+/** What the HTTP server learns about a request while it runs (./requests.ts): its route, once an operation matched. */
+export type ObservedRequest = { route?: string };
+
+export const OBSERVED_REQUEST = createContextKey('shipyard.request');
+
 /**
  * The request's route as the contract writes it (`/api/v1/projects/{projectId}`): the HTTP server
  * span's name and `http.route`, and the request-duration metric's label. Express alone sees only
- * the mount path, and a raw path would give every id a series of its own.
+ * the mount path, and a raw path would give every id a series of its own. Outside an observed
+ * request (telemetry off, a test's in-process server) it does nothing.
  */
 export function nameRoute(route: string): void {
-  const rpc = getRPCMetadata(context.active());
-  if (rpc?.type === RPCType.HTTP) rpc.route = route;
+  const observed = context.active().getValue(OBSERVED_REQUEST) as ObservedRequest | undefined;
+  if (observed) observed.route = route;
 }
 
 /** Attributes on the request's own span (the HTTP server span): what an MCP request asked. */
