@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,6 +162,36 @@ describe('OpenTelemetry, configured by the standard variables', () => {
     expect(attr(span!, 'http.response.status_code')).toBe(404);
     // Its log line carries the same trace id.
     expect(log).toMatch(new RegExp(`"traceId":"${trace}"`));
+  });
+
+  it('keeps a request in its trace when its chunked body ends only after the pipeline began', async () => {
+    const trace = randomBytes(16).toString('hex');
+    // Warm: the request below must find the pipeline waiting for its body, not still authenticating.
+    await call(`/projects/${randomUUID()}`, { method: 'DELETE' });
+    const sent = request(`${api}/projects/${randomUUID()}`, {
+      method: 'DELETE',
+      headers: {
+        authorization: `Bearer ${token}`,
+        traceparent: `00-${trace}-${randomBytes(8).toString('hex')}-01`,
+        'transfer-encoding': 'chunked',
+      },
+    });
+    const answered = new Promise<IncomingMessage>((resolve, reject) =>
+      sent.on('response', resolve).on('error', reject),
+    );
+    sent.flushHeaders();
+    // The empty body's last chunk, in a packet of its own once the request is under way.
+    await new Promise((r) => setTimeout(r, 1000));
+    sent.end();
+    const res = await answered;
+    let body = '';
+    for await (const chunk of res) body += chunk;
+    expect(res.statusCode).toBe(404);
+    expect(JSON.parse(body)).toMatchObject({ code: 'unknown-project', traceId: trace });
+    const span = await until(() => receiver.spans.find((s) => s.traceId === trace && s.kind === 2));
+    expect(span!.name).toBe('DELETE /api/v1/projects/{projectId}');
+    // The statements that looked for the project are in the trace too.
+    expect(receiver.spans.some((s) => s.traceId === trace && s.parentSpanId === span!.spanId)).toBe(true);
   });
 
   let writeTrace = '';

@@ -472,15 +472,18 @@ export class RedisCounters implements Counters {
     );
     if (beat === undefined) return;
     const [n = 1, added = 0] = beat;
-    const landed = Date.now();
+    // A clock that cannot step: a wall-clock correction is no gap.
+    const landed = performance.now();
     // Not in the set although it has beaten before: the set was lost (a failover, a restart). Or
     // back after beats that could not land (a failover that outlasted them): the peers could not
-    // beat either, and this beat has just dropped them from the set as silent.
+    // beat either, and this beat has just dropped them from the set as silent. While Redis keeps
+    // flapping so, the hold renews itself and a peer that left meanwhile is still counted: smaller
+    // shares, never more than the budget.
     const gap = landed - this.#beatAt > 2 * HEARTBEAT_MS;
     if (this.#beaten && (added === 1 || gap)) this.#held = { count: this.#instances, until: landed + ALIVE_MS };
     this.#beaten = true;
     this.#beatAt = landed;
-    this.#instances = Math.max(1, n, Date.now() < this.#held.until ? this.#held.count : 1);
+    this.#instances = Math.max(1, n, landed < this.#held.until ? this.#held.count : 1);
   }
 
   /** What was spent here while Redis was away, added to Redis's counts (each to the window it was spent in). */

@@ -30,7 +30,7 @@ const PROBES = new Set(['/healthz', '/readyz']);
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 
 /** `a=1&b=2` as `a=REDACTED&b=REDACTED`; a name that is no short plain word is redacted too. */
-export function redactedQuery(query: string): string {
+function redactedQuery(query: string): string {
   return query
     .split('&')
     .map((pair) => {
@@ -47,7 +47,8 @@ function requestAttributes(req: IncomingMessage, method: string, path: string, q
     'url.scheme': 'http',
     'url.path': path,
     'network.protocol.version': req.httpVersion,
-    'client.address': req.socket.remoteAddress,
+    'network.peer.address': req.socket.remoteAddress,
+    'network.peer.port': req.socket.remotePort,
   };
   if (method === '_OTHER') attributes['http.request.method_original'] = req.method;
   // The API takes no secret in a URL, but a client may send one anyway: names and values redacted.
@@ -110,14 +111,18 @@ function ended(
     'http.request.method': method,
     'url.scheme': 'http',
     'network.protocol.version': res.req.httpVersion,
-    'http.response.status_code': status,
   };
+  // Gone before any answer (the client left, or the request's time ran out): no status was sent.
+  if (res.headersSent) attributes['http.response.status_code'] = status;
   if (observed.route) attributes['http.route'] = observed.route;
   if (error) attributes['error.type'] = error;
   duration.record(ms / 1000, attributes);
   if (!span) return;
   if (observed.route) span.updateName(`${method} ${observed.route}`);
   span.setAttributes(attributes);
+  // The client as express saw it: behind a trusted proxy, the address the proxy forwarded.
+  const client = (res.req as { ip?: string }).ip ?? res.req.socket.remoteAddress;
+  if (client) span.setAttribute('client.address', client);
   if (error) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
 }

@@ -149,22 +149,30 @@ describe.skipIf(!redis)('the circuit to Redis', () => {
         return !cut && link.isReady;
       },
     };
-    const a = new RedisCounters(cuttable, new MemoryCounters(), createLogger('silent'), prefix);
+    // `b` first, so that each one's id is known: the set's only member, then the other one.
     const b = new RedisCounters(redisLinkOf(clients[1]!), new MemoryCounters(), createLogger('silent'), prefix);
+    const members = async (count: number) => {
+      for (let i = 0; i < 50 && (await clients[1]!.zCard(set)) < count; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      return clients[1]!.zRange(set, 0, -1);
+    };
+    const [bId] = await members(1);
+    const a = new RedisCounters(cuttable, new MemoryCounters(), createLogger('silent'), prefix);
+    const aId = (await members(2)).find((id) => id !== bId);
     await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
     b.close();
-    await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
-    // The freshest beat is `a`'s: `b` has stopped.
-    const [bId, aId] = await clients[1]!.zRange(set, 0, -1);
     // No beat lands for longer than two beats; the master that takes over holds `a` as fresh
-    // (it had replicated `a`'s last beat) and `b` as silent since before.
+    // (it had replicated `a`'s last beat) and `b` as silent since before, by Redis's clock.
     cut = true;
     await new Promise((r) => setTimeout(r, 2.5 * HEARTBEAT_MS));
     expect(a.mode).toBe('local');
+    const [seconds, micros] = (await clients[1]!.sendCommand(['TIME'])) as [string, string];
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     await clients[1]!.zAdd(set, [
-      { score: Date.now(), value: aId! },
-      { score: Date.now() - 10_000, value: bId! },
+      { score: now, value: aId! },
+      { score: now - 10_000, value: bId! },
     ]);
+    await clients[1]!.pExpire(set, 5000);
     cut = false;
     for (let i = 0; i < 50 && a.mode !== 'shared'; i++) await new Promise((r) => setTimeout(r, 100));
     expect(a.mode).toBe('shared');
