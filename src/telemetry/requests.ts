@@ -2,9 +2,10 @@
  * The HTTP server's side of OpenTelemetry, made here instead of by @opentelemetry/instrumentation-http
  * (docs/decisions/0017): one SERVER span per request, named by the contract's route template,
  * and the `http.server.request.duration` histogram by method, route and status. The
- * instrumentation's incoming side wraps every listener of the request and response in the
- * request's context and builds a dozen attributes it then throws away; on the fastest read that
- * was most of what tracing cost. Outgoing requests (webhook deliveries) keep the instrumentation.
+ * instrumentation's incoming side binds every listener of the request and response to the
+ * request's context and builds a dozen attributes for its span and its metric; on the fastest
+ * read that was most of what tracing cost. Outgoing requests (webhook deliveries) keep the
+ * instrumentation.
  *
  * Only src/main.ts wraps its server with it, and only when the SDK was started: off, nothing
  * here runs.
@@ -19,6 +20,7 @@ import {
   SpanStatusCode,
   trace,
   type Attributes,
+  type Histogram,
   type Span,
 } from '@opentelemetry/api';
 import { OBSERVED_REQUEST, type ObservedRequest } from './telemetry.js';
@@ -102,7 +104,7 @@ function ended(
   observed: ObservedRequest,
   ms: number,
   span: Span | undefined,
-  duration: ReturnType<ReturnType<typeof metrics.getMeter>['createHistogram']>,
+  duration: Histogram,
 ): void {
   const status = res.statusCode;
   // A response cut off before its end is an error whatever its status line said.
