@@ -109,19 +109,21 @@ function ended(
   const status = res.statusCode;
   // A response cut off before its end is an error whatever its status line said.
   const error = !res.writableFinished ? 'aborted' : status >= 500 ? String(status) : undefined;
-  const attributes: Attributes = {
+  // What the request's end adds; the span has the rest since it started.
+  const outcome: Attributes = {};
+  // Gone before any answer (the client left, or the request's time ran out): no status was sent.
+  if (res.headersSent) outcome['http.response.status_code'] = status;
+  if (observed.route) outcome['http.route'] = observed.route;
+  if (error) outcome['error.type'] = error;
+  duration.record(ms / 1000, {
     'http.request.method': method,
     'url.scheme': 'http',
     'network.protocol.version': res.req.httpVersion,
-  };
-  // Gone before any answer (the client left, or the request's time ran out): no status was sent.
-  if (res.headersSent) attributes['http.response.status_code'] = status;
-  if (observed.route) attributes['http.route'] = observed.route;
-  if (error) attributes['error.type'] = error;
-  duration.record(ms / 1000, attributes);
+    ...outcome,
+  });
   if (!span) return;
   if (observed.route) span.updateName(`${method} ${observed.route}`);
-  span.setAttributes(attributes);
+  span.setAttributes(outcome);
   // The client as express saw it: behind a trusted proxy, the address the proxy forwarded.
   const client = (res.req as { ip?: string }).ip ?? res.req.socket.remoteAddress;
   if (client) span.setAttribute('client.address', client);
