@@ -172,25 +172,29 @@ describe.skipIf(!available)('Redis frozen, down and back', () => {
     );
   }, 60_000);
 
-  it('takes answers late for less than a second as a busy machine, not an outage: the circuit stays closed, nothing logged', async () => {
+  it('waits out answers late for less than a second, as on a busy machine: Redis decides, the circuit stays closed, nothing logged', async () => {
+    await knowEachOther();
     const { token } = await userWithKey(t, ['content.read']);
+    // Three of the key's four spent through one instance: its share of the budget (half, with two
+    // instances alive) is spent, the budget is not.
+    for (let i = 0; i < PER_KEY - 1; i++) expect((await get(`${urls[0]}/platform/versions`, token)).status).toBe(200);
     const before = said.length;
-    // Redis starved of CPU for a moment, as on a loaded machine: a few answers come late.
+    // Redis starved of CPU for 400 ms, as on a loaded machine: the answer comes late, and it is
+    // Redis's, not this instance's share counted on its own.
     redisProcess!.kill('SIGSTOP');
-    let statuses: number[];
+    const thaw = setTimeout(() => redisProcess!.kill('SIGCONT'), 400);
+    let status: number;
     try {
-      statuses = await Promise.all([
-        get(`${urls[0]}/platform/versions`, token),
-        get(`${urls[1]}/platform/versions`, token),
-      ]).then((all) => all.map((r) => r.status));
-      await new Promise((r) => setTimeout(r, 150));
+      status = (await get(`${urls[0]}/platform/versions`, token)).status;
     } finally {
+      clearTimeout(thaw);
       redisProcess!.kill('SIGCONT');
     }
-    expect(statuses).toEqual([200, 200]);
+    expect(status).toBe(200);
     expect(counters.slice(0, 2).map((c) => c.mode)).toEqual(['shared', 'shared']);
     expect(said.slice(before).filter((m) => /^redis /.test(m))).toEqual([]);
-    expect((await get(`${urls[0]}/platform/versions`, token)).status).toBe(200);
+    // Counted once, in Redis: the budget is spent on both instances.
+    for (const url of urls.slice(0, 2)) expect((await get(`${url}/platform/versions`, token)).status, url).toBe(429);
   });
 
   it('gives one key no more than its budget over a window in which Redis froze for a second, one instance idle before', async () => {

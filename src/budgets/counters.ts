@@ -1,7 +1,8 @@
 /**
  * Fixed-window counters for the request budgets: in this process, or in Redis (REDIS_URL) so that
- * every instance spends from one budget. Redis is never waited on for long: each call has a short
- * timeout, and after a failure a circuit opens and the counters of this process stand in (each
+ * every instance spends from one budget. Redis is never waited on for long: a call whose answer is
+ * late waits on only until answers have stayed late for a second (a busy machine, not an outage),
+ * and after a failure a circuit opens and the counters of this process stand in (each
  * instance then enforces the budgets on its own: never unlimited) until Redis answers again,
  * which is tried every REDIS_RETRY_MS by the next request or readiness check. The state is logged
  * once per change and reported by /readyz.
@@ -162,12 +163,16 @@ const SAME_WINDOW_SLACK_MS = 1000;
 const sameWindow = (leftMs: number, take: { at: number; resetMs: number }) =>
   leftMs > 0 && Math.abs(leftMs - (take.at + take.resetMs - Date.now())) <= SAME_WINDOW_SLACK_MS;
 
+/** How long an answer may take before it counts as late. */
 const REDIS_TIMEOUT_MS = 150;
-/** How long answers may stay late before the circuit opens (a refused connection opens it at once). */
+/**
+ * How long answers may stay late, counted from the first late one, before the circuit opens (a
+ * refused connection opens it at once): meanwhile a late call keeps waiting for its answer.
+ */
 const OPEN_AFTER_SLOW_MS = 1000;
 /** The most counters whose units are owed to Redis at once. */
 const OWED_MAX = 50_000;
-/** Redis did not answer within REDIS_TIMEOUT_MS; `landing` settles when it does, or fails when the command is lost. */
+/** Redis did not answer in time; `landing` settles when it does, or fails when the command is lost. */
 class LateAnswer extends Error {
   constructor(
     message: string,
@@ -307,10 +312,10 @@ export class RedisCounters implements Counters {
           ? this.#takeOneByOne(budgets, units, windowMs)
           : this.#takeShared(budgets, units, windowMs),
       () => this.#takeLocally(budgets, units, windowMs),
-      // A late answer (a busy machine): the script was sent and lands in Redis when it runs, so the
-      // take is counted here for this answer only, neither owed to Redis (it would count twice)
-      // nor kept as a second limit for the rest of the window. Should the command be lost instead
-      // (the master died with it in flight), what was allowed here is owed after all.
+      // The late answer that opens the circuit: the script was sent and lands in Redis if it ever
+      // runs, so the take is counted here for this answer only, neither owed to Redis (it would
+      // count twice) nor kept as a second limit for the rest of the window. Should the command be
+      // lost instead (the master died with it in flight), what was allowed here is owed after all.
       async (late) => {
         const at = Date.now();
         const taken = await this.#takeLocally(budgets, units, windowMs, { keep: false, owe: false });
@@ -595,21 +600,17 @@ export class RedisCounters implements Counters {
       }
       return result;
     } catch (err) {
-      // An answer later than the bound, from a Redis that answered a moment ago: a busy machine
-      // (its Redis starved of CPU for a moment) rather than an outage. This call counts here, and
-      // the circuit opens only if answers stay late for OPEN_AFTER_SLOW_MS.
-      if (!this.#open && err instanceof LateAnswer) {
-        this.#slowSince ??= Date.now();
-        if (Date.now() - this.#slowSince < OPEN_AFTER_SLOW_MS) return whileSlow(err);
-      }
-      if (!this.#open) {
+      const opening = !this.#open;
+      if (opening) {
         this.#open = true;
         this.log.error('redis does not answer: request budgets are counted by each instance until it does', {
           error: (err as Error).message,
         });
       }
       this.#probeAt = Date.now() + REDIS_RETRY_MS;
-      return local();
+      // The late call that opens the circuit: its command still lands in Redis if Redis ever runs
+      // it, so it is counted here for this answer only.
+      return opening && err instanceof LateAnswer ? whileSlow(err) : local();
     }
   }
 
@@ -624,15 +625,35 @@ export class RedisCounters implements Counters {
     // time in which this process could read counts against the bound: when its own thread was busy
     // (an upload's decoding, a burst of requests), the client may not even have written the command
     // yet, so CPU load alone never opens the circuit.
-    let timer: { cancel(): void } | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = lagAwareTimeout(REDIS_TIMEOUT_MS, () =>
-        reject(new LateAnswer(`no answer within ${REDIS_TIMEOUT_MS} ms`, command)),
-      );
-    });
     command.catch(() => undefined); // answered after the timeout: nobody is waiting any more
+    const sent = Date.now();
+    if (await this.#answeredWithin(command, REDIS_TIMEOUT_MS)) return ((await command) as unknown[]).map(Number);
+    // Late, from a Redis that answered a moment ago: a busy machine (its Redis starved of CPU while
+    // this thread was free) rather than an outage, so the call waits on for its answer, until
+    // answers have stayed late for OPEN_AFTER_SLOW_MS (an answer that comes resets the count). An
+    // open circuit's probe does not wait on.
+    if (!this.#open) {
+      this.#slowSince ??= Date.now();
+      const left = this.#slowSince + OPEN_AFTER_SLOW_MS - Date.now();
+      if (left > 0 && (await this.#answeredWithin(command, left))) return ((await command) as unknown[]).map(Number);
+    }
+    throw new LateAnswer(`no answer within ${Date.now() - sent} ms`, command);
+  }
+
+  /** Whether `command` settled within `ms` of free time on this thread (failed ones included: awaiting it throws). */
+  async #answeredWithin(command: Promise<unknown>, ms: number): Promise<boolean> {
+    let timer: { cancel(): void } | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = lagAwareTimeout(ms, () => resolve(false));
+    });
     try {
-      return ((await Promise.race([command, late])) as unknown[]).map(Number);
+      return await Promise.race([
+        command.then(
+          () => true,
+          () => true,
+        ),
+        late,
+      ]);
     } finally {
       timer?.cancel();
     }
