@@ -536,6 +536,13 @@ export class RedisCounters implements Counters {
         if (this.#open) this.#owe(key, units, Date.now() + count.resetMs);
         return count;
       },
+      // Sent but not answered: owed only if the command is lost (as a late take).
+      async (late) => {
+        const count = await this.local.add(key, units, windowMs);
+        const resetAt = Date.now() + count.resetMs;
+        late.landing.catch(() => this.#owe(key, units, resetAt));
+        return count;
+      },
     );
   }
 
@@ -587,8 +594,12 @@ export class RedisCounters implements Counters {
     const wasOpen = this.#open;
     if (wasOpen) this.#probeAt = Date.now() + REDIS_RETRY_MS;
     try {
-      // What was counted here meanwhile (the circuit open, or answers late) goes back first.
-      if (wasOpen || this.#owed.size) await this.#writeBack();
+      // What was counted here meanwhile (the circuit open, or answers late) goes back first. Its
+      // late answer is not this call's: this call's own command was never sent.
+      if (wasOpen || this.#owed.size)
+        await this.#writeBack().catch((err: unknown) => {
+          throw err instanceof LateAnswer ? new Error(err.message) : err;
+        });
       const result = await shared();
       this.#slowSince = undefined;
       if (this.#open) {
@@ -600,17 +611,17 @@ export class RedisCounters implements Counters {
       }
       return result;
     } catch (err) {
-      const opening = !this.#open;
-      if (opening) {
+      if (!this.#open) {
         this.#open = true;
         this.log.error('redis does not answer: request budgets are counted by each instance until it does', {
           error: (err as Error).message,
         });
       }
       this.#probeAt = Date.now() + REDIS_RETRY_MS;
-      // The late call that opens the circuit: its command still lands in Redis if Redis ever runs
-      // it, so it is counted here for this answer only.
-      return opening && err instanceof LateAnswer ? whileSlow(err) : local();
+      // A call whose own command was sent but not answered: it still lands in Redis if Redis ever
+      // runs it, so it is counted here for this answer only (the calls that gave up together with
+      // the one that opened the circuit included).
+      return err instanceof LateAnswer ? whileSlow(err) : local();
     }
   }
 
@@ -627,36 +638,56 @@ export class RedisCounters implements Counters {
     // yet, so CPU load alone never opens the circuit.
     command.catch(() => undefined); // answered after the timeout: nobody is waiting any more
     const sent = Date.now();
-    if (await this.#answeredWithin(command, REDIS_TIMEOUT_MS)) return ((await command) as unknown[]).map(Number);
+    if (await answeredWithin(command, (expire) => lagAwareTimeout(REDIS_TIMEOUT_MS, expire)))
+      return ((await command) as unknown[]).map(Number);
     // Late, from a Redis that answered a moment ago: a busy machine (its Redis starved of CPU while
     // this thread was free) rather than an outage, so the call waits on for its answer, until
-    // answers have stayed late for OPEN_AFTER_SLOW_MS (an answer that comes resets the count). An
-    // open circuit's probe does not wait on.
+    // answers have stayed late for OPEN_AFTER_SLOW_MS (an answer that completes a call starts the
+    // count again). This wait is a plain one, on the clock: at most that second, never restarted.
+    // An open circuit's probe does not wait on.
     if (!this.#open) {
       this.#slowSince ??= Date.now();
       const left = this.#slowSince + OPEN_AFTER_SLOW_MS - Date.now();
-      if (left > 0 && (await this.#answeredWithin(command, left))) return ((await command) as unknown[]).map(Number);
+      if (left > 0 && (await answeredWithin(command, (expire) => plainTimeout(left, expire))))
+        return ((await command) as unknown[]).map(Number);
     }
     throw new LateAnswer(`no answer within ${Date.now() - sent} ms`, command);
   }
+}
 
-  /** Whether `command` settled within `ms` of free time on this thread (failed ones included: awaiting it throws). */
-  async #answeredWithin(command: Promise<unknown>, ms: number): Promise<boolean> {
-    let timer: { cancel(): void } | undefined;
-    const late = new Promise<false>((resolve) => {
-      timer = lagAwareTimeout(ms, () => resolve(false));
-    });
-    try {
-      return await Promise.race([
-        command.then(
-          () => true,
-          () => true,
-        ),
-        late,
-      ]);
-    } finally {
-      timer?.cancel();
-    }
+/** Calls `expire` after `ms`, and one more turn of the event loop's I/O poll, so that an answer that arrived meanwhile is read first. */
+function plainTimeout(ms: number, expire: () => void): { cancel(): void } {
+  let immediate: NodeJS.Immediate | undefined;
+  const timeout = setTimeout(() => {
+    immediate = setImmediate(expire);
+  }, ms);
+  return {
+    cancel() {
+      clearTimeout(timeout);
+      clearImmediate(immediate);
+    },
+  };
+}
+
+/** Whether `command` settled before `timer` expired (a failed one included: awaiting it throws). */
+async function answeredWithin(
+  command: Promise<unknown>,
+  timeout: (expire: () => void) => { cancel(): void },
+): Promise<boolean> {
+  let timer: { cancel(): void } | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = timeout(() => resolve(false));
+  });
+  try {
+    return await Promise.race([
+      command.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    timer?.cancel();
   }
 }
 
