@@ -312,10 +312,11 @@ export class RedisCounters implements Counters {
           ? this.#takeOneByOne(budgets, units, windowMs)
           : this.#takeShared(budgets, units, windowMs),
       () => this.#takeLocally(budgets, units, windowMs),
-      // The late answer that opens the circuit: the script was sent and lands in Redis if it ever
-      // runs, so the take is counted here for this answer only, neither owed to Redis (it would
-      // count twice) nor kept as a second limit for the rest of the window. Should the command be
-      // lost instead (the master died with it in flight), what was allowed here is owed after all.
+      // A late answer (waited on until answers had stayed late for a second, or a probe's): the
+      // script was sent and lands in Redis if it ever runs, so the take is counted here for this
+      // answer only, neither owed to Redis (it would count twice) nor kept as a second limit for
+      // the rest of the window. Should the command be lost instead (the master died with it in
+      // flight), what was allowed here is owed after all.
       async (late) => {
         const at = Date.now();
         const taken = await this.#takeLocally(budgets, units, windowMs, { keep: false, owe: false });
