@@ -552,11 +552,11 @@ const rssBefore = rssMb(app.pid!);
 const rounds = new Map<string, Outcome[]>(scenarios.map((s) => [s.name, []]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const s of scenarios) {
-    if (round === 0) queued += (await drive(s, 2, undefined, PAIRS_WARM_UP)).ok * Number(Boolean(s.queuesDeliveries));
+    const warmUp = round === 0 ? await drive(s, 2, undefined, PAIRS_WARM_UP) : undefined;
     const outcome = await drive(s, DURATION);
     rounds.get(s.name)!.push(outcome);
     if (s.queuesDeliveries) {
-      queued += outcome.ok;
+      queued += (warmUp?.ok ?? 0) + outcome.ok;
       await drainDeliveries();
     }
   }

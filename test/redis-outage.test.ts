@@ -193,7 +193,7 @@ describe.skipIf(!available)('Redis frozen, down and back', () => {
     expect(status).toBe(200);
     expect(counters.slice(0, 2).map((c) => c.mode)).toEqual(['shared', 'shared']);
     expect(said.slice(before).filter((m) => /^redis /.test(m))).toEqual([]);
-    // Counted once, in Redis: the budget is spent on both instances.
+    // Redis holds the budget as spent: both instances refuse the next request.
     for (const url of urls.slice(0, 2)) expect((await get(`${url}/platform/versions`, token)).status, url).toBe(429);
   });
 

@@ -190,17 +190,18 @@ const BUSY_RESTARTS = 3;
 /**
  * Calls `expire` once `ms` have passed in which this process's thread was free. A timer that fires
  * late by more than half its length means the thread was held (the client's queued writes and the
- * answers waiting to be read were held with it), so the wait starts over, a bounded number of times.
- * When it does expire, it does so after one more turn of the event loop's I/O poll (setImmediate
- * runs after it), so that an answer that arrived meanwhile is read first.
+ * answers waiting to be read were held with it), so the wait starts over, at most `maxRestarts`
+ * times (with none, it is a plain wait on the clock). When it does expire, it does so after one
+ * more turn of the event loop's I/O poll (setImmediate runs after it), so that an answer that
+ * arrived meanwhile is read first.
  */
-function lagAwareTimeout(ms: number, expire: () => void): { cancel(): void } {
+function lagAwareTimeout(ms: number, expire: () => void, maxRestarts = BUSY_RESTARTS): { cancel(): void } {
   let timeout: NodeJS.Timeout | undefined;
   let immediate: NodeJS.Immediate | undefined;
   const arm = (restarts: number) => {
     const due = performance.now() + ms;
     timeout = setTimeout(() => {
-      if (performance.now() - due > ms / 2 && restarts < BUSY_RESTARTS) return arm(restarts + 1);
+      if (performance.now() - due > ms / 2 && restarts < maxRestarts) return arm(restarts + 1);
       immediate = setImmediate(expire);
     }, ms);
   };
@@ -649,25 +650,11 @@ export class RedisCounters implements Counters {
     if (!this.#open) {
       this.#slowSince ??= Date.now();
       const left = this.#slowSince + OPEN_AFTER_SLOW_MS - Date.now();
-      if (left > 0 && (await answeredWithin(command, (expire) => plainTimeout(left, expire))))
+      if (left > 0 && (await answeredWithin(command, (expire) => lagAwareTimeout(left, expire, 0))))
         return ((await command) as unknown[]).map(Number);
     }
     throw new LateAnswer(`no answer within ${Date.now() - sent} ms`, command);
   }
-}
-
-/** Calls `expire` after `ms`, and one more turn of the event loop's I/O poll, so that an answer that arrived meanwhile is read first. */
-function plainTimeout(ms: number, expire: () => void): { cancel(): void } {
-  let immediate: NodeJS.Immediate | undefined;
-  const timeout = setTimeout(() => {
-    immediate = setImmediate(expire);
-  }, ms);
-  return {
-    cancel() {
-      clearTimeout(timeout);
-      clearImmediate(immediate);
-    },
-  };
 }
 
 /** Whether `command` settled before `timer` expired (a failed one included: awaiting it throws). */
