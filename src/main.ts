@@ -7,7 +7,7 @@ import { getHeapStatistics } from 'node:v8';
 import { databaseSettings, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { createApp } from './app.js';
-import { createLogger } from './http/log.js';
+import { createLogger, flushLogs } from './http/log.js';
 import type { Logger } from './kernel/logger.js';
 import { connectRedis, type Counters } from './budgets/counters.js';
 import { httpServer } from './http/client-errors.js';
@@ -294,6 +294,7 @@ function launcherEnded(): Promise<void> {
 // Run as the entry module (bin/shipyard.mjs serve), not imported (tests): in any directory, spaces included.
 if (import.meta.main) {
   serve(loadConfig(), { launcherChannel: process.argv.includes(LAUNCHER_CHANNEL_ARG) }).catch((err: Error) => {
+    flushLogs();
     process.stderr.write(`shipyard: ${err.message}\n`);
     process.exit(1);
   });

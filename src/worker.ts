@@ -7,7 +7,7 @@
  */
 import { databaseSettings, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
-import { createLogger } from './http/log.js';
+import { createLogger, flushLogs } from './http/log.js';
 import { runWebhookWorker, webhookSettings } from './main.js';
 import { stopTelemetry } from './telemetry/stop.js';
 
@@ -43,6 +43,7 @@ export async function work(config: Config = loadConfig()): Promise<void> {
 
 if (import.meta.main) {
   work().catch((err: Error) => {
+    flushLogs();
     process.stderr.write(`shipyard worker: ${err.message}\n`);
     process.exit(1);
   });

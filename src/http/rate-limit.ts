@@ -29,7 +29,17 @@ const MINUTE_MS = 60_000;
 /** The client's address as a budget's name (IPv6 by its /56, as express-rate-limit groups them). */
 const addressOf = (req: Request) => ipKeyGenerator(req.ip ?? '');
 /** A partition key for the headers: names the budget without revealing the key or user id (9 bytes of its SHA-256: 12 base64 characters). */
-const partition = (name: string) => hash('sha256', name, 'base64').slice(0, 12);
+const partition = (name: string): string => {
+  let key = partitions.get(name);
+  if (key === undefined) {
+    // Every request announces its two budgets: each name is hashed once, and the names kept are bounded.
+    if (partitions.size >= 10_000) partitions.clear();
+    key = hash('sha256', name, 'base64').slice(0, 12);
+    partitions.set(name, key);
+  }
+  return key;
+};
+const partitions = new Map<string, string>();
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /** The budget a refusal spent, as the rate-limit metric names it (never whose it was). */

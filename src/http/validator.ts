@@ -55,19 +55,33 @@ function settleUrlParseWarning(): void {
   }
 }
 
-/** Runs Express-style stages one after another as a promise; the first error rejects it. */
+/**
+ * Runs Express-style stages one after another as a promise; the first error rejects it. A stage
+ * that calls `next` at once passes straight to the following one (no promise per stage on the
+ * way); a second call to the same stage's `next` is ignored.
+ */
 function run(stages: RequestHandler[], req: Request, res: Response): Promise<void> {
-  return stages.reduce<Promise<void>>(
-    (done, stage) =>
-      done.then(
-        () =>
-          new Promise<void>((resolve, reject) => {
-            const next = (err?: unknown) => (err ? reject(err) : resolve());
-            Promise.resolve(stage(req, res, next)).catch(reject);
-          }),
-      ),
-    Promise.resolve(),
-  );
+  return new Promise<void>((resolve, reject) => {
+    let at = 0;
+    const step = (): void => {
+      const stage = stages[at++];
+      if (!stage) return resolve();
+      let called = false;
+      const next = (err?: unknown) => {
+        if (called) return;
+        called = true;
+        if (err) reject(err);
+        else step();
+      };
+      try {
+        const ran: unknown = stage(req, res, next);
+        if (ran instanceof Promise) ran.catch(reject);
+      } catch (thrown) {
+        reject(thrown);
+      }
+    };
+    step();
+  });
 }
 
 export type ValidatorOptions = {
