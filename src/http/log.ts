@@ -14,35 +14,69 @@ import { telemetryStarted } from '../telemetry/stop.js';
 
 const SECRETS = ['authorization', 'token', 'password', 'cookie', 'apiKey', 'secret'];
 
-/**
- * Lines wait here until 4 KiB have gathered or a tenth of a second has passed, and go out in one
- * write: a write per line was a system call, and a wake-up of whoever reads the log, per request.
- * The writes are asynchronous, so a reader that stops reading never stalls a request; past 16 MiB
- * waiting, lines are dropped rather than memory exhausted. What is waiting is written out when the
- * process exits, on a fatal error too; only a kill -9 or a power cut loses it.
- */
-function bufferedStderr() {
-  const stream = pino.destination({
-    dest: 2,
-    sync: false,
-    minLength: 4096,
-    periodicFlush: 100,
-    maxLength: 16 * 1024 * 1024,
-  });
-  buffered.add(stream);
-  return stream;
-}
-const buffered = new Set<ReturnType<typeof pino.destination>>();
+/** A write a pipe takes whole, never interleaved with another writer's (PIPE_BUF on Linux). */
+const BATCH_BYTES = 4096;
+const BATCH_MS = 100;
+/** What stderr may hold unwritten before lines are dropped instead of queued. */
+const MAX_WAITING_BYTES = 16 * 1024 * 1024;
 
-/** Writes out the lines still waiting, now: before a last word written to stderr some other way, so that it comes last. */
-export function flushLogs(): void {
-  for (const stream of buffered) {
-    try {
-      stream.flushSync();
-    } catch {
-      // Closed already, or stderr is gone: nothing more can be written there.
-    }
+/**
+ * The log's lines on their way to stderr, in batches: a write per line was a system call, and a
+ * wake-up of whoever reads the log, per request. Lines wait until the next would pass 4 KiB or a
+ * tenth of a second has gone by, then go out as one `process.stderr` write: whole lines, in order
+ * with anything else written there, and never blocking (Node queues what a full pipe cannot take
+ * yet). Past 16 MiB queued, lines are dropped, and counted in a line that says so once stderr
+ * drains. Whatever waits is handed to stderr when the process exits; what stderr itself still
+ * queues then is lost, as it always was.
+ */
+class StderrBatches {
+  #lines: string[] = [];
+  #bytes = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #dropped = 0;
+
+  constructor() {
+    process.once('exit', () => this.flush());
   }
+
+  write(line: string): boolean {
+    if (process.stderr.writableLength > MAX_WAITING_BYTES) {
+      this.#dropped++;
+      return true;
+    }
+    const bytes = Buffer.byteLength(line);
+    if (this.#bytes + bytes > BATCH_BYTES) this.flush();
+    this.#lines.push(line);
+    this.#bytes += bytes;
+    this.#timer ??= setTimeout(() => this.flush(), BATCH_MS).unref();
+    return true;
+  }
+
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#dropped && process.stderr.writableLength <= MAX_WAITING_BYTES) {
+      const msg = 'log lines dropped: stderr was not being read';
+      this.#lines.unshift(
+        `${JSON.stringify({ level: 'error', time: new Date().toISOString(), dropped: this.#dropped, msg })}\n`,
+      );
+      this.#dropped = 0;
+    }
+    if (!this.#lines.length) return;
+    const batch = this.#lines.join('');
+    this.#lines = [];
+    this.#bytes = 0;
+    process.stderr.write(batch);
+  }
+}
+
+let batches: StderrBatches | undefined;
+/** One for the process, whoever makes a logger. */
+const stderrBatches = () => (batches ??= new StderrBatches());
+
+/** Hands the lines still waiting to stderr, now: before a last word written there some other way, so that it comes last. */
+export function flushLogs(): void {
+  batches?.flush();
 }
 
 /** `destination` is for tests; by default stderr, pretty when it is a terminal. */
@@ -78,7 +112,7 @@ export function createLogger(
           translateTime: 'SYS:HH:MM:ss',
           ignore: 'pid,hostname',
         })
-      : (destination ?? bufferedStderr()),
+      : (destination ?? stderrBatches()),
   );
   return {
     info: (msg, fields) => logger.info(fields ?? {}, msg),

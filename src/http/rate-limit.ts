@@ -29,12 +29,16 @@ const MINUTE_MS = 60_000;
 /** The client's address as a budget's name (IPv6 by its /56, as express-rate-limit groups them). */
 const addressOf = (req: Request) => ipKeyGenerator(req.ip ?? '');
 /** A partition key for the headers: names the budget without revealing the key or user id (9 bytes of its SHA-256: 12 base64 characters). */
-const partition = (name: string): string => {
+const partition = (name: string) => hash('sha256', name, 'base64').slice(0, 12);
+/**
+ * The same, kept for the budgets every request announces (a key's, a user's, an address's): each
+ * such name is hashed once. Only names the server made go in (ids, addresses), and at most 10,000.
+ */
+const announcedPartition = (name: string): string => {
   let key = partitions.get(name);
   if (key === undefined) {
-    // Every request announces its two budgets: each name is hashed once, and the names kept are bounded.
     if (partitions.size >= 10_000) partitions.clear();
-    key = hash('sha256', name, 'base64').slice(0, 12);
+    key = partition(name);
     partitions.set(name, key);
   }
   return key;
@@ -115,7 +119,9 @@ function announce(res: Response, budgets: Policy[], counts: Count[], windowS: nu
   const cost = units === 1 ? '' : `; cost=${units}`;
   res.setHeader(
     'RateLimit-Policy',
-    budgets.map((b) => `"${b.policy}"; q=${b.limit}; w=${windowS}; pk=:${partition(b.key)}:${cost}`).join(', '),
+    budgets
+      .map((b) => `"${b.policy}"; q=${b.limit}; w=${windowS}; pk=:${announcedPartition(b.key)}:${cost}`)
+      .join(', '),
   );
   res.setHeader(
     'RateLimit',

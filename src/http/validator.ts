@@ -73,11 +73,12 @@ function run(stages: RequestHandler[], req: Request, res: Response): Promise<voi
         if (err) reject(err);
         else step();
       };
+      // What a stage throws or rejects with after it has passed the request on is not the chain's.
       try {
         const ran: unknown = stage(req, res, next);
-        if (ran instanceof Promise) ran.catch(reject);
+        if (ran instanceof Promise) ran.catch((err: unknown) => called || reject(err));
       } catch (thrown) {
-        reject(thrown);
+        if (!called) reject(thrown);
       }
     };
     step();
