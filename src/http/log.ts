@@ -22,51 +22,62 @@ const MAX_WAITING_BYTES = 16 * 1024 * 1024;
 
 /**
  * The log's lines on their way to stderr, in batches: a write per line was a system call, and a
- * wake-up of whoever reads the log, per request. Lines wait until the next would pass 4 KiB or a
- * tenth of a second has gone by, then go out as one `process.stderr` write: whole lines, in order
- * with anything else written there, and never blocking (Node queues what a full pipe cannot take
- * yet). Past 16 MiB queued, lines are dropped, and counted in a line that says so once stderr
- * drains. Whatever waits is handed to stderr when the process exits; what stderr itself still
- * queues then is lost, as it always was.
+ * wake-up of whoever reads the log, per request. Lines wait until the next would pass 4 KiB (a
+ * longer line goes alone) or a tenth of a second has gone by, then go out as one
+ * `process.stderr` write of whole lines, never blocking: Node queues what a full pipe cannot take
+ * yet. Past 16 MiB queued, lines are dropped, and a line says how many once stderr drains; a
+ * broken stderr (its reader gone) drops them all, instead of ending the process. Whatever waits
+ * is handed to stderr when the process exits. Something written to stderr directly (Node's
+ * warnings) may come before lines still waiting; the fatal paths flush first (flushLogs).
  */
 class StderrBatches {
   #lines: string[] = [];
   #bytes = 0;
   #timer: NodeJS.Timeout | undefined;
   #dropped = 0;
+  #broken = false;
 
   constructor() {
     process.once('exit', () => this.flush());
+    process.stderr.on('error', () => {
+      this.#broken = true;
+    });
   }
 
   write(line: string): boolean {
-    if (process.stderr.writableLength > MAX_WAITING_BYTES) {
-      this.#dropped++;
-      return true;
+    if (this.#broken) return true;
+    if (process.stderr.writableLength > MAX_WAITING_BYTES) this.#dropped++;
+    else {
+      const bytes = Buffer.byteLength(line);
+      if (this.#bytes + bytes > BATCH_BYTES) this.flush();
+      this.#lines.push(line);
+      this.#bytes += bytes;
     }
-    const bytes = Buffer.byteLength(line);
-    if (this.#bytes + bytes > BATCH_BYTES) this.flush();
-    this.#lines.push(line);
-    this.#bytes += bytes;
     this.#timer ??= setTimeout(() => this.flush(), BATCH_MS).unref();
     return true;
   }
 
-  flush(): void {
+  /** pino's `logger.flush(cb)` passes a callback: it is called once the lines are handed over. */
+  flush(done?: (err?: Error) => void): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    if (this.#broken) return void done?.();
     if (this.#dropped && process.stderr.writableLength <= MAX_WAITING_BYTES) {
       const msg = 'log lines dropped: stderr was not being read';
-      this.#lines.unshift(
+      process.stderr.write(
         `${JSON.stringify({ level: 'error', time: new Date().toISOString(), dropped: this.#dropped, msg })}\n`,
       );
       this.#dropped = 0;
     }
-    if (!this.#lines.length) return;
-    const batch = this.#lines.join('');
-    this.#lines = [];
-    this.#bytes = 0;
-    process.stderr.write(batch);
+    // Still backed up: the count waits for the next try.
+    if (this.#dropped) this.#timer = setTimeout(() => this.flush(), BATCH_MS).unref();
+    if (this.#lines.length) {
+      const batch = this.#lines.join('');
+      this.#lines = [];
+      this.#bytes = 0;
+      process.stderr.write(batch);
+    }
+    done?.();
   }
 }
 
