@@ -33,6 +33,7 @@ import { contractValidator, validatorProblem } from './http/validator.js';
 import { replicaReads, type ReplicaReads } from './http/replica-reads.js';
 import { deprecation } from './http/deprecation.js';
 import { dispatchOperations, routeOf } from './http/operations.js';
+import { answerCheck, type AnswerCheck } from './http/answer-check.js';
 import { chain, chainWithErrors } from './http/kit/chain.js';
 import { problemHandler } from './http/errors.js';
 import { notFound, type ProblemError } from './kernel/problem.js';
@@ -219,7 +220,9 @@ export function createApp({
       noteWrites: replica?.noteWrites,
     }),
   );
+  const checkAnswer = config.validateResponses ? answerCheck(closedForValidation(contract)) : undefined;
   const problems = problemHandler(log, {
+    checkAnswer,
     uploadMaxBytes: config.uploadMaxBytes,
     patternMessages: patternMessages(contract),
     resourceMetadata: oauth?.apiResourceMetadata,
@@ -238,6 +241,7 @@ export function createApp({
       uses,
       keysPage,
       problems,
+      checkAnswer,
       log,
       webhooks,
       warmValidators,
@@ -331,6 +335,8 @@ function restPipeline(p: {
   uses: KeyUse;
   keysPage: string;
   problems: ErrorRequestHandler;
+  /** Each handler's JSON answer checked against the contract (VALIDATE_RESPONSES). */
+  checkAnswer?: AnswerCheck;
   log: Logger;
   warmValidators: boolean;
   /** With a read replica: the reads that go there, and the writes that keep their users on the primary. */
@@ -338,6 +344,7 @@ function restPipeline(p: {
 }) {
   const { config, contract, budget, failedAuth, keys, keysPage, problems } = p;
   const deprecated = deprecation(contract);
+  const closed = closedForValidation(contract);
   const routes = new Map(p.operations.map((op) => [op.operationId, routeOf(op)]));
   const answer: ErrorRequestHandler = (err, req, res, next) => {
     // Refused after the validator matched its operation (401, 403, 400…): named by that operation's route.
@@ -350,7 +357,7 @@ function restPipeline(p: {
   return chainWithErrors(
     answer,
     formEncodedQuery,
-    ...contractValidator(closedForValidation(contract), {
+    ...contractValidator(closed, {
       ...config,
       budget,
       failedAuth,
@@ -379,6 +386,7 @@ function restPipeline(p: {
         site: config.publicUrl ?? 'http://localhost',
       }),
       p.log,
+      p.checkAnswer,
     ),
   );
 }

@@ -8,6 +8,7 @@ import type { ErrorRequestHandler, Request } from 'express';
 import { ProblemError, type ProblemSlug } from '../kernel/problem.js';
 import { KEY_NOT_TAKEN, keyNotTaken } from './idempotency.js';
 import type { Logger } from '../kernel/logger.js';
+import type { AnswerCheck } from './answer-check.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { traceId } from '../telemetry/telemetry.js';
 
@@ -34,6 +35,8 @@ export type ProblemOptions = {
   resourceMetadata?: string;
   /** The contract's patterns, each with what it means in words (src/kernel/contract.ts). */
   patternMessages?: Map<string, string>;
+  /** A handler's problem checked against its operation's answers (VALIDATE_RESPONSES). */
+  checkAnswer?: AnswerCheck;
 };
 
 /** What a value of each format the contract uses looks like, said where one is refused. */
@@ -136,13 +139,23 @@ export const databaseUnavailable = () =>
   );
 
 export function problemHandler(log: Logger, limits: ProblemOptions): ErrorRequestHandler {
-  return (err: HttpLikeError, req, res, _next) => {
-    const problem =
+  return (thrown: HttpLikeError, req, res, _next) => {
+    let err = thrown;
+    let problem =
       err instanceof ProblemError
         ? err
         : isDatabaseUnavailable(err)
           ? databaseUnavailable()
           : fromClientError(err, req, limits);
+    // A handler's refusal is one of its operation's answers: checked as its other answers are.
+    const body = problem && withIds(problem.toProblem(req.originalUrl.split('?')[0]), req);
+    if (problem && req.dispatched && limits.checkAnswer)
+      try {
+        limits.checkAnswer(req, problem.status, body, 'application/problem+json');
+      } catch (mismatch) {
+        err = mismatch as HttpLikeError;
+        problem = undefined;
+      }
     if (problem?.slug === 'timeout') log.error('request timed out', { requestId: req.requestId, path: req.path });
     else if (problem?.slug === 'unavailable')
       log.error('database unavailable', { requestId: req.requestId, path: req.path, error: err });
@@ -155,10 +168,7 @@ export function problemHandler(log: Logger, limits: ProblemOptions): ErrorReques
       // Turned away before any work: its budget units go back (src/http/rate-limit.ts).
       if (problem.slug === 'busy' || problem.slug === 'unavailable') res.locals.costsNothing = true;
       res.set(withResourceMetadata(problem.headers, limits.resourceMetadata));
-      res
-        .status(problem.status)
-        .type('application/problem+json')
-        .json(withIds(problem.toProblem(req.originalUrl.split('?')[0]), req));
+      res.status(problem.status).type('application/problem+json').json(body);
       return;
     }
     log.error('unhandled error', { requestId: req.requestId, path: req.path, error: err });

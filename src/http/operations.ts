@@ -16,6 +16,7 @@ import type { Logger } from '../kernel/logger.js';
 import { resourceNameOf } from '../security-log/security-log.service.js';
 import { runWrite, type Written } from '../writes/writes.service.js';
 import { restUse } from './authenticate.js';
+import type { AnswerCheck } from './answer-check.js';
 
 type Bound = (req: Request, res: Response) => Promise<void>;
 
@@ -31,15 +32,22 @@ const stored =
     return { status: reply.status, body: reply.body, location: typeof location === 'string' ? location : null };
   };
 
-function replay(res: Response, { status, body, location }: Replay): void {
+function replay(req: Request, res: Response, { status, body, location }: Replay, check?: AnswerCheck): void {
   if (res.headersSent) return;
+  check?.(req, status, body, status >= 400 ? 'application/problem+json' : undefined);
   res.setHeader('Idempotent-Replayed', 'true');
   if (location) res.setHeader('Location', location);
   if (status >= 400) res.type('application/problem+json');
   res.status(status).json(body);
 }
 
-export function dispatchOperations(operations: Operation[], handlers: Handlers, log: Logger): RequestHandler {
+/** `check`: each JSON answer checked against the contract before it is sent (VALIDATE_RESPONSES). */
+export function dispatchOperations(
+  operations: Operation[],
+  handlers: Handlers,
+  log: Logger,
+  check?: AnswerCheck,
+): RequestHandler {
   const bound = new Map<string, Bound>();
   const unknown = Object.keys(handlers).filter((id) => !operations.some((op) => op.operationId === id));
   if (unknown.length) throw new Error(`handlers for operations that are not in the contract: ${unknown.join(', ')}`);
@@ -47,7 +55,7 @@ export function dispatchOperations(operations: Operation[], handlers: Handlers, 
     if (op.access.kind === 'mcp') continue; // served by src/mcp/mcp.routes.ts, mounted before the validator
     const handler = handlers[op.operationId as OperationId] as Handler<OperationId> | undefined;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
-    bound.set(op.operationId, bind(op.operationId, handler, log, bodyLines(op), routeOf(op)));
+    bound.set(op.operationId, bind(op.operationId, handler, log, bodyLines(op), routeOf(op), check));
   }
   return function dispatch(req: Request, res: Response, next: NextFunction) {
     const run = bound.get(req.openapi?.schema?.operationId ?? '');
@@ -94,6 +102,7 @@ function bind(
   log: Logger,
   lines: LinePath[],
   route: string,
+  check: AnswerCheck | undefined,
 ): Bound {
   return async (req, res) => {
     nameRoute(route);
@@ -128,9 +137,9 @@ function bind(
           res,
         } as never),
     );
-    if (outcome.kind === 'replay') return replay(res, outcome.replay);
+    if (outcome.kind === 'replay') return replay(req, res, outcome.replay, check);
     // The request deadline may have answered meanwhile (503); what was done stays done.
-    if (!res.headersSent) await send(res, outcome.result);
+    if (!res.headersSent) await send(req, res, outcome.result, check);
   };
 }
 
@@ -147,7 +156,7 @@ function written(reply: Reply<OperationId>, path: string): Written {
 }
 
 /** A handler's reply as HTTP: no body, a stream, a text, or JSON (checked against the contract on its way out). */
-async function send(res: Response, reply: Reply<OperationId>): Promise<void> {
+async function send(req: Request, res: Response, reply: Reply<OperationId>, check?: AnswerCheck): Promise<void> {
   if (reply.status === 204) {
     res.status(204).end();
     return;
@@ -169,6 +178,7 @@ async function send(res: Response, reply: Reply<OperationId>): Promise<void> {
     res.status(reply.status).type(reply.contentType).send(reply.text);
     return;
   }
+  check?.(req, reply.status, reply.body);
   if (reply.headers) res.set(reply.headers);
   res.status(reply.status).json(reply.body);
 }

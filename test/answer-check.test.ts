@@ -1,0 +1,93 @@
+import type { Request } from 'express';
+import { describe, expect, it } from 'vitest';
+import { closedForValidation, loadContract } from '../src/kernel/contract.js';
+import { notFound } from '../src/kernel/problem.js';
+import { answerCheck, answerChecks, AnswerMismatch } from '../src/http/answer-check.js';
+
+const doc = closedForValidation(loadContract());
+type Responses = Parameters<ReturnType<typeof answerChecks>>[1];
+const operation = (path: string, method: string) =>
+  (doc.paths[path] as Record<string, { operationId: string; responses: Responses }>)[method]!;
+const getProject = operation('/projects/{projectId}', 'get');
+const deleteJob = operation('/jobs/{jobId}', 'delete');
+const problem = { ...notFound('There is no project 42.').toProblem('/api/v1/projects/42'), requestId: '0a1b2c3d' };
+
+describe('the answers checked against the contract', () => {
+  const mismatch = answerChecks(doc);
+  const asGetProject = (status: number, body: unknown, type = 'application/problem+json; charset=utf-8') =>
+    mismatch(getProject.operationId, getProject.responses, status, type, body);
+
+  it('lets through an answer the contract declares, with a body of its schema', () => {
+    expect(asGetProject(404, problem)).toBeUndefined();
+  });
+
+  it('names what does not match: a field the schema does not have, a wrong type, a missing field', () => {
+    expect(asGetProject(404, { ...problem, stack: 'at …' })).toMatch(/must NOT have additional properties/);
+    expect(asGetProject(404, { ...problem, status: '404' })).toMatch(/answer\/status must be integer/);
+    const { detail: _, ...withoutDetail } = problem;
+    expect(asGetProject(404, withoutDetail)).toMatch(/must have required property 'detail'/);
+  });
+
+  it('refuses a status the operation does not declare, and a body where the contract has none', () => {
+    expect(asGetProject(409, problem)).toBe(`the contract declares no 409 answer for ${getProject.operationId}`);
+    expect(mismatch(deleteJob.operationId, deleteJob.responses, 204, 'application/json', { deleted: true })).toMatch(
+      /has no body in the contract/,
+    );
+    expect(mismatch(deleteJob.operationId, deleteJob.responses, 204, 'application/json', undefined)).toBeUndefined();
+  });
+
+  it('checks the form of a format, as a server that wrote the value itself needs', () => {
+    const id = '9e95924e-784f-4b69-acbf-41a12f5e707a';
+    const site = 'http://localhost:8080';
+    const project = {
+      id,
+      name: 'Roadmap',
+      slug: 'roadmap',
+      tagline: '',
+      description: '',
+      stage: 'building',
+      visibility: 'public',
+      tags: [],
+      links: [],
+      lookingForCollaborators: false,
+      wantedSkills: [],
+      owner: { id: '01a22c2f-8aa2-7eaa-a5e2-3920e50cfc59', username: 'ada', displayName: 'Ada' },
+      health: null,
+      lastBuildLogAt: null,
+      daysSinceLastBuildLog: null,
+      stale: false,
+      publicUrls: {
+        page: `${site}/p/${id}`,
+        atomFeed: `${site}/api/v1/feeds/projects/${id}.atom`,
+        jsonFeed: `${site}/api/v1/feeds/projects/${id}.json`,
+      },
+      createdAt: '2026-11-30T11:20:42.927Z',
+      updatedAt: '2026-11-30T11:20:42.927Z',
+    };
+    const answer = (body: unknown) =>
+      mismatch(getProject.operationId, getProject.responses, 200, 'application/json; charset=utf-8', body);
+    expect(answer(project)).toBeUndefined();
+    expect(answer({ ...project, id: 'not-a-uuid' })).toMatch(/answer\/id must match format "uuid"/);
+    expect(answer({ ...project, createdAt: '30/11/2026' })).toMatch(/answer\/createdAt must match format "date-time"/);
+    expect(answer({ ...project, publicUrls: { ...project.publicUrls, page: '/p/1' } })).toMatch(/format "uri"/);
+  });
+});
+
+describe("the check of a request's answer", () => {
+  const check = answerCheck(doc);
+  // As the validator leaves a request it matched: its operation on req.openapi.
+  const matched = { openapi: { schema: getProject } } as unknown as Request;
+
+  it('passes an answer that matches, and throws what does not match as an AnswerMismatch', () => {
+    expect(() => check(matched, 404, problem, 'application/problem+json')).not.toThrow();
+    expect(() => check(matched, 404, { ...problem, x: 1 }, 'application/problem+json')).toThrow(AnswerMismatch);
+    expect(() => check(matched, 404, { ...problem, x: 1 }, 'application/problem+json')).toThrow(
+      /the answer does not match the contract: .*must NOT have additional properties/,
+    );
+  });
+
+  it('leaves alone a 5xx answer and a request no operation matched', () => {
+    expect(() => check(matched, 503, { anything: true })).not.toThrow();
+    expect(() => check({} as Request, 200, { anything: true })).not.toThrow();
+  });
+});
