@@ -65,24 +65,34 @@ export function answerChecks(doc: OpenApiDocument) {
       : Object.keys(content).find((t) => t === 'application/json' || t.endsWith('+json'));
     // Only JSON is checked here (the feeds and the spec downloads are text, sent another way).
     if (!media || content[media]?.schema === undefined) return undefined;
+    if (body === undefined) return `${operationId}'s ${status} answer has a body in the contract, and none was given`;
     const check = validator(`${operationId} ${status} ${media}`, content[media]!.schema);
     if (check({ answer: body })) return undefined;
-    return ajv.errorsText(check.errors, { dataVar: 'answer' });
+    return (check.errors ?? []).map((e) => `${e.instancePath.replace(/^\/answer/, '') || '/'} ${e.message}`).join('; ');
   };
 }
 
 /** Throws `AnswerMismatch` when `body` is not what the request's operation may answer with `status`. */
 export type AnswerCheck = (req: Request, status: number, body: unknown, contentType?: string) => void;
 
-/** The check of `doc`'s answers, for the request's operation as the validator matched it. */
+/**
+ * The check of `doc`'s answers, for the operation the validator matched. Its responses are read
+ * from `doc` by the operation's id, not from `req.openapi`: the validator keeps its own copy of the
+ * schemas, rewritten for its own ajv keywords.
+ */
 export function answerCheck(doc: OpenApiDocument): AnswerCheck {
   const mismatch = answerChecks(doc);
+  const responsesOf = new Map<string, Record<string, ResponseObject>>();
+  for (const item of Object.values(doc.paths ?? {}))
+    for (const operation of Object.values(item as Record<string, unknown>)) {
+      const { operationId, responses } = (operation ?? {}) as { operationId?: string; responses?: object };
+      if (operationId && responses) responsesOf.set(operationId, responses as Record<string, ResponseObject>);
+    }
   return (req, status, body, contentType = 'application/json') => {
-    const operation = req.openapi?.schema as
-      | { operationId?: string; responses?: Record<string, ResponseObject> }
-      | undefined;
-    if (!operation?.operationId || !operation.responses || status >= 500) return;
-    const wrong = mismatch(operation.operationId, operation.responses, status, contentType, body);
+    const operationId = (req.openapi?.schema as { operationId?: string } | undefined)?.operationId;
+    const responses = operationId && responsesOf.get(operationId);
+    if (!responses || status >= 500) return;
+    const wrong = mismatch(operationId, responses, status, contentType, body);
     if (wrong) throw new AnswerMismatch(`the answer does not match the contract: ${wrong}`);
   };
 }

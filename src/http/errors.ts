@@ -160,7 +160,7 @@ export function problemHandler(log: Logger, limits: ProblemOptions): ErrorReques
     else if (problem?.slug === 'unavailable')
       log.error('database unavailable', { requestId: req.requestId, path: req.path, error: err });
     if (res.headersSent) {
-      log.error('error after the response started', { requestId: req.requestId, error: err });
+      log.error('error after the response started', { requestId: req.requestId, error: thrown });
       res.end();
       return;
     }
@@ -171,7 +171,9 @@ export function problemHandler(log: Logger, limits: ProblemOptions): ErrorReques
       res.status(problem.status).type('application/problem+json').json(body);
       return;
     }
-    log.error('unhandled error', { requestId: req.requestId, path: req.path, error: err });
+    // A handler's problem that did not match the contract: logged with the mismatch, and the problem itself.
+    const refusal = err === thrown ? {} : { refusal: thrown };
+    log.error('unhandled error', { requestId: req.requestId, path: req.path, error: err, ...refusal });
     res
       .status(500)
       .type('application/problem+json')

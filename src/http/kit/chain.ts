@@ -11,11 +11,9 @@ export function chain(...stages: RequestHandler[]): RequestHandler {
 }
 
 /**
- * A chain that answers its own errors with `onError`, every time one is raised. The response
- * validator checks an answer when it is written, the problem handler's own answer included, and
- * reports a mismatch through the `next` it was given: Express's router has moved past its error
- * handlers by then and would answer with its HTML page; here the error reaches `onError` again
- * (the validator has unhooked itself, so that second answer is written as it is).
+ * A chain that answers its own errors with `onError`, every time one is raised, one raised after
+ * an earlier error was handled included (a stage's `next(err)` called late): Express's router has
+ * moved past its error handlers by then and would answer with its HTML page.
  */
 export function chainWithErrors(onError: ErrorRequestHandler, ...stages: RequestHandler[]): RequestHandler {
   return chainStages(stages, onError);
