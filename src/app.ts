@@ -220,7 +220,9 @@ export function createApp({
       noteWrites: replica?.noteWrites,
     }),
   );
-  const checkAnswer = config.validateResponses ? answerCheck(closedForValidation(contract)) : undefined;
+  // The contract as the request validator and the answer check read it: every object closed to unknown fields.
+  const closed = closedForValidation(contract);
+  const checkAnswer = config.validateResponses ? answerCheck(closed) : undefined;
   const problems = problemHandler(log, {
     checkAnswer,
     uploadMaxBytes: config.uploadMaxBytes,
@@ -232,6 +234,7 @@ export function createApp({
     restPipeline({
       config,
       contract,
+      closed,
       operations,
       storage,
       limits,
@@ -326,6 +329,8 @@ function restPipeline(p: {
   webhooks: WebhookSettings;
   config: AppDeps['config'];
   contract: OpenApiDocument;
+  /** The contract closed to unknown fields (closedForValidation), for the validator. */
+  closed: OpenApiDocument;
   operations: Operation[];
   storage: MediaStorage;
   limits: RateLimits;
@@ -342,9 +347,8 @@ function restPipeline(p: {
   /** With a read replica: the reads that go there, and the writes that keep their users on the primary. */
   replica?: ReplicaReads;
 }) {
-  const { config, contract, budget, failedAuth, keys, keysPage, problems } = p;
+  const { config, contract, closed, budget, failedAuth, keys, keysPage, problems } = p;
   const deprecated = deprecation(contract);
-  const closed = closedForValidation(contract);
   const routes = new Map(p.operations.map((op) => [op.operationId, routeOf(op)]));
   const answer: ErrorRequestHandler = (err, req, res, next) => {
     // Refused after the validator matched its operation (401, 403, 400…): named by that operation's route.

@@ -10,7 +10,7 @@
 import type { Request } from 'express';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { OpenApiDocument } from '../kernel/contract.js';
+import { listOperations, type OpenApiDocument } from '../kernel/contract.js';
 
 type MediaTypes = Record<string, { schema?: unknown }>;
 type ResponseObject = { content?: MediaTypes; $ref?: string };
@@ -30,7 +30,7 @@ export function answerChecks(doc: OpenApiDocument) {
   for (const free of ['binary', 'byte', 'password', 'media-range', 'float', 'double']) ajv.addFormat(free, true);
 
   const components = (doc as { components?: { responses?: Record<string, ResponseObject> } }).components;
-  const compiled = new Map<string, ValidateFunction | null>();
+  const compiled = new Map<string, ValidateFunction>();
   const validator = (key: string, schema: unknown): ValidateFunction => {
     let v = compiled.get(key);
     if (!v) {
@@ -63,7 +63,7 @@ export function answerChecks(doc: OpenApiDocument) {
     const media = content[type]
       ? type
       : Object.keys(content).find((t) => t === 'application/json' || t.endsWith('+json'));
-    // Only JSON is checked here (the feeds and the spec downloads are text, sent another way).
+    // Only JSON is checked here (the feeds are text, sent another way).
     if (!media || content[media]?.schema === undefined) return undefined;
     if (body === undefined) return `${operationId}'s ${status} answer has a body in the contract, and none was given`;
     const check = validator(`${operationId} ${status} ${media}`, content[media]!.schema);
@@ -82,16 +82,16 @@ export type AnswerCheck = (req: Request, status: number, body: unknown, contentT
  */
 export function answerCheck(doc: OpenApiDocument): AnswerCheck {
   const mismatch = answerChecks(doc);
-  const responsesOf = new Map<string, Record<string, ResponseObject>>();
-  for (const item of Object.values(doc.paths ?? {}))
-    for (const operation of Object.values(item as Record<string, unknown>)) {
-      const { operationId, responses } = (operation ?? {}) as { operationId?: string; responses?: object };
-      if (operationId && responses) responsesOf.set(operationId, responses as Record<string, ResponseObject>);
-    }
+  const responsesOf = new Map(
+    listOperations(doc).map((op) => [
+      op.operationId,
+      (doc.paths[op.path]?.[op.method]?.responses ?? {}) as Record<string, ResponseObject>,
+    ]),
+  );
   return (req, status, body, contentType = 'application/json') => {
     const operationId = (req.openapi?.schema as { operationId?: string } | undefined)?.operationId;
-    const responses = operationId && responsesOf.get(operationId);
-    if (!responses || status >= 500) return;
+    const responses = operationId ? responsesOf.get(operationId) : undefined;
+    if (!operationId || !responses || status >= 500) return;
     const wrong = mismatch(operationId, responses, status, contentType, body);
     if (wrong) throw new AnswerMismatch(`the answer does not match the contract: ${wrong}`);
   };
