@@ -1,8 +1,10 @@
+import { Writable } from 'node:stream';
 import type { Request } from 'express';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedForValidation, loadContract } from '../src/kernel/contract.js';
 import { notFound } from '../src/kernel/problem.js';
 import { answerCheck, answerChecks, AnswerMismatch } from '../src/http/answer-check.js';
+import { raw, startServer, userWithKey, type TestServer } from './harness.js';
 
 const doc = closedForValidation(loadContract());
 type Responses = Parameters<ReturnType<typeof answerChecks>>[1];
@@ -98,5 +100,84 @@ describe("the check of a request's answer", () => {
   it('leaves alone a 5xx answer and a request no operation matched', () => {
     expect(() => check(matched, 503, { anything: true })).not.toThrow();
     expect(() => check({} as Request, 200, { anything: true })).not.toThrow();
+  });
+});
+
+describe('an answer outside the contract, through the running service', () => {
+  // The contract bent as a handler's drift would bend it: GET project's answer no longer has a
+  // tagline (closed, so the one the handler sends is unknown), and it declares no 404.
+  const bent = loadContract();
+  const read = bent.paths['/projects/{projectId}']!.get as { responses: Record<string, unknown> };
+  const project = structuredClone(
+    (bent.components as { schemas: Record<string, { properties: object }> }).schemas.Project!,
+  );
+  delete (project.properties as Record<string, unknown>).tagline;
+  read.responses['200'] = {
+    description: 'The project, without its tagline.',
+    content: { 'application/json': { schema: project } },
+  };
+  delete read.responses['404'];
+
+  let t: TestServer;
+  const logged: string[] = [];
+  beforeAll(async () => {
+    const logTo = new Writable({
+      write(chunk, _encoding, done) {
+        logged.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    });
+    t = await startServer({ contract: bent, logTo });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  /** The service's 'unhandled error' line for a request id, once its batch has been written. */
+  const lineOf = async (requestId: string) => {
+    for (let waited = 0; waited < 5000; waited += 20) {
+      const line = logged
+        .map((l) => JSON.parse(l))
+        .find((l) => l.requestId === requestId && l.msg === 'unhandled error');
+      if (line) return line;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`no log line for request ${requestId}`);
+  };
+
+  it("answers 500 problem+json for a handler's answer the contract does not allow, and logs what did not match", async () => {
+    const ada = await userWithKey(t, ['projects.read', 'projects.write']);
+    const created = await raw(t, 'POST', '/projects', { token: ada.token, body: { name: 'Drift', tagline: 'kept' } });
+    expect(created.status).toBe(201);
+    const { id } = created.json as { id: string };
+
+    const res = await raw(t, 'GET', `/projects/${id}`, { token: ada.token });
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const problem = res.json as { code: string; requestId: string; detail: string };
+    expect(problem.code).toBe('internal');
+    expect(problem.detail).not.toMatch(/tagline/); // what did not match is for the log, not the client
+    const line = await lineOf(problem.requestId);
+    expect(line.error.type).toBe('AnswerMismatch');
+    expect(line.error.message).toMatch(/does not match the contract: \/ must NOT have additional properties/);
+  });
+
+  it("answers 500 for a handler's refusal the operation does not declare, and logs the refusal beside it", async () => {
+    const ada = await userWithKey(t, ['projects.read']);
+    const res = await raw(t, 'GET', '/projects/9e95924e-784f-4b69-acbf-41a12f5e707a', { token: ada.token });
+    expect(res.status).toBe(500);
+    const problem = res.json as { code: string; requestId: string };
+    expect(problem.code).toBe('internal');
+    const line = await lineOf(problem.requestId);
+    expect(line.error.message).toMatch(/the contract declares no 404 answer for getProject/);
+    expect(line.refusal).toMatchObject({
+      status: 404,
+      slug: 'not-found',
+      detail: expect.stringMatching(/^No project with id/),
+    });
+  });
+
+  it('lets the answers that match through, beside them', async () => {
+    const ada = await userWithKey(t, ['profile.read']);
+    expect((await raw(t, 'GET', '/users/me', { token: ada.token })).status).toBe(200);
   });
 });
