@@ -76,7 +76,7 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: string, nodeArgs: 
       // Ready: from now on its output (the access log) is drained and dropped, not kept (the service's goes to BENCH_LOG if set).
       child.stdout!.off('data', onData);
       child.stderr!.off('data', onData);
-      if (process.env.BENCH_LOG && args[0] === 'dist/src/main.js') {
+      if (process.env.BENCH_LOG && args[0]?.startsWith('dist/src/')) {
         const file = createWriteStream(process.env.BENCH_LOG);
         child.stdout!.pipe(file);
         child.stderr!.pipe(file);
@@ -157,8 +157,15 @@ children.push(traced);
 async function worker(): Promise<() => Promise<void>> {
   const child = await start(['dist/src/worker.js'], serviceEnv, 'webhook worker started');
   children.push(child);
+  let stopping = false;
+  // A worker that dies would otherwise show only as deliveries that never arrive, two minutes later.
+  child.once('exit', (code, signal) => {
+    if (!stopping) console.error(`the webhook worker exited (${code ?? signal}) while deliveries were due`);
+  });
   return () =>
     new Promise((resolve) => {
+      stopping = true;
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
     });
@@ -891,22 +898,29 @@ const targets: Target[] = ONLY
           own <= limit ? 'met' : 'MISSED',
         ];
       }),
-      // What the write's transaction records for a subscription; its deliveries are made after.
+      // What the write's transaction records for a subscription (its deliveries made after the
+      // scenario): at most a tenth of the plain write of the same rounds, and the raw append's bar.
       ratioTarget(
-        'POST milestone with a webhook subscribed ≥ 0.47× raw pg append (0.52× less 10%), delivered after',
+        'POST milestone, webhook subscribed, delivered after ≥ 0.9× POST milestone',
+        ratio(SUBSCRIBED_ALONE, 'POST milestone'),
+        (v) => v >= 0.9,
+      ),
+      ratioTarget(
+        'POST milestone, webhook subscribed, delivered after ≥ 0.47× raw pg append',
         ratio(SUBSCRIBED_ALONE, RAW_WRITE),
         (v) => v >= 0.468,
       ),
-      // The same comparisons inside this run (whatever the hour's disk), and with the deliveries
-      // made beside the writes, on the same two cores.
-      ...[SUBSCRIBED_ALONE, SUBSCRIBED].map(
-        (name): Target => [
-          `${name} vs POST milestone in this run`,
-          showRatio(ratio(name, 'POST milestone'), 3),
-          'info',
-        ],
-      ),
-      [`${SUBSCRIBED} vs raw pg append`, showRatio(ratio(SUBSCRIBED, RAW_WRITE), 3), 'info'] as Target,
+      // With the deliveries made beside the writes, on the same two cores: no target.
+      [
+        `${SUBSCRIBED} (deliveries beside) vs POST milestone`,
+        showRatio(ratio(SUBSCRIBED, 'POST milestone'), 3),
+        'info',
+      ] as Target,
+      [
+        `${SUBSCRIBED} (deliveries beside) vs raw pg append`,
+        showRatio(ratio(SUBSCRIBED, RAW_WRITE), 3),
+        'info',
+      ] as Target,
       ...(latency
         ? [
             [

@@ -99,6 +99,10 @@ const baselineWriteProjectId = await ownProject('bench-baseline-writes', 'Bench 
 // A fourth takes the POSTs made with a webhook subscribed (the run subscribes its own receiver).
 const hookedProjectId = await ownProject('bench-hooked-writes', 'Bench hooked writes');
 await em.execute('delete from webhook_subscriptions where project_id = ?', [hookedProjectId]);
+// And its events, with their deliveries: a run stopped before its backlog arrived would otherwise
+// hand the next run's receiver that backlog (the relay gives an event to the subscriptions active
+// when it passes), and the next run would count it as its own.
+await em.execute('delete from webhook_events where project_id = ?', [hookedProjectId]);
 // Each run writes into bench-writes; start it empty so POST timings do not drift between runs.
 await em.execute('delete from milestones where project_id in (?, ?, ?)', [
   writeProjectId,

@@ -132,7 +132,7 @@ describe('an answer outside the contract, through the running service', () => {
   afterAll(async () => {
     await t?.close();
   });
-  /** The service's 'unhandled error' line for a request id, once its batch has been written. */
+  /** The service's 'unhandled error' line for a request id (written before the 500 is sent; waited for all the same). */
   const lineOf = async (requestId: string) => {
     for (let waited = 0; waited < 5000; waited += 20) {
       const line = logged
