@@ -155,7 +155,12 @@ const traced = await start(
 children.push(traced);
 /** `shipyard worker`, started; stopped (its attempts in flight ended) by the function it returns. */
 async function worker(): Promise<() => Promise<void>> {
-  const child = await start(['dist/src/worker.js'], serviceEnv, 'webhook worker started');
+  // Its payloads' links name the service whose writes it delivers.
+  const child = await start(
+    ['dist/src/worker.js'],
+    { ...serviceEnv, PUBLIC_URL: `http://127.0.0.1:${P_APP}` },
+    'webhook worker started',
+  );
   children.push(child);
   let stopping = false;
   // A worker that dies would otherwise show only as deliveries that never arrive, two minutes later.

@@ -95,7 +95,18 @@ describe.skipIf(!clusterAvailable)('the database goes away and comes back', () =
         headers: { authorization: `Bearer ${token}` },
         signal: AbortSignal.timeout(15_000),
       });
-    expect((await get()).status).toBe(200);
+    /** The list's status once it is 200, or the last of 20 tries a quarter of a second apart. */
+    const statusOnceServing = async () => {
+      let status = 0;
+      for (let i = 0; i < 20 && status !== 200; i++) {
+        status = (await get()).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+      }
+      return status;
+    };
+    // The first request compiles its part of the contract within the short request timeout: on a
+    // busy machine it may answer 503 once. The fault below starts from a service that serves.
+    expect(await statusOnceServing()).toBe(200);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
 
     cluster.stop();
@@ -116,12 +127,7 @@ describe.skipIf(!clusterAvailable)('the database goes away and comes back', () =
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
     cluster.start();
-    let status = 0;
-    for (let i = 0; i < 20 && status !== 200; i++) {
-      status = (await get()).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(status).toBe(200);
+    expect(await statusOnceServing()).toBe(200);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
   }, 60_000);
 
