@@ -167,6 +167,35 @@ describe('typed reads', () => {
     expect(await preparedOn(em, 'reads.test, in a transaction')).toBe(0);
   });
 
+  it("write their builder's constants into the text, so that the plan PostgreSQL keeps knows them", async () => {
+    // A constant is a value the builder wrote (a kind, a status); a quote in it is doubled, and one
+    // with a backslash stays a parameter (its meaning in a literal depends on a server setting).
+    const source = 'reads.test, constants';
+    const withConstants = hotRead(['n'], (db, v: { n: number }) =>
+      db.selectNoFrom([
+        sql<number>`${v.n}::int + ${2}`.as('n'),
+        sql<string>`${"it's"}::text`.as('quoted'),
+        sql<string>`${'a\\b'}::text`.as('slashed'),
+        sql<boolean>`${true}::boolean`.as('yes'),
+        sql.lit(source).as('source'),
+      ]),
+    );
+    const em = prepared.orm.em.fork();
+    expect(await withConstants(em, { n: 40 })).toEqual([{ n: 42, quoted: "it's", slashed: 'a\\b', yes: true, source }]);
+    const [statement] = await reads(em)
+      .selectFrom(sql<{ name: string; statement: string; parameter_types: string }>`pg_prepared_statements`.as('s'))
+      .select(['s.statement as text', sql<string>`s.parameter_types::text`.as('types')])
+      .where('s.statement', 'like', `%'${source}'%`)
+      .execute();
+    expect(statement?.text).toContain(`'2'`);
+    expect(statement?.text).toContain(`'it''s'`);
+    expect(statement?.text).toContain(`'true'`);
+    // The value, and the constant kept as a parameter: numbered again from $1.
+    expect(statement?.text).toMatch(/\$1::int \+ '2'/);
+    expect(statement?.text).toMatch(/\$2::text as "slashed"/);
+    expect(statement?.types).toBe('{integer,text}');
+  });
+
   it("refuse a selection without 'as' (its key would be the column's name, not the type's)", async () => {
     const unnamed = hotRead([], (db) => db.selectFrom('User as u').select('u.displayName'));
     await expect(unnamed(prepared.orm.em.fork(), {})).rejects.toThrow(/without 'as'/);

@@ -120,6 +120,44 @@ const PLACEHOLDER = '\u0000hot-read:';
 type Slot = { value: string } | { constant: unknown };
 
 /**
+ * The statement with its constants (the values its builder wrote: `'public'`, a status, a kind)
+ * written into its text as literals, and only its values left as parameters, numbered again.
+ * PostgreSQL keeps one plan for a prepared statement only while that plan looks no dearer than
+ * one made for each call's values; with its constants as parameters, the kept plan knew none of
+ * them and looked dearer for the commonest values, so a statement that costs more to plan than to
+ * run (a feed's union) was planned again on every call. A literal is written as PostgreSQL's
+ * untyped string, as the driver sends a parameter; a constant that is not a plain string, number
+ * or boolean, or whose text has a backslash or NUL, stays a parameter.
+ */
+function withConstantsWritten(text: string, slots: Slot[]): { text: string; slots: Slot[] } {
+  const literal = (constant: unknown): string | undefined => {
+    const raw =
+      typeof constant === 'string'
+        ? constant
+        : (typeof constant === 'number' && Number.isFinite(constant)) || typeof constant === 'boolean'
+          ? String(constant)
+          : undefined;
+    return raw === undefined || raw.includes('\\') || raw.includes('\u0000')
+      ? undefined
+      : `'${raw.replaceAll("'", "''")}'`;
+  };
+  const kept: Slot[] = [];
+  const written = slots.map((slot) => {
+    const lit = 'constant' in slot ? literal(slot.constant) : undefined;
+    if (lit !== undefined) return lit;
+    kept.push(slot);
+    return `$${kept.length}`;
+  });
+  // Kysely writes each parameter once, $1 to $n in order. Any other `$` and digits (in a literal of
+  // the builder's own) would be rewritten too: such a statement is refused, not guessed at.
+  const places = (text.match(/\$\d+/g) ?? []).map((p) => Number(p.slice(1)));
+  if (places.length !== slots.length || places.some((n, i) => n !== i + 1))
+    throw new Error(`A hot read's text has a $ and digits that are not its parameters in order: ${text}`);
+  const rewritten = text.replace(/\$(\d+)/g, (_, n: string) => written[Number(n) - 1]!);
+  return { text: rewritten, slots: kept };
+}
+
+/**
  * A statement with its values bound as parameters, on the request's own connection (its
  * transaction, if any): inside a transaction, a read must see the transaction's own writes.
  */
@@ -164,9 +202,10 @@ export function hotRead<N extends string, V extends Record<N, unknown>, Q extend
     // Every value must become a parameter: one written into the text would be the placeholder's, every call.
     if (query.sql.includes(PLACEHOLDER) || names.some((n) => !slots.some((s) => 'value' in s && s.value === n)))
       throw new Error(`A hot read does not bind each of its values (${names.join(', ')}) as a parameter: ${query.sql}`);
+    const statement = withConstantsWritten(query.sql, slots);
     // Registered, it goes named in a transaction too (src/db/named-statements.ts).
-    const name = options.prepared === false ? '' : nameStatement(query.sql);
-    return { name, text: query.sql, slots };
+    const name = options.prepared === false ? '' : nameStatement(statement.text);
+    return { name, ...statement };
   };
   const statement = (em: EntityManager) => {
     compiled ??= compile(em);
