@@ -196,6 +196,32 @@ describe('typed reads', () => {
     expect(statement?.types).toBe('{integer,text}');
   });
 
+  it('run the commonest values (a default page size) as a statement of their own, with them written in', async () => {
+    const source = 'reads.test, written';
+    const page = hotRead(
+      ['n', 'limit'],
+      (db, v: { n: number; limit: number }) =>
+        db
+          .selectFrom(sql<{ i: number }>`(select generate_series(1, 100) as i)`.as('s'))
+          .select([sql<number>`s.i + ${v.n}::int`.as('i'), sql.lit(source).as('source')])
+          .orderBy('s.i')
+          .limit(v.limit),
+      { written: { limit: 3 } },
+    );
+    const em = prepared.orm.em.fork();
+    const statements = () =>
+      reads(em)
+        .selectFrom(sql<{ statement: string; parameter_types: string }>`pg_prepared_statements`.as('s'))
+        .select([sql<string>`s.parameter_types::text`.as('types'), 's.statement as text'])
+        .where('s.statement', 'like', `%'${source}'%`)
+        .execute();
+    expect((await page(em, { n: 10, limit: 3 })).map((r) => r.i)).toEqual([11, 12, 13]);
+    expect(await statements()).toEqual([{ types: '{integer}', text: expect.stringMatching(/limit '3'$/) }]);
+    // Any other page size: the statement with the size as a parameter.
+    expect((await page(em, { n: 10, limit: 2 })).map((r) => r.i)).toEqual([11, 12]);
+    expect((await statements()).map((s) => s.types).sort()).toEqual(['{integer,bigint}', '{integer}']);
+  });
+
   it("refuse a selection without 'as' (its key would be the column's name, not the type's)", async () => {
     const unnamed = hotRead([], (db) => db.selectFrom('User as u').select('u.displayName'));
     await expect(unnamed(prepared.orm.em.fork(), {})).rejects.toThrow(/without 'as'/);

@@ -180,6 +180,18 @@ async function runPrepared<R>(em: EntityManager, name: string, text: string, val
   }
 }
 
+/** How a hot read is sent (see hotRead). */
+type HotReadOptions<V> = {
+  prepared?: boolean;
+  /**
+   * Values a call passes most (a list's default page size): a call passing exactly these runs a
+   * statement of its own with them written into its text. PostgreSQL plans a LIMIT it does not
+   * know for a tenth of the rows, so a list's kept plan looked dearer than one made for each
+   * call's page size, and the list was planned again on every call.
+   */
+  written?: Partial<V>;
+};
+
 /**
  * A read whose shape never changes, compiled once: `build` gets placeholders for `names`, the
  * values each call passes (typed as the values they stand for). Its rows are typed by the query
@@ -189,8 +201,28 @@ async function runPrepared<R>(em: EntityManager, name: string, text: string, val
 export function hotRead<N extends string, V extends Record<N, unknown>, Q extends Compilable<object>>(
   names: readonly N[],
   build: (db: Kysely<DB>, values: V) => Q,
-  options: { prepared?: boolean } = {},
+  options: HotReadOptions<V> = {},
 ): HotRead<V, InferResult<Q>> {
+  const { written, prepared } = options;
+  const general = oneStatement(names, build, prepared);
+  const fixed = names.filter((n) => written?.[n] !== undefined);
+  if (fixed.length === 0) return general;
+  const common = oneStatement(
+    names.filter((n) => !fixed.includes(n)),
+    (db, values: V) => build(db, { ...values, ...written }),
+    prepared,
+  );
+  const run = (em: EntityManager, values: V) =>
+    fixed.every((n) => values[n] === written![n]) ? common(em, values) : general(em, values);
+  return Object.assign(run, { statement: general.statement });
+}
+
+function oneStatement<N extends string, V extends Record<N, unknown>, Q extends Compilable<object>>(
+  names: readonly N[],
+  build: (db: Kysely<DB>, values: V) => Q,
+  prepared: boolean | undefined,
+): HotRead<V, InferResult<Q>> {
+  const options = { prepared };
   let compiled: { name: string; text: string; slots: Slot[] } | undefined;
   const compile = (em: EntityManager) => {
     const placeholders = Object.fromEntries(names.map((n) => [n, `${PLACEHOLDER}${n}`])) as unknown as V;
@@ -246,6 +278,7 @@ export function hotWrite<N extends string, V extends Record<N, unknown>>(
 export function filteredRead<N extends string, V extends { [K in N]?: unknown }, Q extends Compilable<object>>(
   names: readonly N[],
   build: (db: Kysely<DB>, values: V) => Q,
+  options: Pick<HotReadOptions<V>, 'written'> = {},
 ): (em: EntityManager, values: V) => Promise<InferResult<Q>> {
   const variants = new Map<string, HotRead<V, InferResult<Q>>>();
   return (em, values) => {
@@ -253,7 +286,7 @@ export function filteredRead<N extends string, V extends { [K in N]?: unknown },
     const key = given.join(' ');
     let variant = variants.get(key);
     if (!variant) {
-      variant = hotRead(given, build);
+      variant = hotRead(given, build, options);
       variants.set(key, variant);
     }
     return variant(em, values);

@@ -151,6 +151,9 @@ export function servedAsBuilt(doc: OpenApiDocument): void {
     throw new Error('this contract changes x-mcp-scopes or the page size, which are read from the built contract');
 }
 
+/** The rows a list's default page reads: its items, and one more that tells whether another page follows. */
+export const DEFAULT_PAGE_ROWS = PAGE_SIZE.default + 1;
+
 /** How many items a list returns: the `limit` asked for, else the contract's default. */
 export const pageLimit = (limit: number | undefined): number => limit ?? PAGE_SIZE.default;
 

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type DB, filteredRead, hotRead, iso, read, reads, changeTimesOf } from '../db/reads.js';
 import { postReadable } from '../access/access.queries.js';
 import { userSummary } from '../users/users.queries.js';
+import { DEFAULT_PAGE_ROWS } from '../kernel/contract.js';
 
 /**
  * The posts (`po`) with their authors (`u`), in the columns the API shows (`presentPost`). With
@@ -75,6 +76,7 @@ export const readablePosts = filteredRead(
     if (before !== undefined) query = query.where('po.id', '<', before);
     return query.orderBy('po.id', 'desc').limit(f.limit);
   },
+  { written: { limit: DEFAULT_PAGE_ROWS } },
 );
 
 type BuildLogQuery = {

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type DB, filteredRead, hotRead, iso, reads, changeTimesOf } from '../db/reads.js';
 import { isMember, projectReadable } from '../access/access.queries.js';
 import { userSummary } from '../users/users.queries.js';
+import { DEFAULT_PAGE_ROWS } from '../kernel/contract.js';
 import type { ProjectHealthInput as Health } from '../../codegen/generated/api/types.gen.js';
 
 /** The columns the API shows of a project `p` and its owner `u`, as `presentProject` takes them. */
@@ -64,6 +65,7 @@ export const readableProjects = filteredRead(
     if (before !== undefined) query = query.where('p.id', '<', before);
     return query.orderBy('p.id', 'desc').limit(q.limit);
   },
+  { written: { limit: DEFAULT_PAGE_ROWS } },
 );
 
 /** A page of a project's members after `after` (the first page: the nil UUID), in the order they joined. */
