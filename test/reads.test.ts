@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
-import { type DB, hotRead, reads } from '../src/db/reads.js';
+import { type DB, filteredRead, hotRead, reads } from '../src/db/reads.js';
 import { loadConfig } from '../src/config.js';
 import { User } from '../src/users/user.entity.js';
 import { OAuthClient } from '../src/oauth/oauth-client.entity.js';
@@ -220,6 +220,39 @@ describe('typed reads', () => {
     // Any other page size: the statement with the size as a parameter.
     expect((await page(em, { n: 10, limit: 2 })).map((r) => r.i)).toEqual([11, 12]);
     expect((await statements()).map((s) => s.types).sort()).toEqual(['{integer,bigint}', '{integer}']);
+  });
+
+  it('run the commonest values written in for a filtered read too, only in the variants that have them', async () => {
+    const source = 'reads.test, filtered';
+    const page = filteredRead(
+      ['above', 'limit'],
+      (db, v: { above?: number; limit: number }) => {
+        let query = db
+          .selectFrom(sql<{ i: number }>`(select generate_series(1, 100) as i)`.as('s'))
+          .select([sql<number>`s.i`.as('i'), sql.lit(source).as('source')]);
+        if (v.above !== undefined) query = query.where(sql<boolean>`s.i > ${v.above}::int`);
+        return query.orderBy('s.i').limit(v.limit);
+      },
+      { written: { limit: 2 } },
+    );
+    const em = prepared.orm.em.fork();
+    expect((await page(em, { limit: 2 })).map((r) => r.i)).toEqual([1, 2]);
+    expect((await page(em, { above: 50, limit: 2 })).map((r) => r.i)).toEqual([51, 52]);
+    expect((await page(em, { above: 50, limit: 3 })).map((r) => r.i)).toEqual([51, 52, 53]);
+    const texts = (
+      await reads(em)
+        .selectFrom(sql<{ statement: string }>`pg_prepared_statements`.as('s'))
+        .select('s.statement as text')
+        .where('s.statement', 'like', `%'${source}'%`)
+        .execute()
+    ).map((s) => s.text);
+    expect(texts.filter((t) => t.endsWith(`limit '2'`))).toHaveLength(2);
+    expect(texts.filter((t) => t.endsWith('limit $2'))).toHaveLength(1);
+  });
+
+  it('refuse a hot read whose text has a $ and digits that are not its parameters (they would be rewritten)', async () => {
+    const priced = hotRead([], (db) => db.selectNoFrom(sql.lit('US$5').as('price')));
+    await expect(priced(prepared.orm.em.fork(), {})).rejects.toThrow(/not its parameters in order/);
   });
 
   it("refuse a selection without 'as' (its key would be the column's name, not the type's)", async () => {

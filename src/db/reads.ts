@@ -127,7 +127,10 @@ type Slot = { value: string } | { constant: unknown };
  * them and looked dearer for the commonest values, so a statement that costs more to plan than to
  * run (a feed's union) was planned again on every call. A literal is written as PostgreSQL's
  * untyped string, as the driver sends a parameter; a constant that is not a plain string, number
- * or boolean, or whose text has a backslash or NUL, stays a parameter.
+ * or boolean, or whose text has a backslash or NUL, stays a parameter. A literal is read once, when
+ * a connection prepares the statement: a constant whose meaning depends on the moment or the
+ * session (`'now'`, a time without its zone) belongs in a value, and a bare constant in ORDER BY
+ * or GROUP BY would be refused by PostgreSQL as a literal (none of ours is one).
  */
 function withConstantsWritten(text: string, slots: Slot[]): { text: string; slots: Slot[] } {
   const literal = (constant: unknown): string | undefined => {
@@ -187,7 +190,8 @@ type HotReadOptions<V> = {
    * Values a call passes most (a list's default page size): a call passing exactly these runs a
    * statement of its own with them written into its text. PostgreSQL plans a LIMIT it does not
    * know for a tenth of the rows, so a list's kept plan looked dearer than one made for each
-   * call's page size, and the list was planned again on every call.
+   * call's page size, and the list was planned again on every call. Each shape of a filtered read
+   * then has two statements on a connection, not one.
    */
   written?: Partial<V>;
 };
@@ -207,13 +211,15 @@ export function hotRead<N extends string, V extends Record<N, unknown>, Q extend
   const general = oneStatement(names, build, prepared);
   const fixed = names.filter((n) => written?.[n] !== undefined);
   if (fixed.length === 0) return general;
+  // Only this read's own names: a filtered read's variant without a filter must not get it back.
+  const values = Object.fromEntries(fixed.map((n) => [n, written![n]])) as Partial<V>;
   const common = oneStatement(
     names.filter((n) => !fixed.includes(n)),
-    (db, values: V) => build(db, { ...values, ...written }),
+    (db, v: V) => build(db, { ...v, ...values }),
     prepared,
   );
-  const run = (em: EntityManager, values: V) =>
-    fixed.every((n) => values[n] === written![n]) ? common(em, values) : general(em, values);
+  const run = (em: EntityManager, v: V) => (fixed.every((n) => v[n] === values[n]) ? common(em, v) : general(em, v));
+  // `statement` is the general one's: the text any value can run with.
   return Object.assign(run, { statement: general.statement });
 }
 
