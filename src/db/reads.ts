@@ -228,7 +228,6 @@ function oneStatement<N extends string, V extends Record<N, unknown>, Q extends 
   build: (db: Kysely<DB>, values: V) => Q,
   prepared: boolean | undefined,
 ): HotRead<V, InferResult<Q>> {
-  const options = { prepared };
   let compiled: { name: string; text: string; slots: Slot[] } | undefined;
   const compile = (em: EntityManager) => {
     const placeholders = Object.fromEntries(names.map((n) => [n, `${PLACEHOLDER}${n}`])) as unknown as V;
@@ -242,7 +241,7 @@ function oneStatement<N extends string, V extends Record<N, unknown>, Q extends 
       throw new Error(`A hot read does not bind each of its values (${names.join(', ')}) as a parameter: ${query.sql}`);
     const statement = withConstantsWritten(query.sql, slots);
     // Registered, it goes named in a transaction too (src/db/named-statements.ts).
-    const name = options.prepared === false ? '' : nameStatement(statement.text);
+    const name = prepared === false ? '' : nameStatement(statement.text);
     return { name, ...statement };
   };
   const statement = (em: EntityManager) => {
@@ -253,7 +252,7 @@ function oneStatement<N extends string, V extends Record<N, unknown>, Q extends 
   const run = async (em: EntityManager, values: V) => {
     const { text, parameters } = statement(em);
     const rows =
-      options.prepared === false || em.isInTransaction() || unprepared.has(em.config)
+      prepared === false || em.isInTransaction() || unprepared.has(em.config)
         ? await runBound(em, text, parameters(values))
         : await runPrepared(em, compiled!.name, text, parameters(values));
     return rows as InferResult<Q>;
