@@ -81,6 +81,23 @@ class StderrBatches {
   }
 }
 
+/** The second isoTime last wrote, and its line's `,"time":"YYYY-MM-DDTHH:MM:SS.` */
+let second = Number.NaN;
+let secondHead = '';
+
+/**
+ * `,"time":"…"` as pino's isoTime writes it (Date#toISOString), the date and the second made once
+ * a second instead of once a line: the access log writes one line per request.
+ */
+export function isoTime(now = Date.now()): string {
+  const s = Math.floor(now / 1000);
+  if (s !== second) {
+    second = s;
+    secondHead = `,"time":"${new Date(s * 1000).toISOString().slice(0, 20)}`;
+  }
+  return `${secondHead}${String(now - s * 1000).padStart(3, '0')}Z"`;
+}
+
 let batches: StderrBatches | undefined;
 /** One for the process, whoever makes a logger. */
 const stderrBatches = () => (batches ??= new StderrBatches());
@@ -102,7 +119,7 @@ export function createLogger(
     {
       level,
       base: undefined,
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: () => isoTime(),
       formatters: { level: (label) => ({ level: label }) },
       // The trace the line was written in, when there is one: logs and traces meet on it.
       mixin: traced

@@ -13,7 +13,7 @@
 import { parse as legacyUrlParse } from 'node:url';
 import type { Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { OpenApiDocument } from '../kernel/contract.js';
+import { HTTP_METHODS, type OpenApiDocument } from '../kernel/contract.js';
 import { authenticate, requireScope, sessionOnly, sessionRequired } from './authenticate.js';
 import { badRequest, missingToken } from '../kernel/problem.js';
 import { strictQueryIntegers } from './query-integers.js';
@@ -146,11 +146,24 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
         // Full: a date is a day of the calendar (2027-02-30 is refused with a 400, not passed on to
         // PostgreSQL, which refused it with a 500); fast checks only the digits' places.
         ajvFormats: { mode: 'full' },
-        // Multipart bodies (image uploads) are held in memory up to the upload limit: one file, no other parts.
-        fileUploader: { limits: { fileSize: opts.uploadMaxBytes, files: 1, fields: 0, parts: 1 } },
+        // Multipart bodies (image uploads) are held in memory up to the upload limit: one file, no
+        // other parts. A part of the contract that takes none has no multipart stage to pass.
+        fileUploader: takesMultipart(part)
+          ? { limits: { fileSize: opts.uploadMaxBytes, files: 1, fields: 0, parts: 1 } }
+          : false,
       }) as unknown as RequestHandler[]),
     );
   return [readCookies, byPart(withoutOAuthAlternative(doc), validatorFor, opts.warm ?? false), publicOperation];
+}
+
+/** Whether an operation of `doc` takes a multipart/form-data body. */
+function takesMultipart(doc: OpenApiDocument): boolean {
+  return Object.values(doc.paths ?? {}).some((item) =>
+    HTTP_METHODS.some((method) => {
+      const body = item?.[method]?.requestBody as { content?: Record<string, unknown> } | undefined;
+      return body?.content?.['multipart/form-data'] !== undefined;
+    }),
+  );
 }
 
 /**

@@ -10,8 +10,25 @@ export const calendarDaysUntil = (at: Date, now: Date | number = Date.now()): nu
 /** "today", "tomorrow" or "in N days", for a count from `calendarDaysUntil`. */
 export const inDays = (days: number): string => (days <= 0 ? 'today' : days === 1 ? 'tomorrow' : `in ${days} days`);
 
-/** The UTC day a time falls on, as YYYY-MM-DD: the day a due date or an age is counted in. */
-export const utcDay = (at: Date | string | number = Date.now()): string => new Date(at).toISOString().slice(0, 10);
+/** Today (UTC) as utcDay gives it, and the times it lasts from and until: made once a day, not once a call. */
+let today = { from: 0, until: 0, day: '' };
+
+/**
+ * The UTC day a time falls on, as YYYY-MM-DD: the day a due date or an age is counted in. Without
+ * a time, today's: a roadmap asks once per milestone.
+ */
+export const utcDay = (at?: Date | string | number): string => {
+  if (at !== undefined) return new Date(at).toISOString().slice(0, 10);
+  const now = Date.now();
+  if (now < today.from || now >= today.until) {
+    const from = Math.floor(now / DAY_MS) * DAY_MS;
+    today = { from, until: from + DAY_MS, day: new Date(from).toISOString().slice(0, 10) };
+  }
+  return today.day;
+};
+
+/** The UTC day a time falls on, counted in days since 1970-01-01. */
+const dayNumber = (at: Date | string | number): number => Math.floor(new Date(at).getTime() / DAY_MS);
 
 /** Whole calendar days from one day (YYYY-MM-DD) to another: positive when `to` is later. */
 export const daysBetween = (from: string, to: string): number =>
@@ -19,4 +36,4 @@ export const daysBetween = (from: string, to: string): number =>
 
 /** Calendar days (UTC) from the day of `at` to today's: 0 for today, whatever the hour. */
 export const daysAgo = (at: Date | string, now: Date | number = Date.now()): number =>
-  Math.max(0, daysBetween(utcDay(at), utcDay(now)));
+  Math.max(0, dayNumber(now) - dayNumber(at));

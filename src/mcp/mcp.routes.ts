@@ -376,13 +376,19 @@ function answerMcp(log: Logger, checkOutput: boolean, keysPage: string) {
       { log, requestId: req.requestId, checkOutput, keysPage, protocolVersion: req.header('mcp-protocol-version') },
     );
     const transport = new JsonResponseTransport();
+    // Once the transport has answered, every request it passed on has been answered: nothing runs
+    // that closing could abort, and closing would only make the SDK's "Connection closed" error (a
+    // stack trace) on every request. A client gone before its answer still closes what it ran.
+    let answered = false;
     res.on('close', () => {
+      if (answered) return;
       void transport.close();
       void server.close();
     });
     try {
       await server.connect(transport);
       await transport.handlePost(req, res, precheck);
+      answered = true;
     } catch (err) {
       log.error('mcp request failed', { requestId: req.requestId, error: err });
       if (!res.headersSent) rpcError(res, 500, -32603, `Internal error (request ${req.requestId})`);

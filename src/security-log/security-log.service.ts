@@ -54,6 +54,8 @@ export type NewSecurityEvent = Origin & {
   traceId?: string | null;
 };
 
+const PRINTABLE_ASCII = /^[ -~]*$/;
+
 /**
  * Text as long as its column allows (whole code points), without control or format characters
  * (a client may send anything: bidi overrides and zero-width characters would disguise it) and
@@ -61,6 +63,8 @@ export type NewSecurityEvent = Origin & {
  */
 export const columnText = (value: string | null | undefined, max: number): string | null => {
   if (value === undefined || value === null) return null;
+  // Printable ASCII (most addresses and User-Agents): nothing to replace, one code unit per code point.
+  if (PRINTABLE_ASCII.test(value)) return value.trim().slice(0, max) || null;
   const clean = value.replace(/[\p{Cc}\p{Cf}\p{Cs}]/gu, ' ').trim();
   return clean ? [...clean].slice(0, max).join('') : null;
 };

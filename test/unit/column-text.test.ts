@@ -7,6 +7,9 @@ describe('columnText', () => {
     expect(columnText('curl/8.5.0', 200)).toBe('curl/8.5.0');
     expect(columnText('東京👨‍👩‍👧', 3)).toBe('東京👨');
     expect(columnText(undefined, 10)).toBeNull();
+    expect(columnText('  Mozilla/5.0 (X11; Linux x86_64)  ', 7)).toBe('Mozilla');
+    expect(columnText('   ', 10)).toBeNull();
+    expect(columnText('café', 3)).toBe('caf');
   });
 
   it('turns control and format characters and lone surrogates into spaces, and drops text left empty', () => {

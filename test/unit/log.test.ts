@@ -4,7 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/http/log.js';
+import { createLogger, isoTime } from '../../src/http/log.js';
 
 function capture() {
   const lines: string[] = [];
@@ -18,6 +18,14 @@ function capture() {
 }
 
 describe('the logger', () => {
+  it("writes each line's time as Date#toISOString does, to the millisecond", () => {
+    const start = Date.parse('2026-11-30T23:59:59.000Z');
+    for (const ms of [0, 7, 42, 999, 1000, 1001, 60_000, -86_400_000, 5]) {
+      const at = start + ms;
+      expect(isoTime(at)).toBe(`,"time":"${new Date(at).toISOString()}"`);
+    }
+  });
+
   it('writes JSON lines with the level, time, message and fields', () => {
     const { lines, sink } = capture();
     const log = createLogger('info', sink);

@@ -284,6 +284,17 @@ function noBodyUnlessDeclared(req: Request, _res: unknown, next: (err?: unknown)
 }
 
 /**
+ * The body's bytes read by `raw`, for a request that has a body at all: one with neither a length
+ * nor chunks (a GET, mostly) has none to read, and is passed on as the parser itself would.
+ */
+const bytesOfBody =
+  (raw: RequestHandler): RequestHandler =>
+  (req, res, next) =>
+    req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined
+      ? next()
+      : raw(req, res, next);
+
+/**
  * The stages that turn a JSON body into `req.body` (other bodies are left to their own parsers).
  * They run after authentication and the request budget: an unauthenticated body is never read,
  * and a malformed one costs its sender a unit like any request.
@@ -293,7 +304,7 @@ export function jsonBody(): RequestHandler[] {
     noBodyUnlessDeclared as RequestHandler,
     utf8Only as RequestHandler,
     // Bytes first (decompressed, at most 1 MiB), so that the decoding is ours, not a lenient one.
-    express.raw({ type: JSON_TYPES, limit: REQUEST_BODY_BYTES }),
+    bytesOfBody(express.raw({ type: JSON_TYPES, limit: REQUEST_BODY_BYTES })),
     parseStrict as RequestHandler,
   ];
 }
