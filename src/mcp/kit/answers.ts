@@ -51,11 +51,10 @@ function sized<T extends Record<string, unknown>, K extends keyof T>(
   return items.map((item) => {
     // A field with nothing in it (null, or an empty list) says nothing a model needs, and costs
     // its name on every item: left out, as a summary's fields are. `full` keeps every field.
-    const copy: Record<string, unknown> = Object.fromEntries(
-      Object.entries(item).filter(
-        ([k, v]) => keep.includes(k as K) || !(v === null || (Array.isArray(v) && v.length === 0)),
-      ),
-    );
+    const copy: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(item)) {
+      if (keep.includes(k as K) || !(v === null || (Array.isArray(v) && v.length === 0))) copy[k] = v;
+    }
     for (const field of texts) {
       const value = item[field];
       if (typeof value === 'string') copy[field as string] = shorten(value, tool);
