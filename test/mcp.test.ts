@@ -503,6 +503,22 @@ describe('MCP at the HTTP level', () => {
     expect(batch.json.map((r: { id: string }) => r.id)).toEqual(['a', 'b']);
     expect(batch.json[0].result.tools).toHaveLength(7);
     expect(batch.json[1].result.isError).toBeUndefined();
+    // A cancellation of a request in its own batch is ignored: the request is answered, at once.
+    const cancelled = await rawMcp(
+      [
+        { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'list_my_projects', arguments: {} } },
+        { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c', reason: 'changed my mind' } },
+      ],
+      auth,
+    );
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json).toHaveLength(1);
+    expect(cancelled.json[0]).toMatchObject({ id: 'c', result: { content: [{ type: 'text' }] } });
+    const onlyCancel = await rawMcp(
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'gone' } },
+      { ...auth, 'mcp-protocol-version': '2025-11-25' },
+    );
+    expect(onlyCancel.status).toBe(202);
     const init = {
       jsonrpc: '2.0',
       id: 1,

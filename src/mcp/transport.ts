@@ -10,7 +10,8 @@
  * never empty, at most 100 messages, with one initialize at most and an id of their own for each
  * request; inside a batch, an element that is not JSON-RPC, or a request the router's precheck
  * answers, gets its error in its place beside the other answers. 202 with no body when nothing
- * in it is a request, else one JSON answer (an array for a batch). An HTTP-level refusal of one
+ * in it is a request, else one JSON answer (an array for a batch); a cancellation is ignored
+ * (isCancellation). An HTTP-level refusal of one
  * request carries its id. A stateless server has no stream to send anything else on, so
  * messages the server would send outside a response (progress, logging) are dropped.
  */
@@ -135,6 +136,7 @@ export class JsonResponseTransport implements Transport {
       const message = parsed[i]!;
       if (!message.success) return Promise.resolve(invalid(requestId(m)));
       const request = message.data;
+      if (isCancellation(request)) return undefined;
       if (!isJSONRPCRequest(request)) return void toServer.push(request);
       const early = precheck(request);
       if (early) return Promise.resolve({ jsonrpc: '2.0', id: request.id, error: early });
@@ -149,6 +151,16 @@ export class JsonResponseTransport implements Transport {
     res.status(200).json(batch ? all : all[0]);
   }
 }
+
+/**
+ * A cancellation (`notifications/cancelled`) is not passed on. Stateless, the only requests it
+ * could name are its own POST's, whose answers are that POST's response: the SDK would abort such
+ * a request without answering it, and the POST would wait for an answer that never comes. The
+ * specification lets a receiver ignore a cancellation of a request that cannot be cancelled; the
+ * request is answered, and its sender ignores the answer.
+ */
+const isCancellation = (message: JSONRPCMessage): boolean =>
+  'method' in message && !('id' in message) && message.method === 'notifications/cancelled';
 
 type Refusal = { status: number; code: number; message: string; id?: RequestId | null };
 
