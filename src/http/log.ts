@@ -89,11 +89,13 @@ let secondHead = '';
  * `,"time":"…"` as pino's isoTime writes it (Date#toISOString), the date and the second made once
  * a second instead of once a line: the access log writes one line per request.
  */
-export function isoTime(now = Date.now()): string {
+export function isoTime(at = Date.now()): string {
+  const now = Math.trunc(at); // as a Date keeps it
   const s = Math.floor(now / 1000);
   if (s !== second) {
     second = s;
-    secondHead = `,"time":"${new Date(s * 1000).toISOString().slice(0, 20)}`;
+    // Everything but the milliseconds and the Z (a year past 9999 is written with six digits).
+    secondHead = `,"time":"${new Date(s * 1000).toISOString().slice(0, -4)}`;
   }
   return `${secondHead}${String(now - s * 1000).padStart(3, '0')}Z"`;
 }

@@ -20,7 +20,7 @@ function capture() {
 describe('the logger', () => {
   it("writes each line's time as Date#toISOString does, to the millisecond", () => {
     const start = Date.parse('2026-11-30T23:59:59.000Z');
-    for (const ms of [0, 7, 42, 999, 1000, 1001, 60_000, -86_400_000, 5]) {
+    for (const ms of [0, 7, 42, 999, 1000, 1001, 60_000, -86_400_000, 5, 0.5, -1.5, 3e14]) {
       const at = start + ms;
       expect(isoTime(at)).toBe(`,"time":"${new Date(at).toISOString()}"`);
     }
