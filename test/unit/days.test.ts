@@ -1,6 +1,6 @@
 /** Calendar days in UTC (src/kernel/days.ts): what due dates, overdue and a project's pulse are counted in. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { daysAgo, daysBetween, utcDay } from '../../src/kernel/days.js';
+import { calendarDaysUntil, daysAgo, daysBetween, utcDay } from '../../src/kernel/days.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -26,6 +26,15 @@ describe('daysAgo', () => {
     for (const at of ['2024-02-29T23:59:59.000Z', '2025-12-31T00:00:00.000Z', '2026-03-28T23:00:00.000Z']) {
       expect(daysAgo(at, now)).toBe(daysBetween(utcDay(at), utcDay(now)));
     }
+  });
+});
+
+describe('calendarDaysUntil', () => {
+  it('counts calendar days in UTC to a later time, and below zero to an earlier one', () => {
+    const now = Date.parse('2026-11-30T23:30:00.000Z');
+    expect(calendarDaysUntil(new Date('2026-12-01T00:10:00.000Z'), now)).toBe(1);
+    expect(calendarDaysUntil(new Date('2026-11-30T00:00:00.000Z'), now)).toBe(0);
+    expect(calendarDaysUntil(new Date('2026-11-28T12:00:00.000Z'), new Date(now))).toBe(-2);
   });
 });
 
