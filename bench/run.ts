@@ -581,10 +581,29 @@ async function drainDeliveries(): Promise<void> {
   backlogMs += performance.now() - started;
 }
 
+/**
+ * A roadmap holds at most 100,000 milestones (a 409 after that), and the write scenarios append
+ * a thousand or more a second to the two projects they write to: before each write scenario, and
+ * every 10 s of the soak, those roadmaps are cut back to their first 1,000, from the end and under
+ * the project's lock as the service's own writes take it, so positions stay 1..n. Each round of a
+ * write then starts on a roadmap of the same length.
+ */
+const trimmer = new pg.Client({ connectionString: url });
+await trimmer.connect();
+async function trimRoadmaps(): Promise<void> {
+  for (const project of [seed.writeProjectId, seed.hookedProjectId]) {
+    await trimmer.query('begin');
+    await trimmer.query('select id from projects where id = $1 for update', [project]);
+    await trimmer.query('delete from milestones where project_id = $1 and position > 1000', [project]);
+    await trimmer.query('commit');
+  }
+}
+
 const rssBefore = rssMb(app.pid!);
 const rounds = new Map<string, Outcome[]>(scenarios.map((s) => [s.name, []]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const s of scenarios) {
+    if (s.method === 'POST') await trimRoadmaps();
     const delivering = s.deliveries === 'during' ? await worker() : undefined;
     const warmUp = round === 0 ? await drive(s, 2, undefined, PAIRS_WARM_UP) : undefined;
     const outcome = await drive(s, DURATION);
@@ -773,17 +792,6 @@ if (SOAK > 0 && !ONLY) {
   // A new search query on every request fills the search cache to its bound and keeps it evicting.
   const mix = ['GET project', 'MCP get_roadmap', 'POST milestone', 'GET search, a new query each time'];
   console.log(`\nsoak: ${SOAK} s of ${mix.join(', ')} at once; RSS every 10 s`);
-  // POST milestone adds ~150 a second to one roadmap, and a roadmap holds at most 100,000
-  // (a 409 after that): every 10 s the roadmap is cut back to its first 1,000, from the end and
-  // under the project's lock as the service's own writes take it, so positions stay 1..n.
-  const trimmer = new pg.Client({ connectionString: url });
-  await trimmer.connect();
-  const trim = async () => {
-    await trimmer.query('begin');
-    await trimmer.query('select id from projects where id = $1 for update', [seed.writeProjectId]);
-    await trimmer.query('delete from milestones where project_id = $1 and position > 1000', [seed.writeProjectId]);
-    await trimmer.query('commit');
-  };
   const samples: number[] = [rssMb(app.pid!)];
   const live = { failed: 0 };
   const failedBySample: number[] = [0];
@@ -791,14 +799,13 @@ if (SOAK > 0 && !ONLY) {
   const timer = setInterval(() => {
     samples.push(rssMb(app.pid!));
     failedBySample.push(live.failed);
-    trimming = trimming.then(trim);
+    trimming = trimming.then(trimRoadmaps);
   }, 10_000);
   const soaked = await Promise.all(
     mix.map((name) => drive(scenarios.find((s) => s.name === name)!, SOAK, live, PAIRS_SOAK)),
   );
   clearInterval(timer);
   await trimming;
-  await trimmer.end();
   samples.push(rssMb(app.pid!));
   failedBySample.push(live.failed);
   const first = samples[0]!,
@@ -996,6 +1003,7 @@ if (PROFILE) {
   console.log(`\nCPU profile of the service (whole run, warm-ups included): ${file}`);
   execFileSync(process.execPath, [...tsx, 'bench/profile-summary.ts', file], { stdio: 'inherit' });
 }
+await trimmer.end();
 for (const c of children) c.kill('SIGTERM');
 hooks.close();
 otlp.close();
