@@ -127,8 +127,9 @@ const CAP_KB = `${Math.round(ANSWER_CAP_BYTES / 1000)} KB`;
  * structuredContent, under ANSWER_CAP_BYTES.
  */
 export async function answer(data: Item, shape: AnswerShape): Promise<CallToolResult> {
-  const whole = render(data, shape);
-  if (resultBytes(whole) <= ANSWER_CAP_BYTES) return whole;
+  const drawn = draw(data, shape);
+  const whole = drawn.result;
+  if (weightAtMost(drawn, data) <= ANSWER_CAP_BYTES || resultBytes(whole) <= ANSWER_CAP_BYTES) return whole;
   if (isList(data) && shape.cursorAfter && data.items.length > 1) {
     const cut = await fewerItems(data, shape);
     if (cut) return cut;
@@ -136,18 +137,58 @@ export async function answer(data: Item, shape: AnswerShape): Promise<CallToolRe
   return shortened(data, shape);
 }
 
+/** A result as drawn: the result, its text's lines, and where in them each item's JSON line is. */
+type Drawn = { result: CallToolResult; lines: string[]; itemAt: number[] };
+
+/**
+ * What the result weighs as sent (resultBytes) at most, without writing its data out again: the
+ * result without its items, and each item's JSON line (already written) counted twice in the text
+ * and once in structuredContent. A JSON line holds no character that JSON writes as more than two
+ * (control characters and lone surrogates are escaped in it already; a quote or a backslash
+ * becomes two), so escaped it weighs at most twice as much. Infinity for a single item, which is
+ * weighed as it is.
+ */
+function weightAtMost({ result, lines, itemAt }: Drawn, data: Item): number {
+  if (!isList(data)) return Number.POSITIVE_INFINITY;
+  const items = new Set(itemAt);
+  let weight = 0;
+  // Twice escaped in the text with its "\n", once in structuredContent with its comma.
+  for (const at of items) weight += 3 * bytes(lines[at]!) + 3;
+  const text = lines.filter((_, at) => !items.has(at)).join('\n');
+  const without: CallToolResult = {
+    ...result,
+    content: [{ type: 'text', text }],
+    structuredContent: { ...data, items: [] },
+  };
+  return weight + resultBytes(without);
+}
+
 /**
  * The result: the headline, then the data as JSON (a list: one item a line), and the data as
  * structuredContent; an item someone else wrote is fenced, and `_meta` says who wrote each.
  */
 function render(data: Item, shape: AnswerShape, cut?: string): CallToolResult {
+  return draw(data, shape, cut).result;
+}
+
+function draw(data: Item, shape: AnswerShape, cut?: string): Drawn {
   const items = isList(data) ? data.items : [data];
   const authors = shape.writtenBy ? items.map(shape.writtenBy) : [];
   const fence = authors.some((a) => a.by !== 'you') ? newFence() : undefined;
-  const line = (item: Item, i: number) =>
-    fence ? fenced(JSON.stringify(item), authors[i]!, fence) : [JSON.stringify(item)];
   const fenceNote = fence ? ` ${FENCE_NOTE}` : '';
-  let lines: string[];
+  const lines: string[] = shape.preface ? [shape.preface] : [];
+  const itemAt: number[] = [];
+  const addItem = (item: Item, i: number) => {
+    const json = JSON.stringify(item);
+    if (fence && authors[i]!.by !== 'you') {
+      const block = fenced(json, authors[i]!, fence);
+      itemAt.push(lines.length + block.indexOf(json));
+      lines.push(...block);
+    } else {
+      itemAt.push(lines.length);
+      lines.push(json);
+    }
+  };
   if (isList(data)) {
     const more = data.nextCursor
       ? ` More after these: call again with cursor "${data.nextCursor}".`
@@ -155,14 +196,12 @@ function render(data: Item, shape: AnswerShape, cut?: string): CallToolResult {
         ? ' That is all of them.'
         : '';
     const head = `${shape.headline(data)}.${cut ? ` ${cut}` : ''}${more}${shape.note ? ` ${shape.note}` : ''}`;
-    lines = data.items.length ? [`${head}${fenceNote} One JSON object a line:`, ...data.items.flatMap(line)] : [head];
+    lines.push(data.items.length ? `${head}${fenceNote} One JSON object a line:` : head);
+    data.items.forEach(addItem);
   } else {
-    lines = [
-      `${shape.headline(data)}${cut ? ` ${cut}` : ''}${shape.note ? ` ${shape.note}` : ''}${fenceNote}`,
-      ...line(data, 0),
-    ];
+    lines.push(`${shape.headline(data)}${cut ? ` ${cut}` : ''}${shape.note ? ` ${shape.note}` : ''}${fenceNote}`);
+    addItem(data, 0);
   }
-  if (shape.preface) lines.unshift(shape.preface);
   const result: CallToolResult = { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: data };
   if (shape.writtenBy)
     result._meta = {
@@ -171,7 +210,7 @@ function render(data: Item, shape: AnswerShape, cut?: string): CallToolResult {
         items: items.map((item, i) => ({ ...(typeof item.id === 'string' ? { id: item.id } : {}), ...authors[i]! })),
       },
     };
-  return result;
+  return { result, lines, itemAt };
 }
 
 /**
