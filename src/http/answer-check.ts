@@ -20,14 +20,27 @@ export class AnswerMismatch extends Error {
   override name = 'AnswerMismatch';
 }
 
-/** The checks of one contract: compiled once per operation, status and media type, when first needed. */
-export function answerChecks(doc: OpenApiDocument) {
+/**
+ * The validator answers are checked with: formats checked for their form only, the first mismatch
+ * reported. The MCP tools' results are checked with one too (src/mcp/catalogue.ts).
+ */
+export function answerAjv(): Ajv2020 {
   const ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: false, validateFormats: true });
   addFormats.default(ajv, { mode: 'fast' });
   // OpenAPI's own formats: the contract's numbers and uploads.
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) < 2 ** 31 });
   ajv.addFormat('int64', { type: 'number', validate: Number.isInteger });
   for (const free of ['binary', 'byte', 'password', 'media-range', 'float', 'double']) ajv.addFormat(free, true);
+  return ajv;
+}
+
+/** Each of ajv's errors as where the value is (below `under`) and what is wrong with it. */
+export const mismatchText = (errors: ValidateFunction['errors'], under = ''): string =>
+  (errors ?? []).map((e) => `${e.instancePath.slice(under.length) || '/'} ${e.message}`).join('; ');
+
+/** The checks of one contract: compiled once per operation, status and media type, when first needed. */
+export function answerChecks(doc: OpenApiDocument) {
+  const ajv = answerAjv();
 
   const components = (doc as { components?: { responses?: Record<string, ResponseObject> } }).components;
   const compiled = new Map<string, ValidateFunction>();
@@ -68,7 +81,7 @@ export function answerChecks(doc: OpenApiDocument) {
     if (body === undefined) return `${operationId}'s ${status} answer has a body in the contract, and none was given`;
     const check = validator(`${operationId} ${status} ${media}`, content[media]!.schema);
     if (check({ answer: body })) return undefined;
-    return (check.errors ?? []).map((e) => `${e.instancePath.replace(/^\/answer/, '') || '/'} ${e.message}`).join('; ');
+    return mismatchText(check.errors, '/answer');
   };
 }
 

@@ -2,6 +2,8 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { patternMessages, SERVED } from '../kernel/contract.js';
 import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
+import { answerAjv, mismatchText } from '../http/answer-check.js';
 import { bindTools, type BoundTool } from './kit/tool.js';
 import type { ObjectRules } from '../kernel/contract.js';
 import { projectsTools } from '../projects/projects.tools.js';
@@ -37,6 +39,37 @@ export function inputOf(tool: BoundTool): z.ZodObject {
     INPUTS.set(tool, input);
   }
   return input;
+}
+
+/** The validator of the tools' results: the one REST's answers are checked with (VALIDATE_RESPONSES). */
+let outputAjv: Ajv2020 | undefined;
+const OUTPUT_CHECKS = new WeakMap<BoundTool, ValidateFunction>();
+
+/**
+ * What is wrong with `data` as `tool`'s result, or nothing: checked against the whole of its
+ * output schema (formats, lengths and patterns included, which the schema a client is shown leaves
+ * out), compiled once per tool to a JSON Schema validator, as REST's answers are checked. Its
+ * objects are open, as the contract's are (compact).
+ */
+export function outputMismatch(tool: BoundTool, data: unknown): string | undefined {
+  let check = OUTPUT_CHECKS.get(tool);
+  if (!check) {
+    outputAjv ??= answerAjv();
+    check = outputAjv.compile(openObjects(z.toJSONSchema(tool.output, { io: 'output' })) as object);
+    OUTPUT_CHECKS.set(tool, check);
+  }
+  return check(data) ? undefined : mismatchText(check.errors);
+}
+
+/** The schema with no `additionalProperties: false`: a result's objects may hold more than it names. */
+function openObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(openObjects);
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([k, v]) => !(k === 'additionalProperties' && v === false))
+      .map(([k, v]) => [k, openObjects(v)]),
+  );
 }
 
 /** What the contract says of a line that breaks its rule (its `x-pattern-message`). */

@@ -14,7 +14,7 @@ import { answer, clip } from './kit/answers.js';
 import type { WrittenBy } from './kit/authorship.js';
 import { ARGUMENT_HINTS } from './kit/inputs.js';
 import { EXPIRY_META_KEY, expiryNotice } from './expiry.js';
-import { inputOf } from './catalogue.js';
+import { inputOf, outputMismatch } from './catalogue.js';
 
 /** A refusal's text, however much of the arguments it repeats, well under the answer cap. */
 const errorResult = (text: string): CallToolResult => ({
@@ -266,11 +266,8 @@ async function runOnce(
       // After the log entry, as REST checks its answer on the way out: a write made is logged.
       check: (data) => {
         if (!opts.checkOutput) return;
-        const checked = tool.output.safeParse(data);
-        if (!checked.success)
-          throw new OutputMismatch(
-            `the result of ${tool.name} does not match its output schema: ${issues(checked.error)}`,
-          );
+        const wrong = outputMismatch(tool, data);
+        if (wrong) throw new OutputMismatch(`the result of ${tool.name} does not match its output schema: ${wrong}`);
       },
     },
     async (em) => (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>,
