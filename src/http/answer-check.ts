@@ -8,8 +8,8 @@
  * server wrote; requests keep the full checks.
  */
 import type { Request } from 'express';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { answerAjv, mismatchText } from './kit/answer-ajv.js';
 import { listOperations, type OpenApiDocument } from '../kernel/contract.js';
 
 type MediaTypes = Record<string, { schema?: unknown }>;
@@ -19,24 +19,6 @@ type ResponseObject = { content?: MediaTypes; $ref?: string };
 export class AnswerMismatch extends Error {
   override name = 'AnswerMismatch';
 }
-
-/**
- * The validator answers are checked with: formats checked for their form only, the first mismatch
- * reported. The MCP tools' results are checked with one too (src/mcp/catalogue.ts).
- */
-export function answerAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: false, validateFormats: true });
-  addFormats.default(ajv, { mode: 'fast' });
-  // OpenAPI's own formats: the contract's numbers and uploads.
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) < 2 ** 31 });
-  ajv.addFormat('int64', { type: 'number', validate: Number.isInteger });
-  for (const free of ['binary', 'byte', 'password', 'media-range', 'float', 'double']) ajv.addFormat(free, true);
-  return ajv;
-}
-
-/** Each of ajv's errors as where the value is (below `under`) and what is wrong with it. */
-export const mismatchText = (errors: ValidateFunction['errors'], under = ''): string =>
-  (errors ?? []).map((e) => `${e.instancePath.slice(under.length) || '/'} ${e.message}`).join('; ');
 
 /** The checks of one contract: compiled once per operation, status and media type, when first needed. */
 export function answerChecks(doc: OpenApiDocument) {

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { patternMessages, SERVED } from '../kernel/contract.js';
 import { LINE_PATTERN, linePaths, notLinesAt, type LinePath } from '../kernel/text.js';
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
-import { answerAjv, mismatchText } from '../http/answer-check.js';
+import { answerAjv, mismatchText } from '../http/kit/answer-ajv.js';
 import { bindTools, type BoundTool } from './kit/tool.js';
 import type { ObjectRules } from '../kernel/contract.js';
 import { projectsTools } from '../projects/projects.tools.js';
