@@ -583,19 +583,28 @@ async function drainDeliveries(): Promise<void> {
 
 /**
  * A roadmap holds at most 100,000 milestones (a 409 after that), and the write scenarios append
- * a thousand or more a second to the two projects they write to: before each write scenario, and
- * every 10 s of the soak, those roadmaps are cut back to their first 1,000, from the end and under
- * the project's lock as the service's own writes take it, so positions stay 1..n. Each round of a
- * write then starts on a roadmap of the same length.
+ * a thousand or more a second to the projects they write to: before each write scenario, and
+ * every 10 s of the soak, those roadmaps (the raw append's too) are cut back to their first
+ * 1,000, from the end and under the project's lock as the service's own writes take it, so
+ * positions stay 1..n. Each round of a write then starts on a roadmap of the same length. A
+ * delivery still due keeps its own copy of the milestone, so a trim takes nothing from it.
  */
+const WRITTEN = [seed.writeProjectId, seed.hookedProjectId, seed.baselineWriteProjectId];
+const writes = (s: Scenario) => WRITTEN.some((id) => s.url.includes(id) || s.body?.includes(id));
 const trimmer = new pg.Client({ connectionString: url });
+trimmer.on('error', (err) => console.error(`the bench's roadmap trimmer lost its connection: ${err.message}`));
 await trimmer.connect();
 async function trimRoadmaps(): Promise<void> {
-  for (const project of [seed.writeProjectId, seed.hookedProjectId]) {
-    await trimmer.query('begin');
-    await trimmer.query('select id from projects where id = $1 for update', [project]);
-    await trimmer.query('delete from milestones where project_id = $1 and position > 1000', [project]);
-    await trimmer.query('commit');
+  for (const project of WRITTEN) {
+    try {
+      await trimmer.query('begin');
+      await trimmer.query('select id from projects where id = $1 for update', [project]);
+      await trimmer.query('delete from milestones where project_id = $1 and position > 1000', [project]);
+      await trimmer.query('commit');
+    } catch (err) {
+      await trimmer.query('rollback').catch(() => undefined);
+      throw err;
+    }
   }
 }
 
@@ -603,7 +612,7 @@ const rssBefore = rssMb(app.pid!);
 const rounds = new Map<string, Outcome[]>(scenarios.map((s) => [s.name, []]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const s of scenarios) {
-    if (s.method === 'POST') await trimRoadmaps();
+    if (writes(s)) await trimRoadmaps();
     const delivering = s.deliveries === 'during' ? await worker() : undefined;
     const warmUp = round === 0 ? await drive(s, 2, undefined, PAIRS_WARM_UP) : undefined;
     const outcome = await drive(s, DURATION);

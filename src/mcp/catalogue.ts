@@ -55,11 +55,20 @@ export function outputMismatch(tool: BoundTool, data: unknown): string | undefin
   let check = OUTPUT_CHECKS.get(tool);
   if (!check) {
     outputAjv ??= answerAjv();
-    check = outputAjv.compile(openObjects(z.toJSONSchema(tool.output, { io: 'output' })) as object);
+    const schema = z.toJSONSchema(tool.output, { io: 'output', override: keepUrlFormat });
+    check = outputAjv.compile(openObjects(schema) as object);
     OUTPUT_CHECKS.set(tool, check);
   }
   return check(data) ? undefined : mismatchText(check.errors);
 }
+
+/**
+ * A URL's `format: uri`, which zod leaves out of the JSON Schema when the URL also has a pattern
+ * of its own (the contract's links: `^https?://`); without it a link with a space would pass.
+ */
+const keepUrlFormat = ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Record<string, unknown> }) => {
+  if (zodSchema instanceof z.ZodURL) jsonSchema.format = 'uri';
+};
 
 /** The schema with no `additionalProperties: false`: a result's objects may hold more than it names. */
 function openObjects(node: unknown): unknown {

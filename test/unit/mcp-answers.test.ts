@@ -4,7 +4,8 @@
  * control characters) make an item's line weigh up to three times its JSON as sent.
  */
 import { describe, expect, it } from 'vitest';
-import { ANSWER_CAP_BYTES, answer, resultBytes, type AnswerShape } from '../../src/mcp/kit/answers.js';
+import { ANSWER_CAP_BYTES, answer, resultBytes, wholeAnswer, type AnswerShape } from '../../src/mcp/kit/answers.js';
+import type { Author } from '../../src/mcp/kit/authorship.js';
 
 type Item = { id: string; text: string };
 
@@ -38,6 +39,9 @@ describe('an MCP list answer', () => {
         expect(resultBytes(result)).toBeLessThanOrEqual(ANSWER_CAP_BYTES);
         const kept = (result.structuredContent as { items: Item[] }).items.length;
         if (kept < n) cut++;
+        // A list that fits whole is sent whole, whatever its bound said.
+        if (resultBytes(wholeAnswer({ items, nextCursor: null }, shape(items)).result) <= ANSWER_CAP_BYTES)
+          expect(kept).toBe(n);
         // What is kept is the start of the list, and a cut list says where the rest starts.
         expect((result.structuredContent as { items: Item[] }).items.map((i) => i.id)).toEqual(
           items.slice(0, kept).map((i) => i.id),
@@ -49,6 +53,40 @@ describe('an MCP list answer', () => {
       expect(cut).toBeGreaterThan(0);
     });
   }
+
+  it('is never weighed below what it weighs as sent, fenced lines, prefaces and repeated items included', () => {
+    // Characters JSON writes as more than one: quotes, backslashes, control characters, lone
+    // surrogates; and some it does not: U+2028, non-ASCII, astral.
+    const pieces = ['"', '\\', '\n', '\u0000', '\u001f', '\ud800', '\udfff', '\u2028', 'é', '🚢', 'a', ' ', '<', '}'];
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return Math.floor((seed / 2 ** 31) * n); // the high bits: an LCG's low bits repeat
+    };
+    const text = () => Array.from({ length: next(next(8) ? 40 : 400) }, () => pieces[next(pieces.length)]).join('');
+    // Items of every size: an empty object's line is all structure, a long text's mostly text.
+    const shapes = [() => ({}), () => ({ n: next(100) }), () => ({ text: text() }), () => ({ id: 'x', text: text() })];
+    const authors: Author['by'][] = ['you', 'owner', 'member', 'outside'];
+    let slack = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 2_000; round++) {
+      const base: Record<string, unknown>[] = Array.from({ length: next(12) }, () => shapes[next(shapes.length)]!());
+      // Now and then an item twice: the same JSON line in two places.
+      const items = base.length && next(4) === 0 ? [...base, base[0]!] : base;
+      const data = { items, nextCursor: next(2) ? null : text(), more: next(2) ? text() : undefined };
+      const result = wholeAnswer(data, {
+        headline: () => `${items.length} items ${text()}`,
+        preface: next(2) ? `status ${text()}` : undefined,
+        note: next(2) ? text() : undefined,
+        texts: ['text'],
+        writtenBy: () => ({ by: authors[next(authors.length)]!, username: next(2) ? 'grace' : undefined }),
+      });
+      const exact = resultBytes(result.result);
+      expect(result.atMost).toBeGreaterThanOrEqual(exact);
+      slack = Math.min(slack, result.atMost - exact);
+    }
+    // Not a bound that holds by being far off: some lists are weighed exactly.
+    expect(slack).toBe(0);
+  });
 
   it('sends a list that fits whole, its text carrying each item as one JSON line', async () => {
     const items = list(40, TEXTS.quotes!);

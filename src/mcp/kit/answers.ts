@@ -127,14 +127,19 @@ const CAP_KB = `${Math.round(ANSWER_CAP_BYTES / 1000)} KB`;
  * structuredContent, under ANSWER_CAP_BYTES.
  */
 export async function answer(data: Item, shape: AnswerShape): Promise<CallToolResult> {
-  const drawn = draw(data, shape);
-  const whole = drawn.result;
-  if (weightAtMost(drawn, data) <= ANSWER_CAP_BYTES || resultBytes(whole) <= ANSWER_CAP_BYTES) return whole;
+  const { result: whole, atMost } = wholeAnswer(data, shape);
+  if (atMost <= ANSWER_CAP_BYTES || resultBytes(whole) <= ANSWER_CAP_BYTES) return whole;
   if (isList(data) && shape.cursorAfter && data.items.length > 1) {
     const cut = await fewerItems(data, shape);
     if (cut) return cut;
   }
   return shortened(data, shape);
+}
+
+/** The result of `data` whole, before the cap, and what it weighs as sent at most (weightAtMost). */
+export function wholeAnswer(data: Item, shape: AnswerShape): { result: CallToolResult; atMost: number } {
+  const drawn = draw(data, shape);
+  return { result: drawn.result, atMost: weightAtMost(drawn, data) };
 }
 
 /** A result as drawn: the result, its text's lines, and where in them each item's JSON line is. */
