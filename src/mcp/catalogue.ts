@@ -55,31 +55,22 @@ export function outputMismatch(tool: BoundTool, data: unknown): string | undefin
   let check = OUTPUT_CHECKS.get(tool);
   if (!check) {
     outputAjv ??= answerAjv();
-    const schema = z.toJSONSchema(tool.output, { io: 'output', override: keepUrlFormat });
-    check = outputAjv.compile(openObjects(schema) as object);
+    check = outputAjv.compile(z.toJSONSchema(tool.output, { io: 'output', override: forTheCheck }) as object);
     OUTPUT_CHECKS.set(tool, check);
   }
   return check(data) ? undefined : mismatchText(check.errors);
 }
 
 /**
- * A URL's `format: uri`, which zod leaves out of the JSON Schema when the URL also has a pattern
- * of its own (the contract's links: `^https?://`); without it a link with a space would pass.
+ * Each node of an output schema as the check reads it: a URL keeps its `format: uri`, which zod
+ * leaves out when the URL also has a pattern of its own (the contract's links: `^https?://`), so
+ * a link with a space is refused; and an object is open (no `additionalProperties: false`): a
+ * result's objects may hold more than the schema names.
  */
-const keepUrlFormat = ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Record<string, unknown> }) => {
+const forTheCheck = ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Record<string, unknown> }) => {
   if (zodSchema instanceof z.ZodURL) jsonSchema.format = 'uri';
+  if (jsonSchema.additionalProperties === false) delete jsonSchema.additionalProperties;
 };
-
-/** The schema with no `additionalProperties: false`: a result's objects may hold more than it names. */
-function openObjects(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(openObjects);
-  if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(
-    Object.entries(node)
-      .filter(([k, v]) => !(k === 'additionalProperties' && v === false))
-      .map(([k, v]) => [k, openObjects(v)]),
-  );
-}
 
 /** What the contract says of a line that breaks its rule (its `x-pattern-message`). */
 const LINE_MESSAGE =

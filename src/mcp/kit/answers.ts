@@ -185,14 +185,9 @@ function draw(data: Item, shape: AnswerShape, cut?: string): Drawn {
   const itemAt: number[] = [];
   const addItem = (item: Item, i: number) => {
     const json = JSON.stringify(item);
-    if (fence && authors[i]!.by !== 'you') {
-      const block = fenced(json, authors[i]!, fence);
-      itemAt.push(lines.length + block.indexOf(json));
-      lines.push(...block);
-    } else {
-      itemAt.push(lines.length);
-      lines.push(json);
-    }
+    const block = fence ? fenced(json, authors[i]!, fence) : [json];
+    itemAt.push(lines.length + block.indexOf(json));
+    lines.push(...block);
   };
   if (isList(data)) {
     const more = data.nextCursor
