@@ -8,7 +8,7 @@
  * CORS, and the browser security policy every response carries (helmet).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HTTP_METHODS, type OpenApiDocument } from '../src/kernel/contract.js';
+import { eachOperation, type OpenApiDocument } from '../src/kernel/contract.js';
 
 const NOT_API = new Set([
   'content-type',
@@ -38,17 +38,14 @@ type Response = { headers?: Record<string, unknown>; $ref?: string };
 function declaredHeaders(doc: OpenApiDocument): Map<string, Map<string, Set<string>>> {
   const shared = (doc.components as { responses?: Record<string, Response> }).responses ?? {};
   const byOperation = new Map<string, Map<string, Set<string>>>();
-  for (const item of Object.values(doc.paths)) {
-    for (const method of HTTP_METHODS) {
-      const op = item[method];
-      if (!op?.operationId) continue;
-      const statuses = new Map<string, Set<string>>();
-      for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, Response>)) {
-        const resolved = response.$ref ? shared[response.$ref.split('/').pop()!] : response;
-        statuses.set(status, new Set(Object.keys(resolved?.headers ?? {}).map((h) => h.toLowerCase())));
-      }
-      byOperation.set(op.operationId, statuses);
+  for (const { op } of eachOperation(doc)) {
+    if (!op.operationId) continue;
+    const statuses = new Map<string, Set<string>>();
+    for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, Response>)) {
+      const resolved = response.$ref ? shared[response.$ref.split('/').pop()!] : response;
+      statuses.set(status, new Set(Object.keys(resolved?.headers ?? {}).map((h) => h.toLowerCase())));
     }
+    byOperation.set(op.operationId, statuses);
   }
   return byOperation;
 }

@@ -5,7 +5,7 @@
  * `Link` to its entry in the changelog, where what to use instead is said.
  */
 import type { RequestHandler } from 'express';
-import { HTTP_METHODS, type OpenApiDocument } from '../kernel/contract.js';
+import { eachOperation, type OpenApiDocument } from '../kernel/contract.js';
 
 type Deprecated = { deprecated?: boolean; operationId?: string; 'x-deprecated-at'?: string; 'x-sunset'?: string };
 
@@ -26,12 +26,9 @@ function deprecationHeadersOf(op: Deprecated): Record<string, string> | undefine
 
 export function deprecation(doc: OpenApiDocument): RequestHandler {
   const byOperation = new Map<string, Record<string, string>>();
-  for (const item of Object.values(doc.paths)) {
-    for (const method of HTTP_METHODS) {
-      const op = item[method] as Deprecated | undefined;
-      const headers = op && deprecationHeadersOf(op);
-      if (headers && op.operationId) byOperation.set(op.operationId, headers);
-    }
+  for (const { op } of eachOperation(doc)) {
+    const headers = deprecationHeadersOf(op as Deprecated);
+    if (headers && op.operationId) byOperation.set(op.operationId, headers);
   }
   return function deprecation(req, res, next) {
     const headers = byOperation.get(req.openapi?.schema.operationId ?? '');

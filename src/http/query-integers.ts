@@ -5,7 +5,7 @@
  * range is the schema's and the validator's to check.
  */
 import type { RequestHandler } from 'express';
-import { type OpenApiDocument, HTTP_METHODS } from '../kernel/contract.js';
+import { type OpenApiDocument, eachOperation } from '../kernel/contract.js';
 import { badRequest } from '../kernel/problem.js';
 
 const INTEGER = /^-?(0|[1-9]\d{0,14})$/;
@@ -21,17 +21,14 @@ function resolve(doc: OpenApiDocument, p: Parameter): Parameter {
 /** operationId → the names of its integer query parameters. */
 function integerQueryParameters(doc: OpenApiDocument): Map<string, string[]> {
   const byOperation = new Map<string, string[]>();
-  for (const item of Object.values(doc.paths)) {
+  for (const { op, item } of eachOperation(doc)) {
+    if (!op.operationId) continue;
     const shared = (item.parameters as Parameter[] | undefined) ?? [];
-    for (const method of HTTP_METHODS) {
-      const op = item[method];
-      if (!op?.operationId) continue;
-      const names = [...shared, ...((op.parameters as Parameter[] | undefined) ?? [])]
-        .map((p) => resolve(doc, p))
-        .filter((p) => p.in === 'query' && p.schema?.type === 'integer' && p.name)
-        .map((p) => p.name!);
-      if (names.length) byOperation.set(op.operationId, names);
-    }
+    const names = [...shared, ...((op.parameters as Parameter[] | undefined) ?? [])]
+      .map((p) => resolve(doc, p))
+      .filter((p) => p.in === 'query' && p.schema?.type === 'integer' && p.name)
+      .map((p) => p.name!);
+    if (names.length) byOperation.set(op.operationId, names);
   }
   return byOperation;
 }

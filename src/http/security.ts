@@ -7,7 +7,7 @@
  */
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
-import { HTTP_METHODS, type OpenApiDocument } from '../kernel/contract.js';
+import { eachOperation, type OpenApiDocument } from '../kernel/contract.js';
 
 export const securityHeaders = (): RequestHandler =>
   helmet({
@@ -27,14 +27,9 @@ function declaredResponseHeaders(doc: OpenApiDocument): string[] {
     | { responses?: Record<string, { headers?: Record<string, unknown> }> }
     | undefined;
   for (const response of Object.values(components?.responses ?? {})) visit(response);
-  for (const item of Object.values(doc.paths)) {
-    for (const method of HTTP_METHODS) {
-      for (const response of Object.values(
-        (item[method]?.responses ?? {}) as Record<string, { headers?: Record<string, unknown> }>,
-      ))
-        visit(response);
-    }
-  }
+  for (const { op } of eachOperation(doc))
+    for (const response of Object.values((op.responses ?? {}) as Record<string, { headers?: Record<string, unknown> }>))
+      visit(response);
   // A deprecated operation's headers, whether or not one is deprecated today: a browser client
   // written now can read them the day one is.
   for (const name of ['Deprecation', 'Sunset', 'Link']) names.set(name.toLowerCase(), name);

@@ -13,7 +13,7 @@
 import { parse as legacyUrlParse } from 'node:url';
 import type { Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { HTTP_METHODS, type OpenApiDocument } from '../kernel/contract.js';
+import { eachOperation, type OpenApiDocument } from '../kernel/contract.js';
 import { authenticate, requireScope, sessionOnly, sessionRequired } from './authenticate.js';
 import { badRequest, missingToken } from '../kernel/problem.js';
 import { strictQueryIntegers } from './query-integers.js';
@@ -158,12 +158,10 @@ export function contractValidator(doc: OpenApiDocument, opts: ValidatorOptions):
 
 /** Whether an operation of `doc` takes a multipart/form-data body. */
 function takesMultipart(doc: OpenApiDocument): boolean {
-  return Object.values(doc.paths ?? {}).some((item) =>
-    HTTP_METHODS.some((method) => {
-      const body = item?.[method]?.requestBody as { content?: Record<string, unknown> } | undefined;
-      return body?.content?.['multipart/form-data'] !== undefined;
-    }),
-  );
+  return [...eachOperation(doc)].some(({ op }) => {
+    const body = op.requestBody as { content?: Record<string, unknown> } | undefined;
+    return body?.content?.['multipart/form-data'] !== undefined;
+  });
 }
 
 /**

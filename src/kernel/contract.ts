@@ -39,6 +39,23 @@ export type Operation = {
   access: { kind: 'scope'; scope: ScopeId } | { kind: 'session-only' } | { kind: 'public' } | { kind: 'mcp' };
 };
 
+/** An operation of the contract as it is written: its path, its method, the operation and the path's item. */
+export type WrittenOperation = {
+  path: string;
+  method: HttpMethod;
+  op: OperationObject;
+  item: OpenApiDocument['paths'][string];
+};
+
+/** Every operation the contract writes, path by path in its order, methods in HTTP_METHODS' order. */
+export function* eachOperation(doc: OpenApiDocument): Generator<WrittenOperation> {
+  for (const [path, item] of Object.entries(doc.paths ?? {}))
+    for (const method of HTTP_METHODS) {
+      const op = item?.[method];
+      if (op) yield { path, method, op, item };
+    }
+}
+
 const bundleFile = fileURLToPath(new URL('../../codegen/generated/openapi.json', import.meta.url));
 
 export function loadContract(): OpenApiDocument {
@@ -52,29 +69,25 @@ export function loadContract(): OpenApiDocument {
 export function listOperations(doc: OpenApiDocument): Operation[] {
   const ops: Operation[] = [];
   const problems: string[] = [];
-  for (const [path, item] of Object.entries(doc.paths)) {
-    for (const method of HTTP_METHODS) {
-      const op = item[method];
-      if (!op) continue;
-      const name = `${method.toUpperCase()} ${path}`;
-      if (!op.operationId) {
-        problems.push(`${name} has no operationId`);
-        continue;
-      }
-      const scope = op['x-required-scope'];
-      let access: Operation['access'] | undefined;
-      if (op['x-public'] === true && scope === undefined) access = { kind: 'public' };
-      else if (op['x-session-only'] === true && scope === undefined) access = { kind: 'session-only' };
-      else if (op['x-mcp'] === true && scope === undefined) access = { kind: 'mcp' };
-      else if (typeof scope === 'string' && isScopeId(scope)) access = { kind: 'scope', scope };
-      if (!access) {
-        problems.push(
-          `${name} (${op.operationId}) has no valid x-required-scope and is not marked x-session-only, x-public or x-mcp`,
-        );
-        continue;
-      }
-      ops.push({ operationId: op.operationId, method, path, access });
+  for (const { path, method, op } of eachOperation(doc)) {
+    const name = `${method.toUpperCase()} ${path}`;
+    if (!op.operationId) {
+      problems.push(`${name} has no operationId`);
+      continue;
     }
+    const scope = op['x-required-scope'];
+    let access: Operation['access'] | undefined;
+    if (op['x-public'] === true && scope === undefined) access = { kind: 'public' };
+    else if (op['x-session-only'] === true && scope === undefined) access = { kind: 'session-only' };
+    else if (op['x-mcp'] === true && scope === undefined) access = { kind: 'mcp' };
+    else if (typeof scope === 'string' && isScopeId(scope)) access = { kind: 'scope', scope };
+    if (!access) {
+      problems.push(
+        `${name} (${op.operationId}) has no valid x-required-scope and is not marked x-session-only, x-public or x-mcp`,
+      );
+      continue;
+    }
+    ops.push({ operationId: op.operationId, method, path, access });
   }
   if (problems.length)
     throw new Error(`Refusing to start: the contract has unguarded operations:\n  ${problems.join('\n  ')}`);
@@ -89,9 +102,7 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
 export type ObjectRules = { fields: string[]; minProperties?: number; dependentRequired?: Record<string, string[]> };
 
 export function objectRules(doc: OpenApiDocument, operationId: string): ObjectRules | undefined {
-  const op = Object.values(doc.paths)
-    .flatMap((item) => HTTP_METHODS.map((m) => item[m]))
-    .find((o) => o?.operationId === operationId);
+  const op = [...eachOperation(doc)].find((o) => o.op.operationId === operationId)?.op;
   const content = (op?.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content;
   let schema = content?.['application/json']?.schema as Record<string, unknown> | undefined;
   const ref = schema?.$ref;
@@ -113,14 +124,13 @@ export function objectRules(doc: OpenApiDocument, operationId: string): ObjectRu
  * at start).
  */
 export function mcpScopes(doc: OpenApiDocument): ScopeId[] {
-  for (const item of Object.values(doc.paths))
-    for (const method of HTTP_METHODS) {
-      const scopes = item[method]?.['x-mcp-scopes'];
-      if (item[method]?.['x-mcp'] !== true) continue;
-      if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s) => isScopeId(String(s))))
-        throw new Error('the MCP operation must name its scopes, known ones, in x-mcp-scopes');
-      return scopes as ScopeId[];
-    }
+  for (const { op } of eachOperation(doc)) {
+    const scopes = op['x-mcp-scopes'];
+    if (op['x-mcp'] !== true) continue;
+    if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s) => isScopeId(String(s))))
+      throw new Error('the MCP operation must name its scopes, known ones, in x-mcp-scopes');
+    return scopes as ScopeId[];
+  }
   throw new Error('the contract has no MCP operation (x-mcp)');
 }
 
@@ -173,11 +183,7 @@ export const costOf = (op: OperationObject | undefined): number => op?.['x-cost'
 /** The operations that cost more than one unit, by operationId (published by GET /platform/limits). */
 export function operationCosts(doc: OpenApiDocument): Record<string, number> {
   const costs: Record<string, number> = {};
-  for (const item of Object.values(doc.paths))
-    for (const method of HTTP_METHODS) {
-      const op = item[method];
-      if (op?.operationId && costOf(op) !== 1) costs[op.operationId] = costOf(op);
-    }
+  for (const { op } of eachOperation(doc)) if (op.operationId && costOf(op) !== 1) costs[op.operationId] = costOf(op);
   return costs;
 }
 

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Request, Response } from 'express';
 import type { Tokens } from 'marked';
-import { HTTP_METHODS, type OpenApiDocument } from '../kernel/contract.js';
+import { eachOperation, type OpenApiDocument } from '../kernel/contract.js';
 import { operationPointer, pointerPattern } from '../kernel/pointer-pattern.js';
 import { headingId } from '../kernel/heading-id.js';
 import { markdownHtml } from './markdown.js';
@@ -22,11 +22,8 @@ const CHANGELOG = fileURLToPath(new URL('../../docs/api-changes.md', import.meta
 function operationsMatching(pattern: string, doc: OpenApiDocument): string[] {
   const re = pointerPattern(pattern);
   const ids: string[] = [];
-  for (const [path, item] of Object.entries(doc.paths))
-    for (const method of HTTP_METHODS) {
-      const id = item[method]?.operationId;
-      if (id && re.test(operationPointer(path, method))) ids.push(id);
-    }
+  for (const { path, method, op } of eachOperation(doc))
+    if (op.operationId && re.test(operationPointer(path, method))) ids.push(op.operationId);
   return ids;
 }
 

@@ -1,6 +1,6 @@
 /** Each MCP tool is bound to the REST operation it mirrors: its scope is that operation's, read from the contract. */
 import { describe, expect, it } from 'vitest';
-import { loadContract, MCP_SCOPES, type OpenApiDocument } from '../../src/kernel/contract.js';
+import { eachOperation, loadContract, MCP_SCOPES, type OpenApiDocument } from '../../src/kernel/contract.js';
 import { bindTools, type ToolDef } from '../../src/mcp/kit/tool.js';
 import { TOOLS } from '../../src/mcp/catalogue.js';
 import { projectsTools } from '../../src/projects/projects.tools.js';
@@ -10,9 +10,7 @@ import { postsTools } from '../../src/posts/posts.tools.js';
 const contract = loadContract();
 const tools: ToolDef[] = [...projectsTools, ...milestonesTools, ...postsTools];
 const operation = (doc: OpenApiDocument, id: string) =>
-  Object.values(doc.paths)
-    .flatMap((item) => Object.values(item as Record<string, { operationId?: string; [k: string]: unknown }>))
-    .find((op) => op.operationId === id)!;
+  [...eachOperation(doc)].find((o) => o.op.operationId === id)!.op;
 
 describe('the MCP tools and their operations', () => {
   it("give each tool its operation's scope, and together the MCP endpoint's scopes", () => {
