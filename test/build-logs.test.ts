@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { raw, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Post } from '../src/posts/post.entity.js';
+import { png } from './fixtures/images.js';
 
 const {
   t,
@@ -124,5 +125,34 @@ describe('build logs', () => {
     const post = await t.db.orm.em.fork().findOneOrFail(Post, { id: res.data!.id });
     expect(post.kind).toBe('post');
     expect(post.project).toBeNull();
+  });
+
+  it("of a private project go with it: members' notes and the images they showed never become public", async () => {
+    const p = await project('private');
+    const image = await api.uploadMedia({
+      client: member.client,
+      body: { file: new Blob([new Uint8Array(png(8, 8))]) },
+    });
+    const res = await api.createPost({
+      client: member.client,
+      body: {
+        kind: 'build_log',
+        projectId: p,
+        title: 'private notes',
+        body: 'only the team',
+        mediaIds: [image.data!.id],
+      },
+    });
+    expect(res.response?.status).toBe(201);
+    await api.createComment({ client: owner.client, path: { postId: res.data!.id }, body: { body: 'noted' } });
+    expect((await raw(t, 'GET', `/media/${image.data!.id}`, { token: stranger.token })).status).toBe(404);
+
+    expect((await api.deleteProject({ client: owner.client, path: { projectId: p } })).response?.status).toBe(204);
+    for (const who of [stranger, member, owner])
+      expect((await raw(t, 'GET', `/posts/${res.data!.id}`, { token: who.token })).status).toBe(404);
+    expect((await raw(t, 'GET', `/media/${image.data!.id}`, { token: stranger.token })).status).toBe(404);
+    // The image is still its uploader's, as any image no post shows.
+    expect((await raw(t, 'GET', `/media/${image.data!.id}`, { token: member.token })).status).toBe(200);
+    expect(await t.db.orm.em.fork().count(Post, { id: res.data!.id })).toBe(0);
   });
 });

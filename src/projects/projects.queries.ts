@@ -83,11 +83,28 @@ export const memberPage = hotRead(
 );
 
 /**
- * Inside a project's deletion: its build logs outlive it as plain posts, since their authors
- * wrote them. (A typed write over the posts table, so that projects/ need not import posts/.)
+ * Inside a project's deletion, its row lock held: a public project's build logs outlive it as
+ * plain posts, since their authors wrote them and anyone could read them. A private project's go
+ * with it: as plain posts they would be public, and nobody outside the project ever read them
+ * (their comments and reactions cascade). A typed write over the posts table, so that projects/
+ * need not import posts/.
  */
-export async function detachBuildLogs(tem: EntityManager, projectId: string): Promise<void> {
-  await reads(tem).updateTable('Post').set({ project: null, kind: 'post' }).where('project', '=', projectId).execute();
+export async function releaseBuildLogs(tem: EntityManager, projectId: string): Promise<void> {
+  const db = reads(tem);
+  await db
+    .deleteFrom('Post')
+    .where('project', '=', projectId)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('Project as p')
+          .select('p.id as id')
+          .where('p.id', '=', projectId)
+          .where('p.visibility', '=', 'private'),
+      ),
+    )
+    .execute();
+  await db.updateTable('Post').set({ project: null, kind: 'post' }).where('project', '=', projectId).execute();
 }
 
 /**

@@ -17,7 +17,7 @@ import { publicSiteOf } from '../db/public-site.js';
 import { normaliseTags } from '../kernel/tags.js';
 import { KeyedQueue } from '../kernel/keyed-queue.js';
 import {
-  detachBuildLogs,
+  releaseBuildLogs,
   lockOwnedProject,
   lockProject,
   memberIdsAmong,
@@ -231,7 +231,9 @@ export async function updateProject(
 export async function deleteProject(em: EntityManager, actor: Actor, projectId: string): Promise<Removed> {
   const { name } = await assertCanManageProject(em, actor, projectId);
   await em.transactional(async (tem) => {
-    await detachBuildLogs(tem, projectId);
+    // Locked first: its visibility decides what becomes of its build logs, and may not change meanwhile.
+    if (!(await lockProject(tem, projectId))) return;
+    await releaseBuildLogs(tem, projectId);
     await tem.nativeDelete(Project, { id: projectId }); // milestones and memberships cascade
   });
   return { name };

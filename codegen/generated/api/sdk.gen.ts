@@ -285,7 +285,7 @@ export const createProject = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Delete a project
  *
- * Deletes the project with its milestones and memberships; its build logs become plain posts. Owner only; cannot be undone.
+ * Deletes the project with its milestones, memberships and webhook subscriptions. A public project's build logs become plain posts; a private project's are deleted with it, since as posts they would be public. Owner only; cannot be undone.
  *
  * Required scope: `projects.write`
  */
