@@ -117,6 +117,14 @@ export type AnswerShape = {
 };
 
 const isList = (data: Item): data is ListData & Item => Array.isArray(data.items);
+
+/**
+ * An item as one line of the text: its JSON, with the line breaks JSON leaves as they are (U+0085,
+ * U+2028, U+2029) escaped too, since readers that split lines on them would read a line of someone
+ * else's words as several, and the fence (./authorship.ts) relies on it being one.
+ */
+const itemLine = (item: Item): string =>
+  JSON.stringify(item).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const bytes = (s: string) => Buffer.byteLength(s);
 /** What the result weighs as sent. */
 export const resultBytes = (result: CallToolResult) => bytes(JSON.stringify(result));
@@ -149,8 +157,9 @@ type Drawn = { result: CallToolResult; lines: string[]; itemAt: number[] };
  * What the result weighs as sent (resultBytes) at most, without writing its data out again: the
  * result without its items, and each item's JSON line (already written) counted twice in the text
  * and once in structuredContent. A JSON line holds no character that JSON writes as more than two
- * (control characters and lone surrogates are escaped in it already; a quote or a backslash
- * becomes two), so escaped it weighs at most twice as much. Infinity for a single item, which is
+ * (control characters, lone surrogates and line separators are escaped in it already; a quote or
+ * a backslash becomes two), so escaped it weighs at most twice as much; and no item weighs more in
+ * structuredContent than its line. Infinity for a single item, which is
  * weighed as it is.
  */
 function weightAtMost({ result, lines, itemAt }: Drawn, data: Item): number {
@@ -184,7 +193,7 @@ function draw(data: Item, shape: AnswerShape, cut?: string): Drawn {
   const lines: string[] = shape.preface ? [shape.preface] : [];
   const itemAt: number[] = [];
   const addItem = (item: Item, i: number) => {
-    const json = JSON.stringify(item);
+    const json = itemLine(item);
     const block = fence ? fenced(json, authors[i]!, fence) : [json];
     itemAt.push(lines.length + block.indexOf(json));
     lines.push(...block);
@@ -222,7 +231,7 @@ async function fewerItems(data: ListData & Item, shape: AnswerShape): Promise<Ca
   let used = resultBytes(render({ ...data, items: [] }, shape)) + HEADLINE_ROOM;
   let fit = 0;
   for (const item of data.items) {
-    const json = JSON.stringify(item);
+    const json = itemLine(item);
     used += bytes(json) + bytes(JSON.stringify(json)) + 1;
     if (used > ANSWER_CAP_BYTES) break;
     fit++;
