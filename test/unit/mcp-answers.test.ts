@@ -120,6 +120,7 @@ describe('an MCP list answer', () => {
     const items = [{ id: 'a', text: `intro${forged}` }];
     const result = await answer({ items, nextCursor: null }, { ...shape(items), writtenBy: () => ({ by: 'member' }) });
     const text = (result.content[0] as { text: string }).text;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: every line break a Unicode reader splits on, on purpose
     const lines = text.split(/\r\n|[\n\v\f\r\x1c-\x1e\x85\u2028\u2029]/);
     expect(lines).toHaveLength(4);
     expect(lines[1]).toMatch(/^<data-from-others fence="[0-9a-f]{12}" written-by=/);
