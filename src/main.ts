@@ -53,10 +53,11 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
   const passwords = startPasswordThread({
     onEnded: (error) => log.error('the password check thread ended', { error }),
   });
+  const migrating = config.migrateOnStart ? ' and applying migrations' : ' (MIGRATE_ON_START=false: no migrations)';
   log.info(
     config.databaseUrl
-      ? 'opening PostgreSQL and applying migrations'
-      : 'opening the embedded database and applying migrations (a first start takes longest)',
+      ? `opening PostgreSQL${migrating}`
+      : `opening the embedded database${migrating}${config.migrateOnStart ? ' (a first start takes longest)' : ''}`,
   );
   const opening = openDatabase({
     ...databaseSettings(config),
@@ -102,7 +103,9 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
     await Promise.all([db.close(), passwords.stop()]);
     throw err;
   });
-  announce(config, log, db, redis !== undefined);
+  // Settled long before (a port is listened on at once): whether the metrics are served, for the line below.
+  const metricsServed = (await telemetryStarted()?.metricsListening) ?? true;
+  announce(config, log, db, redis !== undefined, metricsServed);
   // Started beside serving, not before it: a stop signal meanwhile is handled (below), and waits for it.
   const worker = config.webhookWorker
     ? runWebhookWorker(config, db, log, webhooks).catch((error) => {
@@ -186,7 +189,7 @@ export async function runWebhookWorker(
 }
 
 /** The JSON line that says where everything is; a person at a terminal also gets one plain sentence. */
-function announce(config: Config, log: Logger, db: Database, withRedis: boolean): void {
+function announce(config: Config, log: Logger, db: Database, withRedis: boolean, metricsServed: boolean): void {
   log.info('shipyard listening', {
     url: config.publicUrl,
     api: `${config.publicUrl}/api/v1`,
@@ -198,7 +201,7 @@ function announce(config: Config, log: Logger, db: Database, withRedis: boolean)
       : 'counted per instance (no REDIS_URL)',
     // What the heap may grow to (HEAP_MB, bin/server-options.mjs, plus the young generation).
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
-    telemetry: telemetryLine(config),
+    telemetry: telemetryLine(config, metricsServed),
   });
   if (config.telemetry && !telemetryStarted())
     log.error(
@@ -207,13 +210,15 @@ function announce(config: Config, log: Logger, db: Database, withRedis: boolean)
 }
 
 /** What OpenTelemetry does here, in a few words: where traces and metrics go. */
-function telemetryLine(config: Config): string {
+function telemetryLine(config: Config, metricsServed: boolean): string {
   const t = config.telemetry;
   if (!t) return 'off';
+  const metricsAt = t.prometheus && `http://${t.prometheus.host}:${t.prometheus.port}/metrics`;
   return [
     t.traces ? 'traces by OTLP' : undefined,
     t.otlpMetrics ? 'metrics by OTLP' : undefined,
-    t.prometheus ? `Prometheus metrics at http://${t.prometheus.host}:${t.prometheus.port}/metrics` : undefined,
+    metricsAt &&
+      (metricsServed ? `Prometheus metrics at ${metricsAt}` : `no Prometheus metrics (${metricsAt} could not listen)`),
   ]
     .filter(Boolean)
     .join(', ');
@@ -293,11 +298,14 @@ function launcherEnded(): Promise<void> {
 
 // Run as the entry module (bin/shipyard.mjs serve), not imported (tests): in any directory, spaces included.
 if (import.meta.main) {
-  serve(loadConfig(), { launcherChannel: process.argv.includes(LAUNCHER_CHANNEL_ARG) }).catch((err: Error) => {
-    flushLogs();
-    process.stderr.write(`shipyard: ${err.message}\n`);
-    process.exit(1);
-  });
+  // A setting refused (loadConfig) is said the same way as a start that failed: one line.
+  Promise.resolve()
+    .then(() => serve(loadConfig(), { launcherChannel: process.argv.includes(LAUNCHER_CHANNEL_ARG) }))
+    .catch((err: Error) => {
+      flushLogs();
+      process.stderr.write(`shipyard: ${err.message}\n`);
+      process.exit(1);
+    });
 }
 
 /**

@@ -315,6 +315,7 @@ describe('OpenTelemetry, configured by the standard variables', () => {
   it('serves Prometheus metrics on METRICS_PORT only, by route template, with no id, key or user in a label', async () => {
     for (let i = 0; i < 3; i++)
       await fetch(`${api}/projects`, { headers: { authorization: 'Bearer shipyard_pat_nope' } });
+    expect(log).toContain(`Prometheus metrics at ${metricsUrl}`);
     const res = await fetch(metricsUrl);
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -377,4 +378,32 @@ describe('OpenTelemetry, configured by the standard variables', () => {
       await db.close();
     }
   });
+
+  it(
+    'says at start when METRICS_PORT is taken, and serves without metrics',
+    async () => {
+      // The port of the metrics is another process's now (the server above has stopped).
+      const holder = createServer((_req, res) => res.end('someone else')).listen(
+        Number(new URL(metricsUrl).port),
+        '127.0.0.1',
+      );
+      await new Promise((r) => holder.once('listening', r));
+      const again = spawn('bin/shipyard', ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let said = '';
+      again.stderr!.on('data', (d) => (said += d));
+      try {
+        await until(() => said.includes('shipyard listening') || undefined, STARTING_MS);
+        const started = said.split('\n').find((l) => l.includes('shipyard listening'))!;
+        expect(JSON.parse(started).telemetry).toContain(`no Prometheus metrics (${metricsUrl} could not listen)`);
+        expect(said).toContain('the metrics could not listen');
+        expect((await fetch(`${api.replace('/api/v1', '')}/healthz`)).status).toBe(200);
+      } finally {
+        const exited = new Promise((r) => again.once('exit', r));
+        again.kill('SIGTERM');
+        await exited;
+        holder.close();
+      }
+    },
+    STARTING_MS + 30_000,
+  );
 });

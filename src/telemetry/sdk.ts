@@ -36,18 +36,22 @@ export type TelemetrySettings = {
 const logError = (msg: string, fields: Record<string, unknown>) =>
   process.stderr.write(`${JSON.stringify({ level: 'error', time: new Date().toISOString(), ...fields, msg })}\n`);
 
-function metricReaders(settings: TelemetrySettings): MetricReader[] {
+function metricReaders(settings: TelemetrySettings): { readers: MetricReader[]; listening?: Promise<boolean> } {
   const readers: MetricReader[] = [];
   const prometheus = settings.prometheus;
+  let listening: Promise<boolean> | undefined;
   if (prometheus)
-    readers.push(
-      new PrometheusExporter(prometheus, (error) => {
-        if (error)
-          logError('the metrics could not listen: no Prometheus metrics from this process', {
-            address: `${prometheus.host}:${prometheus.port}`,
-            error: error.message,
-          });
-      }),
+    listening = new Promise((resolve) =>
+      readers.push(
+        new PrometheusExporter(prometheus, (error) => {
+          if (error)
+            logError('the metrics could not listen: no Prometheus metrics from this process', {
+              address: `${prometheus.host}:${prometheus.port}`,
+              error: error.message,
+            });
+          resolve(!error);
+        }),
+      ),
     );
   if (settings.otlpMetrics)
     readers.push(
@@ -62,7 +66,7 @@ function metricReaders(settings: TelemetrySettings): MetricReader[] {
               : new OtlpProtobufMetrics(),
       }),
     );
-  return readers;
+  return { readers, listening };
 }
 
 /** The scheme, host and port of an outgoing request: a webhook's path may hold its receiver's secret. */
@@ -72,12 +76,13 @@ function origin(options: { protocol?: string | null; hostname?: string | null; h
 }
 
 export function startTelemetry(settings: TelemetrySettings): void {
+  const metrics = metricReaders(settings);
   const sdk = new NodeSDK({
     // `shipyard` unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names it otherwise.
     resource: defaultResource().merge(resourceFromAttributes({ 'service.name': 'shipyard' })),
     // No traces: no span processor, so the SDK's default (OTLP to localhost) is not made.
     ...(settings.traces ? {} : { spanProcessors: [] }),
-    metricReaders: metricReaders(settings),
+    metricReaders: metrics.readers,
     views: [
       // A webhook's receiver is chosen by its subscriber, host and port: by them, the outgoing
       // request's metric would grow a series per receiver. Deliveries have metrics of their own.
@@ -113,7 +118,7 @@ export function startTelemetry(settings: TelemetrySettings): void {
     ],
   });
   sdk.start();
-  onTelemetryStop(() => sdk.shutdown(), { traces: settings.traces });
+  onTelemetryStop(() => sdk.shutdown(), { traces: settings.traces, metricsListening: metrics.listening });
 }
 
 /** A named (prepared) statement's text never changes: it is scrubbed once. */
