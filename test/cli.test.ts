@@ -164,15 +164,30 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
       '--expires-in-days',
       '400',
     ]);
-    expect(tooLong.code).toBe(1);
-    expect(tooLong.stderr).toMatch(/1 to 366 days/);
+    // A usage mistake, said as one: the range, and what was given.
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toMatch(/--expires-in-days '400': .* from 1 to 366, not 400\./);
+    const notANumber = await cli([
+      'keys',
+      'create',
+      '--username',
+      username,
+      '--scopes',
+      'projects.read',
+      '--expires-in-days',
+      'abc',
+    ]);
+    expect(notANumber.code).toBe(2);
+    expect(notANumber.stderr).toMatch(
+      /--expires-in-days 'abc': A key expires in a whole number of days from 1 to 366\./,
+    );
     // The operator's KEY_MAX_DAYS lowers it, here as on the web and through OAuth.
     const overOperator = await cli(
       ['keys', 'create', '--username', username, '--scopes', 'projects.read', '--expires-in-days', '60'],
       { KEY_MAX_DAYS: '30' },
     );
-    expect(overOperator.code).toBe(1);
-    expect(overOperator.stderr).toMatch(/1 to 30 days/);
+    expect(overOperator.code).toBe(2);
+    expect(overOperator.stderr).toMatch(/from 1 to 30, not 60/);
     const badScope = await cli([
       'keys',
       'create',

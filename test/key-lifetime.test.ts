@@ -40,7 +40,7 @@ describe('KEY_MAX_DAYS', () => {
       expiry: '90',
     });
     expect(tooLong.status).toBe(400);
-    expect(tooLong.text).toContain('A key expires in 1 to 30 days');
+    expect(tooLong.text).toContain('A key expires in a whole number of days from 1 to 30, not 90.');
     const { token } = await userWithKey(t, ['content.read']);
     const limits = await raw(t, 'GET', '/platform/limits', { token });
     expect(limits.json.keyLifetimeDays).toBe(30);

@@ -160,6 +160,10 @@ describe('accounts and sessions', () => {
       });
       expect(res.status, password).toBe(400);
       expect(res.text, password).toMatch(why);
+      // Beside the field, each problem is a sentence of its own: "… a good one. An attacker would …".
+      const beside = /<p class="error" id="new-password-error">([^<]*)<\/p>/.exec(res.text)?.[1];
+      expect(beside, password).toMatch(/^[A-Z]/);
+      expect(beside, password).not.toMatch(/\. [a-z]/);
     }
     expect(await t.db.orm.em.fork().count(User, { username })).toBe(0);
     const ok = await b.post('/signup', {
@@ -328,7 +332,7 @@ describe('Settings → Manage API keys', () => {
       expiry: '7',
     });
     expect(long.status).toBe(400);
-    expect(long.text).toContain('<p class="error" id="key-name-error">at most 100 characters (this one has 101).</p>');
+    expect(long.text).toContain('<p class="error" id="key-name-error">At most 100 characters (this one has 101).</p>');
     expect(long.text).toMatch(/id="key-name"[^>]*aria-describedby="key-name-hint key-name-error"/);
     expect(none.text).toContain('Scopes: choose at least one.');
     expect(none.text).toContain('every key expires');
@@ -1180,7 +1184,7 @@ describe('form errors', () => {
     expect(key.text).toMatch(
       /<input type="text" id="key-name"[^>]*aria-describedby="key-name-hint key-name-error" aria-invalid="true">/,
     );
-    expect(key.text).toContain('<p class="error" id="key-name-error">give the key a name.</p>');
+    expect(key.text).toContain('<p class="error" id="key-name-error">Give the key a name.</p>');
     expect(key.text).toMatch(/<fieldset aria-describedby="key-scopes-error" aria-invalid="true"><legend>Scopes/);
     expect(key.text).toContain('<option value="7" selected>');
     expect(key.text).not.toMatch(/id="key-expiry"[^>]*aria-invalid/);
@@ -1205,6 +1209,16 @@ describe('form errors', () => {
 });
 
 describe('a key for a date out of range', () => {
+  it('is refused with the form’s other problems at once, not after they are fixed', async () => {
+    const { b } = await signedUp();
+    await b.get('/settings/keys/new');
+    const res = await b.post('/settings/keys', { _csrf: b.csrf(), name: '', expiry: 'date', expiresOn: '2020-01-01' });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('<p class="error" id="key-name-error">Give the key a name.</p>');
+    expect(res.text).toContain('<li>Scopes: choose at least one.</li>');
+    expect(res.text).toMatch(/<p class="error" id="key-expires-on-error">A key&#39;s date is after today/);
+  });
+
   it('is refused beside the date field, with the range', async () => {
     const { b } = await signedUp();
     await b.get('/settings/keys/new');

@@ -7,7 +7,7 @@ import { openDatabase, type Database } from '../db/database.js';
 import { ProblemError } from '../kernel/problem.js';
 import { createUser, findUserByUsername } from '../users/users.service.js';
 import { setAccountDisabled, setPassword } from '../sessions/account-access.js';
-import { createKey, keyStatus, listKeys, revokeKey } from '../keys/keys.service.js';
+import { createKey, expiryProblem, keyStatus, listKeys, revokeKey } from '../keys/keys.service.js';
 import type { ApiKey } from '../keys/api-key.entity.js';
 import { GithubAccount, GithubRepo } from '../github/github.entity.js';
 import { isUuid } from '../kernel/ids.js';
@@ -160,7 +160,11 @@ export async function keysCreate(values: Values) {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const days = Number(need(values, 'expires-in-days'));
+  const given = need(values, 'expires-in-days');
+  const maxDays = loadConfig().keyMaxDays;
+  const days = /^\d+$/.test(given) ? Number(given) : Number.NaN;
+  const problem = expiryProblem({ expiresInDays: days, maxDays });
+  if (problem) throw new UsageError(`--expires-in-days '${given}': ${problem}`);
   return withDatabase('keys create', async (db) => {
     const em = db.orm.em.fork();
     const user = await existingUser(em, username);
@@ -169,7 +173,7 @@ export async function keysCreate(values: Values) {
       name: (values.name as string | undefined) ?? 'CLI key',
       scopes,
       expiresInDays: days,
-      maxDays: loadConfig().keyMaxDays,
+      maxDays,
     });
     return { ...presentKey(key), username: user.username, token, note: 'The token is shown once; store it now.' };
   });

@@ -52,20 +52,29 @@ export function lastExpiryDay(now = Date.now(), maxDays = MAX_KEY_DAYS): string 
   return new Date(now + maxDays * 86_400_000).toISOString().slice(0, 10);
 }
 
-function expiryOf(input: NewKey, now = Date.now()): Date {
-  const maxDays = Math.min(input.maxDays ?? MAX_KEY_DAYS, MAX_KEY_DAYS);
-  if ('expiresAt' in input) {
-    const at = input.expiresAt.getTime();
+/** Why a key cannot be made to expire as `expiry` asks (a date, or a number of days); undefined when it can. */
+export function expiryProblem(
+  expiry: { expiresAt: Date; maxDays?: number } | { expiresInDays: number; maxDays?: number },
+  now = Date.now(),
+): string | undefined {
+  const maxDays = Math.min(expiry.maxDays ?? MAX_KEY_DAYS, MAX_KEY_DAYS);
+  if ('expiresAt' in expiry) {
+    const at = expiry.expiresAt.getTime();
     const last = lastExpiryDay(now, maxDays);
-    if (!Number.isFinite(at) || at <= now || at > Date.parse(`${last}T23:59:59.999Z`)) {
-      throw badRequest(`A key's date is after today and ${last} at the latest (${maxDays} days from today).`);
-    }
-    return input.expiresAt;
+    if (!Number.isFinite(at) || at <= now || at > Date.parse(`${last}T23:59:59.999Z`))
+      return `A key's date is after today and ${last} at the latest (${maxDays} days from today).`;
+    return undefined;
   }
-  if (!Number.isInteger(input.expiresInDays) || input.expiresInDays < 1 || input.expiresInDays > maxDays) {
-    throw badRequest(`A key expires in 1 to ${maxDays} days; it cannot be made without an expiry.`);
-  }
-  return new Date(now + input.expiresInDays * 86_400_000);
+  const days = expiry.expiresInDays;
+  if (!Number.isInteger(days) || days < 1 || days > maxDays)
+    return `A key expires in a whole number of days from 1 to ${maxDays}${Number.isFinite(days) ? `, not ${days}` : ''}.`;
+  return undefined;
+}
+
+function expiryOf(input: NewKey, now = Date.now()): Date {
+  const problem = expiryProblem(input, now);
+  if (problem) throw badRequest(problem);
+  return 'expiresAt' in input ? input.expiresAt : new Date(now + input.expiresInDays * 86_400_000);
 }
 
 /** A new key, recorded in its owner's security log in the same transaction. */

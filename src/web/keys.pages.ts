@@ -12,6 +12,7 @@ import { lineProblem } from '../kernel/text.js';
 import type { Request, Response } from 'express';
 import {
   createKey,
+  expiryProblem,
   listKeys,
   REGENERATE_OVERLAP_HOURS,
   type RegenerateOverlap,
@@ -80,7 +81,7 @@ export function keysPages(scopes: readonly ScopeEntry[], maxDays: number, public
   async function create(req: Request, res: Response): Promise<void> {
     const sent = readForm(req.body as Record<string, unknown>);
     const errors: string[] = [];
-    const expiry = checkForm(sent, errors);
+    const expiry = checkForm(sent, errors, maxDays);
     if (errors.length || !expiry) return form(req, res, { form: sent, errors, status: 400 });
     try {
       const { key, token } = await createKey(req.em, {
@@ -223,7 +224,11 @@ function readForm(body: Record<string, unknown>): Form {
 }
 
 /** Every problem with the form goes into `errors` at once; the expiry it asks for, when it names one. */
-function checkForm(form: Form, errors: string[]): { expiresInDays: number } | { expiresAt: Date } | undefined {
+function checkForm(
+  form: Form,
+  errors: string[],
+  maxDays: number,
+): { expiresInDays: number } | { expiresAt: Date } | undefined {
   const nameProblem = lineProblem(form.name!);
   if (!form.name!.trim()) errors.push('Name: give the key a name.');
   else if (nameProblem) errors.push(`Name: ${nameProblem}.`);
@@ -235,9 +240,14 @@ function checkForm(form: Form, errors: string[]): { expiresInDays: number } | { 
     const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(form.expiresOn!);
     // The key lasts until the end of the chosen day, UTC.
     const at = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), 23, 59, 59)) : undefined;
-    if (at && !Number.isNaN(at.getTime())) return { expiresAt: at };
-    errors.push('Expiry date: choose a date.');
-    return undefined;
+    if (!at || Number.isNaN(at.getTime())) {
+      errors.push('Expiry date: choose a date.');
+      return undefined;
+    }
+    // Said with the other fields' problems, not after they are fixed.
+    const problem = expiryProblem({ expiresAt: at, maxDays });
+    if (problem) errors.push(`Expiry date: ${problem}`);
+    return { expiresAt: at };
   }
   if (EXPIRY_CHOICES.some(([v]) => v === form.expiry)) return { expiresInDays: Number(form.expiry) };
   errors.push('Expires: choose when the key expires; every key expires.');

@@ -164,6 +164,9 @@ export const errorList = (errors: string[]): Html =>
  * the attributes that mark the field (`aria-invalid`, and `aria-describedby` naming its hint and
  * its message), and the message to show beside it.
  */
+/** A field's problem without its label, as a sentence of its own beside the field. */
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 export function fieldError(
   errors: readonly string[],
   label: string,
@@ -175,7 +178,7 @@ export function fieldError(
   return {
     attrs: raw(`${described ? `aria-describedby="${described}"` : ''}${found.length ? ' aria-invalid="true"' : ''}`),
     message: found.length
-      ? html`<p class="error" id="${id}-error">${found.map((e) => e.slice(label.length + 1).trim()).join(' ')}</p>`
+      ? html`<p class="error" id="${id}-error">${found.map((e) => sentence(e.slice(label.length + 1).trim())).join(' ')}</p>`
       : raw(''),
   };
 }
