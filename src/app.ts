@@ -40,6 +40,7 @@ import { notFound, type ProblemError } from './kernel/problem.js';
 import { nameRoute } from './telemetry/telemetry.js';
 import { refuseNul } from './http/kit/nul.js';
 import { formEncodedQuery } from './http/form-query.js';
+import { headAgain, headAgainStage, headAsGet } from './http/head.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseState } from './db/ready.js';
 import { idempotency } from './http/idempotency.js';
@@ -351,6 +352,7 @@ function restPipeline(p: {
   const deprecated = deprecation(contract);
   const routes = new Map(p.operations.map((op) => [op.operationId, routeOf(op)]));
   const answer: ErrorRequestHandler = (err, req, res, next) => {
+    headAgain(req);
     // Refused after the validator matched its operation (401, 403, 400…): named by that operation's route.
     const route = routes.get(req.openapi?.schema?.operationId ?? '');
     if (route) nameRoute(route);
@@ -361,6 +363,7 @@ function restPipeline(p: {
   return chainWithErrors(
     answer,
     formEncodedQuery,
+    headAsGet,
     ...contractValidator(closed, {
       ...config,
       budget,
@@ -370,6 +373,7 @@ function restPipeline(p: {
       uses: p.uses,
       warm: p.warmValidators,
     }),
+    headAgainStage,
     refuseNul,
     idempotency(),
     ...(p.replica ? [p.replica.noteWrites, p.replica.route] : []),

@@ -184,6 +184,16 @@ describe('route matching: every GET path as the validator reads it, and what no 
     expectProblem(await raw(t, 'GET', path, { token: (await userWithKey(t)).token }), 404);
   });
 
+  it('a HEAD on a path without a GET is a 405 naming HEAD and the methods the path has', async () => {
+    const res = await fetch(`${t.apiUrl}/posts/${randomUUID()}/reactions/rocket`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${(await userWithKey(t)).token}` },
+    });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).not.toMatch(/GET|HEAD/);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
   it('a known path with a method it does not have is a 405 naming the methods it has', async () => {
     const res = await raw(t, 'PUT', '/platform/scopes', { token: (await userWithKey(t)).token });
     expectProblem(res, 405);
@@ -241,5 +251,45 @@ describe('route matching: every GET path as the validator reads it, and what no 
       type: '/problems/malformed-json',
       detail: `The request body is not valid JSON: ${where}.`,
     });
+  });
+});
+
+describe('HEAD, as every GET answers it, without the body', () => {
+  for (const op of withKeys.filter((o) => o.method === 'get')) {
+    it(`${op.operationId}`, async () => {
+      const { owner, path } = await operationRequest(t, contract, op);
+      const [got, head] = [
+        await raw(t, 'GET', path, { token: owner.token }),
+        await raw(t, 'HEAD', path, { token: owner.token }),
+      ];
+      expect(head.status, path).toBe(got.status);
+      expect(head.headers.get('content-type')).toBe(got.headers.get('content-type'));
+      expect(head.headers.get('ratelimit-policy')).toBe(got.headers.get('ratelimit-policy'));
+      expect(head.text).toBe('');
+    });
+  }
+
+  it('refuses a HEAD without a key as its GET, with the challenge and no body', async () => {
+    const res = await fetch(`${t.apiUrl}/users/me`, { method: 'HEAD' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+    expect(await res.text()).toBe('');
+  });
+
+  it('gives the length and validators of the GET, and a 304 to a HEAD naming them', async () => {
+    const { token } = await userWithKey(t, ['projects.write', 'projects.read']);
+    const project = await raw(t, 'POST', '/projects', { token, body: { name: 'Headed' } });
+    const id = (project.json as { id: string }).id;
+    const got = await raw(t, 'GET', `/projects/${id}`, { token });
+    const head = await raw(t, 'HEAD', `/projects/${id}`, { token });
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(got.text)));
+    const feed = await raw(t, 'GET', `/feeds/projects/${id}.atom`);
+    const headFeed = await raw(t, 'HEAD', `/feeds/projects/${id}.atom`);
+    expect(headFeed.status).toBe(200);
+    expect(headFeed.headers.get('etag')).toBe(feed.headers.get('etag'));
+    const again = await raw(t, 'HEAD', `/feeds/projects/${id}.atom`, {
+      headers: { 'if-none-match': feed.headers.get('etag')! },
+    });
+    expect(again.status).toBe(304);
   });
 });

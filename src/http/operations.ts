@@ -55,7 +55,7 @@ export function dispatchOperations(
     if (op.access.kind === 'mcp') continue; // served by src/mcp/mcp.routes.ts, mounted before the validator
     const handler = handlers[op.operationId as OperationId] as Handler<OperationId> | undefined;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
-    bound.set(op.operationId, bind(op.operationId, handler, log, bodyLines(op), routeOf(op), check));
+    bound.set(op.operationId, bind(op, handler, log, bodyLines(op), check));
   }
   return function dispatch(req: Request, res: Response, next: NextFunction) {
     const run = bound.get(req.openapi?.schema?.operationId ?? '');
@@ -97,13 +97,16 @@ function refuseInvisibleLines(body: unknown, lines: readonly LinePath[]): void {
 
 /** The handler called with the validated request, once only for a create with an Idempotency-Key. */
 function bind(
-  operationId: string,
+  op: Operation,
   handler: Handler<OperationId>,
   log: Logger,
   lines: LinePath[],
-  route: string,
   check: AnswerCheck | undefined,
 ): Bound {
+  const { operationId } = op;
+  const route = routeOf(op);
+  // A read changes nothing, whatever method asked for it (a HEAD is its GET): no log entry.
+  const reads = op.method === 'get';
   return async (req, res) => {
     nameRoute(route);
     const actor = req.actor;
@@ -118,7 +121,7 @@ function bind(
         operation: operationId,
         origin: restUse(req, actor),
         idempotency: req.idempotency && { request: req.idempotency, stored: stored(path) },
-        written: (reply) => (req.method !== 'GET' && reply.status < 300 ? written(reply, path) : undefined),
+        written: (reply) => (!reads && reply.status < 300 ? written(reply, path) : undefined),
         logFailed: (error) =>
           log.error('a write could not be put in the security log', {
             requestId: req.requestId,

@@ -58,7 +58,8 @@ export function replicaReads(counters: Counters): ReplicaReads {
     route: (req, _res, next) => {
       const userId = req.actor?.userId;
       const operation = req.openapi?.schema?.operationId;
-      if (!userId || req.method !== 'GET' || !operation || !REPLICA_OPERATIONS.has(operation)) return next();
+      const reads = req.method === 'GET' || req.method === 'HEAD';
+      if (!userId || !reads || !operation || !REPLICA_OPERATIONS.has(operation)) return next();
       counters.add(wroteKey(userId), 0, STICKY_MS).then(
         ({ count }) => {
           if (count === 0) readFromReplica(req.em);
