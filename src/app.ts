@@ -25,6 +25,7 @@ import {
   basePath,
   closedForValidation,
   patternMessages,
+  bodyFields,
   type OpenApiDocument,
   type Operation,
   servedAsBuilt,
@@ -228,6 +229,7 @@ export function createApp({
     checkAnswer,
     uploadMaxBytes: config.uploadMaxBytes,
     patternMessages: patternMessages(contract),
+    bodyFields: bodyFields(contract),
     resourceMetadata: oauth?.apiResourceMetadata,
   });
   app.use(

@@ -106,6 +106,26 @@ describe('projects', () => {
     expect(patch.status).toBe(400);
   });
 
+  it('names every unknown field beside a missing one, with the field it likely misspells', async () => {
+    const res = await raw(t, 'POST', '/projects', { token: ada.token, body: { nmae: 'Typo', colour: 'blue' } });
+    expect(res.status).toBe(400);
+    expect(res.json.errors).toEqual(
+      expect.arrayContaining([
+        { path: '/body/name', message: "must have required property 'name'" },
+        { path: '/body/nmae', message: "is not a field of this body; did you mean 'name'?" },
+        { path: '/body/colour', message: 'is not a field of this body' },
+      ]),
+    );
+    expect(res.json.detail).toContain("/body/nmae is not a field of this body; did you mean 'name'?");
+    // An unknown field alone is said once, as the contract's validator says it.
+    const alone = await raw(t, 'POST', '/projects', {
+      token: ada.token,
+      body: { name: uniqueName('Alone'), tagline2: 'x' },
+    });
+    expect(alone.status).toBe(400);
+    expect(alone.json.errors.filter((e: { path: string }) => e.path === '/body/tagline2')).toHaveLength(1);
+  });
+
   it('answers malformed input with clear problems, never a 500', async () => {
     const cases = [
       await raw(t, 'POST', '/projects', { token: ada.token, body: '{"name": ' }),

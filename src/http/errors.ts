@@ -10,6 +10,7 @@ import { KEY_NOT_TAKEN, keyNotTaken } from './idempotency.js';
 import type { Logger } from '../kernel/logger.js';
 import type { AnswerCheck } from './answer-check.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { meant } from '../kernel/text.js';
 import { traceId } from '../telemetry/telemetry.js';
 
 type ValidationError = { path?: string; message?: string; errorCode?: string };
@@ -37,6 +38,8 @@ export type ProblemOptions = {
   patternMessages?: Map<string, string>;
   /** A handler's problem checked against its operation's answers (VALIDATE_RESPONSES). */
   checkAnswer?: AnswerCheck;
+  /** The fields each operation's JSON body may hold, by operationId (src/kernel/contract.ts `bodyFields`). */
+  bodyFields?: Map<string, string[]>;
 };
 
 /** What a value of each format the contract uses looks like, said where one is refused. */
@@ -59,6 +62,33 @@ function inWords(e: ValidationError, patterns: Map<string, string> | undefined):
   // The validator (Ajv) says `must match pattern "<the pattern>"`.
   const pattern = /^must match pattern "(.*)"$/s.exec(message)?.[1];
   return (pattern !== undefined && patterns.get(pattern)) || message;
+}
+
+/**
+ * The refusal's errors with each of the body's fields its operation does not take named, and the
+ * field it likely misspells: the validator stops at the first problem, so a misspelt field beside
+ * a missing one ('nmae' for 'name') went unnamed. Only for a refusal: a body that passes has none.
+ */
+function withUnknownFields(
+  req: Request,
+  fields: Map<string, string[]> | undefined,
+  said: { path: string; message: string }[],
+): { path: string; message: string }[] {
+  const known = fields?.get(String(req.openapi?.schema.operationId ?? ''));
+  const body: unknown = req.body;
+  if (!known || typeof body !== 'object' || body === null || Array.isArray(body)) return said;
+  const unknown = new Map<string, string>(
+    Object.keys(body)
+      .filter((name) => !known.includes(name))
+      .map((name) => {
+        const near = meant(name, known);
+        return [`/body/${name}`, `is not a field of this body${near ? `; did you mean '${near}'?` : ''}`] as const;
+      }),
+  );
+  // The validator's own words for one it found ("must NOT have additional properties") give way to these.
+  const errors = said.map((e) => (unknown.has(e.path) ? { path: e.path, message: unknown.get(e.path)! } : e));
+  for (const [path, message] of unknown) if (!said.some((e) => e.path === path)) errors.push({ path, message });
+  return errors;
 }
 
 function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOptions): ProblemError | undefined {
@@ -88,7 +118,8 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
   const status = err.status;
   if (!status || status < 400 || status >= 500 || !EOV_KINDS[status]) return undefined;
   const [slug, title] = EOV_KINDS[status];
-  const errors = (err.errors ?? []).map((e) => ({ path: e.path ?? '', message: inWords(e, limits.patternMessages) }));
+  const said = (err.errors ?? []).map((e) => ({ path: e.path ?? '', message: inWords(e, limits.patternMessages) }));
+  const errors = status === 400 ? withUnknownFields(req, limits.bodyFields, said) : said;
   // An Idempotency-Key the operation declares it refuses, and nothing else wrong: said as what to do.
   if (
     status === 400 &&

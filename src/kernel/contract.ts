@@ -103,19 +103,33 @@ export type ObjectRules = { fields: string[]; minProperties?: number; dependentR
 
 export function objectRules(doc: OpenApiDocument, operationId: string): ObjectRules | undefined {
   const op = [...eachOperation(doc)].find((o) => o.op.operationId === operationId)?.op;
-  const content = (op?.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content;
-  let schema = content?.['application/json']?.schema as Record<string, unknown> | undefined;
-  const ref = schema?.$ref;
-  if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
-    const schemas = (doc.components as { schemas?: Record<string, Record<string, unknown>> } | undefined)?.schemas;
-    schema = schemas?.[ref.slice('#/components/schemas/'.length)];
-  }
+  const schema = op && jsonBodySchema(doc, op);
   if (!schema || (schema.minProperties === undefined && schema.dependentRequired === undefined)) return undefined;
   return {
     fields: Object.keys((schema.properties as Record<string, unknown> | undefined) ?? {}),
     ...(typeof schema.minProperties === 'number' ? { minProperties: schema.minProperties } : {}),
     ...(schema.dependentRequired ? { dependentRequired: schema.dependentRequired as Record<string, string[]> } : {}),
   };
+}
+
+/** The schema of an operation's JSON request body, through a `$ref` to the components' schemas. */
+function jsonBodySchema(doc: OpenApiDocument, op: OperationObject): Record<string, unknown> | undefined {
+  const content = (op.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content;
+  const schema = content?.['application/json']?.schema as Record<string, unknown> | undefined;
+  const ref = schema?.$ref;
+  if (typeof ref !== 'string' || !ref.startsWith('#/components/schemas/')) return schema;
+  const schemas = (doc.components as { schemas?: Record<string, Record<string, unknown>> } | undefined)?.schemas;
+  return schemas?.[ref.slice('#/components/schemas/'.length)];
+}
+
+/** The fields each operation's JSON body may hold (its schema's properties), by operationId. */
+export function bodyFields(doc: OpenApiDocument): Map<string, string[]> {
+  const fields = new Map<string, string[]>();
+  for (const { op } of eachOperation(doc)) {
+    const properties = op.operationId ? jsonBodySchema(doc, op)?.properties : undefined;
+    if (properties && typeof properties === 'object') fields.set(op.operationId!, Object.keys(properties));
+  }
+  return fields;
 }
 
 /**

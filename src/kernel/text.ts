@@ -156,3 +156,28 @@ export const escapeHtml = (text: string): string =>
 
 /** "1 milestone", "3 milestones". */
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** How many single-character edits (insert, delete, replace, swap two neighbours) turn `a` into `b`. */
+export function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  return d[a.length]![b.length]!;
+}
+
+/** The name among `names` that `typed` most likely misspells (two edits at most, fewer for short ones), if one. */
+export function meant(typed: string, names: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of names) {
+    const distance = editDistance(typed.toLowerCase(), name.toLowerCase());
+    if (distance <= Math.min(2, Math.floor(name.length / 3)) && (!best || distance < best.distance))
+      best = { name, distance };
+  }
+  return best?.name;
+}

@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
+  editDistance,
   isLine,
+  meant,
   isOptionalLine,
   LINE_PATTERN,
   linePaths,
@@ -158,5 +160,25 @@ describe('one-line text', () => {
     expect(presentableLine('gear\u202eraeg', 'x')).toBe('gear raeg');
     expect(presentableLine(' \u200b ', 'fallback')).toBe('fallback');
     expect(presentableLine('', 'fallback')).toBe('fallback');
+  });
+});
+
+describe('the field a name likely misspells', () => {
+  const fields = ['name', 'tagline', 'description', 'stage', 'visibility', 'tags'];
+  it.each([
+    ['nmae', 'name'],
+    ['tagilne', 'tagline'],
+    ['descripton', 'description'],
+    ['Visibilty', 'visibility'],
+    ['stag', 'stage'],
+  ])('reads %s as %s', (typed, field) => expect(meant(typed, fields)).toBe(field));
+  it.each(['colour', 'owner', 'id', 'x', 'tagz1'])('finds none for %s', (typed) =>
+    expect(meant(typed, fields)).toBeUndefined(),
+  );
+  it('counts a swap of two neighbours as one edit', () => {
+    expect(editDistance('nmae', 'name')).toBe(1);
+    expect(editDistance('abc', 'abc')).toBe(0);
+    expect(editDistance('', 'abc')).toBe(3);
+    expect(editDistance('kitten', 'sitting')).toBe(3);
   });
 });
