@@ -36,7 +36,7 @@ import { deprecation } from './http/deprecation.js';
 import { dispatchOperations, routeOf } from './http/operations.js';
 import { answerCheck, type AnswerCheck } from './http/answer-check.js';
 import { chain, chainWithErrors } from './http/kit/chain.js';
-import { problemHandler } from './http/errors.js';
+import { emptySegmentHint, problemHandler } from './http/errors.js';
 import { notFound, type ProblemError } from './kernel/problem.js';
 import { nameRoute } from './telemetry/telemetry.js';
 import { refuseNul } from './http/kit/nul.js';
@@ -268,7 +268,7 @@ const isApiPath = (path: string) => /^\/+api(?:\/|$)/i.test(path);
 /** A path on the API's side that no operation has: where the API's paths are. */
 function notInThisApi(path: string, base: string): ProblemError {
   return notFound(
-    `There is no ${path.slice(0, 200)} in this API: its paths start with ${base}/ (see ${base}/openapi.json).`,
+    `There is no ${path.slice(0, 200)} in this API: its paths start with ${base}/ (see ${base}/openapi.json).${emptySegmentHint(path)}`,
   );
 }
 

@@ -184,6 +184,40 @@ describe('route matching: every GET path as the validator reads it, and what no 
     expectProblem(await raw(t, 'GET', path, { token: (await userWithKey(t)).token }), 404);
   });
 
+  it('a 404 for the base path says where the operations are, and one for a doubled slash says so', async () => {
+    const { token } = await userWithKey(t);
+    const base = await raw(t, 'GET', '/', { token });
+    expect(base.json.detail).toBe(
+      'There is no /api/v1 itself: its operations are under it, listed in /api/v1/openapi.json and described at /docs.',
+    );
+    // A base URL that ends in a slash, with a path added: inside the API's base, and before it.
+    for (const url of [`${t.apiUrl}//users/me`, `${t.baseUrl}//api/v1/users/me`]) {
+      const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(
+        /has an empty segment \('\/\/'\): is a slash doubled/,
+      );
+    }
+    expect((await raw(t, 'GET', '/nowhere', { token })).json.detail).toBe('There is no /nowhere in this API.');
+  });
+
+  it('a parameter sent twice is said so, not as a value of the wrong type', async () => {
+    const res = await raw(t, 'GET', '/projects?limit=10&limit=20', { token: (await userWithKey(t)).token });
+    expectProblem(res, 400);
+    expect(res.json.errors).toEqual([{ path: '/query/limit', message: 'was sent 2 times; send it once' }]);
+  });
+
+  it('a username that breaks the pattern is refused in words, not with the pattern', async () => {
+    const { token } = await userWithKey(t);
+    for (const path of ['/users/ADA', '/feeds/users/ADA.atom']) {
+      const res = await raw(t, 'GET', path, { token });
+      expectProblem(res, 400);
+      expect(res.json.errors[0].message).toBe(
+        'must be a username: lowercase letters, digits and inner hyphens, at most 39 characters, such as ada (usernames are all lowercase)',
+      );
+    }
+  });
+
   it('a HEAD on a path without a GET is a 405 naming HEAD and the methods the path has', async () => {
     const res = await fetch(`${t.apiUrl}/posts/${randomUUID()}/reactions/rocket`, {
       method: 'HEAD',

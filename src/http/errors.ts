@@ -10,6 +10,7 @@ import { KEY_NOT_TAKEN, keyNotTaken } from './idempotency.js';
 import type { Logger } from '../kernel/logger.js';
 import type { AnswerCheck } from './answer-check.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { API_BASE } from '../kernel/contract.js';
 import { meant } from '../kernel/text.js';
 import { traceId } from '../telemetry/telemetry.js';
 
@@ -62,6 +63,25 @@ function inWords(e: ValidationError, patterns: Map<string, string> | undefined):
   // The validator (Ajv) says `must match pattern "<the pattern>"`.
   const pattern = /^must match pattern "(.*)"$/s.exec(message)?.[1];
   return (pattern !== undefined && patterns.get(pattern)) || message;
+}
+
+/**
+ * For a query parameter that takes one value and was sent more than once (`?limit=10&limit=20`):
+ * the validator sees a list and says only "must be integer". (A parameter that takes a list is
+ * refused item by item, never with a type.)
+ */
+function sentTwice(e: ValidationError, req: Request): string | undefined {
+  if (!/^must be (integer|number|string|boolean)$/.test(e.message ?? '')) return undefined;
+  const name = /^\/query\/([^/]+)$/.exec(e.path ?? '')?.[1];
+  const value = name === undefined ? undefined : (req.query as Record<string, unknown>)[name];
+  return Array.isArray(value) ? `was sent ${value.length} times; send it once` : undefined;
+}
+
+/** For a path with an empty segment (`//`), what likely made it: a base URL that ends in a slash. */
+export function emptySegmentHint(url: string): string {
+  return /\/\//.test(url.split('?')[0]!)
+    ? " Its path has an empty segment ('//'): is a slash doubled, as when a base URL that ends in '/' has a path added?"
+    : '';
 }
 
 /**
@@ -118,7 +138,10 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
   const status = err.status;
   if (!status || status < 400 || status >= 500 || !EOV_KINDS[status]) return undefined;
   const [slug, title] = EOV_KINDS[status];
-  const said = (err.errors ?? []).map((e) => ({ path: e.path ?? '', message: inWords(e, limits.patternMessages) }));
+  const said = (err.errors ?? []).map((e) => ({
+    path: e.path ?? '',
+    message: sentTwice(e, req) ?? inWords(e, limits.patternMessages),
+  }));
   const errors = status === 400 ? withUnknownFields(req, limits.bodyFields, said) : said;
   // An Idempotency-Key the operation declares it refuses, and nothing else wrong: said as what to do.
   if (
@@ -132,7 +155,11 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
     detail = errors.length
       ? `The request does not match the API contract: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`
       : 'The request does not match the API contract.';
-  if (status === 404) detail = `There is no ${path} in this API.`;
+  if (status === 404)
+    detail =
+      path === '/'
+        ? `There is no ${API_BASE} itself: its operations are under it, listed in ${API_BASE}/openapi.json and described at /docs.`
+        : `There is no ${path} in this API.${emptySegmentHint(req.originalUrl)}`;
   if (status === 405) {
     const allowed = err.headers?.Allow ?? err.headers?.allow;
     detail = allowed

@@ -281,7 +281,11 @@ export async function authenticateToken(
   const wayOut = key.viaOAuth ? ' It was given to this app through OAuth sign-in: sign in again from the app.' : newKey;
   const now = new Date();
   if (key.revokedAt) throw invalidToken(`The API key has been revoked.${wayOut}`);
-  if (key.userDisabled) throw invalidToken('The account this API key belongs to is disabled.');
+  // No new key helps: only the service's operator enables an account again.
+  if (key.userDisabled)
+    throw invalidToken(
+      "The account this API key belongs to is disabled, so none of its keys work. Ask the service's operator to enable it; a new key will not help.",
+    );
   if (key.expiresAt <= now) throw invalidToken(`The API key expired at ${key.expiresAt.toISOString()}.${wayOut}`);
   return {
     userId: key.userId,

@@ -165,7 +165,7 @@ describe('API2 authentication', () => {
       for (const instance of [a, b]) {
         for (const [u, why] of [
           [revoked, /revoked/],
-          [disabled, /disabled/],
+          [disabled, /disabled, so none of its keys work. Ask the service's operator to enable it/],
           [deleted, /not known/],
           [regenerated, /revoked/],
         ] as const) {

@@ -1466,7 +1466,7 @@ export const zProjectHealthReport = z.object({
 /**
  * Lowercase letters, digits and inner hyphens, like a GitHub login.
  */
-export const zUsername = z.string().min(1).max(39).regex(/^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$/).register(z.globalRegistry, {
+export const zUsername = z.string().min(1).max(39).regex(/^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$/, 'must be a username: lowercase letters, digits and inner hyphens, at most 39 characters, such as ada (usernames are all lowercase)').register(z.globalRegistry, {
     description: 'Lowercase letters, digits and inner hyphens, like a GitHub login.'
 });
 
