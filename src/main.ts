@@ -75,6 +75,10 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
   log.info(db.statements.named ? 'hot statements go named (prepared)' : 'hot statements go unnamed', {
     why: db.statements.reason,
   });
+  if (db.statements.refused)
+    log.error(
+      `DATABASE_PREPARED_STATEMENTS=true, but DATABASE_URL goes through ${db.statements.refused}: named statements will fail there, and /readyz answers 503 statements-fail. Leave it unset (auto) or set it to false.`,
+    );
   if (db.statements.transactionPooler && !config.databaseDirectUrl)
     log.error(
       'DATABASE_URL goes through a transaction pooler, which LISTEN cannot pass: set DATABASE_DIRECT_URL to a direct connection (until then the key cache trusts nothing and the webhook relay only polls)',

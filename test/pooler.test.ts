@@ -77,6 +77,15 @@ describe.skipIf(!clusterAvailable || !pgbouncerAvailable)('behind PgBouncer in t
     }, 60_000);
 
     it('forced to name them (DATABASE_PREPARED_STATEMENTS=true), /readyz says the path cannot run them', async () => {
+      // Said from the start, before any request failed: the start's probe found the pooler drops names.
+      expect(forced.db.statements).toMatchObject({
+        named: true,
+        transactionPooler: true,
+        refused: expect.stringContaining('transaction pooler'),
+      });
+      const before = await fetch(`${forced.baseUrl}/readyz`);
+      expect(before.status).toBe(503);
+      expect(await before.json()).toMatchObject({ status: 'unavailable', database: 'statements-fail' });
       const statuses = await load(forced).catch(() => [500]);
       // The pooler hands each transaction a server connection that may not know the name.
       expect(statuses.some((s) => s >= 500)).toBe(true);

@@ -16,7 +16,7 @@ import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { lockDirectory, type DirLock } from './lock.js';
 import { usePreparedStatements } from './reads.js';
-import { namingClient } from './named-statements.js';
+import { namesRefusedOnThePath, namingClient } from './named-statements.js';
 import { reclaimDeadConnections } from './reclaim.js';
 import type pg from 'pg';
 import { embeddedFeed, postgresFeed, type ChangeFeed } from './changes.js';
@@ -168,11 +168,25 @@ async function probePaths(databaseUrl: string, readUrl: string | undefined): Pro
   return primary;
 }
 
+/**
+ * How hot statements go: as the probe finds (auto), unnamed (false), or named (true), the probe
+ * then still run, so that a path that drops names is said at start and by /readyz, not first by
+ * failed requests.
+ */
+async function statementsOn(opts: DatabaseOptions, databaseUrl: string): Promise<StatementPath> {
+  if (opts.preparedStatements === false) return { named: false, reason: 'DATABASE_PREPARED_STATEMENTS=false' };
+  const probed = await probePaths(databaseUrl, opts.readUrl);
+  if (opts.preparedStatements === undefined) return probed;
+  return {
+    named: true,
+    reason: 'DATABASE_PREPARED_STATEMENTS=true',
+    ...(probed.transactionPooler ? { transactionPooler: true } : {}),
+    ...(probed.named ? {} : { refused: probed.reason }),
+  };
+}
+
 async function openPostgres(opts: DatabaseOptions, databaseUrl: string): Promise<Database> {
-  const statements: StatementPath =
-    opts.preparedStatements === undefined
-      ? await probePaths(databaseUrl, opts.readUrl)
-      : { named: opts.preparedStatements, reason: `DATABASE_PREPARED_STATEMENTS=${opts.preparedStatements}` };
+  const statements = await statementsOn(opts, databaseUrl);
   const { orm, applied } = await initOrm(
     opts,
     databaseUrl,
@@ -180,6 +194,7 @@ async function openPostgres(opts: DatabaseOptions, databaseUrl: string): Promise
     false,
     statements.named,
   );
+  if (statements.refused) namesRefusedOnThePath((orm.config.get('driverOptions') as { Client?: unknown }).Client);
   const url = new URL(databaseUrl);
   return {
     orm,

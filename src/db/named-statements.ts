@@ -59,10 +59,23 @@ export function namingClient(): typeof pg.Client {
     return result;
   } as pg.Client['query'];
   failures.set(NamingClient, (ms) => performance.now() - failedAt < ms);
+  refusals.set(NamingClient, () => {
+    failedAt = Number.POSITIVE_INFINITY;
+  });
   return NamingClient;
 }
 const unnamed = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
 const failures = new WeakMap<object, (ms: number) => boolean>();
+const refusals = new WeakMap<object, () => void>();
+
+/**
+ * The start found that this pool's path does not keep named statements, and they are named anyway
+ * (DATABASE_PREPARED_STATEMENTS=true): its statements count as failing from now on, before any
+ * request has failed.
+ */
+export const namesRefusedOnThePath = (client: unknown): void => {
+  if (client !== undefined) refusals.get(client as object)?.();
+};
 
 /** Whether a named statement of the pool made with this client class failed for its name in the last `ms`. */
 export const statementNamesFailedWithin = (client: unknown, ms: number): boolean =>

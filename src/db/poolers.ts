@@ -24,6 +24,8 @@ export type StatementPath = {
   reason: string;
   /** A transaction pooler is in the way: LISTEN and session locks cannot pass it (DATABASE_DIRECT_URL). */
   transactionPooler?: boolean;
+  /** Named by the operator's choice (DATABASE_PREPARED_STATEMENTS=true) on a path the start found drops them: why. */
+  refused?: string;
 };
 
 /** SQLSTATEs of a name unknown to, or already taken on, the server connection a pooler chose. */
