@@ -25,7 +25,6 @@ import {
   basePath,
   closedForValidation,
   patternMessages,
-  bodyFields,
   type OpenApiDocument,
   type Operation,
   servedAsBuilt,
@@ -42,6 +41,7 @@ import { nameRoute } from './telemetry/telemetry.js';
 import { refuseNul } from './http/kit/nul.js';
 import { formEncodedQuery } from './http/form-query.js';
 import { headAgain, headAgainStage, headAsGet } from './http/head.js';
+import { unknownFields } from './http/unknown-fields.js';
 import { cors, securityHeaders } from './http/security.js';
 import { databaseState } from './db/ready.js';
 import { idempotency } from './http/idempotency.js';
@@ -229,7 +229,7 @@ export function createApp({
     checkAnswer,
     uploadMaxBytes: config.uploadMaxBytes,
     patternMessages: patternMessages(contract),
-    bodyFields: bodyFields(contract),
+    unknownFields: unknownFields(contract),
     resourceMetadata: oauth?.apiResourceMetadata,
   });
   app.use(

@@ -77,7 +77,7 @@ export async function serve(config: Config = loadConfig(), opts: { launcherChann
   });
   if (db.statements.refused)
     log.error(
-      `DATABASE_PREPARED_STATEMENTS=true, but DATABASE_URL goes through ${db.statements.refused}: named statements will fail there, and /readyz answers 503 statements-fail. Leave it unset (auto) or set it to false.`,
+      `DATABASE_PREPARED_STATEMENTS=true, but the start saw the path drop a statement's name (${db.statements.refused}): named statements will fail there, and /readyz answers 503 statements-fail. Leave it unset (auto) or set it to false.`,
     );
   if (db.statements.transactionPooler && !config.databaseDirectUrl)
     log.error(

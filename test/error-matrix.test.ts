@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { raw, userWithKey, useServer } from './harness.js';
 import { operationRequest } from './operation-request.js';
 import { loadContract, listOperations } from '../src/kernel/contract.js';
@@ -231,7 +232,8 @@ describe('route matching: every GET path as the validator reads it, and what no 
   it('a known path with a method it does not have is a 405 naming the methods it has', async () => {
     const res = await raw(t, 'PUT', '/platform/scopes', { token: (await userWithKey(t)).token });
     expectProblem(res, 405);
-    expect(res.headers.get('allow')).toMatch(/GET/);
+    // HEAD beside GET: answered wherever GET is, though the contract lists the GET only.
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
     // A person reads the detail, not the header.
     expect(res.json.detail).toBe(`/platform/scopes does not support PUT; it supports ${res.headers.get('allow')}.`);
   });
@@ -297,11 +299,37 @@ describe('HEAD, as every GET answers it, without the body', () => {
         await raw(t, 'HEAD', path, { token: owner.token }),
       ];
       expect(head.status, path).toBe(got.status);
-      expect(head.headers.get('content-type')).toBe(got.headers.get('content-type'));
-      expect(head.headers.get('ratelimit-policy')).toBe(got.headers.get('ratelimit-policy'));
-      expect(head.text).toBe('');
+      for (const name of [
+        'content-type',
+        'ratelimit-policy',
+        'etag',
+        ...(got.status === 200 ? ['content-length'] : []),
+      ])
+        expect(head.headers.get(name), name).toBe(got.headers.get(name));
     });
   }
+
+  it('sends no body after the headers, as read off the socket itself', async () => {
+    // fetch never reads a body for HEAD, whatever is sent: the bytes on the wire are read here.
+    const { token } = await userWithKey(t);
+    const url = new URL(`${t.apiUrl}/users/me`);
+    const wire = await new Promise<string>((resolve, reject) => {
+      // Written, not ended: the server closes it after its answer (Connection: close).
+      const socket = connect(Number(url.port), url.hostname, () =>
+        socket.write(
+          `HEAD ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+        ),
+      );
+      let got = '';
+      socket.on('data', (d) => (got += d));
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+    });
+    const [head, ...rest] = wire.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 200 /);
+    expect(head).toMatch(/\r\ncontent-length: [1-9]\d*\r\n/i);
+    expect(rest.join('')).toBe('');
+  });
 
   it('refuses a HEAD without a key as its GET, with the challenge and no body', async () => {
     const res = await fetch(`${t.apiUrl}/users/me`, { method: 'HEAD' });

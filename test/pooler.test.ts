@@ -19,6 +19,7 @@ import { freePort, startServer, type TestServer, uniqueName, userWithKey } from 
 import { type Cluster, clusterAvailable, startCluster } from './pg-cluster.js';
 import { type Pgbouncer, pgbouncerAvailable, pgbouncerKeepingNamesAvailable, startPgbouncer } from './pgbouncer.js';
 import { probeStatementPath } from '../src/db/poolers.js';
+import { namesRefusedOnThePath, namingClient, statementNamesFailedWithin } from '../src/db/named-statements.js';
 import { createUser } from '../src/users/users.service.js';
 import { createKey } from '../src/keys/keys.service.js';
 
@@ -52,6 +53,25 @@ describe.skipIf(!clusterAvailable || !pgbouncerAvailable)('behind PgBouncer in t
     expect(await probeStatementPath(direct)).toMatchObject({ named: true });
     expect((await probeStatementPath(direct)).transactionPooler).toBeFalsy();
     expect(await probeStatementPath(pooled)).toMatchObject({ named: false, transactionPooler: true });
+  });
+
+  it('counts a path the start saw drop names as failing for good, whatever failed since', async () => {
+    const Client = namingClient();
+    namesRefusedOnThePath(Client);
+    const c = new Client({ connectionString: direct });
+    await c.connect();
+    try {
+      // A name taken on the session: the named statement after it fails for its name (42P05).
+      await c.query('prepare shipyard_refused as select 1');
+      await expect(c.query({ name: 'shipyard_refused', text: 'select 1' })).rejects.toMatchObject({ code: '42P05' });
+      await new Promise((r) => setTimeout(r, 20));
+      // Long after that failure by the window's measure: still failing, as the start found.
+      expect(statementNamesFailedWithin(Client, 1)).toBe(true);
+      const fresh = namingClient();
+      expect(statementNamesFailedWithin(fresh, 1)).toBe(false);
+    } finally {
+      await c.end();
+    }
   });
 
   describe('a server on default settings, and one told to name its statements', () => {

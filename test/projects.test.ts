@@ -126,6 +126,17 @@ describe('projects', () => {
     expect(alone.json.errors.filter((e: { path: string }) => e.path === '/body/tagline2')).toHaveLength(1);
   });
 
+  it('says a body of many or long unknown fields in a bounded answer', async () => {
+    const long = await raw(t, 'POST', '/projects', { token: ada.token, body: { name: 'x', ['a'.repeat(900_000)]: 1 } });
+    expect(long.status).toBe(400);
+    expect(long.text.length).toBeLessThan(2_000);
+    const many = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`f${i}`, 1]));
+    const wide = await raw(t, 'POST', '/projects', { token: ada.token, body: { name: 'x', ...many } });
+    expect(wide.status).toBe(400);
+    expect(wide.json.errors).toHaveLength(11);
+    expect(wide.json.errors.at(-1)).toEqual({ path: '/body', message: 'holds 19990 more fields it does not take' });
+  });
+
   it('answers malformed input with clear problems, never a 500', async () => {
     const cases = [
       await raw(t, 'POST', '/projects', { token: ada.token, body: '{"name": ' }),

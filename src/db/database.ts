@@ -165,7 +165,7 @@ async function probePaths(databaseUrl: string, readUrl: string | undefined): Pro
     readUrl ? probeStatementPath(readUrl) : undefined,
   ]);
   if (replica && !replica.named) return { ...replica, reason: `DATABASE_READ_URL: ${replica.reason}` };
-  return primary;
+  return primary.named ? primary : { ...primary, reason: `DATABASE_URL: ${primary.reason}` };
 }
 
 /**
@@ -175,13 +175,19 @@ async function probePaths(databaseUrl: string, readUrl: string | undefined): Pro
  */
 async function statementsOn(opts: DatabaseOptions, databaseUrl: string): Promise<StatementPath> {
   if (opts.preparedStatements === false) return { named: false, reason: 'DATABASE_PREPARED_STATEMENTS=false' };
-  const probed = await probePaths(databaseUrl, opts.readUrl);
-  if (opts.preparedStatements === undefined) return probed;
+  if (opts.preparedStatements === undefined) return probePaths(databaseUrl, opts.readUrl);
+  // Chosen: the probe only informs, and a probe that fails does not stop the start.
+  const probed = await probePaths(databaseUrl, opts.readUrl).catch(
+    (error: Error): StatementPath => ({ named: true, reason: `the path could not be probed (${error.message})` }),
+  );
   return {
     named: true,
-    reason: 'DATABASE_PREPARED_STATEMENTS=true',
+    reason: probed.named
+      ? 'DATABASE_PREPARED_STATEMENTS=true'
+      : `DATABASE_PREPARED_STATEMENTS=true, against ${probed.reason}`,
     ...(probed.transactionPooler ? { transactionPooler: true } : {}),
-    ...(probed.named ? {} : { refused: probed.reason }),
+    // Only a name seen dropped: a probe that could not tell in time proves nothing.
+    ...(probed.dropsNames ? { refused: probed.reason } : {}),
   };
 }
 

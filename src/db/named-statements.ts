@@ -58,9 +58,11 @@ export function namingClient(): typeof pg.Client {
     if (named && result instanceof Promise) result.then(undefined, noteNameFailure);
     return result;
   } as pg.Client['query'];
-  failures.set(NamingClient, (ms) => performance.now() - failedAt < ms);
+  // Refused by the path itself (found at start): failing for good, whatever failed since.
+  let refused = false;
+  failures.set(NamingClient, (ms) => refused || performance.now() - failedAt < ms);
   refusals.set(NamingClient, () => {
-    failedAt = Number.POSITIVE_INFINITY;
+    refused = true;
   });
   return NamingClient;
 }

@@ -24,7 +24,9 @@ export type StatementPath = {
   reason: string;
   /** A transaction pooler is in the way: LISTEN and session locks cannot pass it (DATABASE_DIRECT_URL). */
   transactionPooler?: boolean;
-  /** Named by the operator's choice (DATABASE_PREPARED_STATEMENTS=true) on a path the start found drops them: why. */
+  /** The probe saw the path drop a name (not only failed to tell in time). */
+  dropsNames?: boolean;
+  /** Named by the operator's choice (DATABASE_PREPARED_STATEMENTS=true) on a path the start saw drop them: which, and why. */
   refused?: string;
 };
 
@@ -46,6 +48,7 @@ const NOT_KEPT: StatementPath = {
   reason:
     'a transaction pooler that does not keep prepared statements (PgBouncer before 1.21, or without max_prepared_statements)',
   transactionPooler: true,
+  dropsNames: true,
 };
 
 export async function probeStatementPath(url: string): Promise<StatementPath> {
@@ -78,6 +81,7 @@ export async function probeStatementPath(url: string): Promise<StatementPath> {
         return {
           ...NOT_KEPT,
           reason: 'a pooler that could not be told apart in time: statements go unnamed, to be safe',
+          dropsNames: false,
         };
       throw err;
     }

@@ -11,7 +11,7 @@ import type { Logger } from '../kernel/logger.js';
 import type { AnswerCheck } from './answer-check.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { API_BASE } from '../kernel/contract.js';
-import { meant } from '../kernel/text.js';
+import type { UnknownFields } from './unknown-fields.js';
 import { traceId } from '../telemetry/telemetry.js';
 
 type ValidationError = { path?: string; message?: string; errorCode?: string };
@@ -39,8 +39,8 @@ export type ProblemOptions = {
   patternMessages?: Map<string, string>;
   /** A handler's problem checked against its operation's answers (VALIDATE_RESPONSES). */
   checkAnswer?: AnswerCheck;
-  /** The fields each operation's JSON body may hold, by operationId (src/kernel/contract.ts `bodyFields`). */
-  bodyFields?: Map<string, string[]>;
+  /** A refused body's unknown fields (./unknown-fields.ts). */
+  unknownFields?: UnknownFields;
 };
 
 /** What a value of each format the contract uses looks like, said where one is refused. */
@@ -85,29 +85,24 @@ export function emptySegmentHint(url: string): string {
 }
 
 /**
- * The refusal's errors with each of the body's fields its operation does not take named, and the
- * field it likely misspells: the validator stops at the first problem, so a misspelt field beside
- * a missing one ('nmae' for 'name') went unnamed. Only for a refusal: a body that passes has none.
+ * The refusal's errors with the body's unknown fields named (./unknown-fields.ts): the
+ * validator's own words for one it found ("must NOT have additional properties") give way to
+ * these, and past the most it names, a count.
  */
 function withUnknownFields(
   req: Request,
-  fields: Map<string, string[]> | undefined,
+  unknown: UnknownFields | undefined,
   said: { path: string; message: string }[],
 ): { path: string; message: string }[] {
-  const known = fields?.get(String(req.openapi?.schema.operationId ?? ''));
-  const body: unknown = req.body;
-  if (!known || typeof body !== 'object' || body === null || Array.isArray(body)) return said;
-  const unknown = new Map<string, string>(
-    Object.keys(body)
-      .filter((name) => !known.includes(name))
-      .map((name) => {
-        const near = meant(name, known);
-        return [`/body/${name}`, `is not a field of this body${near ? `; did you mean '${near}'?` : ''}`] as const;
-      }),
-  );
-  // The validator's own words for one it found ("must NOT have additional properties") give way to these.
-  const errors = said.map((e) => (unknown.has(e.path) ? { path: e.path, message: unknown.get(e.path)! } : e));
-  for (const [path, message] of unknown) if (!said.some((e) => e.path === path)) errors.push({ path, message });
+  const operationId = req.openapi?.schema.operationId;
+  if (!unknown || !operationId) return said;
+  const { named, more } = unknown(String(operationId), req.body);
+  const errors = said.map((e) => {
+    const ours = named.find((n) => n.at === e.path);
+    return ours ? { path: ours.path, message: ours.message } : e;
+  });
+  for (const n of named) if (!said.some((e) => e.path === n.at)) errors.push({ path: n.path, message: n.message });
+  if (more) errors.push({ path: '/body', message: `holds ${more} more fields it does not take` });
   return errors;
 }
 
@@ -142,7 +137,7 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
     path: e.path ?? '',
     message: sentTwice(e, req) ?? inWords(e, limits.patternMessages),
   }));
-  const errors = status === 400 ? withUnknownFields(req, limits.bodyFields, said) : said;
+  const errors = status === 400 ? withUnknownFields(req, limits.unknownFields, said) : said;
   // An Idempotency-Key the operation declares it refuses, and nothing else wrong: said as what to do.
   if (
     status === 400 &&
@@ -160,10 +155,18 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
       path === '/'
         ? `There is no ${API_BASE} itself: its operations are under it, listed in ${API_BASE}/openapi.json and described at /docs.`
         : `There is no ${path} in this API.${emptySegmentHint(req.originalUrl)}`;
+  let headers = err.headers ?? {};
   if (status === 405) {
-    const allowed = err.headers?.Allow ?? err.headers?.allow;
+    const allowed = (headers.Allow ?? headers.allow)?.split(/,\s*/);
+    // A HEAD is answered wherever a GET is (./head.ts), though the contract lists only the GET.
+    if (allowed?.includes('GET') && !allowed.includes('HEAD')) allowed.splice(allowed.indexOf('GET') + 1, 0, 'HEAD');
+    if (allowed)
+      headers = {
+        ...Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'allow')),
+        Allow: allowed.join(', '),
+      };
     detail = allowed
-      ? `${path} does not support ${req.method}; it supports ${allowed.split(/,\s*/).join(', ')}.`
+      ? `${path} does not support ${req.method}; it supports ${allowed.join(', ')}.`
       : `${path} does not support ${req.method}.`;
   }
   if (status === 415) {
@@ -176,14 +179,7 @@ function fromClientError(err: HttpLikeError, req: Request, limits: ProblemOption
     detail = /file too large/i.test(err.message)
       ? `The upload is larger than ${limits.uploadMaxBytes} bytes.`
       : 'The request body is too large.';
-  return new ProblemError(
-    status,
-    slug,
-    title,
-    detail,
-    status === 400 && errors.length ? { errors } : {},
-    err.headers ?? {},
-  );
+  return new ProblemError(status, slug, title, detail, status === 400 && errors.length ? { errors } : {}, headers);
 }
 
 export const databaseUnavailable = () =>

@@ -122,16 +122,6 @@ function jsonBodySchema(doc: OpenApiDocument, op: OperationObject): Record<strin
   return schemas?.[ref.slice('#/components/schemas/'.length)];
 }
 
-/** The fields each operation's JSON body may hold (its schema's properties), by operationId. */
-export function bodyFields(doc: OpenApiDocument): Map<string, string[]> {
-  const fields = new Map<string, string[]>();
-  for (const { op } of eachOperation(doc)) {
-    const properties = op.operationId ? jsonBodySchema(doc, op)?.properties : undefined;
-    if (properties && typeof properties === 'object') fields.set(op.operationId!, Object.keys(properties));
-  }
-  return fields;
-}
-
 /**
  * The scopes of the MCP endpoint, from its operation's `x-mcp-scopes`: a key must hold at least
  * one to be let in, and together they are the scopes of its tools (src/mcp/kit/tool.ts `bindTools` checks that

@@ -175,6 +175,8 @@ export function editDistance(a: string, b: string): number {
 export function meant(typed: string, names: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const name of names) {
+    // Two edits cannot bridge a greater difference in length: not measured (it costs both lengths).
+    if (Math.abs(typed.length - name.length) > 2) continue;
     const distance = editDistance(typed.toLowerCase(), name.toLowerCase());
     if (distance <= Math.min(2, Math.floor(name.length / 3)) && (!best || distance < best.distance))
       best = { name, distance };
