@@ -151,53 +151,26 @@ describe('shipyard CLI', { timeout: 90_000 }, () => {
   });
 
   it('refuses keys without an expiry, beyond 366 days, or with unknown scopes', async () => {
+    /** `keys create` for the test's user with `scopes`, expiring in `days` (as typed). */
+    const create = (days: string, scopes = 'projects.read', env?: Record<string, string>) =>
+      cli(['keys', 'create', '--username', username, '--scopes', scopes, '--expires-in-days', days], env);
     const noExpiry = await cli(['keys', 'create', '--username', username, '--scopes', 'projects.read']);
     expect(noExpiry.code).toBe(2);
     expect(noExpiry.stderr).toMatch(/--expires-in-days is required/);
-    const tooLong = await cli([
-      'keys',
-      'create',
-      '--username',
-      username,
-      '--scopes',
-      'projects.read',
-      '--expires-in-days',
-      '400',
-    ]);
+    const tooLong = await create('400');
     // A usage mistake, said as one: the range, and what was given.
     expect(tooLong.code).toBe(2);
     expect(tooLong.stderr).toMatch(/--expires-in-days '400': .* from 1 to 366, not 400\./);
-    const notANumber = await cli([
-      'keys',
-      'create',
-      '--username',
-      username,
-      '--scopes',
-      'projects.read',
-      '--expires-in-days',
-      'abc',
-    ]);
+    const notANumber = await create('abc');
     expect(notANumber.code).toBe(2);
     expect(notANumber.stderr).toMatch(
       /--expires-in-days 'abc': A key expires in a whole number of days from 1 to 366\./,
     );
     // The operator's KEY_MAX_DAYS lowers it, here as on the web and through OAuth.
-    const overOperator = await cli(
-      ['keys', 'create', '--username', username, '--scopes', 'projects.read', '--expires-in-days', '60'],
-      { KEY_MAX_DAYS: '30' },
-    );
+    const overOperator = await create('60', 'projects.read', { KEY_MAX_DAYS: '30' });
     expect(overOperator.code).toBe(2);
     expect(overOperator.stderr).toMatch(/from 1 to 30, not 60/);
-    const badScope = await cli([
-      'keys',
-      'create',
-      '--username',
-      username,
-      '--scopes',
-      'projects.read,admin',
-      '--expires-in-days',
-      '5',
-    ]);
+    const badScope = await create('5', 'projects.read,admin');
     expect(badScope.code).toBe(1);
     expect(badScope.stderr).toMatch(/Unknown scope 'admin'/);
     const nobody = await cli([

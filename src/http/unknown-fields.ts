@@ -7,10 +7,9 @@
  * misspelling looked for only among names of about the same length (a name's edit distance costs
  * its length times the field's).
  */
-import { eachOperation, type OpenApiDocument } from '../kernel/contract.js';
+import { eachOperation, jsonBodySchema, type OpenApiDocument, schemaResolver } from '../kernel/contract.js';
 import { meant } from '../kernel/text.js';
 
-type Schema = Record<string, unknown>;
 /** `path` as said (names escaped and cut), `at` as the validator writes the same place. */
 type UnknownField = { path: string; message: string; at: string };
 /** The unknown fields of a body refused for `operationId`, and how many more it holds beyond those named. */
@@ -28,21 +27,12 @@ const token = (name: string) => name.replace(/~/g, '~0').replace(/\//g, '~1');
 const shown = (name: string) => (name.length > NAME_SHOWN ? `${name.slice(0, NAME_SHOWN)}…` : name);
 
 export function unknownFields(doc: OpenApiDocument): UnknownFields {
-  const schemas = (doc.components as { schemas?: Record<string, Schema> } | undefined)?.schemas ?? {};
-  const bodies = new Map<string, Schema>();
+  const bodies = new Map<string, unknown>();
   for (const { op } of eachOperation(doc)) {
-    const content = (op.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)?.content;
-    const schema = content?.['application/json']?.schema;
+    const schema = jsonBodySchema(op);
     if (op.operationId && schema) bodies.set(op.operationId, schema);
   }
-  const resolve = (schema: unknown): Schema | undefined => {
-    let s = schema as Schema | undefined;
-    for (let hops = 0; typeof s?.$ref === 'string' && hops < 10; hops++) {
-      const ref = s.$ref as string;
-      s = ref.startsWith('#/components/schemas/') ? schemas[ref.slice('#/components/schemas/'.length)] : undefined;
-    }
-    return s;
-  };
+  const resolve = schemaResolver(doc);
   return (operationId, body) => {
     const named: UnknownField[] = [];
     let more = 0;

@@ -103,7 +103,7 @@ export type ObjectRules = { fields: string[]; minProperties?: number; dependentR
 
 export function objectRules(doc: OpenApiDocument, operationId: string): ObjectRules | undefined {
   const op = [...eachOperation(doc)].find((o) => o.op.operationId === operationId)?.op;
-  const schema = op && jsonBodySchema(doc, op);
+  const schema = op && schemaResolver(doc)(jsonBodySchema(op));
   if (!schema || (schema.minProperties === undefined && schema.dependentRequired === undefined)) return undefined;
   return {
     fields: Object.keys((schema.properties as Record<string, unknown> | undefined) ?? {}),
@@ -112,14 +112,26 @@ export function objectRules(doc: OpenApiDocument, operationId: string): ObjectRu
   };
 }
 
-/** The schema of an operation's JSON request body, through a `$ref` to the components' schemas. */
-function jsonBodySchema(doc: OpenApiDocument, op: OperationObject): Record<string, unknown> | undefined {
+/** The schema of an operation's JSON request body, as written (it may be a `$ref`). */
+export function jsonBodySchema(op: OperationObject): Record<string, unknown> | undefined {
   const content = (op.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content;
-  const schema = content?.['application/json']?.schema as Record<string, unknown> | undefined;
-  const ref = schema?.$ref;
-  if (typeof ref !== 'string' || !ref.startsWith('#/components/schemas/')) return schema;
-  const schemas = (doc.components as { schemas?: Record<string, Record<string, unknown>> } | undefined)?.schemas;
-  return schemas?.[ref.slice('#/components/schemas/'.length)];
+  return content?.['application/json']?.schema as Record<string, unknown> | undefined;
+}
+
+/**
+ * Follows a schema's `$ref`s to the components' schemas (a few hops at most, so a loop ends):
+ * the schema itself, or undefined where a reference leads nowhere.
+ */
+export function schemaResolver(doc: OpenApiDocument): (schema: unknown) => Record<string, unknown> | undefined {
+  const schemas = (doc.components as { schemas?: Record<string, Record<string, unknown>> } | undefined)?.schemas ?? {};
+  return (schema) => {
+    let s = schema as Record<string, unknown> | undefined;
+    for (let hops = 0; typeof s?.$ref === 'string' && hops < 10; hops++) {
+      const ref = s.$ref as string;
+      s = ref.startsWith('#/components/schemas/') ? schemas[ref.slice('#/components/schemas/'.length)] : undefined;
+    }
+    return s;
+  };
 }
 
 /**
