@@ -153,6 +153,27 @@ describe('feeds', () => {
     expect(bad.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   });
 
+  it('reads past the parameters a pasted address carries (utm_*, a cache-buster), and still checks its own', async () => {
+    const { project } = await roadmapProject();
+    for (const format of ['atom', 'json']) {
+      const plain = await feed(`projects/${project.id}.${format}?limit=5`);
+      const pasted = await feed(
+        `projects/${project.id}.${format}?utm_source=newsletter&utm_medium=email&_=1764547200&limit=5`,
+      );
+      expect(pasted.status).toBe(200);
+      // The same page: the parameters it does not take are not read.
+      expect(pasted.headers.get('etag')).toBe(plain.headers.get('etag'));
+      expect(await pasted.text()).toBe(await plain.text());
+      const wrong = await feed(`projects/${project.id}.${format}?utm_source=x&limit=abc`);
+      expect(wrong.status).toBe(400);
+      expect(wrong.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+    expect((await feed(`users/${ada.user.username}.atom?utm_campaign=launch`)).status).toBe(200);
+    expect((await feed('tags/hardware.json?fbclid=abc')).status).toBe(200);
+    // The keyed API still refuses what an operation does not take (test/error-matrix.test.ts, each one).
+    expect((await raw(t, 'GET', `/projects/${project.id}?utm_source=x`, { token: ada.token })).status).toBe(400);
+  });
+
   it('answers 304 to If-None-Match and If-Modified-Since, and a new ETag once an entry changes', async () => {
     const { project } = await roadmapProject();
     for (const format of ['atom', 'json']) {
@@ -181,6 +202,49 @@ describe('feeds', () => {
     const after = await feed(`projects/${project.id}.atom`, { 'if-none-match': before });
     expect(after.status).toBe(200);
     expect(after.headers.get('etag')).not.toBe(before);
+  });
+
+  it('moves Last-Modified forward when an entry leaves the page, never back: a reader dating its copy gets the change', async () => {
+    const { project, gears, first, evil } = await roadmapProject();
+    const path = `projects/${project.id}.atom`;
+    const dated = async (headers: Record<string, string> = {}) => {
+      const res = await feed(path, headers);
+      return { status: res.status, lastModified: res.headers.get('last-modified'), text: await res.text() };
+    };
+    const seen = await dated();
+    expect(seen.lastModified).not.toBeNull();
+    expect((await dated({ 'if-modified-since': seen.lastModified! })).status).toBe(304);
+
+    // An older entry deleted: the newest entry's time stands still, the page's date does not.
+    await api.deletePost({ client: ada.client, path: { postId: first.id } });
+    const afterDelete = await dated({ 'if-modified-since': seen.lastModified! });
+    expect(afterDelete.status).toBe(200);
+    expect(afterDelete.text).not.toContain(first.id);
+    expect(Date.parse(afterDelete.lastModified!)).toBeGreaterThan(Date.parse(seen.lastModified!));
+
+    // The newest entry hidden: its time would take the date back; the mark goes on.
+    await t.db.orm.em.fork().nativeUpdate(Post, { id: evil.id }, { hiddenAt: new Date() });
+    const afterHide = await dated({ 'if-modified-since': afterDelete.lastModified! });
+    expect(afterHide.status).toBe(200);
+    expect(afterHide.text).not.toContain(evil.id);
+    expect(Date.parse(afterHide.lastModified!)).toBeGreaterThan(Date.parse(afterDelete.lastModified!));
+
+    // The last milestone deleted (its events leave; nothing else moves).
+    await api.deleteMilestone({ client: ada.client, path: { projectId: project.id, milestoneId: gears.id } });
+    const afterMilestone = await dated({ 'if-modified-since': afterHide.lastModified! });
+    expect(afterMilestone.status).toBe(200);
+    expect(afterMilestone.text).not.toContain(gears.id);
+
+    // Unchanged since: a 304 by date, and the same date every time it is asked.
+    const again = await dated({ 'if-modified-since': afterMilestone.lastModified! });
+    expect(again).toMatchObject({ status: 304, lastModified: afterMilestone.lastModified });
+    // The other format and a page a cursor reaches: the format shares the page's date; a later page carries none.
+    const json = await feed(`projects/${project.id}.json`, { 'if-modified-since': afterMilestone.lastModified! });
+    expect(json.status).toBe(304);
+    const small = await (await feed(`projects/${project.id}.json?limit=1`)).json();
+    const next = await feed(small.next_url.replace(`${SITE}/api/v1/feeds/`, ''));
+    expect(next.status).toBe(200);
+    expect(next.headers.get('last-modified')).toBeNull();
   });
 
   it('never shows a hidden build log, and says the feed changed when one is hidden', async () => {

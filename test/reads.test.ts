@@ -9,6 +9,7 @@ import { KeySighting } from '../src/keys/key-sighting.entity.js';
 import { SecurityEvent } from '../src/security-log/security-event.entity.js';
 import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from '../src/webhooks/webhook.entity.js';
 import { WebhookEvent } from '../src/outbox/event.entity.js';
+import { FeedMark } from '../src/feeds/feed-mark.entity.js';
 import { sql } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
@@ -103,6 +104,7 @@ const tables = {
   WebhookEvent,
   WebhookDelivery,
   WebhookAttempt,
+  FeedMark,
 };
 
 describe('typed reads', () => {

@@ -20,6 +20,7 @@ import { OAuthClient } from '../oauth/oauth-client.entity.js';
 import { OAuthGrant } from '../oauth/oauth-grant.entity.js';
 import { WebhookEvent } from '../outbox/event.entity.js';
 import { WebhookAttempt, WebhookDelivery, WebhookSubscription } from '../webhooks/webhook.entity.js';
+import { FeedMark } from '../feeds/feed-mark.entity.js';
 
 export const entities = [
   User,
@@ -47,4 +48,5 @@ export const entities = [
   WebhookEvent,
   WebhookDelivery,
   WebhookAttempt,
+  FeedMark,
 ];

@@ -8,7 +8,7 @@
  */
 import { type Compilable, type InferResult, type Kysely, sql } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type DB, type HotRead, hotRead } from '../db/reads.js';
+import { type DB, type HotRead, hotRead, reads } from '../db/reads.js';
 import { postReadable, projectReadable } from '../access/access.queries.js';
 
 export const PROJECT_FEED_KINDS = ['build_log', 'milestone_added', 'milestone_done', 'milestone_moved'] as const;
@@ -277,3 +277,38 @@ const userHead = hotRead(['username'], (db, v: { username: string }) =>
 
 /** One entry as the feed's page reads it. */
 export type FeedRow = Awaited<ReturnType<typeof feedPage>>[number];
+
+/** A first page's mark (./feed-mark.entity.ts): the digest it was last seen changed to, and when. */
+export const feedMarkOf = async (em: EntityManager, page: string) => (await markOf(em, { page }))[0];
+const markOf = hotRead(['page'], (db, v: { page: string }) =>
+  db
+    .selectFrom('FeedMark as m')
+    .select(['m.digest as digest', 'm.modifiedAt as modifiedAt'])
+    .where('m.page', '=', v.page),
+);
+
+/**
+ * Marks a first page as changed to `digest`, now: to the second, and at least a second after the
+ * mark before it, so that a date an HTTP client holds (whole seconds) always tells two contents
+ * apart. Instances that see the same change together write it once; the mark as it then stands.
+ */
+export async function moveFeedMark(em: EntityManager, page: string, digest: string): Promise<Date> {
+  const [moved] = await reads(em)
+    .insertInto('FeedMark')
+    .values({ page, digest, modifiedAt: sql<Date>`date_trunc('second', now())` })
+    .onConflict((oc) =>
+      oc
+        .column('page')
+        .doUpdateSet({
+          digest: sql.ref('excluded.digest'),
+          modifiedAt: sql`greatest(${sql.ref('excluded.modified_at')}, ${sql.ref('feed_marks.modified_at')} + interval '1 second')`,
+        })
+        .where(sql<boolean>`${sql.ref('feed_marks.digest')} <> ${sql.ref('excluded.digest')}`),
+    )
+    .returning('modifiedAt')
+    .execute();
+  if (moved) return new Date(moved.modifiedAt);
+  // Another instance wrote this digest first: its mark stands.
+  const mark = await feedMarkOf(em, page);
+  return new Date(mark!.modifiedAt);
+}

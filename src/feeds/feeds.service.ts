@@ -22,7 +22,9 @@ import {
   feedHeadOfProject,
   feedHeadOfUser,
   feedPage,
+  feedMarkOf,
   feedStamp,
+  moveFeedMark,
   POST_FEED_KINDS,
   PROJECT_FEED_KINDS,
 } from './feeds.queries.js';
@@ -160,8 +162,19 @@ async function answer(em: EntityManager, site: string, req: FeedRequest, head: H
   // The stamp first: a change between it and the page's read makes the next poll a 200 (its tag
   // is older than the page it came with), never a 304 for a page that missed the change.
   const stamp = await feedStamp(em, query);
-  const validators = validatorsOf(req, head, kinds, stamp);
-  if (isFresh(req, validators)) return { validators, fresh: true };
+  const content = contentOf(req, head, kinds, stamp);
+  const etag = etagOf(req, content);
+  // If-None-Match decides alone when sent (RFC 9110, 13.2.2): a tag it names is a 304 that reads
+  // nothing more, and that needs no Last-Modified (the reader's copy has the one it came with).
+  if (req.ifNoneMatch !== undefined && namesEtag(req.ifNoneMatch, etag))
+    return { validators: { etag, lastModified: null }, fresh: true };
+  const newest = newestOf(stamp, head);
+  const validators = {
+    etag,
+    lastModified: req.cursor ? null : await firstPageMark(em, req, head, kinds, content, newest),
+  };
+  if (req.ifNoneMatch === undefined && notModifiedSince(req, validators.lastModified))
+    return { validators, fresh: true };
 
   const rows = await feedPage(em, query);
   const shown = rows.slice(0, req.limit);
@@ -190,7 +203,7 @@ async function answer(em: EntityManager, site: string, req: FeedRequest, head: H
       first: address(req.format),
       next: nextCursor ? address(req.format, nextCursor) : null,
       alternate: address(req.format === 'atom' ? 'json' : 'atom', req.cursor),
-      updated: validators.lastModified ?? new Date(0),
+      updated: validators.lastModified ?? newest ?? new Date(0),
       author: head.author,
       entries,
     },
@@ -201,19 +214,18 @@ async function answer(em: EntityManager, site: string, req: FeedRequest, head: H
 export const FEED_PAGE = 20;
 
 /**
- * A strong ETag of this page in this format: what the page holds (the stamp's digest), the feed's
- * own title, the kinds and the page asked for. Last-Modified: the newest change among them.
+ * A digest of what a page shows, whatever its format: the stamp's digest of its entries, the
+ * feed's own title and description, and the kinds and length asked for.
  */
-function validatorsOf(
+function contentOf(
   req: FeedRequest,
   head: Head,
   kinds: readonly FeedKind[],
   stamp: { newest: string | null; digest: string },
-): Validators {
-  const etag = `"${createHash('sha256')
+): string {
+  return createHash('sha256')
     .update(
       JSON.stringify([
-        req.format,
         head.path,
         head.title,
         head.description,
@@ -222,24 +234,51 @@ function validatorsOf(
         req.limit,
         // The kinds as the page's links name them: in the feed's order, or none when none were asked for.
         req.kinds?.length ? kinds : null,
-        req.cursor ?? null,
       ]),
     )
     .digest('base64url')
+    .slice(0, 32);
+}
+
+/** A strong ETag of this page in this format: what it shows, and where it starts. */
+const etagOf = (req: FeedRequest, content: string) =>
+  `"${createHash('sha256')
+    .update(JSON.stringify([req.format, content, req.cursor ?? null]))
+    .digest('base64url')
     .slice(0, 32)}"`;
+
+/** The newest change among a page's entries and its feed's own title, when there is one. */
+function newestOf(stamp: { newest: string | null }, head: Head): Date | null {
   const times = [stamp.newest ? new Date(stamp.newest) : null, head.changedAt].filter((t): t is Date => t !== null);
-  const lastModified = times.length ? new Date(Math.max(...times.map((t) => t.getTime()))) : null;
-  return { etag, lastModified };
+  return times.length ? new Date(Math.max(...times.map((t) => t.getTime()))) : null;
 }
 
 /**
- * Whether the reader's copy is still the page (RFC 9110, 13.1): If-None-Match when sent (any of
- * its tags, weak ones compared weakly, or `*`), else If-Modified-Since, to the second HTTP dates
- * carry.
+ * A first page's Last-Modified: when it was first served as it is now (its mark), which moves
+ * forward whenever what it shows changes, an entry that left it (deleted, hidden, its project
+ * made private) or a name it shows included: its newest entry's time would stand still then, or go
+ * back, and a reader revalidating by date would keep what left. A feed with nothing to date (no
+ * entry, no project behind it) has none until it has. Later pages carry their ETag only: a
+ * cursor's page is not marked, so that cursors cannot fill the table.
  */
-function isFresh(req: FeedRequest, v: Validators): boolean {
-  if (req.ifNoneMatch !== undefined) return namesEtag(req.ifNoneMatch, v.etag);
-  if (req.ifModifiedSince === undefined || !v.lastModified) return false;
+async function firstPageMark(
+  em: EntityManager,
+  req: FeedRequest,
+  head: Head,
+  kinds: readonly FeedKind[],
+  content: string,
+  newest: Date | null,
+): Promise<Date | null> {
+  const page = `${head.path}|${req.kinds?.length ? kinds.join(',') : ''}|${req.limit}`;
+  const mark = await feedMarkOf(em, page);
+  if (mark?.digest === content) return new Date(mark.modifiedAt);
+  if (!mark && !newest) return null;
+  return moveFeedMark(em, page, content);
+}
+
+/** Whether the reader's copy, dated If-Modified-Since, is still the page: to the second HTTP dates carry. */
+function notModifiedSince(req: FeedRequest, lastModified: Date | null): boolean {
+  if (req.ifModifiedSince === undefined || !lastModified) return false;
   const since = Date.parse(req.ifModifiedSince);
-  return !Number.isNaN(since) && Math.floor(v.lastModified.getTime() / 1000) * 1000 <= since;
+  return !Number.isNaN(since) && Math.floor(lastModified.getTime() / 1000) * 1000 <= since;
 }

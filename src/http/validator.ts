@@ -291,5 +291,21 @@ function withoutOAuthAlternative(doc: OpenApiDocument): OpenApiDocument {
   };
   copy.security = copy.security?.filter((requirement) => !('oauth2' in requirement));
   delete copy.components?.securitySchemes?.oauth2;
-  return copy;
+  return withQueryRules(copy);
+}
+
+/**
+ * The contract's rule for query parameters an operation does not declare (`x-unknown-query-parameters`,
+ * `refused` at the top), said to the validator in its own words on each operation that says
+ * `ignored` (the public feeds). Any other value is a mistake in the contract, refused at start.
+ */
+function withQueryRules(doc: OpenApiDocument): OpenApiDocument {
+  for (const { op } of eachOperation(doc)) {
+    const rule = op['x-unknown-query-parameters'];
+    if (rule === undefined || rule === 'refused') continue;
+    if (rule !== 'ignored')
+      throw new Error(`${op.operationId}: x-unknown-query-parameters must be refused or ignored, not ${String(rule)}`);
+    op['x-eov-allow-unknown-query-parameters'] = true;
+  }
+  return doc;
 }

@@ -38,6 +38,7 @@ import { Migration20261129050000_security_log_resource_name } from './Migration2
 import { Migration20261129060000_trace_ids } from './Migration20261129060000_trace_ids.js';
 import { Migration20261129070000_milestone_dates } from './Migration20261129070000_milestone_dates.js';
 import { Migration20261129080000_roadmap_evidence } from './Migration20261129080000_roadmap_evidence.js';
+import { Migration20261201072641_feed_marks } from './Migration20261201072641_feed_marks.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000000_core', class: Migration20261122000000_core },
@@ -87,4 +88,5 @@ export const migrationsList = [
   { name: 'Migration20261129060000_trace_ids', class: Migration20261129060000_trace_ids },
   { name: 'Migration20261129070000_milestone_dates', class: Migration20261129070000_milestone_dates },
   { name: 'Migration20261129080000_roadmap_evidence', class: Migration20261129080000_roadmap_evidence },
+  { name: 'Migration20261201072641_feed_marks', class: Migration20261201072641_feed_marks },
 ];
