@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ts from 'typescript';
-import { keyFor, startServer, uniqueName, userWithKey, type TestServer } from './harness.js';
+import { keyFor, raw, startServer, uniqueName, userWithKey, type TestServer } from './harness.js';
 import { SCRIPTS, TYPED_USE } from './sdk-scripts.js';
 import { contractWithDeprecatedVersions, DEPRECATED_AT, SUNSET } from './deprecated-contract.js';
 
@@ -316,6 +316,19 @@ void main();
     expect(out.brokenKey).not.toContain('SECRET');
     expect(out.badTimeout).toMatch(/timeoutMs must be a whole number from 0 to 2147483647/);
     expect(out.noClient).toMatch(/no server configured/);
+  });
+
+  it('reads the public feeds without a key (apiKey: null): Atom as text, a 304 as a ShipyardError, a keyed call a 401', async () => {
+    const ada = await userWithKey(t, ['projects.read', 'projects.write']);
+    const created = await raw(t, 'POST', '/projects', { token: ada.token, body: { name: uniqueName('Feeds') } });
+    const out = await script('feeds.mjs', { SHIPYARD_URL: t.baseUrl, PROJECT: created.json.id });
+    expect(out.atomType).toBe('string');
+    expect(out.atomStart).toContain('<feed xmlns="http://www.w3.org/2005/Atom"');
+    expect(out.notModified).toEqual({ status: 304, error: 304, data: null });
+    expect(out.jsonTitle).toBe(created.json.name);
+    expect(out.directType).toBe('string');
+    expect(out.keyed.status).toBe(401);
+    expect(out.anyAuthorization).toBe(false);
   });
 
   it('pages to the end of a list of more than two pages, and stops at maxItems', async () => {

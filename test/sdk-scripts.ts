@@ -106,6 +106,34 @@ console.log(JSON.stringify({
 }));
 `;
 
+const FEEDS = `
+import { createShipyard, getProjectAtomFeed } from '@shipyard/sdk';
+const sent = [];
+const recording = (input, init) => {
+  const request = new Request(input, init);
+  sent.push(request.headers.has('authorization'));
+  return fetch(request);
+};
+const feeds = createShipyard({ baseUrl: process.env.SHIPYARD_URL, apiKey: null, fetch: recording });
+const path = { projectId: process.env.PROJECT };
+const atom = await feeds.getProjectAtomFeed({ path, throwOnError: true });
+const etag = atom.response.headers.get('etag');
+const again = await feeds.getProjectAtomFeed({ path, headers: { 'If-None-Match': etag } });
+const json = await feeds.getProjectJsonFeed({ path, throwOnError: true });
+// The generated function, given the keyless client: the same text.
+const direct = await getProjectAtomFeed({ client: feeds.client, path });
+const keyed = await feeds.getCurrentUser();
+console.log(JSON.stringify({
+  atomType: typeof atom.data,
+  atomStart: atom.data.slice(0, 200),
+  notModified: { status: again.response.status, error: again.error?.status, data: again.data ?? null },
+  jsonTitle: json.data.title,
+  directType: typeof direct.data,
+  keyed: { status: keyed.response.status, code: keyed.error?.code },
+  anyAuthorization: sent.some(Boolean),
+}));
+`;
+
 const RATE_LIMITED = `
 import { createShipyard } from '@shipyard/sdk';
 const statuses = [];
@@ -223,6 +251,7 @@ export const SCRIPTS: Record<string, string> = {
   'deprecation.mjs': DEPRECATION,
   'errors.mjs': ERRORS,
   'setup.mjs': SETUP,
+  'feeds.mjs': FEEDS,
   'paginate.mjs': PAGINATE,
   'dropped.mjs': DROPPED,
   'rate-limited.mjs': RATE_LIMITED,

@@ -23,9 +23,13 @@ cpSync(join(root, 'codegen/generated/openapi.json'), join(build, 'openapi.json')
 cpSync(join(here, 'README.md'), join(build, 'README.md'));
 cpSync(join(here, 'CHANGELOG.md'), join(build, 'CHANGELOG.md'));
 
+type Answer = { content?: Record<string, { schema?: { type?: string; format?: string } }> };
 type Spec = {
   info: { version: string; license?: { name: string; identifier?: string; url?: string } };
-  paths: Record<string, Record<string, { parameters?: { $ref?: string; name?: string; in?: string }[] }>>;
+  paths: Record<
+    string,
+    Record<string, { parameters?: { $ref?: string; name?: string; in?: string }[]; responses?: Record<string, Answer> }>
+  >;
 };
 const spec = JSON.parse(readFileSync(join(root, 'codegen/generated/openapi.json'), 'utf8')) as Spec;
 const pkg = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -37,6 +41,18 @@ const creates = Object.entries(spec.paths)
   .filter(([, item]) => item.post?.parameters?.some(acceptsKey))
   .map(([path]) => path)
   .sort();
+// The operations whose answer is text that is not JSON (an Atom feed, the contract as YAML): its
+// type says string, and hey-api would read such a media type as a Blob.
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const isText = ([type, media]: [string, { schema?: { type?: string; format?: string } }]) =>
+  !/^application\/(.+\+)?json\b/.test(type) && media.schema?.type === 'string' && media.schema.format !== 'binary';
+const texts = Object.entries(spec.paths)
+  .flatMap(([path, item]) =>
+    METHODS.filter((m) => Object.entries(item[m]?.responses?.['200']?.content ?? {}).some(isText)).map(
+      (m) => `${m.toUpperCase()} ${path}`,
+    ),
+  )
+  .sort();
 writeFileSync(
   join(build, 'src/meta.ts'),
   `// Written by codegen/sdk/build.ts from the contract the SDK was generated from.
@@ -46,6 +62,8 @@ export const SDK_VERSION = ${JSON.stringify(spec.info.version)};
 export const API_VERSION = ${JSON.stringify(spec.info.version)};
 /** POST paths that accept an Idempotency-Key. */
 export const IDEMPOTENT_CREATES: ReadonlySet<string> = new Set(${JSON.stringify(creates)});
+/** The operations (method and path) whose answer is read as text: the contract types it a string that is not JSON. */
+export const TEXT_ANSWERS: ReadonlySet<string> = new Set(${JSON.stringify(texts)});
 `,
 );
 

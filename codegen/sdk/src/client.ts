@@ -5,7 +5,7 @@
  */
 import { type Client, type ClientOptions, type Config, createClient } from './generated/client/index.js';
 import { ShipyardError, ShipyardNetworkError, ShipyardTimeoutError } from './errors.js';
-import { API_VERSION, IDEMPOTENT_CREATES, SDK_VERSION } from './meta.js';
+import { API_VERSION, IDEMPOTENT_CREATES, SDK_VERSION, TEXT_ANSWERS } from './meta.js';
 
 /** Per-call settings, accepted by every operation beside its parameters (and by the client). */
 export interface CallSettings {
@@ -23,8 +23,11 @@ declare module './generated/client/types.gen.js' {
 export interface ShipyardOptions extends CallSettings {
   /** The server: its origin (`https://shipyard.example`) or its API root (`…/api/v1`). Required. */
   baseUrl: string;
-  /** A `shipyard_pat_…` key from Settings → Manage API keys. Sent only in the Authorization header. */
-  apiKey: string;
+  /**
+   * A `shipyard_pat_…` key from Settings → Manage API keys. Sent only in the Authorization header.
+   * `null` for a client without a key, for the public operations only (the feeds, the contract).
+   */
+  apiKey: string | null;
   /** The longest the client waits in total between attempts of one call, in milliseconds. */
   maxRetryWaitMs?: number;
   /** Appended to the SDK's User-Agent, e.g. `my-app/1.2`. */
@@ -163,10 +166,14 @@ function apiRoot(baseUrl: unknown): string {
   return root.endsWith('/api/v1') ? root : `${root}/api/v1`;
 }
 
-function checkKey(apiKey: unknown): string {
+function checkKey(apiKey: unknown): string | undefined {
+  // Said on purpose: no key, for the public operations. Left out is a mistake, said below.
+  if (apiKey === null) return undefined;
   // The value is never echoed: a wrong value may still be someone's secret.
   if (typeof apiKey !== 'string' || apiKey === '') {
-    throw new TypeError('Shipyard SDK: apiKey is missing; create a key under Settings → Manage API keys.');
+    throw new TypeError(
+      'Shipyard SDK: apiKey is missing; create a key under Settings → Manage API keys (or pass apiKey: null for the public feeds only).',
+    );
   }
   if (!KEY_PATTERN.test(apiKey)) {
     throw new TypeError(
@@ -312,6 +319,8 @@ function resilient(base: Client, maxRetryWaitMs: number, hooks: Hooks) {
       try {
         result = (await base.request({
           ...options,
+          // A text answer as text, as its type says, unless the caller asked for another reading.
+          ...(options.parseAs === undefined && TEXT_ANSWERS.has(operation) ? { parseAs: 'text' as const } : {}),
           headers,
           signal,
           throwOnError: false,
@@ -376,7 +385,7 @@ export function createShipyardClient(options: ShipyardOptions): Client {
   const agent = userAgent(options.userAgent);
   const base = createClient({
     baseUrl,
-    auth,
+    ...(auth ? { auth } : {}),
     timeoutMs: setting('timeoutMs', options.timeoutMs) ?? DEFAULTS.timeoutMs,
     maxRetries: setting('maxRetries', options.maxRetries, 100) ?? DEFAULTS.maxRetries,
     ...(agent ? { headers: { 'User-Agent': agent } } : {}),

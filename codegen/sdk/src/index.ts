@@ -75,7 +75,7 @@ export { ShipyardWebhookError, type VerifyOptions, type WebhookHeaders } from '.
 unconfigured.interceptors.error.use((error) => {
   if (!unconfigured.getConfig().baseUrl?.includes('://')) {
     throw new TypeError(
-      'Shipyard SDK: no server configured. Create a client with createShipyard({ baseUrl, apiKey }) ' +
+      'Shipyard SDK: no server configured. Create a client with createShipyard({ baseUrl, apiKey }) (apiKey: null for the public feeds) ' +
         'and call its methods, or pass its `client` to the function.',
     );
   }
@@ -122,8 +122,9 @@ export type Shipyard = { readonly [K in keyof Operations]: Operation<Operations[
 };
 
 /**
- * A client for one Shipyard server and API key. Throws a TypeError at once when `baseUrl` is
- * not an absolute http(s) URL or `apiKey` is not a Shipyard key.
+ * A client for one Shipyard server and API key (or `apiKey: null`, for the public operations
+ * only: the feeds and the contract). Throws a TypeError at once when `baseUrl` is not an
+ * absolute http(s) URL or `apiKey` is neither a Shipyard key nor null.
  */
 export function createShipyard(options: ShipyardOptions): Shipyard {
   const client = createShipyardClient(options);
