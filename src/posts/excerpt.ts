@@ -40,8 +40,10 @@ const SYNTAX = new RegExp(
     String.raw`<\/?[a-zA-Z][^>]*>`, // any other tag
     String.raw`^ {0,3}(?:\x60{3,}|~{3,})[^\n]*$`, // a code fence's lines (the code stays)
     String.raw`^ {0,3}\[[^\]\n]+\]:[^\n]*$`, // a link reference's definition
-    String.raw`!\[(?<alt>[^\]\n]*)\]\([^)\n]*\)`, // an image: its description
-    String.raw`\[(?<text>[^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])`, // a link: its text
+    // An image: its description; a link: its text. An address may hold a pair of parentheses
+    // (`https://en.wikipedia.org/wiki/Foo_(bar)`), as CommonMark allows.
+    String.raw`!\[(?<alt>[^\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)`,
+    String.raw`\[(?<text>[^\]\n]*)\](?:\((?:[^()\n]|\([^()\n]*\))*\)|\[[^\]\n]*\])`,
     String.raw`^ {0,3}#{1,6}(?=\s)`, // a heading's marks
     String.raw`^ {0,3}(?:[=-]{2,} *|(?:[-*_] *){3,})$`, // a rule, a heading's underline
     String.raw`^(?=[^\n]*---)[ |:-]+$`, // a table's rule row

@@ -11,6 +11,14 @@ describe('excerptOf', () => {
     );
   });
 
+  it('reads a link or an image whose address holds parentheses as its text alone', () => {
+    expect(excerptOf('A [wiki](https://en.wikipedia.org/wiki/Foo_(bar)) b')).toBe('A wiki b');
+    expect(excerptOf('A [x](javascript:alert(1)) b')).toBe('A x b');
+    expect(excerptOf('![gear (big)](https://x.test/g_(1).png) c')).toBe('gear (big) c');
+    // Unbalanced: the link ends at its first closing parenthesis, as before.
+    expect(excerptOf('A [x](https://x.test/a) (b) c')).toBe('A x (b) c');
+  });
+
   it('cuts on a word and says it was cut', () => {
     const excerpt = excerptOf('gear '.repeat(200));
     expect(excerpt.length).toBeLessThanOrEqual(EXCERPT_LENGTH + 1);
