@@ -8,6 +8,7 @@ import { uniqueName, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { Post } from '../src/posts/post.entity.js';
 import { png } from './fixtures/images.js';
+import { signedUpBrowser } from './cookie-browser.js';
 
 const {
   t,
@@ -32,9 +33,10 @@ describe('public pages', () => {
     const res = await open(`/p/${project.id}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    // It names the signed-in reader in its header: the reader's browser may keep it, no shared cache.
-    expect(res.headers.get('cache-control')).toBe('private, max-age=60');
+    // Read without a session it is everybody's: any cache may keep it, and it sets no cookie.
+    expect(res.headers.get('cache-control')).toBe('public, max-age=60');
     expect(res.headers.get('vary')).toMatch(/cookie/i);
+    expect(res.headers.getSetCookie()).toEqual([]);
     const page = await res.text();
     expect(page).toContain(`<meta property="og:title" content="${project.name}">`);
     expect(page).toMatch(
@@ -44,6 +46,37 @@ describe('public pages', () => {
     expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(page).not.toContain('<script>alert(1)');
     expect(page).toContain(`href="/posts/${evil.id}"`);
+  });
+
+  it("is one page for every anonymous reader (a strong ETag, a 304), and the signed-in reader's own", async () => {
+    const project = (await api.createProject({ client: ada.client, body: { name: uniqueName('Mill') } })).data!;
+    const post = await buildLog(project.id, 'Cogs');
+    for (const path of [`/p/${project.id}`, `/u/${ada.user.username}`, `/posts/${post.id}`]) {
+      const first = await open(path);
+      const etag = first.headers.get('etag')!;
+      expect(etag, path).toMatch(/^"[^"]+"$/);
+      const text = await first.text();
+      // No form, no token: nothing in it is the reader's.
+      expect(text).not.toContain('csrf-token');
+      const second = await open(path);
+      expect(second.headers.get('etag')).toBe(etag);
+      expect(await second.text()).toBe(text);
+      const again = await open(path, { 'if-none-match': etag });
+      expect(again.status).toBe(304);
+      expect(await again.text()).toBe('');
+      expect(again.headers.get('cache-control')).toBe('public, max-age=60');
+    }
+    const before = (await open(`/p/${project.id}`)).headers.get('etag')!;
+    await buildLog(project.id, 'Wheels');
+    const changed = await open(`/p/${project.id}`, { 'if-none-match': before });
+    expect(changed.status).toBe(200);
+    // A signed-in reader's page names them and carries their token: theirs alone.
+    const { b } = await signedUpBrowser(t.baseUrl);
+    const own = await b.get(`/p/${project.id}`);
+    expect(own.status).toBe(200);
+    expect(own.headers.get('cache-control')).toBe('private, max-age=60');
+    expect(own.text).toContain('csrf-token');
+    expect(own.text).toContain('Sign out');
   });
 
   it('is the plain 404 for a private project, a hidden post, an unknown person, naming nothing', async () => {

@@ -5,6 +5,7 @@
  * (`ANONYMOUS`), through the same services, so a private project or a hidden post is a 404 here
  * as it is there: the plain "Page not found", naming nothing.
  */
+import { createHash } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, Response } from 'express';
 import type { Member, Milestone, Post, PostSummary, Project, User } from '../../codegen/generated/api/types.gen.js';
@@ -28,13 +29,28 @@ import { html, type Html, page, raw, userText, utcMinute } from './views.js';
 /** How many build logs and posts a page shows; the feeds and the API have the rest. */
 const LATEST = 10;
 /**
- * A page names the signed-in person in its header and carries their form token, and a first
- * visit sets the pre-session cookie: only the reader's own browser may keep it (a minute), never
- * a shared cache.
+ * Read by anybody without a session, a page is the same for all of them and sets no cookie: any
+ * cache may keep it a minute. A signed-in person's names them in its header and carries their
+ * form token: only their own browser may keep it. `Vary: Cookie` tells the two apart.
  */
-const PAGE_CACHE = 'private, max-age=60';
+const SHARED_PAGE_CACHE = 'public, max-age=60';
+const OWN_PAGE_CACHE = 'private, max-age=60';
 /** An image is the same for everyone and carries no cookie (it is served before the session is read). */
 const IMAGE_CACHE = 'public, max-age=60';
+
+/**
+ * Sends a public page with a strong ETag of its bytes: a 304 to an If-None-Match that names it.
+ * Anonymous, it carries no form token (it has no form) and so makes no pre-session.
+ */
+function sendPage(req: Request, res: Response, title: string, body: Html, head: Html): void {
+  const user = req.web?.user;
+  const text = page(title, user, user ? req.web!.csrf : '', body, { head });
+  const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 32)}"`;
+  const shared = !user && res.getHeader('set-cookie') === undefined;
+  res.type('html').set({ 'Cache-Control': shared ? SHARED_PAGE_CACHE : OWN_PAGE_CACHE, Vary: 'Cookie', ETag: etag });
+  if (namesEtag(req.header('if-none-match'), etag)) return void res.status(304).end();
+  res.send(text);
+}
 
 /** A page handler whose 404 (a private project, a hidden post, nobody by that name) is the site's plain one. */
 const publicPage =
@@ -165,10 +181,7 @@ function projectPage(site: string) {
     (m: Member) =>
       html`<li><a href="${here.user(m.user.username)}">${userText(m.user.displayName)}</a> (${m.role === 'owner' ? 'owner' : 'member'})</li>`,
   )}</ul></section>`;
-    res
-      .type('html')
-      .set({ 'Cache-Control': PAGE_CACHE, Vary: 'Cookie' })
-      .send(page(project.name, req.web?.user, req.web?.csrf ?? '', body, { head }));
+    sendPage(req, res, project.name, body, head);
   });
 }
 
@@ -208,10 +221,7 @@ function userPage(site: string) {
   }</section>
   <section aria-labelledby="posts"><h2 id="posts">Latest posts</h2>
   ${posts.items.length ? html`<ul>${posts.items.map((p) => postItem(p, here))}</ul>` : html`<p>No posts yet.</p>`}</section>`;
-    res
-      .type('html')
-      .set({ 'Cache-Control': PAGE_CACHE, Vary: 'Cookie' })
-      .send(page(`${user.displayName} (@${user.username})`, req.web?.user, req.web?.csrf ?? '', body, { head }));
+    sendPage(req, res, `${user.displayName} (@${user.username})`, body, head);
   });
 }
 
@@ -234,10 +244,7 @@ function postPage(site: string) {
     project ? html` · a build log of <a href="${here.project(project.id)}">${userText(project.name)}</a>` : ''
   }</p>
   <div class="post-body">${raw(postHtml(post.body))}</div>${images(post, here)}</article>`;
-    res
-      .type('html')
-      .set({ 'Cache-Control': PAGE_CACHE, Vary: 'Cookie' })
-      .send(page(post.title, req.web?.user, req.web?.csrf ?? '', body, { head }));
+    sendPage(req, res, post.title, body, head);
   });
 }
 

@@ -138,8 +138,7 @@ export function page(
     : html`<ul><li><a href="/signin">Sign in</a></li><li><a href="/signup">Sign up</a></li><li><a href="/docs">API reference</a></li></ul>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="csrf-token" content="${esc(csrf)}">
-<title>${esc(title)} · Shipyard</title>${opts.head?.html ?? ''}<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
+${csrf ? `<meta name="csrf-token" content="${esc(csrf)}">\n` : ''}<title>${esc(title)} · Shipyard</title>${opts.head?.html ?? ''}<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/web.css"><script src="/assets/web.js" defer></script></head>
 <body>${
     // The API reference draws its own banner on a narrow screen: there the site's header is a plain block.
     opts.wide

@@ -49,9 +49,25 @@ export function webContext(secure: boolean) {
     try {
       const cookies = parseCookies(req.headers.cookie);
       const user = await userForSession(req.em, cookies[SESSION_COOKIE]);
-      let secret = user ? cookies[SESSION_COOKIE]! : cookies[PRE_SESSION_COOKIE];
-      if (!secret || !SECRET_PATTERN.test(secret)) secret = renewPreSession(res, secure);
-      req.web = { csrf: csrfTokenFor(secret), csrfSecret: secret, cookies, secure, user };
+      const held = user ? cookies[SESSION_COOKIE]! : cookies[PRE_SESSION_COOKIE];
+      let secret = held && SECRET_PATTERN.test(held) ? held : undefined;
+      let token: string | undefined;
+      // A first visit's pre-session is made when something first needs it (a form's token, a
+      // POST's check): a page without a form, a public page read by anybody, sets no cookie,
+      // so that a shared cache may keep it.
+      const secretNow = () => (secret ??= renewPreSession(res, secure));
+      req.web = {
+        get csrf() {
+          token ??= csrfTokenFor(secretNow());
+          return token;
+        },
+        get csrfSecret() {
+          return secretNow();
+        },
+        cookies,
+        secure,
+        user,
+      };
       // Pages hold tokens and personal data: never cached, never framed.
       res.setHeader('Cache-Control', 'no-store');
       // Same-origin referrers, so the browser names this origin on form posts (no-referrer makes it `null`).
