@@ -93,6 +93,10 @@ describe('feeds', () => {
     const moved = parsed.items.find((i) => i.title === 'Milestone moved: Gears')!;
     expect(moved.content).toContain('moved from 2027-03-01 to 2027-04-15 (45 days later)');
     expect(moved.content).toContain('The card punch maker is booked');
+    // The added entry keeps the date the milestone was added with: the move tells the rest.
+    const added = parsed.items.find((i) => i.title === 'Milestone added: Gears')!;
+    expect(added.content).toContain('Due 2027-03-01.');
+    expect(added.content).not.toContain('2027-04-15');
     const carry = parsed.items.find((i) => i.id === `urn:uuid:${first.id}`)!;
     expect(carry.content).toContain('<strong>carry</strong>');
     expect(carry.content).toContain('href="https://example.com/pr/7"');

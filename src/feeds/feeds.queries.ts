@@ -97,7 +97,9 @@ function milestoneEntries(
       sql<string | null>`${eb.ref('p.id')}::text`.as('onproject'),
       sql<string | null>`${eb.ref('p.name')}`.as('projectname'),
       noText.as('datefrom'),
-      sql<string | null>`${eb.ref('m.dueDate')}::text`.as('dateto'),
+      // The added entry tells the first due date the milestone was given, not today's: each move
+      // after it is an entry of its own, and history is not rewritten.
+      sql<string | null>`coalesce(${eb.ref('m.originalDueDate')}, ${eb.ref('m.dueDate')})::text`.as('dateto'),
       noText.as('reason'),
       sql<string | null>`${eb.ref('m.id')}::text`.as('onmilestone'),
     ])
