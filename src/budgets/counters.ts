@@ -315,12 +315,15 @@ export class RedisCounters implements Counters {
       () => this.#takeLocally(budgets, units, windowMs),
       // A late answer (waited on until answers had stayed late for a second, or a probe's): the
       // script was sent and lands in Redis if it ever runs, so the take is counted here for this
-      // answer only, neither owed to Redis (it would count twice) nor kept as a second limit for
-      // the rest of the window. Should the command be lost instead (the master died with it in
+      // answer, and not owed to Redis (it would count twice). It is kept as a second limit for the
+      // rest of the window all the same: a call sent before the circuit opened (a heartbeat) may
+      // be answered in time once Redis thaws and close the circuit at once, while the peers have
+      // not yet written back what they spent on their own, and Redis's count alone would let this
+      // instance spend that again. Should the command be lost instead (the master died with it in
       // flight), what was allowed here is owed after all.
       async (late) => {
         const at = Date.now();
-        const taken = await this.#takeLocally(budgets, units, windowMs, { keep: false, owe: false });
+        const taken = await this.#takeLocally(budgets, units, windowMs, { owe: false });
         // Owed to the window the take was counted in (its end as seen now, not when the loss is heard).
         if (taken.allowed)
           late.landing.catch(() => {

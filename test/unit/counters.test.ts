@@ -182,4 +182,52 @@ describe.skipIf(!redis)('the circuit to Redis', () => {
     expect(await allowed(a, [{ key: 'fresh', limit: 10 }])).toBe(5);
     a.close();
   });
+
+  it('holds an instance that counted only late answers to its share once Redis answers it again', async () => {
+    const prefix = `shipyard:test:${randomUUID()}:`;
+    const clients = [await connect(), await connect()];
+    // One Redis that can freeze: what is sent meanwhile runs, in the order sent, once it thaws.
+    let frozen: Promise<void> | undefined;
+    let thaw = () => {};
+    const [a, b] = clients.map((c) => {
+      const link = redisLinkOf(c);
+      const freezable = {
+        ...link,
+        get isReady() {
+          return link.isReady;
+        },
+        eval: async (script: string, keys: string[], args: string[]) => {
+          await frozen;
+          return link.eval(script, keys, args);
+        },
+      };
+      return new RedisCounters(freezable, new MemoryCounters(), createLogger('silent'), prefix);
+    });
+    await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 100));
+    // The count of two stands, and no heartbeat finds Redis back for either: only the calls below do.
+    a!.close();
+    b!.close();
+    const key = [{ key: 'k', limit: 20 }];
+    frozen = new Promise((r) => {
+      thaw = r;
+    });
+    // One request each gives up waiting: counted here for that answer, its command lands later.
+    expect((await Promise.all([a!.take(key, 1, 60_000), b!.take(key, 1, 60_000)])).map((t) => t.allowed)).toEqual([
+      true,
+      true,
+    ]);
+    expect([a!.mode, b!.mode]).toEqual(['local', 'local']);
+    // `b` spends the rest of its share (10) on its own, owed to Redis.
+    expect(await allowed(b!, key)).toBe(9);
+    thaw();
+    // `a` finds Redis back first, holding the two late units and none of what `b` owes.
+    for (let i = 0; i < 50 && a!.mode !== 'shared'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await a!.probe();
+    }
+    expect([a!.mode, b!.mode]).toEqual(['shared', 'local']);
+    // What `b` spent is not in Redis yet: `a` may spend no more than its share either.
+    expect(await allowed(a!, key)).toBe(9);
+    for (const c of clients) c.destroy();
+  });
 });
