@@ -394,6 +394,7 @@ function restPipeline(p: {
         keyMaxDays: config.keyMaxDays,
         webhooks: p.webhooks,
         site: config.publicUrl ?? 'http://localhost',
+        log: p.log,
       }),
       p.log,
       p.checkAnswer,

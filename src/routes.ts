@@ -24,6 +24,7 @@ import type { WebhookSettings } from './webhooks/webhooks.service.js';
 import type { MediaStorage } from './media/storage.js';
 import type { MediaLimits } from './media/media.service.js';
 import type { RateLimits } from './kernel/limits.js';
+import type { Logger } from './kernel/logger.js';
 import type { SearchCache } from './search/search-cache.js';
 import type { SearchPage } from '../codegen/generated/api/types.gen.js';
 
@@ -39,6 +40,7 @@ export function allHandlers(
     webhooks: WebhookSettings;
     /** The site's address (PUBLIC_URL), that feeds link to. */
     site: string;
+    log: Logger;
   },
 ): Handlers {
   return {
@@ -57,6 +59,6 @@ export function allHandlers(
     ...moderationHandlers,
     ...webhooksHandlers(deps.webhooks),
     ...mediaHandlers(deps.storage, deps.media),
-    ...feedsHandlers(deps.site),
+    ...feedsHandlers(deps.site, deps.log),
   } satisfies Handlers;
 }

@@ -215,28 +215,38 @@ describe('feeds', () => {
       const res = await feed(path, headers);
       return { status: res.status, lastModified: res.headers.get('last-modified'), text: await res.text() };
     };
+    /**
+     * The page after a change, asked with the date of the copy before it: a 200, never a 304, and
+     * a later date, once the clock has reached it (a mark moved twice in a second runs ahead).
+     */
+    const changedSince = async (since: string) => {
+      const answer = await dated({ 'if-modified-since': since });
+      expect(answer.status).toBe(200);
+      let { lastModified } = answer;
+      for (let i = 0; !lastModified && i < 50; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        lastModified = (await dated()).lastModified;
+      }
+      expect(Date.parse(lastModified!)).toBeGreaterThan(Date.parse(since));
+      return { ...answer, lastModified: lastModified! };
+    };
     const seen = await dated();
     expect(seen.lastModified).not.toBeNull();
     expect((await dated({ 'if-modified-since': seen.lastModified! })).status).toBe(304);
 
     // An older entry deleted: the newest entry's time stands still, the page's date does not.
     await api.deletePost({ client: ada.client, path: { postId: first.id } });
-    const afterDelete = await dated({ 'if-modified-since': seen.lastModified! });
-    expect(afterDelete.status).toBe(200);
+    const afterDelete = await changedSince(seen.lastModified!);
     expect(afterDelete.text).not.toContain(first.id);
-    expect(Date.parse(afterDelete.lastModified!)).toBeGreaterThan(Date.parse(seen.lastModified!));
 
     // The newest entry hidden: its time would take the date back; the mark goes on.
     await t.db.orm.em.fork().nativeUpdate(Post, { id: evil.id }, { hiddenAt: new Date() });
-    const afterHide = await dated({ 'if-modified-since': afterDelete.lastModified! });
-    expect(afterHide.status).toBe(200);
+    const afterHide = await changedSince(afterDelete.lastModified);
     expect(afterHide.text).not.toContain(evil.id);
-    expect(Date.parse(afterHide.lastModified!)).toBeGreaterThan(Date.parse(afterDelete.lastModified!));
 
     // The last milestone deleted (its events leave; nothing else moves).
     await api.deleteMilestone({ client: ada.client, path: { projectId: project.id, milestoneId: gears.id } });
-    const afterMilestone = await dated({ 'if-modified-since': afterHide.lastModified! });
-    expect(afterMilestone.status).toBe(200);
+    const afterMilestone = await changedSince(afterHide.lastModified);
     expect(afterMilestone.text).not.toContain(gears.id);
 
     // Unchanged since: a 304 by date, and the same date every time it is asked.
@@ -249,6 +259,38 @@ describe('feeds', () => {
     const next = await feed(small.next_url.replace(`${SITE}/api/v1/feeds/`, ''));
     expect(next.status).toBe(200);
     expect(next.headers.get('last-modified')).toBeNull();
+  });
+
+  it('never dates a page later than its answer, nor a length other than the default; a mark it cannot write costs the date only', async () => {
+    const { project } = await roadmapProject();
+    const path = `projects/${project.id}.atom`;
+    // Changes faster than a second: each mark is a second past the one before, and no answer
+    // carries a date later than its own.
+    let last = (await feed(path)).headers.get('last-modified')!;
+    for (let i = 0; i < 4; i++) {
+      await api.updateProject({ client: ada.client, path: { projectId: project.id }, body: { tagline: `t${i}` } });
+      const res = await feed(path, { 'if-modified-since': last });
+      expect(res.status).toBe(200);
+      const lastModified = res.headers.get('last-modified');
+      if (lastModified) {
+        expect(Date.parse(lastModified)).toBeLessThanOrEqual(Date.parse(res.headers.get('date')!));
+        last = lastModified;
+      }
+    }
+    expect((await feed(`projects/${project.id}.atom?limit=5`)).headers.get('last-modified')).toBeNull();
+    // The marks cannot be written: the feed still goes out, validated by its ETag.
+    const em = t.db.orm.em.fork();
+    await em.getConnection().execute('alter table feed_marks add constraint no_marks check (false) not valid');
+    try {
+      await api.updateProject({ client: ada.client, path: { projectId: project.id }, body: { tagline: 'unmarked' } });
+      const res = await feed(path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('last-modified')).toBeNull();
+      expect(res.headers.get('etag')).toMatch(/^"[^"]+"$/);
+      expect(await res.text()).toContain('unmarked');
+    } finally {
+      await em.getConnection().execute('alter table feed_marks drop constraint no_marks');
+    }
   });
 
   it('never shows a hidden build log, and says the feed changed when one is hidden', async () => {

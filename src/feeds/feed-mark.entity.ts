@@ -11,7 +11,7 @@ const FeedMarkSchema = defineEntity({
   name: 'FeedMark',
   tableName: 'feed_marks',
   properties: {
-    /** The feed's path, the kinds asked for and the page's length: `/feeds/projects/…|build_log|20`. */
+    /** The feed's path and the kinds asked for (none: all of them): `/feeds/projects/…|build_log`. */
     page: p.string().length(300).primary(),
     digest: p.string().length(64),
     modifiedAt: p.datetime(),

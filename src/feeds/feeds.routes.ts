@@ -1,6 +1,15 @@
 import type { Request } from 'express';
 import type { SomeHandlers } from '../http/kit/handler.js';
-import { type FeedAnswer, type FeedFormat, type FeedRequest, projectFeed, tagFeed, userFeed } from './feeds.service.js';
+import {
+  type FeedAnswer,
+  type FeedFormat,
+  type FeedRequest,
+  type FeedSite,
+  projectFeed,
+  tagFeed,
+  userFeed,
+} from './feeds.service.js';
+import { everyThirtySeconds, type Logger } from '../kernel/logger.js';
 import type { FeedKind } from './feeds.queries.js';
 import { atomFeed, jsonFeed } from './feeds.render.js';
 import { FEED_PAGE } from './feeds.service.js';
@@ -36,7 +45,14 @@ function reply(format: FeedFormat, answer: FeedAnswer) {
   return { status: 200 as const, text, contentType: MEDIA_TYPES[format], headers };
 }
 
-export function feedsHandlers(site: string) {
+export function feedsHandlers(url: string, log: Logger) {
+  const site: FeedSite = {
+    url,
+    markFailed: everyThirtySeconds(
+      log,
+      "a feed's Last-Modified mark could not be read or written: it went out without one",
+    ),
+  };
   return {
     getProjectAtomFeed: async ({ em, path, query, req }) =>
       reply('atom', await projectFeed(em, site, path.projectId, requestOf('atom', query, req))),

@@ -14,6 +14,7 @@ import { namesEtag } from '../kernel/etag.js';
 import { cursorList, decodeCursor, encodeCursor } from '../kernel/cursor.js';
 import { API_BASE } from '../kernel/contract.js';
 import { isoString } from '../db/reads.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import {
   type FeedKind,
   type FeedPageQuery,
@@ -67,6 +68,9 @@ export type FeedRequest = {
   ifModifiedSince?: string | undefined;
 };
 
+/** Where the feeds live (PUBLIC_URL), and where a mark that could not be read or written is told. */
+export type FeedSite = { url: string; markFailed: (error: unknown) => void };
+
 /** Whose feed: where its entries come from, what it is called, where it lives. */
 type Head = {
   source: FeedSource;
@@ -102,10 +106,10 @@ const isPositionIn =
     );
   };
 
-export async function projectFeed(em: EntityManager, site: string, projectId: string, req: FeedRequest) {
+export async function projectFeed(em: EntityManager, site: FeedSite, projectId: string, req: FeedRequest) {
   const head = await feedHeadOfProject(em, projectId);
   if (!head) throw notFound(`No project with id ${projectId}.`);
-  const paths = publicPaths(site);
+  const paths = publicPaths(site.url);
   return answer(em, site, req, {
     source: { projectId },
     path: `/feeds/projects/${projectId}`,
@@ -119,11 +123,11 @@ export async function projectFeed(em: EntityManager, site: string, projectId: st
   });
 }
 
-export async function userFeed(em: EntityManager, site: string, username: string, req: FeedRequest) {
+export async function userFeed(em: EntityManager, site: FeedSite, username: string, req: FeedRequest) {
   // Usernames are lowercase (the contract's pattern refuses any other), as the page's path is.
   const head = await feedHeadOfUser(em, username);
   if (!head) throw notFound(`No user named ${username}.`);
-  const paths = publicPaths(site);
+  const paths = publicPaths(site.url);
   return answer(em, site, req, {
     source: { authorId: head.id },
     path: `/feeds/users/${encodeURIComponent(head.username)}`,
@@ -137,7 +141,7 @@ export async function userFeed(em: EntityManager, site: string, username: string
   });
 }
 
-export async function tagFeed(em: EntityManager, site: string, tag: string, req: FeedRequest) {
+export async function tagFeed(em: EntityManager, site: FeedSite, tag: string, req: FeedRequest) {
   const lower = tag.toLowerCase();
   return answer(em, site, req, {
     source: { tag: lower },
@@ -145,7 +149,7 @@ export async function tagFeed(em: EntityManager, site: string, tag: string, req:
     id: `urn:uuid:${nameUuid(`tag:${lower}`)}`,
     title: `#${lower}`,
     description: `Posts and build logs tagged ${lower}.`,
-    home: publicPaths(site).home(),
+    home: publicPaths(site.url).home(),
     author: null,
     changedAt: null,
     kinds: POST_FEED_KINDS,
@@ -153,7 +157,7 @@ export async function tagFeed(em: EntityManager, site: string, tag: string, req:
 }
 
 /** The answer to `req` for the feed `head`: fresh when the reader's copy is still the page, else the page. */
-async function answer(em: EntityManager, site: string, req: FeedRequest, head: Head): Promise<FeedAnswer> {
+async function answer(em: EntityManager, site: FeedSite, req: FeedRequest, head: Head): Promise<FeedAnswer> {
   const kinds = req.kinds?.length ? head.kinds.filter((k) => req.kinds!.includes(k)) : head.kinds;
   const list = cursorList('feed', head.path, [...kinds].sort());
   const after = decodeCursor(req.cursor, isPositionIn(kinds), list);
@@ -171,7 +175,7 @@ async function answer(em: EntityManager, site: string, req: FeedRequest, head: H
   const newest = newestOf(stamp, head);
   const validators = {
     etag,
-    lastModified: req.cursor ? null : await firstPageMark(em, req, head, kinds, content, newest),
+    lastModified: req.cursor ? null : await firstPageMark(em, site, req, head, kinds, content, newest),
   };
   if (req.ifNoneMatch === undefined && notModifiedSince(req, validators.lastModified))
     return { validators, fresh: true };
@@ -185,11 +189,11 @@ async function answer(em: EntityManager, site: string, req: FeedRequest, head: H
     if (req.limit !== FEED_PAGE) params.set('limit', String(req.limit));
     if (cursor) params.set('cursor', cursor);
     const search = params.size ? `?${params}` : '';
-    return `${site}${API_BASE}${head.path}.${format}${search}`;
+    return `${site.url}${API_BASE}${head.path}.${format}${search}`;
   };
   const nextCursor =
     rows.length > req.limit && last ? encodeCursor({ at: last.position, key: last.key, kind: last.kind }, list) : null;
-  const paths = publicPaths(site);
+  const paths = publicPaths(site.url);
   const entries = shown.map((row) => entryOf(row, paths));
   return {
     validators,
@@ -229,6 +233,7 @@ function contentOf(
         head.path,
         head.title,
         head.description,
+        head.author,
         head.changedAt,
         stamp.digest,
         req.limit,
@@ -263,17 +268,32 @@ function newestOf(stamp: { newest: string | null }, head: Head): Date | null {
  */
 async function firstPageMark(
   em: EntityManager,
+  site: FeedSite,
   req: FeedRequest,
   head: Head,
   kinds: readonly FeedKind[],
   content: string,
   newest: Date | null,
 ): Promise<Date | null> {
-  const page = `${head.path}|${req.kinds?.length ? kinds.join(',') : ''}|${req.limit}`;
-  const mark = await feedMarkOf(em, page);
-  if (mark?.digest === content) return new Date(mark.modifiedAt);
-  if (!mark && !newest) return null;
-  return moveFeedMark(em, page, content);
+  // Pages of the default length only (a feed's address as the pages and answers hand it out):
+  // a feed then has a mark per choice of kinds, not one per length a reader may ask for.
+  if (req.limit !== FEED_PAGE) return null;
+  const page = `${head.path}|${req.kinds?.length ? kinds.join(',') : ''}`;
+  let mark: Date;
+  try {
+    const row = await feedMarkOf(em, page);
+    if (row?.digest === content) mark = new Date(row.modifiedAt);
+    else if (!row && !newest) return null;
+    else mark = await moveFeedMark(em, page, content);
+  } catch (error) {
+    // The date is an extra: without it the page still goes out, validated by its ETag.
+    if (isDatabaseUnavailable(error)) throw error;
+    site.markFailed(error);
+    return null;
+  }
+  // Moved on more than once within a second, a mark runs ahead of the clock: no date later than
+  // the answer's own is sent (RFC 9110, 8.8.2.1); the ETag validates meanwhile.
+  return mark.getTime() > Date.now() ? null : mark;
 }
 
 /** Whether the reader's copy, dated If-Modified-Since, is still the page: to the second HTTP dates carry. */

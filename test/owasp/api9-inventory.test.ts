@@ -5,6 +5,7 @@ import { SecretBox } from '../../src/webhooks/secrets.js';
  * the server answers under /api/v1 is in it (the MCP endpoint too, marked x-mcp), and nothing
  * answers outside it. (/healthz and /readyz live outside the API, for operators.)
  */
+import { createLogger } from '../../src/http/log.js';
 import { describe, expect, it } from 'vitest';
 import { raw, useServer } from '../harness.js';
 import { HTTP_METHODS, listOperations, loadContract } from '../../src/kernel/contract.js';
@@ -33,6 +34,7 @@ describe('API9 inventory', () => {
         webhooks: { box: new SecretBox(randomBytes(32)), urls: { allowLocal: false } },
         countsCacheSeconds: 0,
         site: 'http://localhost',
+        log: createLogger('silent'),
       }),
     ).sort();
     expect(handlers).toEqual(
