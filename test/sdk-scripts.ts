@@ -316,6 +316,12 @@ export async function use(projectId: string): Promise<void> {
   console.log(r.data.name);
   // @ts-expect-error no such operation
   console.log(shipyard.getNothing);
+  // Without a key, the public operations only: a feed, but not the caller's profile.
+  const feeds = createShipyard({ baseUrl: 'http://localhost:3000', apiKey: null });
+  const atom = await feeds.getProjectAtomFeed({ path: { projectId } });
+  console.log(atom.response.status);
+  // @ts-expect-error a keyed operation is not on a client without a key
+  await feeds.getCurrentUser();
   try {
     await shipyard.listJobs({ throwOnError: true, maxRetries: 0 });
   } catch (e) {

@@ -28,7 +28,15 @@ type Spec = {
   info: { version: string; license?: { name: string; identifier?: string; url?: string } };
   paths: Record<
     string,
-    Record<string, { parameters?: { $ref?: string; name?: string; in?: string }[]; responses?: Record<string, Answer> }>
+    Record<
+      string,
+      {
+        operationId?: string;
+        'x-public'?: boolean;
+        parameters?: { $ref?: string; name?: string; in?: string }[];
+        responses?: Record<string, Answer>;
+      }
+    >
   >;
 };
 const spec = JSON.parse(readFileSync(join(root, 'codegen/generated/openapi.json'), 'utf8')) as Spec;
@@ -46,6 +54,12 @@ const creates = Object.entries(spec.paths)
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const isText = ([type, media]: [string, { schema?: { type?: string; format?: string } }]) =>
   !/^application\/(.+\+)?json\b/.test(type) && media.schema?.type === 'string' && media.schema.format !== 'binary';
+// The operations anybody may call without a key (`x-public`): a keyless client has these only.
+const publicOperations = Object.values(spec.paths)
+  .flatMap((item) => METHODS.map((m) => item[m]))
+  .filter((op) => op?.['x-public'] === true && op.operationId)
+  .map((op) => op!.operationId!)
+  .sort();
 const texts = Object.entries(spec.paths)
   .flatMap(([path, item]) =>
     METHODS.filter((m) => Object.entries(item[m]?.responses?.['200']?.content ?? {}).some(isText)).map(
@@ -64,6 +78,8 @@ export const API_VERSION = ${JSON.stringify(spec.info.version)};
 export const IDEMPOTENT_CREATES: ReadonlySet<string> = new Set(${JSON.stringify(creates)});
 /** The operations (method and path) whose answer is read as text: the contract types it a string that is not JSON. */
 export const TEXT_ANSWERS: ReadonlySet<string> = new Set(${JSON.stringify(texts)});
+/** The operations a client without a key may call: the contract's x-public ones. */
+export type PublicOperationName = ${publicOperations.map((o) => JSON.stringify(o)).join(' | ') || 'never'};
 `,
 );
 

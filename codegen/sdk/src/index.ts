@@ -13,6 +13,7 @@ import * as operations from './generated/sdk.gen.js';
 import { type CallSettings, createShipyardClient, plainHeaders, type ShipyardOptions } from './client.js';
 import type { ShipyardError } from './errors.js';
 import { verifySignedBody, type VerifyOptions, type WebhookHeaders } from './webhooks.js';
+import type { PublicOperationName } from './meta.js';
 import type {
   BuildLogEvent,
   MemberEvent,
@@ -68,7 +69,7 @@ export {
   type ResponseEvent,
   type ShipyardOptions,
 } from './client.js';
-export { API_VERSION, SDK_VERSION } from './meta.js';
+export { API_VERSION, type PublicOperationName, SDK_VERSION } from './meta.js';
 export { ShipyardWebhookError, type VerifyOptions, type WebhookHeaders } from './webhooks.js';
 
 // The generated functions fall back to a client without a server; say so instead of "Failed to parse URL".
@@ -121,12 +122,17 @@ export type Shipyard = { readonly [K in keyof Operations]: Operation<Operations[
   readonly client: Client;
 };
 
+/** A client without a key: the operations anybody may call (the feeds, the contract) and nothing else. */
+export type PublicShipyard = Pick<Shipyard, PublicOperationName | 'client'>;
+
 /**
  * A client for one Shipyard server and API key (or `apiKey: null`, for the public operations
  * only: the feeds and the contract). Throws a TypeError at once when `baseUrl` is not an
  * absolute http(s) URL or `apiKey` is neither a Shipyard key nor null.
  */
-export function createShipyard(options: ShipyardOptions): Shipyard {
+export function createShipyard(options: ShipyardOptions & { apiKey: string }): Shipyard;
+export function createShipyard(options: ShipyardOptions & { apiKey: null }): PublicShipyard;
+export function createShipyard(options: ShipyardOptions): Shipyard | PublicShipyard {
   const client = createShipyardClient(options);
   const methods = Object.fromEntries(
     Object.entries(operations).map(([name, operation]) => [
