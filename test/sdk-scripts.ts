@@ -322,6 +322,8 @@ export async function use(projectId: string): Promise<void> {
   console.log(atom.response.status);
   // @ts-expect-error a keyed operation is not on a client without a key
   await feeds.getCurrentUser();
+  // @ts-expect-error hiding a post is the web application's (x-session-only): every key is refused
+  await shipyard.hidePost({ path: { postId: projectId } });
   try {
     await shipyard.listJobs({ throwOnError: true, maxRetries: 0 });
   } catch (e) {

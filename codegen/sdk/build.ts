@@ -33,6 +33,7 @@ type Spec = {
       {
         operationId?: string;
         'x-public'?: boolean;
+        'x-session-only'?: boolean;
         parameters?: { $ref?: string; name?: string; in?: string }[];
         responses?: Record<string, Answer>;
       }
@@ -55,11 +56,16 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 const isText = ([type, media]: [string, { schema?: { type?: string; format?: string } }]) =>
   !/^application\/(.+\+)?json\b/.test(type) && media.schema?.type === 'string' && media.schema.format !== 'binary';
 // The operations anybody may call without a key (`x-public`): a keyless client has these only.
-const publicOperations = Object.values(spec.paths)
-  .flatMap((item) => METHODS.map((m) => item[m]))
-  .filter((op) => op?.['x-public'] === true && op.operationId)
-  .map((op) => op!.operationId!)
-  .sort();
+// Those of a signed-in person in the web application (`x-session-only`) refuse every key: a
+// client has none of them.
+const operationsWhere = (mark: 'x-public' | 'x-session-only') =>
+  Object.values(spec.paths)
+    .flatMap((item) => METHODS.map((m) => item[m]))
+    .filter((op) => op?.[mark] === true && op.operationId)
+    .map((op) => op!.operationId!)
+    .sort();
+const publicOperations = operationsWhere('x-public');
+const sessionOnly = operationsWhere('x-session-only');
 const texts = Object.entries(spec.paths)
   .flatMap(([path, item]) =>
     METHODS.filter((m) => Object.entries(item[m]?.responses?.['200']?.content ?? {}).some(isText)).map(
@@ -80,6 +86,9 @@ export const IDEMPOTENT_CREATES: ReadonlySet<string> = new Set(${JSON.stringify(
 export const TEXT_ANSWERS: ReadonlySet<string> = new Set(${JSON.stringify(texts)});
 /** The operations a client without a key may call: the contract's x-public ones. */
 export type PublicOperationName = ${publicOperations.map((o) => JSON.stringify(o)).join(' | ') || 'never'};
+/** The operations of a signed-in person in the web application: every key is refused. */
+export const SESSION_ONLY: ReadonlySet<string> = new Set(${JSON.stringify(sessionOnly)});
+export type SessionOnlyOperationName = ${sessionOnly.map((o) => JSON.stringify(o)).join(' | ') || 'never'};
 `,
 );
 

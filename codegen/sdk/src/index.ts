@@ -13,7 +13,7 @@ import * as operations from './generated/sdk.gen.js';
 import { type CallSettings, createShipyardClient, plainHeaders, type ShipyardOptions } from './client.js';
 import type { ShipyardError } from './errors.js';
 import { verifySignedBody, type VerifyOptions, type WebhookHeaders } from './webhooks.js';
-import type { PublicOperationName } from './meta.js';
+import { type PublicOperationName, SESSION_ONLY, type SessionOnlyOperationName } from './meta.js';
 import type {
   BuildLogEvent,
   MemberEvent,
@@ -116,8 +116,13 @@ export type Operation<F> = <ThrowOnError extends boolean = false>(
   ...args: ArgsOf<F, ThrowOnError>
 ) => Promise<Result<DataOf<F>, ThrowOnError>>;
 
-/** A client for one server and key: every operation as a method, named by its operationId. */
-export type Shipyard = { readonly [K in keyof Operations]: Operation<Operations[K]> } & {
+/**
+ * A client for one server and key: every operation a key may call as a method, named by its
+ * operationId (the web application's own, which refuse every key, are left out).
+ */
+export type Shipyard = {
+  readonly [K in keyof Operations as K extends SessionOnlyOperationName ? never : K]: Operation<Operations[K]>;
+} & {
   /** The underlying client, for the generated functions (`getProject({ client, … })`) and interceptors. */
   readonly client: Client;
 };
@@ -135,16 +140,18 @@ export function createShipyard(options: ShipyardOptions & { apiKey: null }): Pub
 export function createShipyard(options: ShipyardOptions): Shipyard | PublicShipyard {
   const client = createShipyardClient(options);
   const methods = Object.fromEntries(
-    Object.entries(operations).map(([name, operation]) => [
-      name,
-      (callOptions?: { headers?: Parameters<typeof plainHeaders>[0] }) =>
-        (operation as (o: object) => Promise<unknown>)({
-          ...callOptions,
-          // The generated function spreads these into an object: a Headers instance would lose its entries.
-          headers: plainHeaders(callOptions?.headers),
-          client,
-        }),
-    ]),
+    Object.entries(operations)
+      .filter(([name]) => !SESSION_ONLY.has(name))
+      .map(([name, operation]) => [
+        name,
+        (callOptions?: { headers?: Parameters<typeof plainHeaders>[0] }) =>
+          (operation as (o: object) => Promise<unknown>)({
+            ...callOptions,
+            // The generated function spreads these into an object: a Headers instance would lose its entries.
+            headers: plainHeaders(callOptions?.headers),
+            client,
+          }),
+      ]),
   );
   return Object.freeze({ ...methods, client }) as unknown as Shipyard;
 }
