@@ -8,6 +8,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } f
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { eachOperation, type OpenApiDocument } from '../../src/kernel/contract.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = join(here, '..', '..');
@@ -23,22 +24,9 @@ cpSync(join(root, 'codegen/generated/openapi.json'), join(build, 'openapi.json')
 cpSync(join(here, 'README.md'), join(build, 'README.md'));
 cpSync(join(here, 'CHANGELOG.md'), join(build, 'CHANGELOG.md'));
 
-type Answer = { content?: Record<string, { schema?: { type?: string; format?: string } }> };
 type Spec = {
   info: { version: string; license?: { name: string; identifier?: string; url?: string } };
-  paths: Record<
-    string,
-    Record<
-      string,
-      {
-        operationId?: string;
-        'x-public'?: boolean;
-        'x-session-only'?: boolean;
-        parameters?: { $ref?: string; name?: string; in?: string }[];
-        responses?: Record<string, Answer>;
-      }
-    >
-  >;
+  paths: Record<string, Record<string, { parameters?: { $ref?: string; name?: string; in?: string }[] }>>;
 };
 const spec = JSON.parse(readFileSync(join(root, 'codegen/generated/openapi.json'), 'utf8')) as Spec;
 const pkg = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -50,28 +38,28 @@ const creates = Object.entries(spec.paths)
   .filter(([, item]) => item.post?.parameters?.some(acceptsKey))
   .map(([path]) => path)
   .sort();
-// The operations whose answer is text that is not JSON (an Atom feed, the contract as YAML): its
-// type says string, and hey-api would read such a media type as a Blob.
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-const isText = ([type, media]: [string, { schema?: { type?: string; format?: string } }]) =>
-  !/^application\/(.+\+)?json\b/.test(type) && media.schema?.type === 'string' && media.schema.format !== 'binary';
+const operations = [...eachOperation(spec as unknown as OpenApiDocument)];
 // The operations anybody may call without a key (`x-public`): a keyless client has these only.
 // Those of a signed-in person in the web application (`x-session-only`) refuse every key: a
 // client has none of them.
 const operationsWhere = (mark: 'x-public' | 'x-session-only') =>
-  Object.values(spec.paths)
-    .flatMap((item) => METHODS.map((m) => item[m]))
-    .filter((op) => op?.[mark] === true && op.operationId)
-    .map((op) => op!.operationId!)
+  operations
+    .filter(({ op }) => op[mark] === true && op.operationId)
+    .map(({ op }) => op.operationId!)
     .sort();
 const publicOperations = operationsWhere('x-public');
 const sessionOnly = operationsWhere('x-session-only');
-const texts = Object.entries(spec.paths)
-  .flatMap(([path, item]) =>
-    METHODS.filter((m) => Object.entries(item[m]?.responses?.['200']?.content ?? {}).some(isText)).map(
-      (m) => `${m.toUpperCase()} ${path}`,
-    ),
-  )
+// The operations whose answer is text that is not JSON (an Atom feed, the contract as YAML): its
+// type says string, and hey-api would read such a media type as a Blob.
+type Media = { schema?: { type?: string; format?: string } };
+const isText = ([type, media]: [string, Media]) =>
+  !/^application\/(.+\+)?json\b/.test(type) && media.schema?.type === 'string' && media.schema.format !== 'binary';
+const texts = operations
+  .filter(({ op }) => {
+    const ok = (op.responses as Record<string, { content?: Record<string, Media> }> | undefined)?.['200'];
+    return Object.entries(ok?.content ?? {}).some(isText);
+  })
+  .map(({ method, path }) => `${method.toUpperCase()} ${path}`)
   .sort();
 writeFileSync(
   join(build, 'src/meta.ts'),
