@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { gzipSync } from 'node:zlib';
-import { startServer, userWithKey, uniqueName, type TestUser, useServer } from './harness.js';
+import { keyFor, startServer, userWithKey, uniqueName, type TestUser, useServer } from './harness.js';
 import * as api from '../codegen/generated/api/sdk.gen.js';
 import { ANSWER_CAP_BYTES, PREVIEW } from '../src/mcp/kit/answers.js';
 import { Post } from '../src/posts/post.entity.js';
@@ -485,6 +485,16 @@ describe('answers sized for a model', () => {
     );
     expect(body.length).toBeGreaterThan(20_000);
     expect(dataLines(read)).toEqual(read.structuredContent.items);
+    // A key without content.read, as docs/mcp.md suggests for an agent, is told what that path needs.
+    const agentKey = await keyFor(t, owner.user.id, ['projects.read', 'projects.write', 'content.write']);
+    const agent = await connect(agentKey);
+    const readByAgent = await call(agent, 'list_build_logs', { projectId, postIds: [id], detail: 'full' });
+    expect(readByAgent.structuredContent.items[0].body).toMatch(
+      new RegExp(
+        `the whole text is at GET /api/v1/posts/${id} \\(with a key that has the 'content\\.read' scope; this one has not\\)\\]$`,
+      ),
+    );
+    await agent.close();
     await t.db.orm.em.fork().nativeDelete(Post, { id });
     await client.close();
   });
@@ -739,6 +749,66 @@ describe('tools that guide the agent', () => {
     const none = await call(client, 'list_my_projects');
     expect(none.content[0]!.text).toMatch(/^0 projects you own, newest first\. Create a project first/);
     await client.close();
+  });
+
+  it("after an agent's usual mistakes, says what is true and what to do next, for this key", async () => {
+    const client = await connect(owner.token);
+    // A filter that matches nothing is not "you own nothing".
+    const atRisk = await call(client, 'list_my_projects', { health: 'at_risk' });
+    expect(atRisk.content[0]!.text).toBe(
+      '0 projects you own (at_risk), newest first. None has "at_risk" as its latest health: call list_my_projects without health to list them all.',
+    );
+    // A milestone id that is not this project's: where the ids are; a delete repeated: it may be done already.
+    const made = await call(client, 'create_milestone', { projectId, title: 'Short-lived' });
+    const milestoneId = made.structuredContent.id;
+    const moved = await call(client, 'update_milestone', {
+      projectId,
+      milestoneId: '00000000-0000-4000-8000-000000000000',
+      title: 'x',
+    });
+    expect(moved.content[0]!.text).toMatch(
+      /^Not found: Project \S+ has no milestone with id \S+\. get_roadmap lists this project's milestones with their ids\.$/,
+    );
+    expect((await call(client, 'delete_milestone', { projectId, milestoneId })).isError).toBeFalsy();
+    const again = await call(client, 'delete_milestone', { projectId, milestoneId });
+    expect(again.isError).toBe(true);
+    expect(again.content[0]!.text).toMatch(
+      /If an earlier delete_milestone of this id succeeded \(its answer may have been lost\), it is deleted already and nothing more needs doing\./,
+    );
+    expect(again._meta).toMatchObject({ 'shipyard.dev/problem': { code: 'not-found', status: 404 } });
+    // A string for a list: the list to send, and nothing else said of that field; each refusal once.
+    const single = await call(client, 'get_roadmap', { projectId, status: 'planned' });
+    expect(single.content[0]!.text).toBe(
+      'Invalid arguments for get_roadmap: Invalid input: expected array, received string at status (send a list: ["planned"]).',
+    );
+    const twoLines = await call(client, 'create_milestone', { projectId, title: 'one\ntwo' });
+    expect(twoLines.content[0]!.text.match(/must be one line/g)).toHaveLength(1);
+    // A retry with the same idempotencyKey says it is one; another create with it names the argument.
+    const key = uniqueName('idem');
+    const first = await call(client, 'create_milestone', { projectId, title: 'Once', idempotencyKey: key });
+    const retried = await call(client, 'create_milestone', { projectId, title: 'Once', idempotencyKey: key });
+    expect(retried.structuredContent.id).toBe(first.structuredContent.id);
+    expect(first.content[0]!.text).not.toMatch(/Replayed/);
+    expect(retried.content[0]!.text.split('\n')[0]).toMatch(
+      /^Created milestone .*\. Replayed: an earlier call with this idempotencyKey made it, and this is that answer; nothing new was created\.$/,
+    );
+    const reused = await call(client, 'create_milestone', { projectId, title: 'Other', idempotencyKey: key });
+    expect(reused.content[0]!.text).toMatch(/^idempotencyKey reused: This idempotencyKey was already used/);
+    expect(reused.content[0]!.text).not.toMatch(/Idempotency-Key/);
+    await call(client, 'delete_milestone', { projectId, milestoneId: first.structuredContent.id });
+    await client.close();
+
+    // A key that cannot call the tool a next step names is told which scope that tool needs.
+    const poster = await connect((await userWithKey(t, ['content.write'])).token);
+    const nowhere = await call(poster, 'create_build_log', {
+      projectId: '00000000-0000-4000-8000-000000000000',
+      title: 'nowhere',
+      body: 'x',
+    });
+    expect(nowhere.content[0]!.text).toMatch(
+      /list_my_projects gives the ids .*\. This key cannot call list_my_projects: it needs the 'projects\.read' scope\.$/,
+    );
+    await poster.close();
   });
 
   it('a key that stopped working is told where to make a new one, over MCP and REST', async () => {

@@ -14,15 +14,39 @@ import { answer, clip } from './kit/answers.js';
 import type { WrittenBy } from './kit/authorship.js';
 import { ARGUMENT_HINTS } from './kit/inputs.js';
 import { EXPIRY_META_KEY, expiryNotice } from './expiry.js';
-import { inputOf, outputMismatch } from './catalogue.js';
+import { BY_NAME, inputOf, outputMismatch } from './catalogue.js';
 
 /** A refusal's text, however much of the arguments it repeats, well under the answer cap. */
 const errorResult = (text: string): CallToolResult => ({
   isError: true,
   content: [{ type: 'text', text: text.length > 4_000 ? `${clip(text, 4_000)}…` : text }],
 });
-const issues = (error: z.ZodError): string =>
-  error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join('.')}` : i.message)).join('; ');
+/**
+ * The refused arguments, each said once: zod goes on checking a field after its type is wrong (a
+ * string for a list is also "too big" for the list's length), and two rules of one field may
+ * share a message. A string sent for a list says what to send instead.
+ */
+const issues = (error: z.ZodError, args: unknown): string => {
+  const mistyped = new Set(error.issues.filter((i) => i.code === 'invalid_type').map((i) => i.path.join('.')));
+  const said = new Set<string>();
+  const lines: string[] = [];
+  for (const issue of error.issues) {
+    const at = issue.path.join('.');
+    if (mistyped.has(at) && issue.code !== 'invalid_type') continue;
+    const line = at ? `${issue.message} at ${at}` : issue.message;
+    if (said.has(line)) continue;
+    said.add(line);
+    lines.push(`${line}${asList(issue, args)}`);
+  }
+  return lines.join('; ');
+};
+/** For one string where a list is expected: the list to send, e.g. `["planned"]`. */
+function asList(issue: z.ZodError['issues'][number], args: unknown): string {
+  if (issue.code !== 'invalid_type' || issue.expected !== 'array' || issue.path.length !== 1) return '';
+  if (typeof args !== 'object' || args === null) return '';
+  const value = (args as Record<PropertyKey, unknown>)[issue.path[0]!];
+  return typeof value === 'string' && value.length <= 100 ? ` (send a list: ${JSON.stringify([value])})` : '';
+}
 /** What to send instead, for each refused argument that has a hint (./kit/inputs.ts). */
 const hints = (error: z.ZodError): string => {
   const fields = new Set(error.issues.map((i) => String(i.path[0] ?? '')));
@@ -39,7 +63,39 @@ const NEXT_STEP: Partial<Record<ProblemCode, string>> = {
   'stranger-not-owner': ` You are neither the owner nor a member of this project, so you cannot change it. ${YOUR_PROJECTS}`,
   'not-a-contributor': ` You are neither the owner nor a member of this project. ${YOUR_PROJECTS}`,
 };
-const nextStep = (err: ProblemError): string => (err.reason && NEXT_STEP[err.reason]) || '';
+/** What to do after a refusal: by its code, or for a 404 of a tool whose path names more than the project, the tool's own. */
+const nextStep = (tool: BoundTool, err: ProblemError): string =>
+  (err.reason && NEXT_STEP[err.reason]) || (err.code === 'not-found' && tool.notFound ? ` ${tool.notFound}` : '');
+
+/**
+ * A refusal of the idempotency record as an agent sent it: the argument `idempotencyKey`, where
+ * REST's texts name the header. Keyed on the code, as every hint is.
+ */
+const IDEMPOTENCY_CODES: ReadonlySet<string> = new Set([
+  'idempotency-key-reused',
+  'idempotency-in-progress',
+  'idempotency-resource-gone',
+]);
+const asToolWords = (err: ProblemError, text: string) =>
+  IDEMPOTENCY_CODES.has(err.code) ? text.replaceAll('Idempotency-Key', 'idempotencyKey') : text;
+
+/**
+ * The tools a text tells the agent to call that this key cannot call, and the scope each needs:
+ * an error's next step is written for a key that has them ("list_my_projects gives the ids").
+ */
+function outOfReach(text: string, scopes: readonly string[]): string {
+  const needed = new Map<string, string[]>();
+  for (const [name, tool] of BY_NAME) {
+    if (scopes.includes(tool.scope) || !new RegExp(`\\b${name}\\b`).test(text)) continue;
+    needed.set(tool.scope, [...(needed.get(tool.scope) ?? []), name]);
+  }
+  return [...needed]
+    .map(
+      ([scope, names]) =>
+        ` This key cannot call ${names.join(' or ')}: ${names.length > 1 ? 'they need' : 'it needs'} the '${scope}' scope.`,
+    )
+    .join('');
+}
 
 /** The `_meta` key of a refusal's problem (MCP: a prefix of our own, then a name). */
 const PROBLEM_META_KEY = 'shipyard.dev/problem';
@@ -71,6 +127,10 @@ function unavailableText(tool: BoundTool): string {
         : 'Retry the same call then: it sets the same values again, so repeating it is safe.';
   return `Service unavailable: the database cannot be reached right now, so ${tool.name} may not have run. Wait about ${RETRY_AFTER_S} seconds. ${retry}`;
 }
+
+/** Said after the headline of a create answered from its idempotency record (REST: `Idempotent-Replayed: true`). */
+const REPLAYED =
+  'Replayed: an earlier call with this idempotencyKey made it, and this is that answer; nothing new was created.';
 
 /** What a tool that says nothing of authorship answers with: the caller's own words (what it just wrote). */
 const YOURS: WrittenBy = () => ({ by: 'you' });
@@ -134,7 +194,9 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
     expiry ? { ...result, _meta: { ...result._meta, [EXPIRY_META_KEY]: expiry.meta } } : result;
   const failed = (text: string) => warned(errorResult(expiry ? `${text}\n${expiry.line}` : text));
   const problem = (err: ProblemError): CallToolResult => {
-    const result = failed(`${err.title}: ${err.detail}${nextStep(err)}`);
+    const text = asToolWords(err, `${err.title}: ${err.detail}${nextStep(tool, err)}`);
+    // A scope refusal names the tool it refused and the scope already.
+    const result = failed(err.code === 'insufficient-scope' ? text : `${text}${outOfReach(text, ctx.actor.scopes)}`);
     return { ...result, _meta: { ...result._meta, ...problemMeta(err) } };
   };
   const refused = refusal(tool, args, ctx);
@@ -152,10 +214,10 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
     // of the run is the answer, whatever the preface did.
     const reading = tool.preface?.(toolArgs as never, ctx);
     reading?.catch(() => undefined);
-    const data = await runOnce(tool, toolArgs, idempotencyKey, call, opts);
+    const { data, replayed } = await runOnce(tool, toolArgs, idempotencyKey, call, opts);
     const preface = await reading;
     const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
-    const note = [followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
+    const note = [replayed ? REPLAYED : undefined, followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
     return warned(
       await answer(data, {
         headline: (shown) => tool.headline(shown as never, toolArgs as never),
@@ -163,7 +225,7 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
         note,
         texts: tool.texts ?? [],
         cursorAfter: tool.cursorAfter && ((kept) => tool.cursorAfter!(kept, data as never, toolArgs as never, ctx)),
-        wholeAt: tool.wholeAt && ((item) => `GET ${API_BASE}${tool.wholeAt!(item)}`),
+        wholeAt: tool.wholeAt && wholeAt(tool.wholeAt, ctx.actor.scopes),
         writtenBy,
       }),
     );
@@ -183,8 +245,17 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
   }
 }
 
+const OPERATIONS = new Map(listOperations(SERVED).map((op) => [op.operationId, op]));
 /** Each operation's path under the API's base, by operationId: where a tool's write is recorded as made. */
-const PATHS: ReadonlyMap<string, string> = new Map(listOperations(SERVED).map((op) => [op.operationId, op.path]));
+const PATHS: ReadonlyMap<string, string> = new Map([...OPERATIONS].map(([id, op]) => [id, op.path]));
+
+/** Where a shortened item is whole, as the answer names it: with the scope it needs when this key lacks it. */
+function wholeAt(at: NonNullable<BoundTool['wholeAt']>, scopes: readonly string[]) {
+  const access = OPERATIONS.get(at.operation)?.access;
+  const lacking = access?.kind === 'scope' && !scopes.includes(access.scope) ? access.scope : undefined;
+  return (item: Record<string, unknown>) =>
+    `GET ${API_BASE}${at.path(item)}${lacking ? ` (with a key that has the '${lacking}' scope; this one has not)` : ''}`;
+}
 
 /**
  * What a tool's write names in its owner's security log, as its REST operation's would: the
@@ -219,18 +290,21 @@ function refusal(
   if (nul !== undefined)
     return invalid(`text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`);
   const parsed = inputOf(tool).safeParse(args ?? {});
-  if (!parsed.success) return invalid(`${issues(parsed.error)}.${hints(parsed.error)}`);
+  if (!parsed.success) return invalid(`${issues(parsed.error, args)}.${hints(parsed.error)}`);
   return { args: parsed.data as { idempotencyKey?: string } & Record<string, unknown> };
 }
 
-/** The tool's result, checked against its output schema; a create with an idempotency key happens once. */
+/**
+ * The tool's result, checked against its output schema; a create with an idempotency key happens
+ * once, and a retry is answered with the first call's result (`replayed`).
+ */
 async function runOnce(
   tool: BoundTool,
   toolArgs: Record<string, unknown>,
   idempotencyKey: string | undefined,
   ctx: ToolContext,
   opts: RunOptions,
-): Promise<Record<string, unknown>> {
+): Promise<{ data: Record<string, unknown>; replayed: boolean }> {
   const creates = tool.creates;
   const keyed = creates && idempotencyKey !== undefined && ctx.actor.keyId;
   const asked = keyed ? creates.request(toolArgs as never) : undefined;
@@ -272,7 +346,7 @@ async function runOnce(
     },
     async (em) => (await tool.run(toolArgs as never, { ...ctx, em })) as Record<string, unknown>,
   );
-  if (outcome.kind !== 'replay') return outcome.result;
+  if (outcome.kind !== 'replay') return { data: outcome.result, replayed: false };
   // A refusal the REST operation recorded for this key is this call's refusal too.
   const { status, body: stored } = outcome.replay;
   if (status >= 400) {
@@ -282,5 +356,5 @@ async function runOnce(
     const refusal = new ProblemError(problem.status, slug, problem.title, problem.detail);
     throw problem.code === slug ? refusal : refusal.because(problem.code as ProblemCode);
   }
-  return stored as Record<string, unknown>;
+  return { data: stored as Record<string, unknown>, replayed: true };
 }

@@ -48,10 +48,13 @@ const updatedFields = {
     "A new due day, YYYY-MM-DD; null clears it. The move is kept in the milestone's due-date history.",
   ),
   dueDateReason: zMilestoneUpdate.shape.dueDateReason.describe(
-    'Why the due date moves, one line (up to 500 characters): kept with the move and shown on the roadmap. Only with a new dueDate.',
+    'Why the due date moves, one line (up to 500 characters): kept with the move and shown on the roadmap. Only with a new dueDate (for a first one, kept in its history only).',
   ),
   position: zMilestoneUpdate.shape.position.describe('A new place in the roadmap, 1 = first; the others move.'),
 };
+
+/** After a milestone id matched nothing: where the ids are. */
+const ROADMAP_IDS = "get_roadmap lists this project's milestones with their ids.";
 
 export const milestonesTools = [
   defineTool({
@@ -79,9 +82,11 @@ export const milestonesTools = [
         overdue: z
           .boolean()
           .optional()
-          .describe('true: only the overdue milestones (past their due date, neither done nor cancelled).'),
+          .describe(
+            'true: only the overdue milestones (past their due date, neither done nor cancelled); false: the others.',
+          ),
         ...pageInput,
-        ...detailInput,
+        ...detailInput(SUMMARY),
       })
       .strict(),
     output: listOutput(zMilestone, SUMMARY),
@@ -155,6 +160,7 @@ export const milestonesTools = [
       return updateMilestone(em, actor, projectId, milestoneId, fields, { channel: 'mcp', client: origin?.client });
     },
     headline: (m) => one('Updated', m),
+    notFound: ROADMAP_IDS,
     texts: ['description'],
   }),
   defineTool({
@@ -171,5 +177,6 @@ export const milestonesTools = [
       return { deleted: true as const, milestoneId, title: name };
     },
     headline: (r) => `Deleted milestone "${r.title}" (${r.milestoneId}); the milestones after it moved up.`,
+    notFound: `If an earlier delete_milestone of this id succeeded (its answer may have been lost), it is deleted already and nothing more needs doing. ${ROADMAP_IDS}`,
   }),
 ];

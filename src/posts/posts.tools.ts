@@ -65,7 +65,7 @@ export const postsTools = [
           .optional()
           .describe('Only these build logs (ids from an earlier answer), e.g. to read one in full with detail "full".'),
         ...pageInput,
-        ...detailInput,
+        ...detailInput(SUMMED_UP),
       })
       .strict(),
     output: listOutput(zPost.extend({ excerpt: zPostSummary.shape.excerpt }), SUMMARY),
@@ -101,7 +101,7 @@ export const postsTools = [
         kept.at(-1) as { id: string },
         buildLogList(args.projectId, { since: sinceOf(args.since), ids: args.postIds }),
       ),
-    wholeAt: (p) => `/posts/${p.id}`,
+    wholeAt: { operation: 'getPost', path: (p) => `/posts/${p.id}` },
   }),
   defineTool({
     name: 'create_build_log',
@@ -114,7 +114,7 @@ export const postsTools = [
         ...projectIdInput,
         title: zPostCreate.shape.title.describe('The headline: one line, 1-200 characters.'),
         body: zPostCreate.shape.body.describe('The build log itself, markdown.'),
-        tags: zPostCreate.shape.tags.describe('Up to 10 lowercase tags, e.g. ["release", "backend"].'),
+        tags: zPostCreate.shape.tags.describe('Up to 10 tags, e.g. ["release", "backend"]; kept lowercase, each once.'),
         health: zPostCreate.shape.health.describe(
           "How the project is going; makes this a status update that sets the project's health.",
         ),
@@ -134,6 +134,6 @@ export const postsTools = [
     headline: (p) =>
       `Posted the build log "${p.title}"${p.health ? `, health ${p.health}` : ''}${p.milestoneIds.length ? `, moving ${plural(p.milestoneIds.length, 'milestone')} forward` : ''} — id ${p.id}.`,
     texts: ['body'],
-    wholeAt: (p) => `/posts/${p.id}`,
+    wholeAt: { operation: 'getPost', path: (p) => `/posts/${p.id}` },
   }),
 ];

@@ -44,7 +44,7 @@ export const projectsTools = [
           .describe('owner (the default): projects you own; member: projects you were added to as a member.'),
         health: zProjectHealthInput.optional().describe('Only projects whose latest health is this one.'),
         ...pageInput,
-        ...detailInput,
+        ...detailInput(SUMMARY),
       })
       .strict(),
     output: listOutput(zProject, SUMMARY),
@@ -67,7 +67,11 @@ export const projectsTools = [
     headline: (page, args) =>
       `${plural(page.items.length, 'project')} you ${args.role === 'member' ? 'are a member of' : 'own'}${args.health ? ` (${args.health})` : ''}, newest first${page.items.length && args.detail !== 'summary' ? ` (${pulseCounts(page.items as Project[])})` : ''}`,
     followUp: async (page, args, { em, actor }) => {
-      if (page.items.length || args.cursor || (args.role ?? 'owner') !== 'owner') return undefined;
+      if (page.items.length || args.cursor) return undefined;
+      // Projects there may be; none whose health is the one asked for.
+      if (args.health)
+        return `None has "${args.health}" as its latest health: call list_my_projects without health to list them all.`;
+      if ((args.role ?? 'owner') !== 'owner') return undefined;
       const member = await listMyProjects(em, actor, { limit: 1, role: 'member' });
       return member.items.length
         ? 'You are a member of other projects: call list_my_projects with role "member" to list them.'

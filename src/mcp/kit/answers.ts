@@ -302,7 +302,7 @@ export function unmatched(
 ): string {
   if (!asked || page.nextCursor) return '';
   const found = new Set(page.items.map((i) => i.id));
-  const absent = asked.filter((id) => !found.has(id));
+  const absent = [...new Set(asked)].filter((id) => !found.has(id));
   if (!absent.length) return '';
   return `; no match${filtered ? ' under the other filters' : ''} for ${absent.join(', ')}`;
 }

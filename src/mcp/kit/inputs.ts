@@ -26,15 +26,16 @@ export const milestoneIdInput = { milestoneId: zId.describe('The milestone id (f
 
 const DETAILS = ['summary', 'standard', 'full'] as const;
 export type Detail = (typeof DETAILS)[number];
-export const detailInput = {
+/** A list's `detail`, saying which fields its summary keeps (they differ by list). */
+export const detailInput = (summary: readonly string[]) => ({
   detail: z
     .enum(DETAILS)
     .optional()
     .describe(
-      'summary: ids, titles, status, positions; standard (default): every field with a value, long text shortened; ' +
+      `summary: ${summary.join(', ')}; standard (default): every field with a value, long text shortened; ` +
         'full: whole text. Answers stay under 64 KB (fewer items, and a cursor for the rest).',
     ),
-};
+});
 
 /** What to send instead, for an argument refused as malformed: said after the refusal. */
 export const ARGUMENT_HINTS: Readonly<Record<string, string>> = {

@@ -75,8 +75,16 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
     args: z.infer<I>,
     ctx: ToolContext,
   ) => Promise<string>;
-  /** Where the whole of an item shortened to fit can be read (a REST path). */
-  wholeAt?: (item: Record<string, unknown>) => string;
+  /**
+   * What to do after a 404 that is not the project's (`unknown-project` has its own): for a tool
+   * whose arguments name a milestone, where its ids are, and whether it may be gone already.
+   */
+  notFound?: string;
+  /**
+   * Where the whole of an item shortened to fit can be read: a REST operation that reads one
+   * (the key may lack its scope: the answer then names it) and its path for the item.
+   */
+  wholeAt?: { operation: string; path: (item: Record<string, unknown>) => string };
 };
 
 /**
@@ -95,6 +103,8 @@ export function bindTools(tools: readonly ToolDef[], doc: OpenApiDocument): Boun
   const access = new Map(listOperations(doc).map((op) => [op.operationId, op.access]));
   const problems: string[] = [];
   const bound = tools.flatMap((tool) => {
+    if (tool.wholeAt && !access.has(tool.wholeAt.operation))
+      problems.push(`${tool.name}: wholeAt names ${tool.wholeAt.operation}, which the contract lacks`);
     const rule = access.get(tool.operation);
     if (rule?.kind === 'scope') {
       const bodyRules = objectRules(doc, tool.operation);
