@@ -203,19 +203,18 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
   if (refused instanceof ProblemError) return problem(refused);
   const { idempotencyKey, ...toolArgs } = refused.args;
   let writtenBy: WrittenBy = YOURS;
+  let preface: string | undefined;
   const call: ToolContext = {
     ...ctx,
     attribute: (w) => {
       writtenBy = w;
     },
+    preface: (lines) => {
+      preface = lines;
+    },
   };
   try {
-    // The preface is read beside the run (its own statement, on another connection); a refusal
-    // of the run is the answer, whatever the preface did.
-    const reading = tool.preface?.(toolArgs as never, ctx);
-    reading?.catch(() => undefined);
     const { data, replayed } = await runOnce(tool, toolArgs, idempotencyKey, call, opts);
-    const preface = await reading;
     const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
     const note = [replayed ? REPLAYED : undefined, followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
     return warned(

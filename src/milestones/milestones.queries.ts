@@ -7,7 +7,7 @@ import type { MilestoneStatus } from '../../codegen/generated/api/types.gen.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/reads.js';
 import { utcDay } from '../kernel/days.js';
-import { projectReadable } from '../access/access.queries.js';
+import { isMember, projectReadable } from '../access/access.queries.js';
 
 /** The milestones as the API shows them (`presentMilestone`). */
 const milestones = (db: Kysely<DB>) =>
@@ -223,8 +223,9 @@ export function forgetMilestone(tem: EntityManager, milestoneId: string) {
 export const STATUS_COUNT_CAP = 100;
 
 /**
- * A roadmap's status in one statement, from the project's row: whether the caller may read it
- * and owns it, the project's pulse, the overdue milestones (how many, up to the cap, and the
+ * A roadmap's status in one statement, from the project's row: whether the caller may read it,
+ * its owner and whether the caller is a member (the access a read of the roadmap needs, so the
+ * page after it checks nothing again), the project's pulse, the overdue milestones (how many, up to the cap, and the
  * first three by due date), the next one due, and the open ones whose due date moved (how many,
  * and the three that slipped furthest). Open: planned or in progress; `today` is the UTC day.
  */
@@ -260,10 +261,13 @@ export const roadmapStatusRead = hotRead(
         .select((eb) => eb.fn.countAll<number>().as('n'));
     return db
       .selectFrom('Project as p')
+      .innerJoin('User as u', 'u.id', 'p.owner')
       .where('p.id', '=', v.projectId)
       .select((eb) => [
         projectReadable(eb, v.userId).as('readable'),
-        eb('p.owner', '=', v.userId).as('isOwner'),
+        'u.id as ownerId',
+        'u.username as ownerUsername',
+        isMember(eb, v.userId).as('isMember'),
         'p.health as health',
         iso('p.healthSetAt').as('healthSetAt'),
         'p.healthPostId as healthPostId',

@@ -21,7 +21,9 @@ import { cursorWithin, isWalkCursor, startWalk, walkPage } from './roadmap-walks
 import {
   assertCanReadProject,
   lockProjectToManage,
+  type CheckedAccess,
   projectTransaction,
+  type ReadAccess,
   type SeenAccess,
 } from '../projects/projects.service.js';
 import { presentMilestone } from './milestones.presenter.js';
@@ -42,6 +44,7 @@ const milestones = (n: number) => `${n} milestone${n === 1 ? '' : 's'}`;
 /**
  * A page of the roadmap in display order. A first page that leaves milestones for later starts a
  * walk (./roadmap-walks.ts): its cursor serves each milestone once, whatever moves meanwhile.
+ * The caller's access is checked here, unless `checked` says it was for this project already.
  */
 export async function listMilestones(
   em: EntityManager,
@@ -49,9 +52,10 @@ export async function listMilestones(
   projectId: string,
   query: { limit: number; cursor?: string } & RoadmapFilters,
   seen?: SeenAccess,
+  checked?: CheckedAccess,
 ): Promise<Page<MilestoneDto>> {
-  const { project, role } = await assertCanReadProject(em, actor, projectId);
-  seen?.({ owner: project.owner, role });
+  const access = checked?.projectId === projectId ? checked : await readAccess(em, actor, projectId);
+  seen?.(access);
   const list = roadmapList(projectId, query);
   const at = decodeCursor(query.cursor, isWalkCursor, list);
   if (at) {
@@ -75,6 +79,11 @@ export async function listMilestones(
     ),
   };
 }
+
+const readAccess = async (em: EntityManager, actor: Actor, projectId: string): Promise<ReadAccess> => {
+  const { project, role } = await assertCanReadProject(em, actor, projectId);
+  return { owner: project.owner, role };
+};
 
 /** The list a roadmap cursor belongs to: the project, and the statuses and ids chosen (in any order), overdue or not. */
 const roadmapList = (projectId: string, query: RoadmapFilters): CursorList =>

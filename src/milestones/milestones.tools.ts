@@ -91,7 +91,11 @@ export const milestonesTools = [
       .strict(),
     output: listOutput(zMilestone, SUMMARY),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-    run: async (args, { em, actor, attribute }) => {
+    run: async (args, { em, actor, attribute, preface }) => {
+      // The status first, on a roadmap's first page (not when reading chosen milestones): its
+      // statement checks the caller's access too, so the page's read does not check it again.
+      const status = args.cursor || args.milestoneIds ? undefined : await roadmapStatus(em, actor, args.projectId);
+      if (status) preface?.(statusLines(status));
       const page = await listMilestones(
         em,
         actor,
@@ -106,14 +110,12 @@ export const milestonesTools = [
         // Only a project's owner writes its roadmap.
         ({ owner, role }) =>
           attribute?.(() => (role === 'owner' ? { by: 'you' } : { by: 'owner', username: owner.username })),
+        status?.access,
       );
       return listed(page, args.detail ?? 'standard', 'get_roadmap', SUMMARY, ['description']);
     },
     headline: (page, args) =>
       `${plural(page.items.length, 'milestone')}${args.overdue === undefined ? '' : args.overdue ? ', overdue' : ', not overdue'}${args.status ? ` (${args.status.join(' or ')})` : ''}, in roadmap order${unmatched(args.cursor ? undefined : args.milestoneIds, page, args.status !== undefined || args.overdue !== undefined)}`,
-    // The status first, on a roadmap's first page (not when reading chosen milestones).
-    preface: async (args, { em, actor }) =>
-      args.cursor || args.milestoneIds ? undefined : statusLines(await roadmapStatus(em, actor, args.projectId)),
     texts: ['description'],
     cursorAfter: (kept, page, args, { em }) =>
       cursorAfterServed(

@@ -11,6 +11,7 @@ import { presentPulse } from '../projects/projects.presenter.js';
 import { roadmapStatusRead, STATUS_COUNT_CAP } from './milestones.queries.js';
 import { utcDay } from '../kernel/days.js';
 import { presentableLine } from '../kernel/text.js';
+import type { CheckedAccess } from '../projects/projects.service.js';
 
 /** A milestone as a status line names it. */
 export type StatusMilestone = {
@@ -25,6 +26,8 @@ export type StatusMilestone = {
 export type RoadmapStatus = {
   /** Whose roadmap it is to the caller: a title is the owner's words. */
   role: 'owner' | 'other';
+  /** The caller's access to the project, as the statement checked it: a page read after it checks nothing again. */
+  access: CheckedAccess;
   pulse: Pick<ProjectDto, 'health' | 'lastBuildLogAt' | 'daysSinceLastBuildLog' | 'stale'>;
   /** How many are overdue (and how many slipped), up to `countCap`; past it, more. */
   overdueCount: number;
@@ -43,13 +46,15 @@ const titled = (m: StatusMilestone): StatusMilestone => ({
 
 /**
  * The roadmap's status, in one statement that also checks the caller may read the project (a
- * 404 otherwise, as every read of it is).
+ * 404 otherwise, as every read of it is) and says what a read of its roadmap needs of that.
  */
 export async function roadmapStatus(em: EntityManager, actor: Actor, projectId: string): Promise<RoadmapStatus> {
   const [row] = await roadmapStatusRead(em, { projectId, userId: actorId(actor), today: utcDay() });
   if (!row?.readable) throw notFound(`No project with id ${projectId}.`).because('unknown-project');
+  const role = row.ownerId === actor.userId ? 'owner' : row.isMember ? 'member' : 'none';
   return {
-    role: row.isOwner ? 'owner' : 'other',
+    role: role === 'owner' ? 'owner' : 'other',
+    access: { projectId, owner: { id: row.ownerId, username: row.ownerUsername }, role },
     pulse: presentPulse(row),
     overdueCount: Number(row.overdueCount ?? 0),
     overdue: (row.overdue as StatusMilestone[]).map(titled),

@@ -34,8 +34,14 @@ type Access<P extends ProjectFields> = { project: P; role: ProjectRole };
  * What a read of a project's content learnt of it on the way (its owner, the caller's role), for
  * an adapter that says whose words the content is (the MCP tools): passed to `seen`, no query more.
  */
-type ReadAccess = { owner: { id: string; username: string }; role: ProjectRole };
+export type ReadAccess = { owner: { id: string; username: string }; role: ProjectRole };
 export type SeenAccess = (access: ReadAccess) => void;
+/**
+ * A read access that a statement of the caller's own checked already, by the project rule (a
+ * roadmap's status read, which is `projectReadable` too), and the project it is for: a read of
+ * that project's content given it checks nothing again.
+ */
+export type CheckedAccess = ReadAccess & { projectId: string };
 
 /** The caller's user id as a query value: null when it is not a UUID, so it matches no row instead of failing the cast. */
 

@@ -29,6 +29,11 @@ export type ToolContext = {
    * caller's own words: what it just wrote.
    */
   attribute?: (writtenBy: WrittenBy) => void;
+  /**
+   * Lines the answer opens with, before its headline: what an agent should read first (a
+   * roadmap's status), learnt by the run itself (with what it read anyway: the access it checked).
+   */
+  preface?: (lines: string) => void;
 };
 
 export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> = {
@@ -56,11 +61,6 @@ export type ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject =
    * changed, or for a list what its items are ("3 milestones (done)"), given the items sent.
    */
   headline: (data: z.infer<O>, args: z.infer<I>) => string;
-  /**
-   * Lines before the headline: what an agent should read first (a roadmap's status). Read beside
-   * `run`, from the arguments alone, and shown only when `run` answers.
-   */
-  preface?: (args: z.infer<I>, ctx: ToolContext) => Promise<string | undefined>;
   /** A sentence after the headline, for an answer that alone could mislead (an empty list with a likely reason). */
   followUp?: (data: z.infer<O>, args: z.infer<I>, ctx: ToolContext) => Promise<string | undefined>;
   /** Fields of an item whose long text may be shortened to keep the answer under its cap. */
