@@ -773,7 +773,7 @@ describe('tools that guide the agent', () => {
     const again = await call(client, 'delete_milestone', { projectId, milestoneId });
     expect(again.isError).toBe(true);
     expect(again.content[0]!.text).toMatch(
-      /If an earlier delete_milestone of this id succeeded \(its answer may have been lost\), it is deleted already and nothing more needs doing\./,
+      /get_roadmap lists this project's milestones with their ids\. If you deleted this very id earlier and its answer was lost, it is gone already\.$/,
     );
     expect(again._meta).toMatchObject({ 'shipyard.dev/problem': { code: 'not-found', status: 404 } });
     // A string for a list: the list to send, and nothing else said of that field; each refusal once.
@@ -783,6 +783,15 @@ describe('tools that guide the agent', () => {
     );
     const twoLines = await call(client, 'create_milestone', { projectId, title: 'one\ntwo' });
     expect(twoLines.content[0]!.text.match(/must be one line/g)).toHaveLength(1);
+    // A list to send only when it would be taken.
+    const notAnId = await call(client, 'get_roadmap', { projectId, milestoneIds: 'abc' });
+    expect(notAnId.content[0]!.text).toMatch(/expected array, received string at milestoneIds \(send a list\)\./);
+    // Ids in capitals are the same ids.
+    const kept = (await call(client, 'create_milestone', { projectId, title: 'Capitals' })).structuredContent.id;
+    const upper = await call(client, 'get_roadmap', { projectId, milestoneIds: [kept.toUpperCase()] });
+    expect(upper.structuredContent.items.map((m: { id: string }) => m.id)).toEqual([kept]);
+    expect(upper.content[0]!.text).not.toMatch(/no match/);
+    await call(client, 'delete_milestone', { projectId, milestoneId: kept });
     // A retry with the same idempotencyKey says it is one; another create with it names the argument.
     const key = uniqueName('idem');
     const first = await call(client, 'create_milestone', { projectId, title: 'Once', idempotencyKey: key });
@@ -792,10 +801,51 @@ describe('tools that guide the agent', () => {
     expect(retried.content[0]!.text.split('\n')[0]).toMatch(
       /^Created milestone .*\. Replayed: an earlier call with this idempotencyKey made it, and this is that answer; nothing new was created\.$/,
     );
+    expect(retried._meta).toMatchObject({ 'shipyard.dev/idempotent-replayed': true });
+    expect(first._meta?.['shipyard.dev/idempotent-replayed']).toBeUndefined();
     const reused = await call(client, 'create_milestone', { projectId, title: 'Other', idempotencyKey: key });
     expect(reused.content[0]!.text).toMatch(/^idempotencyKey reused: This idempotencyKey was already used/);
     expect(reused.content[0]!.text).not.toMatch(/Idempotency-Key/);
+    // What it made is deleted: a retry says so, in the argument's name.
     await call(client, 'delete_milestone', { projectId, milestoneId: first.structuredContent.id });
+    const gone = await call(client, 'create_milestone', { projectId, title: 'Once', idempotencyKey: key });
+    expect(gone.content[0]!.text).toMatch(/This idempotencyKey made \S+, which has since been deleted/);
+    expect(gone.content[0]!.text).not.toMatch(/Idempotency-Key/);
+    // A refusal REST kept for a key is replayed to the same call through MCP, and says so:
+    // a corrected call needs a new key. (An MCP call's refusal is not kept: a retry runs again.)
+    const far = uniqueName('far');
+    const refusedOnce = await api.createMilestone({
+      client: owner.client,
+      path: { projectId },
+      body: { title: 'Far', position: 9999 },
+      headers: { 'Idempotency-Key': far },
+    });
+    expect(refusedOnce.response?.status).toBe(422);
+    const refusedAgain = await call(client, 'create_milestone', {
+      projectId,
+      title: 'Far',
+      position: 9999,
+      idempotencyKey: far,
+    });
+    expect(refusedAgain.content[0]!.text).toMatch(
+      /Replayed: an earlier call with this idempotencyKey was refused so, and this is that answer\. Send the corrected call with a new idempotencyKey\.$/,
+    );
+    expect(refusedAgain._meta).toMatchObject({
+      'shipyard.dev/problem': { code: 'position-out-of-range' },
+      'shipyard.dev/idempotent-replayed': true,
+    });
+    // A create made through REST with the same key is replayed to MCP, and says so.
+    const rest = uniqueName('rest');
+    const byRest = await api.createMilestone({
+      client: owner.client,
+      path: { projectId },
+      body: { title: 'By REST' },
+      headers: { 'Idempotency-Key': rest },
+    });
+    const viaMcp = await call(client, 'create_milestone', { projectId, title: 'By REST', idempotencyKey: rest });
+    expect(viaMcp.structuredContent.id).toBe(byRest.data!.id);
+    expect(viaMcp.content[0]!.text.split('\n')[0]).toMatch(/Replayed: /);
+    await call(client, 'delete_milestone', { projectId, milestoneId: byRest.data!.id });
     await client.close();
 
     // A key that cannot call the tool a next step names is told which scope that tool needs.
@@ -807,6 +857,24 @@ describe('tools that guide the agent', () => {
     });
     expect(nowhere.content[0]!.text).toMatch(
       /list_my_projects gives the ids .*\. This key cannot call list_my_projects: it needs the 'projects\.read' scope\.$/,
+    );
+    // Two tools of one scope; and a tool's name the caller sent is not read as advice.
+    const badMilestone = await call(poster, 'create_build_log', {
+      projectId: '00000000-0000-4000-8000-000000000000',
+      title: 'x',
+      body: 'y',
+      list_build_logs: 1,
+    });
+    expect(badMilestone.content[0]!.text).toMatch(/Unrecognized key: "list_build_logs"/);
+    expect(badMilestone.content[0]!.text).not.toMatch(/This key cannot call/);
+    const byName = await call(poster, 'create_build_log', {
+      projectId: 'Big',
+      title: 'x',
+      body: 'y',
+      milestoneIds: ['m'],
+    });
+    expect(byName.content[0]!.text).toMatch(
+      /This key cannot call list_my_projects or get_roadmap: they need the 'projects\.read' scope\.$/,
     );
     await poster.close();
   });

@@ -265,10 +265,12 @@ describe('the loop an agent runs, read back', () => {
       title: 'Gearbox slips',
       body: 'Supplier is two weeks out.',
       health: 'at_risk',
-      milestoneIds: [next.id],
+      // An id in capitals is the same id, kept as PostgreSQL writes it.
+      milestoneIds: [next.id.toUpperCase()],
       links: [{ url: 'https://github.com/ada/engine/pull/7', kind: 'pull_request' }],
     });
     expect(logged.isError).toBeFalsy();
+    expect(logged.structuredContent.milestoneIds).toEqual([next.id]);
     expect(logged.content[0]!.text).toMatch(
       /^Posted the build log "Gearbox slips", health at_risk, moving 1 milestone forward/,
     );

@@ -26,7 +26,7 @@ const errorResult = (text: string): CallToolResult => ({
  * string for a list is also "too big" for the list's length), and two rules of one field may
  * share a message. A string sent for a list says what to send instead.
  */
-const issues = (error: z.ZodError, args: unknown): string => {
+const issues = (error: z.ZodError, args: unknown, input: z.ZodObject): string => {
   const mistyped = new Set(error.issues.filter((i) => i.code === 'invalid_type').map((i) => i.path.join('.')));
   const said = new Set<string>();
   const lines: string[] = [];
@@ -36,16 +36,22 @@ const issues = (error: z.ZodError, args: unknown): string => {
     const line = at ? `${issue.message} at ${at}` : issue.message;
     if (said.has(line)) continue;
     said.add(line);
-    lines.push(`${line}${asList(issue, args)}`);
+    lines.push(`${line}${asList(issue, args, input)}`);
   }
   return lines.join('; ');
 };
-/** For one string where a list is expected: the list to send, e.g. `["planned"]`. */
-function asList(issue: z.ZodError['issues'][number], args: unknown): string {
+/**
+ * For one string where a list is expected: the list to send, e.g. `["planned"]`, when that list
+ * is one the argument takes; else only that it is a list.
+ */
+function asList(issue: z.ZodError['issues'][number], args: unknown, input: z.ZodObject): string {
   if (issue.code !== 'invalid_type' || issue.expected !== 'array' || issue.path.length !== 1) return '';
   if (typeof args !== 'object' || args === null) return '';
-  const value = (args as Record<PropertyKey, unknown>)[issue.path[0]!];
-  return typeof value === 'string' && value.length <= 100 ? ` (send a list: ${JSON.stringify([value])})` : '';
+  const field = String(issue.path[0]);
+  const value = (args as Record<string, unknown>)[field];
+  if (typeof value !== 'string') return '';
+  const list = [value];
+  return input.shape[field]?.safeParse(list).success ? ` (send a list: ${JSON.stringify(list)})` : ' (send a list)';
 }
 /** What to send instead, for each refused argument that has a hint (./kit/inputs.ts). */
 const hints = (error: z.ZodError): string => {
@@ -79,15 +85,18 @@ const IDEMPOTENCY_CODES: ReadonlySet<string> = new Set([
 const asToolWords = (err: ProblemError, text: string) =>
   IDEMPOTENCY_CODES.has(err.code) ? text.replaceAll('Idempotency-Key', 'idempotencyKey') : text;
 
+let toolNames: { name: string; scope: string; named: RegExp }[] | undefined;
 /**
  * The tools a text tells the agent to call that this key cannot call, and the scope each needs:
  * an error's next step is written for a key that has them ("list_my_projects gives the ids").
+ * Only the server's own words are read: a refused argument's name is the caller's.
  */
 function outOfReach(text: string, scopes: readonly string[]): string {
+  toolNames ??= [...BY_NAME].map(([name, tool]) => ({ name, scope: tool.scope, named: new RegExp(`\\b${name}\\b`) }));
   const needed = new Map<string, string[]>();
-  for (const [name, tool] of BY_NAME) {
-    if (scopes.includes(tool.scope) || !new RegExp(`\\b${name}\\b`).test(text)) continue;
-    needed.set(tool.scope, [...(needed.get(tool.scope) ?? []), name]);
+  for (const { name, scope, named } of toolNames) {
+    if (scopes.includes(scope) || !named.test(text)) continue;
+    needed.set(scope, [...(needed.get(scope) ?? []), name]);
   }
   return [...needed]
     .map(
@@ -131,6 +140,19 @@ function unavailableText(tool: BoundTool): string {
 /** Said after the headline of a create answered from its idempotency record (REST: `Idempotent-Replayed: true`). */
 const REPLAYED =
   'Replayed: an earlier call with this idempotencyKey made it, and this is that answer; nothing new was created.';
+/** Said after a refusal answered from the idempotency record: a corrected call needs a key of its own. */
+const REPLAYED_REFUSAL =
+  'Replayed: an earlier call with this idempotencyKey was refused so, and this is that answer. Send the corrected call with a new idempotencyKey.';
+/** The `_meta` key that marks an answer replayed from its idempotency record, for a program. */
+const REPLAYED_META_KEY = 'shipyard.dev/idempotent-replayed';
+/** Refusals replayed from the idempotency record (runOnce), told apart by problem(). */
+const REPLAYED_REFUSALS = new WeakSet<ProblemError>();
+/** The advice that follows an argument's refusal (./kit/inputs.ts): the server's words in its detail. */
+const ADVICE = new WeakMap<ProblemError, string>();
+const advised = (err: ProblemError, advice: string) => {
+  ADVICE.set(err, advice);
+  return err;
+};
 
 /** What a tool that says nothing of authorship answers with: the caller's own words (what it just wrote). */
 const YOURS: WrittenBy = () => ({ by: 'you' });
@@ -194,10 +216,18 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
     expiry ? { ...result, _meta: { ...result._meta, [EXPIRY_META_KEY]: expiry.meta } } : result;
   const failed = (text: string) => warned(errorResult(expiry ? `${text}\n${expiry.line}` : text));
   const problem = (err: ProblemError): CallToolResult => {
-    const text = asToolWords(err, `${err.title}: ${err.detail}${nextStep(tool, err)}`);
-    // A scope refusal names the tool it refused and the scope already.
-    const result = failed(err.code === 'insufficient-scope' ? text : `${text}${outOfReach(text, ctx.actor.scopes)}`);
-    return { ...result, _meta: { ...result._meta, ...problemMeta(err) } };
+    const next = nextStep(tool, err);
+    const text = asToolWords(err, `${err.title}: ${err.detail}${next}`);
+    // A scope refusal names the tool it refused and the scope already; an argument's refusal
+    // repeats the caller's words, of which only the advice after them is the server's.
+    const own = err.code === 'validation' ? (ADVICE.get(err) ?? '') : `${err.detail}${next}`;
+    const reach = err.code === 'insufficient-scope' ? '' : outOfReach(own, ctx.actor.scopes);
+    const again = REPLAYED_REFUSALS.has(err) ? ` ${REPLAYED_REFUSAL}` : '';
+    const result = failed(`${text}${reach}${again}`);
+    return {
+      ...result,
+      _meta: { ...result._meta, ...problemMeta(err), ...(again ? { [REPLAYED_META_KEY]: true } : {}) },
+    };
   };
   const refused = refusal(tool, args, ctx);
   if (refused instanceof ProblemError) return problem(refused);
@@ -217,7 +247,7 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
     const { data, replayed } = await runOnce(tool, toolArgs, idempotencyKey, call, opts);
     const followUp = await tool.followUp?.(data as never, toolArgs as never, ctx);
     const note = [replayed ? REPLAYED : undefined, followUp, expiry?.line].filter(Boolean).join(' ') || undefined;
-    return warned(
+    const answered = warned(
       await answer(data, {
         headline: (shown) => tool.headline(shown as never, toolArgs as never),
         preface,
@@ -228,6 +258,7 @@ async function callTool(tool: BoundTool, args: unknown, ctx: ToolContext, opts: 
         writtenBy,
       }),
     );
+    return replayed ? { ...answered, _meta: { ...answered._meta, [REPLAYED_META_KEY]: true } } : answered;
   } catch (err) {
     if (err instanceof ProblemError) return problem(err);
     if (isDatabaseUnavailable(err)) {
@@ -288,8 +319,12 @@ function refusal(
   const nul = findNul(args, '');
   if (nul !== undefined)
     return invalid(`text must not contain NUL (\\u0000) characters (at ${nul || 'the arguments'}).`);
-  const parsed = inputOf(tool).safeParse(args ?? {});
-  if (!parsed.success) return invalid(`${issues(parsed.error, args)}.${hints(parsed.error)}`);
+  const input = inputOf(tool);
+  const parsed = input.safeParse(args ?? {});
+  if (!parsed.success) {
+    const advice = hints(parsed.error);
+    return advised(invalid(`${issues(parsed.error, args, input)}.${advice}`), advice);
+  }
   return { args: parsed.data as { idempotencyKey?: string } & Record<string, unknown> };
 }
 
@@ -353,6 +388,7 @@ async function runOnce(
     const problem = stored as { status: number; type: string; code: string; title: string; detail: string };
     const slug = problem.type.split('/').at(-1) as ProblemSlug;
     const refusal = new ProblemError(problem.status, slug, problem.title, problem.detail);
+    REPLAYED_REFUSALS.add(refusal);
     throw problem.code === slug ? refusal : refusal.because(problem.code as ProblemCode);
   }
   return { data: stored as Record<string, unknown>, replayed: true };

@@ -22,6 +22,7 @@ import {
   assertCanReadProject,
   lockProjectToManage,
   type CheckedAccess,
+  checkedFor,
   projectTransaction,
   type ReadAccess,
   type SeenAccess,
@@ -44,7 +45,7 @@ const milestones = (n: number) => `${n} milestone${n === 1 ? '' : 's'}`;
 /**
  * A page of the roadmap in display order. A first page that leaves milestones for later starts a
  * walk (./roadmap-walks.ts): its cursor serves each milestone once, whatever moves meanwhile.
- * The caller's access is checked here, unless `checked` says it was for this project already.
+ * The caller's access is checked here, unless `checked` says it was for this project and caller already.
  */
 export async function listMilestones(
   em: EntityManager,
@@ -54,7 +55,7 @@ export async function listMilestones(
   seen?: SeenAccess,
   checked?: CheckedAccess,
 ): Promise<Page<MilestoneDto>> {
-  const access = checked?.projectId === projectId ? checked : await readAccess(em, actor, projectId);
+  const access = checked && checkedFor(checked, actor, projectId) ? checked : await readAccess(em, actor, projectId);
   seen?.(access);
   const list = roadmapList(projectId, query);
   const at = decodeCursor(query.cursor, isWalkCursor, list);

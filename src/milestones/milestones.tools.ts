@@ -179,6 +179,6 @@ export const milestonesTools = [
       return { deleted: true as const, milestoneId, title: name };
     },
     headline: (r) => `Deleted milestone "${r.title}" (${r.milestoneId}); the milestones after it moved up.`,
-    notFound: `If an earlier delete_milestone of this id succeeded (its answer may have been lost), it is deleted already and nothing more needs doing. ${ROADMAP_IDS}`,
+    notFound: `${ROADMAP_IDS} If you deleted this very id earlier and its answer was lost, it is gone already.`,
   }),
 ];

@@ -6,12 +6,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Project as ProjectDto } from '../../codegen/generated/api/types.gen.js';
 import { type Actor, actorId } from '../kernel/actor.js';
-import { notFound } from '../kernel/problem.js';
 import { presentPulse } from '../projects/projects.presenter.js';
 import { roadmapStatusRead, STATUS_COUNT_CAP } from './milestones.queries.js';
 import { utcDay } from '../kernel/days.js';
 import { presentableLine } from '../kernel/text.js';
-import type { CheckedAccess } from '../projects/projects.service.js';
+import { type CheckedAccess, checkedAccess } from '../projects/projects.service.js';
+import { isUuid } from '../kernel/ids.js';
 
 /** A milestone as a status line names it. */
 export type StatusMilestone = {
@@ -24,9 +24,10 @@ export type StatusMilestone = {
 };
 
 export type RoadmapStatus = {
-  /** Whose roadmap it is to the caller: a title is the owner's words. */
-  role: 'owner' | 'other';
-  /** The caller's access to the project, as the statement checked it: a page read after it checks nothing again. */
+  /**
+   * The caller's access to the project, as the statement checked it: a page read after it checks
+   * nothing again, and whose roadmap it is to the caller (a title is the owner's words).
+   */
   access: CheckedAccess;
   pulse: Pick<ProjectDto, 'health' | 'lastBuildLogAt' | 'daysSinceLastBuildLog' | 'stale'>;
   /** How many are overdue (and how many slipped), up to `countCap`; past it, more. */
@@ -49,18 +50,24 @@ const titled = (m: StatusMilestone): StatusMilestone => ({
  * 404 otherwise, as every read of it is) and says what a read of its roadmap needs of that.
  */
 export async function roadmapStatus(em: EntityManager, actor: Actor, projectId: string): Promise<RoadmapStatus> {
-  const [row] = await roadmapStatusRead(em, { projectId, userId: actorId(actor), today: utcDay() });
-  if (!row?.readable) throw notFound(`No project with id ${projectId}.`).because('unknown-project');
-  const role = row.ownerId === actor.userId ? 'owner' : row.isMember ? 'member' : 'none';
+  const [row] = isUuid(projectId)
+    ? await roadmapStatusRead(em, { projectId, userId: actorId(actor), today: utcDay() })
+    : [];
+  const access = checkedAccess(
+    actor,
+    projectId,
+    row && { readable: row.readable, isMember: row.isMember, owner: { id: row.ownerId, username: row.ownerUsername } },
+  );
+  // checkedAccess has refused a missing row.
+  const found = row!;
   return {
-    role: role === 'owner' ? 'owner' : 'other',
-    access: { projectId, owner: { id: row.ownerId, username: row.ownerUsername }, role },
-    pulse: presentPulse(row),
-    overdueCount: Number(row.overdueCount ?? 0),
-    overdue: (row.overdue as StatusMilestone[]).map(titled),
-    nextDue: row.nextDue ? titled(row.nextDue as StatusMilestone) : null,
-    slippedCount: Number(row.slippedCount ?? 0),
-    slipped: (row.slipped as StatusMilestone[]).map(titled),
+    access,
+    pulse: presentPulse(found),
+    overdueCount: Number(found.overdueCount ?? 0),
+    overdue: (found.overdue as StatusMilestone[]).map(titled),
+    nextDue: found.nextDue ? titled(found.nextDue as StatusMilestone) : null,
+    slippedCount: Number(found.slippedCount ?? 0),
+    slipped: (found.slipped as StatusMilestone[]).map(titled),
     countCap: STATUS_COUNT_CAP,
   };
 }

@@ -28,7 +28,8 @@ export function dueText(m: Milestone): string {
  * for anyone else by its position, its title being in its own (fenced) line below.
  */
 export function statusLines(s: RoadmapStatus, today = utcDay()): string {
-  const name = (m: StatusMilestone) => (s.role === 'owner' ? `${m.position}. ${m.title}` : `milestone ${m.position}`);
+  const name = (m: StatusMilestone) =>
+    s.access.role === 'owner' ? `${m.position}. ${m.title}` : `milestone ${m.position}`;
   const count = (n: number) => (n > s.countCap ? `more than ${s.countCap}` : String(n));
   const lines = [pulseLine(s.pulse)];
   if (s.overdueCount) {

@@ -95,7 +95,8 @@ export async function createPost(em: EntityManager, actor: Actor, input: PostCre
         misplaced.map((field) => ({ path: `/body/${field}`, message: 'only allowed when kind is build_log' })),
       );
   }
-  const milestoneIds = input.milestoneIds ?? [];
+  // Stored as PostgreSQL writes a uuid (lowercase): the roadmap's text matches on them (a milestone's delete).
+  const milestoneIds = (input.milestoneIds ?? []).map((id) => id.toLowerCase());
   if (new Set(milestoneIds).size !== milestoneIds.length)
     throw badRequest('milestoneIds names a milestone twice: name each once.', [
       { path: '/body/milestoneIds', message: 'must not have duplicate items' },

@@ -30,7 +30,8 @@ const projectColumns = (eb: ExpressionBuilder<DB & { p: DB['Project']; u: DB['Us
 
 /**
  * A project as the API shows it, whether the caller may read it and whether they are one of its
- * members: every project sub-resource (roadmap, build logs, members, MCP tools) starts here.
+ * members: every project sub-resource (roadmap, build logs, members, MCP tools) starts here, but
+ * for get_roadmap's first page, whose status statement checks the same rule (roadmapStatusRead).
  */
 export const projectWithAccess = hotRead(
   ['projectId', 'userId'],

@@ -36,12 +36,37 @@ type Access<P extends ProjectFields> = { project: P; role: ProjectRole };
  */
 export type ReadAccess = { owner: { id: string; username: string }; role: ProjectRole };
 export type SeenAccess = (access: ReadAccess) => void;
+
+declare const checkedBrand: unique symbol;
 /**
- * A read access that a statement of the caller's own checked already, by the project rule (a
- * roadmap's status read, which is `projectReadable` too), and the project it is for: a read of
- * that project's content given it checks nothing again.
+ * A read access that a statement of the caller's own checked already by the read rule (a
+ * roadmap's status read, which selects `projectReadable` too), for one project and one caller:
+ * a read of that project's content given it checks nothing again. Made by `checkedAccess` only.
  */
-export type CheckedAccess = ReadAccess & { projectId: string };
+export type CheckedAccess = ReadAccess & { projectId: string; userId: string; readonly [checkedBrand]: true };
+
+const unknownProject = (projectId: string) => notFound(`No project with id ${projectId}.`).because('unknown-project');
+const roleOf = (actor: Actor, ownerId: string, isMember: unknown): ProjectRole =>
+  ownerId === actor.userId ? 'owner' : isMember ? 'member' : 'none';
+
+/**
+ * The access a statement of the caller's own found, selecting `projectReadable`, `isMember` and
+ * the owner as `projectWithAccess` does: a 404 when the caller may not read the project (or
+ * found no row), else the caller's role, as readableProject answers.
+ */
+export function checkedAccess(
+  actor: Actor,
+  projectId: string,
+  row: { readable: unknown; isMember: unknown; owner: ReadAccess['owner'] } | undefined,
+): CheckedAccess {
+  if (!row?.readable) throw unknownProject(projectId);
+  const role = roleOf(actor, row.owner.id, row.isMember);
+  return { projectId, userId: actor.userId, owner: row.owner, role } as CheckedAccess;
+}
+
+/** Whether `access` was checked for this project and this caller. */
+export const checkedFor = (access: CheckedAccess | undefined, actor: Actor, projectId: string) =>
+  access?.projectId === projectId && access.userId === actor.userId;
 
 /** The caller's user id as a query value: null when it is not a UUID, so it matches no row instead of failing the cast. */
 
@@ -51,9 +76,9 @@ export type CheckedAccess = ReadAccess & { projectId: string };
  */
 async function readableProject(em: EntityManager, actor: Actor, projectId: string): Promise<Access<ProjectFields>> {
   const [row] = isUuid(projectId) ? await projectWithAccess(em, { projectId, userId: actorId(actor) }) : [];
-  if (!row?.readable) throw notFound(`No project with id ${projectId}.`).because('unknown-project');
+  if (!row?.readable) throw unknownProject(projectId);
   const { readable: _, isMember, ...project } = row;
-  return { project, role: project.owner.id === actor.userId ? 'owner' : isMember ? 'member' : 'none' };
+  return { project, role: roleOf(actor, project.owner.id, isMember) };
 }
 
 /** The project if the actor may see it (public, or owner/member), else 404: the fields the API shows. */

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { refusal, useServiceDatabase } from './embedded.js';
-import { createProject } from '../../src/projects/projects.service.js';
+import { createProject, updateProject } from '../../src/projects/projects.service.js';
+import { roadmapStatus } from '../../src/milestones/roadmap-status.js';
 import { addMember } from '../../src/projects/members.service.js';
 import {
   createMilestone,
@@ -88,6 +89,37 @@ describe('the roadmap at the service', () => {
       code: 'member-not-owner',
     });
     expect(await positions(owner.actor, projectId)).toEqual([['kept', 1]]);
+  });
+
+  it("reads a private roadmap with a status's checked access for that project and caller only", async () => {
+    const { owner, projectId } = await roadmap();
+    await updateProject(db.em(), owner.actor, projectId, { visibility: 'private' });
+    await createMilestone(db.em(), owner.actor, projectId, { title: 'secret' });
+    const mine = await createProject(db.em(), (await db.user()).actor, { name: 'Other' });
+    const stranger = await db.user();
+    expect(await refusal(roadmapStatus(db.em(), stranger.actor, projectId))).toEqual({
+      status: 404,
+      code: 'unknown-project',
+    });
+    expect(await refusal(roadmapStatus(db.em(), stranger.actor, 'not-a-uuid'))).toEqual({
+      status: 404,
+      code: 'unknown-project',
+    });
+    // The owner's checked access, handed to another caller or for another project, is checked again.
+    const { access } = await roadmapStatus(db.em(), owner.actor, projectId);
+    expect(access).toMatchObject({ projectId, role: 'owner', owner: { id: owner.user.id } });
+    expect(
+      (await listMilestones(db.em(), owner.actor, projectId, { limit: 10 }, undefined, access)).items,
+    ).toHaveLength(1);
+    expect(await refusal(listMilestones(db.em(), stranger.actor, projectId, { limit: 10 }, undefined, access))).toEqual(
+      {
+        status: 404,
+        code: 'unknown-project',
+      },
+    );
+    const seen: unknown[] = [];
+    await listMilestones(db.em(), owner.actor, mine.id, { limit: 10 }, (a) => seen.push(a), access);
+    expect(seen).toEqual([{ owner: expect.objectContaining({ id: mine.owner.id }), role: 'none' }]);
   });
 
   it('records an event only for a subscription, with the very answer the change gave', async () => {

@@ -301,8 +301,9 @@ export function unmatched(
   filtered: boolean,
 ): string {
   if (!asked || page.nextCursor) return '';
-  const found = new Set(page.items.map((i) => i.id));
-  const absent = [...new Set(asked)].filter((id) => !found.has(id));
+  // An id is a UUID, which PostgreSQL matches in either case and answers in lowercase.
+  const found = new Set(page.items.map((i) => String(i.id).toLowerCase()));
+  const absent = [...new Set(asked.map((id) => id.toLowerCase()))].filter((id) => !found.has(id));
   if (!absent.length) return '';
   return `; no match${filtered ? ' under the other filters' : ''} for ${absent.join(', ')}`;
 }
