@@ -8,10 +8,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { unprocessable } from '../kernel/problem.js';
 import { milestonesAmong, recountBuildLogs } from './milestones.queries.js';
 
-/** The ids, each a milestone of the project (422 `unknown-milestone` naming the others). */
+/** The ids (lowercase, each once, as createPost keeps them), each a milestone of the project (422 `unknown-milestone` naming the others). */
 export async function assertMilestonesOf(em: EntityManager, projectId: string, ids: readonly string[]): Promise<void> {
   const known = await milestonesAmong(em, projectId, ids);
-  const unknown = [...new Set(ids)].filter((id) => !known.has(id.toLowerCase()));
+  const unknown = ids.filter((id) => !known.has(id));
   if (unknown.length)
     throw unprocessable(
       `Project ${projectId} has no milestone with id ${unknown.join(', ')}: a build log names milestones of its own project (get_roadmap or GET /projects/${projectId}/milestones lists them).`,

@@ -55,7 +55,7 @@ export async function listMilestones(
   seen?: SeenAccess,
   checked?: CheckedAccess,
 ): Promise<Page<MilestoneDto>> {
-  const access = checked && checkedFor(checked, actor, projectId) ? checked : await readAccess(em, actor, projectId);
+  const access = checkedFor(checked, actor, projectId) ? checked : await readAccess(em, actor, projectId);
   seen?.(access);
   const list = roadmapList(projectId, query);
   const at = decodeCursor(query.cursor, isWalkCursor, list);

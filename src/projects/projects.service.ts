@@ -65,8 +65,11 @@ export function checkedAccess(
 }
 
 /** Whether `access` was checked for this project and this caller. */
-export const checkedFor = (access: CheckedAccess | undefined, actor: Actor, projectId: string) =>
-  access?.projectId === projectId && access.userId === actor.userId;
+export const checkedFor = (
+  access: CheckedAccess | undefined,
+  actor: Actor,
+  projectId: string,
+): access is CheckedAccess => access?.projectId === projectId && access.userId === actor.userId;
 
 /** The caller's user id as a query value: null when it is not a UUID, so it matches no row instead of failing the cast. */
 
@@ -76,9 +79,10 @@ export const checkedFor = (access: CheckedAccess | undefined, actor: Actor, proj
  */
 async function readableProject(em: EntityManager, actor: Actor, projectId: string): Promise<Access<ProjectFields>> {
   const [row] = isUuid(projectId) ? await projectWithAccess(em, { projectId, userId: actorId(actor) }) : [];
-  if (!row?.readable) throw unknownProject(projectId);
-  const { readable: _, isMember, ...project } = row;
-  return { project, role: roleOf(actor, project.owner.id, isMember) };
+  const { role } = checkedAccess(actor, projectId, row);
+  // checkedAccess has refused a missing row.
+  const { readable: _, isMember: __, ...project } = row!;
+  return { project, role };
 }
 
 /** The project if the actor may see it (public, or owner/member), else 404: the fields the API shows. */
